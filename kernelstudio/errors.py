@@ -1,0 +1,64 @@
+"""Errors a user can cause. Every message names the thing, the numbers and a way out."""
+
+from __future__ import annotations
+
+__all__ = [
+    "KernelStudioError",
+    "ShapeError",
+    "DTypeError",
+    "ScheduleError",
+    "CapacityError",
+    "UnsupportedError",
+    "InputError",
+    "TargetError",
+    "KnobError",
+    "TwinError",
+    "CompileError",
+]
+
+
+class KernelStudioError(Exception):
+    """Base class of every error kernelstudio raises for a user mistake."""
+
+
+class ShapeError(KernelStudioError, ValueError):
+    """Tensor shapes that do not fit the operation."""
+
+
+class DTypeError(KernelStudioError, TypeError):
+    """A dtype the operation does not accept or that is unknown."""
+
+
+class ScheduleError(KernelStudioError, ValueError):
+    """A schedule directive that is illegal for the kernel (axis, factor, cores, order)."""
+
+
+class CapacityError(ScheduleError):
+    """A buffer that does not fit its on-chip memory tier."""
+
+
+class UnsupportedError(KernelStudioError, NotImplementedError):
+    """Something valid in general that this tool or target does not handle."""
+
+
+class InputError(KernelStudioError, ValueError):
+    """Input arrays that do not match the graph's placeholders."""
+
+
+class TargetError(KernelStudioError, KeyError):
+    """An unknown hardware target."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class KnobError(KernelStudioError, ValueError):
+    """A malformed knob: bad name, default not among the choices, wrong value type."""
+
+
+class TwinError(KernelStudioError, RuntimeError):
+    """A check of the CPU twin failed while running generated code (overflow, misalignment, queues)."""
+
+
+class CompileError(KernelStudioError, RuntimeError):
+    """Generated code did not compile against the CPU twin."""

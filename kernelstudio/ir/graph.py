@@ -1,0 +1,88 @@
+"""A Graph: the nodes reachable from some outputs, in topological order, with readable names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .node import Node
+from .ops import Op
+
+__all__ = ["Graph"]
+
+
+class Graph:
+    """Nodes reachable from `outputs` in a deterministic topological order (inputs first).
+
+    Nodes the user did not name get names from their op in topological order ("matmul",
+    "add", "add_1", ...), so a graph built twice prints the same text.
+    """
+
+    def __init__(self, outputs: Node | Sequence[Node]):
+        outs = (outputs,) if isinstance(outputs, Node) else tuple(outputs)
+        self.outputs: tuple[Node, ...] = outs
+        self.nodes: tuple[Node, ...] = tuple(_toposort(outs))
+        self.names: dict[Node, str] = _assign_names(self.nodes)
+        self._by_name = {n: node for node, n in self.names.items()}
+        users: dict[Node, list[Node]] = {n: [] for n in self.nodes}
+        for n in self.nodes:
+            for i in dict.fromkeys(n.inputs):
+                users[i].append(n)
+        self.users: dict[Node, tuple[Node, ...]] = {k: tuple(v) for k, v in users.items()}
+
+    @property
+    def placeholders(self) -> tuple[Node, ...]:
+        return tuple(n for n in self.nodes if n.op is Op.PLACEHOLDER)
+
+    def name(self, node: Node) -> str:
+        return self.names[node]
+
+    def node(self, name: str) -> Node:
+        return self._by_name[name]
+
+    def __iter__(self):
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def _toposort(outputs: Iterable[Node]) -> list[Node]:
+    order: list[Node] = []
+    seen: set[Node] = set()  # structural: equal subexpressions appear once
+    for out in outputs:
+        stack: list[tuple[Node, bool]] = [(out, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            for inp in reversed(node.inputs):
+                if inp not in seen:
+                    stack.append((inp, False))
+    return order
+
+
+def _assign_names(nodes: Sequence[Node]) -> dict[Node, str]:
+    taken = {n.name for n in nodes if n.name}
+    counts: dict[str, int] = {}
+    names: dict[Node, str] = {}
+    for n in nodes:
+        if n.name:
+            names[n] = n.name
+            continue
+        base = n.composite.name + "_" + n.op.value if n.composite else n.op.value
+        if n.op is Op.PLACEHOLDER:
+            base = "input"
+        while True:
+            k = counts.get(base, 0)
+            counts[base] = k + 1
+            cand = base if k == 0 else f"{base}_{k}"
+            if cand not in taken:
+                break
+        taken.add(cand)
+        names[n] = cand
+    return names
