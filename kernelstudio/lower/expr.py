@@ -1,0 +1,210 @@
+"""Integer index expressions of the TileIR: loop variables, tiling constants, + - * // % min max.
+
+Every back end reads them: `evaluate` for the interpreter and simulator, `compile_expr` for fast
+repeated evaluation, `to_c` for the code generator. `Load` reads an element of an on-chip buffer
+on the scalar unit (GetValue), for index-driven moves such as gather.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+__all__ = ["Expr", "Var", "Const", "Bin", "Load", "E", "evaluate", "compile_expr", "to_c",
+           "free_vars", "ceil_div", "emin", "emax", "as_expr", "simplify"]
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Bin:
+    op: str  # one of + - * // % min max
+    a: Expr
+    b: Expr
+
+    def __str__(self) -> str:
+        if self.op in ("min", "max"):
+            return f"{self.op}({self.a}, {self.b})"
+        return f"({self.a} {self.op} {self.b})"
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """The element at `index` of on-chip buffer `buf` (its active slot), read by the scalar unit."""
+
+    buf: str
+    index: Expr
+
+    def __str__(self) -> str:
+        return f"{self.buf}[{self.index}]"
+
+
+Expr = Var | Const | Bin | Load
+
+_PY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+       "%": operator.mod, "min": min, "max": max}
+
+
+def as_expr(x: Expr | int | str) -> Expr:
+    if isinstance(x, (Var, Const, Bin, Load)):
+        return x
+    if isinstance(x, bool):
+        return Const(int(x))
+    if isinstance(x, int):
+        return Const(x)
+    if isinstance(x, str):
+        return Var(x)
+    raise TypeError(f"not an index expression: {x!r}")
+
+
+def _fold(op: str, a: Expr, b: Expr) -> Expr:
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(_PY[op](a.value, b.value))
+    if op == "+":
+        if a == Const(0):
+            return b
+        if b == Const(0):
+            return a
+    if op == "-" and b == Const(0):
+        return a
+    if op == "*":
+        if a == Const(1):
+            return b
+        if b == Const(1):
+            return a
+        if a == Const(0) or b == Const(0):
+            return Const(0)
+    if op == "//" and b == Const(1):
+        return a
+    if op in ("min", "max") and a == b:
+        return a
+    return Bin(op, a, b)
+
+
+class E:
+    """Builders that fold constants: E.add(a, b), E.mul(...), ..."""
+
+    @staticmethod
+    def add(a: Expr | int | str, b: Expr | int | str) -> Expr:
+        return _fold("+", as_expr(a), as_expr(b))
+
+    @staticmethod
+    def sub(a: Expr | int | str, b: Expr | int | str) -> Expr:
+        return _fold("-", as_expr(a), as_expr(b))
+
+    @staticmethod
+    def mul(a: Expr | int | str, b: Expr | int | str) -> Expr:
+        return _fold("*", as_expr(a), as_expr(b))
+
+    @staticmethod
+    def div(a: Expr | int | str, b: Expr | int | str) -> Expr:
+        return _fold("//", as_expr(a), as_expr(b))
+
+    @staticmethod
+    def mod(a: Expr | int | str, b: Expr | int | str) -> Expr:
+        return _fold("%", as_expr(a), as_expr(b))
+
+    @staticmethod
+    def min(a: Expr | int | str, b: Expr | int | str) -> Expr:
+        return _fold("min", as_expr(a), as_expr(b))
+
+    @staticmethod
+    def max(a: Expr | int | str, b: Expr | int | str) -> Expr:
+        return _fold("max", as_expr(a), as_expr(b))
+
+
+def ceil_div(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    return E.div(E.add(a, E.sub(b, 1)), b)
+
+
+emin, emax = E.min, E.max
+
+
+def simplify(e: Expr) -> Expr:
+    """Fold constants bottom-up."""
+    if isinstance(e, Bin):
+        return _fold(e.op, simplify(e.a), simplify(e.b))
+    if isinstance(e, Load):
+        return Load(e.buf, simplify(e.index))
+    return e
+
+
+def evaluate(e: Expr, env: Mapping[str, int], load: Callable[[str, int], int] | None = None) -> int:
+    """Value of `e` with variables from `env`; `load(buf, index)` answers Load nodes."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Var):
+        return env[e.name]
+    if isinstance(e, Bin):
+        return _PY[e.op](evaluate(e.a, env, load), evaluate(e.b, env, load))
+    if load is None:
+        raise ValueError(f"expression {e} reads a buffer but no loader was given")
+    return load(e.buf, evaluate(e.index, env, load))
+
+
+_COMPILED: dict[Expr, Callable[..., int]] = {}
+
+
+def _py(e: Expr) -> str:
+    if isinstance(e, Const):
+        return repr(e.value)
+    if isinstance(e, Var):
+        return f"env[{e.name!r}]"
+    if isinstance(e, Bin):
+        if e.op in ("min", "max"):
+            return f"{e.op}({_py(e.a)}, {_py(e.b)})"
+        return f"({_py(e.a)} {e.op} {_py(e.b)})"
+    return f"load({e.buf!r}, {_py(e.index)})"
+
+
+def compile_expr(e: Expr) -> Callable[..., int]:
+    """A Python function f(env, load=None) -> int equal to evaluate(e, env, load); cached."""
+    f = _COMPILED.get(e)
+    if f is None:
+        f = eval(f"lambda env, load=None: {_py(e)}")  # noqa: S307 - our own expression text
+        _COMPILED[e] = f
+    return f
+
+
+def free_vars(e: Expr) -> set[str]:
+    if isinstance(e, Var):
+        return {e.name}
+    if isinstance(e, Bin):
+        return free_vars(e.a) | free_vars(e.b)
+    if isinstance(e, Load):
+        return free_vars(e.index)
+    return set()
+
+
+def to_c(e: Expr, name: Callable[[str], str] = lambda v: v,
+         load: Callable[[str, str], str] = lambda b, i: f"{b}.GetValue({i})") -> str:
+    """C++ text of `e`; `name` maps variable names, `load` renders buffer reads. Indices are >= 0
+    wherever the TileIR divides, so C's truncating division equals floor division."""
+    if isinstance(e, Const):
+        return str(e.value)
+    if isinstance(e, Var):
+        return name(e.name)
+    if isinstance(e, Bin):
+        a, b = to_c(e.a, name, load), to_c(e.b, name, load)
+        if e.op == "min":
+            return f"KS_MIN({a}, {b})"
+        if e.op == "max":
+            return f"KS_MAX({a}, {b})"
+        op = "/" if e.op == "//" else e.op
+        return f"({a} {op} {b})"
+    return load(e.buf, to_c(e.index, name, load))

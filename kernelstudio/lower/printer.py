@@ -1,0 +1,129 @@
+"""Readable text of a TileIR program: what the pass viewer shows and the golden tests diff."""
+
+from __future__ import annotations
+
+from .tileir import (
+    Alloc,
+    Copy,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    If,
+    Img2Col,
+    Kernel,
+    Let,
+    Loop,
+    Mmad,
+    Program,
+    Reduce,
+    Region,
+    Stmt,
+    Tier,
+    TopK,
+    VecOp,
+    pipe_of,
+)
+
+__all__ = ["format_program", "format_kernel"]
+
+_SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "i8", "int32": "i32"}
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def _r(r: Region) -> str:
+    base = f"gm.{r.buf}" if r.gm else r.buf
+    return f"{base}[{r.offset} : {r.rows}x{r.cols}/{r.stride}]"
+
+
+def _instr(s: Stmt, tiers: dict[str, Tier]) -> str:
+    pipe = pipe_of(s, tiers).value if not isinstance(s, (Let, Loop, If)) else ""
+    c = ""
+    if getattr(s, "comment", ""):
+        c = f"    # {s.comment}"
+    if isinstance(s, Copy):
+        tag = "  nd2nz" if s.nd2nz else ""
+        return f"{pipe:<4} {_r(s.dst)} <- {_r(s.src)}{tag}{c}"
+    if isinstance(s, Mmad):
+        b = f"{_r(s.b)}^T" if s.b_layout == "nk" else _r(s.b)
+        return f"{pipe:<4} {_r(s.c)} += {_r(s.a)} @ {b}   m={s.m} k={s.k} n={s.n} init={s.init}{c}"
+    if isinstance(s, Img2Col):
+        return (f"{pipe:<4} {_r(s.dst)} <- img2col({_r(s.src)}, k={s.kh}x{s.kw}, stride={s.stride}, "
+                f"pad={s.pad}, oh0={s.oh0}, h0={s.h0}, pixels={s.pixels}){c}")
+    if isinstance(s, VecOp):
+        args = ", ".join(_r(x) for x in s.srcs)
+        if s.scalar is not None:
+            args = f"{args}, {s.scalar:g}" if args else f"{s.scalar:g}"
+        return f"{pipe:<4} {_r(s.dst)} = {s.op}({args}){c}"
+    if isinstance(s, Reduce):
+        op = f"{s.op}=" if s.accumulate else "="
+        return f"{pipe:<4} {_r(s.dst)} {op} reduce_{s.op}({_r(s.src)}){c}"
+    if isinstance(s, TopK):
+        return f"{pipe:<4} {_r(s.values)}, {_r(s.indices)} = topk({_r(s.src)}, k={s.k}){c}"
+    if isinstance(s, (Alloc, EnQue, DeQue, Free)):
+        return f"{'S':<4} {type(s).__name__.lower()} {s.buf}"
+    if isinstance(s, CrossSet):
+        return f"{s.pipe.value:<4} cross_set(flag={s.flag})"
+    if isinstance(s, CrossWait):
+        return f"{'S':<4} cross_wait(flag={s.flag})"
+    raise TypeError(type(s))
+
+
+def _body(stmts: tuple[Stmt, ...], tiers: dict[str, Tier], indent: int, out: list[str]) -> None:
+    pad = "  " * indent
+    for s in stmts:
+        if isinstance(s, Loop):
+            rng = f"{s.start}, {s.stop}" + (f", {s.step}" if str(s.step) != "1" else "")
+            c = f"    # {s.comment}" if s.comment else ""
+            out.append(f"{pad}for {s.var} in range({rng}):{c}")
+            _body(s.body, tiers, indent + 1, out)
+        elif isinstance(s, If):
+            c = f"    # {s.comment}" if s.comment else ""
+            out.append(f"{pad}if {s.cond}:{c}")
+            _body(s.body, tiers, indent + 1, out)
+        elif isinstance(s, Let):
+            out.append(f"{pad}{s.var} = {s.value}")
+        else:
+            out.append(pad + _instr(s, tiers))
+
+
+def format_kernel(k: Kernel, prog: Program | None = None) -> str:
+    tiers = {b.name: b.tier for b in k.buffers}
+    out = [f"kernel {k.name}  family={k.family}  type={k.kernel_type}  block_dim={k.block_dim}"]
+    if prog is not None:
+        gm = []
+        for p in k.params:
+            t = prog.tensor(p)
+            role = f" ({t.role})" if t.role in ("workspace", "intermediate") else ""
+            gm.append(f"{t.name}{_shape(t.shape)}{_SHORT[t.dtype]}{role}")
+        out.append("  gm      " + "  ".join(gm))
+    if k.tiling:
+        out.append("  tiling  " + " ".join(f"{n}={v}" for n, v in k.tiling))
+    for b in k.buffers:
+        q = b.queue.value if b.queue else "TBuf"
+        what = f"  # {b.purpose}" if b.purpose else ""
+        out.append(f"  buf     {b.core.value}.{b.tier.value:<3} {b.name}[{b.rows},{b.cols}]{_SHORT[b.dtype]}"
+                   f" x{b.depth} {q}  ({b.nbytes:,} B){what}")
+    for note in k.notes:
+        out.append(f"  note    {note}")
+    if k.aic:
+        out.append("  aic:")
+        _body(k.aic, tiers, 2, out)
+    if k.aiv:
+        n = f" x{k.vec_per_block}" if k.vec_per_block > 1 else ""
+        out.append(f"  aiv{n}:")
+        _body(k.aiv, tiers, 2, out)
+    return "\n".join(out)
+
+
+def format_program(p: Program) -> str:
+    head = [f"program {p.name}  target={p.target}  {'fused' if p.fused else 'unfused'}  "
+            f"kernels={len(p.kernels)}"]
+    for t in p.tensors:
+        head.append(f"  gm {t.role:<12} {t.name}{_shape(t.shape)}{_SHORT[t.dtype]}  ({t.nbytes:,} B)")
+    return "\n".join(head + [format_kernel(k, p) for k in p.kernels])
+

@@ -1,0 +1,385 @@
+"""TileIR: the one tiled program that the interpreter, the simulator and the code generator read.
+
+A `Program` is a list of `Kernel`s launched one after another. A kernel runs `block_dim` blocks;
+each block runs the `aic` statements on its cube core (AIC) and/or the `aiv` statements on its
+vector core(s) (AIV; two per block for MIX_AIC_1_2, told apart by the variable `sub`). Inside a
+block the variable `blk` is the block index (GetBlockIdx()).
+
+Memory. `GmTensor`s live in global memory (inputs, outputs, intermediates of unfused plans, and
+workspaces that carry cube results to the vector cores). On-chip `Buffer`s live in a tier (L1,
+L0A, L0B, L0C, UB) with `depth` slots; a buffer with a queue position behaves as a TQue: `Alloc`
+binds its next free slot (round robin), `EnQue` hands the bound slot to the consumer, `DeQue`
+binds the oldest enqueued slot, `Free` releases the bound slot. Instructions that name a buffer
+address its bound slot. Buffers without a queue (TBuf scratch) have one slot, always bound.
+
+Every data access is a `Region`: a 2-D strided window (rows x cols, `stride` elements between row
+starts) at an element `offset` of a GM tensor (flattened, C order) or of a buffer slot.
+
+Synchronisation. Queue operations and cross-core flags are the only synchronisation, exactly as in
+the generated Ascend C: a DeQue waits for the EnQue of the pipe that filled the slot; an Alloc waits
+for a free slot; `CrossWait(flag)` waits for a matching `CrossSet(flag)` of the other side of the
+block (mode 2: an AIC set wakes both AIVs; the AIC's wait needs a set from each of its AIVs).
+
+Semantics of each instruction are in its docstring; `pipe_of` says which pipe runs it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from ..ir.ops import itemsize
+from .expr import Const, Expr
+
+__all__ = [
+    "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
+    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "TopK", "Alloc", "EnQue", "DeQue", "Free",
+    "CrossSet", "CrossWait", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
+    "VECTOR_OPS", "pipe_of", "walk",
+]
+
+
+class Tier(enum.Enum):
+    GM = "GM"
+    L1 = "L1"
+    L0A = "L0A"
+    L0B = "L0B"
+    L0C = "L0C"
+    UB = "UB"
+
+
+class Pipe(enum.Enum):
+    S = "S"        # scalar: issue, index math, queue bookkeeping
+    MTE1 = "MTE1"  # L1 -> L0A/L0B (and img2col)
+    MTE2 = "MTE2"  # GM -> L1 / UB
+    MTE3 = "MTE3"  # UB -> GM
+    M = "M"        # cube (Mmad)
+    V = "V"        # vector
+    FIX = "FIX"    # L0C -> GM / UB (FixPipe)
+
+
+class CoreType(enum.Enum):
+    AIC = "aic"
+    AIV = "aiv"
+
+
+class QuePos(enum.Enum):
+    VECIN = "VECIN"
+    VECOUT = "VECOUT"
+    A1 = "A1"  # L1, left matrix
+    B1 = "B1"  # L1, right matrix
+    A2 = "A2"  # L0A
+    B2 = "B2"  # L0B
+    CO1 = "CO1"  # L0C
+
+
+@dataclass(frozen=True, slots=True)
+class GmTensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    role: str  # "input" | "output" | "intermediate" | "workspace"
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * itemsize(self.dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """An on-chip allocation: `depth` slots of rows x cols elements (cols padded to 32 bytes)."""
+
+    name: str
+    tier: Tier
+    dtype: str
+    rows: int
+    cols: int
+    depth: int = 1
+    queue: QuePos | None = None  # None: TBuf scratch, one slot, no queue operations
+    core: CoreType = CoreType.AIV
+    purpose: str = ""  # one line for printers and views
+
+    @property
+    def slot_elems(self) -> int:
+        return self.rows * self.cols
+
+    @property
+    def slot_bytes(self) -> int:
+        return self.slot_elems * itemsize(self.dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return self.slot_bytes * self.depth
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """rows x cols elements of `buf` starting at `offset`, `stride` elements between rows.
+
+    `gm` says whether `buf` names a GmTensor (True) or a Buffer (False). In a VecOp a source whose
+    rows (or cols) is Const(1) while the destination's is not is broadcast along that axis.
+    """
+
+    buf: str
+    offset: Expr
+    rows: Expr
+    cols: Expr
+    stride: Expr
+    gm: bool = False
+
+    def __str__(self) -> str:
+        where = f"gm.{self.buf}" if self.gm else self.buf
+        return f"{where}[{self.offset} : {self.rows}x{self.cols} /{self.stride}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """dst <- src, element-wise over rows x cols (src and dst shapes agree), converting dtype where
+    dst's differs (FixPipe f32 -> f16, or DataCopy between equal dtypes otherwise).
+
+    `nd2nz` marks GM->L1 moves that a real chip reformats to the fractal layout on the fly; it
+    changes cost, not values. `pad` is the value for padding columns when cols is not a whole
+    number of 32-byte blocks (DataCopyPad)."""
+
+    dst: Region
+    src: Region
+    nd2nz: bool = False
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Mmad:
+    """c[m,n] (=|+=) a[m,k] @ b, float32 accumulation in L0C.
+
+    `b_layout` "kn": b region is k rows x n cols; "nk": n rows x k cols (B transposed, as for
+    matmul(transpose_b=True)). `init` (an expression, nonzero = true) zeroes c first."""
+
+    c: Region
+    a: Region
+    b: Region
+    m: Expr
+    k: Expr
+    n: Expr
+    init: Expr
+    b_layout: str = "kn"
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Img2Col:
+    """L1 -> L0B patch matrix for a convolution (Load3D): dst row p (an output pixel) holds the
+    cin*kh*kw input values of its receptive field, zero where the window leaves the input.
+
+    src is an L1 copy of input rows [h0, h0 + in_rows) of all cin channels of one image, laid out
+    [cin, in_rows, width]; pixels are out_rows x out_w starting at output row `oh0`."""
+
+    dst: Region
+    src: Region
+    cin: int
+    in_h: int
+    in_w: int
+    kh: int
+    kw: int
+    stride: tuple[int, int]
+    pad: tuple[int, int, int, int]  # top, bottom, left, right
+    out_w: int
+    oh0: Expr        # first output row of this tile
+    h0: Expr         # first input row held in src (may be negative: top padding)
+    pixels: Expr     # output pixels in this tile (rows of dst)
+    comment: str = ""
+
+
+VECTOR_OPS: frozenset[str] = frozenset({
+    # binary (two sources, numpy broadcasting per Region rules)
+    "add", "sub", "mul", "div", "max", "min",
+    # with scalar
+    "adds", "muls", "maxs", "mins", "leaky_relu", "duplicate",
+    # unary
+    "exp", "ln", "sqrt", "rsqrt", "reciprocal", "abs", "relu", "neg", "square",
+    "erf", "tanh", "sigmoid", "copy", "cast",
+    # ternary: select(cond, a, b) = cond != 0 ? a : b
+    "select",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class VecOp:
+    """dst = op(srcs..., scalar) over dst.rows x dst.cols, computed in dst's dtype (sources of
+    another dtype only for "cast", which rounds to nearest even)."""
+
+    op: str
+    dst: Region
+    srcs: tuple[Region, ...]
+    scalar: float | None = None
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reduce:
+    """dst[r, 0] (=|op=) reduce_op(src[r, :]) along each row (op "sum" or "max").
+
+    With `accumulate` the row result is combined into dst (two-pass schemes over column tiles)."""
+
+    op: str
+    dst: Region
+    src: Region
+    accumulate: bool = False
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TopK:
+    """Per row of src: the k largest values (descending; ties -> lower index first) into `values`
+    and their column indices + `index_base` (int32) into `indices`."""
+
+    values: Region
+    indices: Region
+    src: Region
+    k: int
+    index_base: Expr = Const(0)
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Alloc:
+    buf: str
+
+
+@dataclass(frozen=True, slots=True)
+class EnQue:
+    buf: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeQue:
+    buf: str
+
+
+@dataclass(frozen=True, slots=True)
+class Free:
+    buf: str
+
+
+@dataclass(frozen=True, slots=True)
+class CrossSet:
+    """Cross-core flag set (mode 2) after all earlier work of `pipe` on this core is done."""
+
+    flag: int
+    pipe: Pipe
+
+
+@dataclass(frozen=True, slots=True)
+class CrossWait:
+    flag: int
+
+
+@dataclass(frozen=True, slots=True)
+class Let:
+    var: str
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """for var in range(start, stop, step): body. `tile` names the tile index this loop walks
+    (for events and views); `comment` says which schedule directive or pass made it."""
+
+    var: str
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: tuple[Stmt, ...]
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    cond: Expr  # nonzero = true
+    body: tuple[Stmt, ...]
+    comment: str = ""
+
+
+Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | TopK | Alloc | EnQue | DeQue | Free | CrossSet
+         | CrossWait)
+Stmt = Instr | Let | Loop | If
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    name: str
+    family: str  # "vector" | "cube" | "cube_vector"
+    kernel_type: str  # "AIV_ONLY" | "AIC_ONLY" | "MIX_AIC_1_2"
+    block_dim: int
+    params: tuple[str, ...]  # GM tensors in argument order: inputs, outputs, workspaces
+    buffers: tuple[Buffer, ...]
+    aic: tuple[Stmt, ...] = ()
+    aiv: tuple[Stmt, ...] = ()
+    tiling: tuple[tuple[str, int], ...] = ()  # named constants the body's expressions use
+    ops: tuple[str, ...] = ()  # graph node names this kernel computes
+    notes: tuple[str, ...] = ()  # why: reduction scheme, fusion rules, clamps
+    vec_per_block: int = 1  # AIV programs per block: 2 for MIX_AIC_1_2, else 1
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def tiling_value(self, name: str) -> int:
+        return dict(self.tiling)[name]
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    name: str
+    target: str
+    tensors: tuple[GmTensor, ...]
+    kernels: tuple[Kernel, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    fused: bool = True
+    passes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def tensor(self, name: str) -> GmTensor:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+_LOCAL_PIPE = {
+    (Tier.GM, Tier.L1): Pipe.MTE2, (Tier.GM, Tier.UB): Pipe.MTE2,
+    (Tier.L1, Tier.L0A): Pipe.MTE1, (Tier.L1, Tier.L0B): Pipe.MTE1,
+    (Tier.L0C, Tier.GM): Pipe.FIX, (Tier.L0C, Tier.UB): Pipe.FIX, (Tier.L0C, Tier.L1): Pipe.FIX,
+    (Tier.UB, Tier.GM): Pipe.MTE3, (Tier.UB, Tier.UB): Pipe.V, (Tier.L1, Tier.GM): Pipe.MTE3,
+}
+
+
+def pipe_of(instr: Instr, tier_of: dict[str, Tier]) -> Pipe:
+    """The pipe that runs `instr`; `tier_of` maps buffer names to tiers (GM regions need none)."""
+    if isinstance(instr, Copy):
+        src = Tier.GM if instr.src.gm else tier_of[instr.src.buf]
+        dst = Tier.GM if instr.dst.gm else tier_of[instr.dst.buf]
+        return _LOCAL_PIPE[(src, dst)]
+    if isinstance(instr, Mmad):
+        return Pipe.M
+    if isinstance(instr, Img2Col):
+        return Pipe.MTE1
+    if isinstance(instr, (VecOp, Reduce, TopK)):
+        return Pipe.V
+    return Pipe.S
+
+
+def walk(stmts: tuple[Stmt, ...]):
+    """Every statement, depth first, loops and ifs before their bodies."""
+    for s in stmts:
+        yield s
+        if isinstance(s, (Loop, If)):
+            yield from walk(s.body)
