@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install the test extras (and the system tools the tests need, when root), then run every test tier.
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-python3}
+if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+  missing=()
+  command -v dot >/dev/null || missing+=(graphviz)
+  command -v g++ >/dev/null || missing+=(g++)
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  fi
+fi
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e ".[test]"
+.venv/bin/ruff check kernelstudio tests bench
+exec .venv/bin/python -m pytest -q "$@"
