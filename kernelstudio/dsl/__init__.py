@@ -1,0 +1,58 @@
+"""The compute DSL: placeholders, op constructors and composites that build the graph IR."""
+
+from __future__ import annotations
+
+from .composites import gelu, layer_norm, rms_norm, silu, softmax
+from .ops import (
+    abs,
+    add,
+    broadcast_to,
+    cast,
+    conv2d,
+    div,
+    erf,
+    exp,
+    gather,
+    leaky_relu,
+    log,
+    matmul,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    placeholder,
+    reciprocal,
+    reduce_max,
+    reduce_mean,
+    reduce_sum,
+    relu,
+    reshape,
+    rsqrt,
+    sigmoid,
+    sqrt,
+    square,
+    sub,
+    tanh,
+    topk,
+    transpose,
+    where,
+)
+from .tensor import Tensor
+
+__all__ = [
+    "Tensor",
+    "placeholder",
+    # elementwise
+    "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "exp", "log", "sqrt", "rsqrt",
+    "reciprocal", "square", "erf", "tanh", "sigmoid", "relu", "leaky_relu", "cast", "where",
+    # reductions
+    "reduce_sum", "reduce_mean", "reduce_max",
+    # cube
+    "matmul", "conv2d",
+    # layout
+    "reshape", "transpose", "broadcast_to",
+    # index / MoE
+    "topk", "gather",
+    # composites
+    "softmax", "layer_norm", "rms_norm", "gelu", "silu",
+]
