@@ -16,9 +16,22 @@ Every data access is a `Region`: a 2-D strided window (rows x cols, `stride` ele
 starts) at an element `offset` of a GM tensor (flattened, C order) or of a buffer slot.
 
 Synchronisation. Queue operations and cross-core flags are the only synchronisation, exactly as in
-the generated Ascend C: a DeQue waits for the EnQue of the pipe that filled the slot; an Alloc waits
-for a free slot; `CrossWait(flag)` waits for a matching `CrossSet(flag)` of the other side of the
-block (mode 2: an AIC set wakes both AIVs; the AIC's wait needs a set from each of its AIVs).
+the generated Ascend C, where they compile to set_flag/wait_flag instructions that the scalar unit
+issues into the PIPES' queues without stalling itself (that is why double buffering overlaps):
+- `EnQue(buf)` is a set_flag on the pipe(s) that wrote the bound slot: it fires when they finish.
+- `DeQue(buf)` is a wait_flag on the consumer pipe(s): instructions issued after it that touch the
+  dequeued slot do not start before that slot's EnQue fired. The scalar does not stall.
+- `Alloc(buf)` hands out the next slot; instructions issued after it that write the slot do not
+  start before the slot's previous `Free` fired. The scalar does not stall (queue depth bounds
+  how far producers can run ahead).
+- `Free(buf)` is a set_flag on the pipe(s) that last read or wrote the slot: it fires when they
+  finish.
+- `CrossSet(flag, pipe)` fires when all earlier work of `pipe` on this core is done;
+  `CrossWait(flag)` blocks the following instructions of this core (all pipes) until a matching
+  set of the other side of the block arrived (counting semaphore; mode 2: an AIC set wakes both
+  AIVs; the AIC's wait needs a set from each of its AIVs).
+- A `Load` in an expression (scalar GetValue from UB) stalls the scalar until the pipes that wrote
+  that buffer finished.
 
 Semantics of each instruction are in its docstring; `pipe_of` says which pipe runs it.
 """

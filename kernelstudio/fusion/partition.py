@@ -1,0 +1,235 @@
+"""The fusion pass: partition a graph into kernels of three families.
+
+- `cube`: a matmul/conv2d alone (GM -> L1 -> L0A/L0B -> Mmad -> FixPipe -> GM).
+- `cube_vector`: a matmul/conv2d plus an epilogue of elementwise, broadcast and last-axis
+  row-reduction ops on its [rows, cols] result, run on the vector cores (MIX_AIC_1_2).
+- `vector`: elementwise / broadcast / row-reduction ops on one [rows, cols] iteration space.
+
+Inside a kernel every tensor maps onto the kernel's iteration space as a full tile, a row vector
+[1, cols], a column vector [rows, 1] (row statistics) or a scalar; that is what lets one tile loop
+compute them all. Rules are data (fusion/rules.py); each kernel records why each op is in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import ScheduleError
+from ..ir.graph import Graph
+from ..ir.node import Node
+from ..ir.ops import Kind, Op
+from .rules import FusionRule, rule
+
+__all__ = ["FusedKernel", "FusionPlan", "partition", "view_kind"]
+
+
+def view_kind(shape: tuple[int, ...], space: tuple[int, ...]) -> str | None:
+    """How a tensor of `shape` sits on the iteration space: "full", "row", "col", "scalar" or None."""
+    if len(shape) > len(space):
+        return None
+    s = (1,) * (len(space) - len(shape)) + tuple(shape)
+    if not space:
+        return "scalar"
+    lead_s, last_s, lead_o, last_o = s[:-1], s[-1], space[:-1], space[-1]
+    row_full, row_one = lead_s == lead_o, all(d == 1 for d in lead_s)
+    col_full, col_one = last_s == last_o, last_s == 1
+    if row_full and col_full:
+        return "full"
+    if row_one and col_full:
+        return "row"
+    if row_full and col_one:
+        return "col"
+    if row_one and col_one:
+        return "scalar"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FusedKernel:
+    """One kernel of a fusion plan."""
+
+    name: str
+    family: str  # "vector" | "cube" | "cube_vector"
+    nodes: tuple[Node, ...]  # topological order
+    root: Node | None  # the matmul/conv of cube families
+    space: tuple[int, ...]  # the iteration space (the cube result for cube families)
+    views: tuple[tuple[Node, str], ...]  # view of every node on the space
+    inputs: tuple[Node, ...]  # tensors read from GM (placeholders or other kernels' outputs)
+    outputs: tuple[Node, ...]  # tensors written to GM (graph outputs or used by other kernels)
+    reasons: tuple[tuple[Node, FusionRule], ...]  # why each node is here
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return tuple(n.op.value for n in self.nodes)
+
+    def view(self, node: Node) -> str:
+        for n, v in self.views:
+            if n is node or n == node:
+                return v
+        raise KeyError(node)
+
+    def has_row_reduction(self) -> bool:
+        return any(n.info.kind is Kind.REDUCE for n in self.nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class FusionPlan:
+    graph: Graph
+    kernels: tuple[FusedKernel, ...]
+    fused: bool
+
+    def kernel_of(self, node: Node) -> FusedKernel:
+        for k in self.kernels:
+            if any(n is node or n == node for n in k.nodes):
+                return k
+        raise ScheduleError(f"tensor {self.graph.names.get(node, '?')} is not computed by any kernel "
+                            "(placeholders and constants are inputs, not kernels)")
+
+
+class _Group:
+    def __init__(self, idx: int, first: Node, family: str, space: tuple[int, ...], closed: bool):
+        self.idx = idx
+        self.nodes: list[Node] = []
+        self.views: dict[Node, str] = {}
+        self.reasons: dict[Node, FusionRule] = {}
+        self.family = family
+        self.root = first if family == "cube" else None
+        self.space = space
+        self.closed = closed
+        self.deps: set[int] = set()
+
+
+_LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.TOPK, Op.GATHER}
+
+
+def _is_row_reduce(n: Node) -> bool:
+    axes = n.attr("axes")
+    return n.info.kind is Kind.REDUCE and axes == (n.inputs[0].ndim - 1,)
+
+
+def _node_view(n: Node, space: tuple[int, ...], views: dict[Node, str]) -> str | None:
+    """The view `n` would have in a kernel with this space, or None if it does not fit."""
+    for i in n.inputs:
+        if i.op is Op.CONST:
+            continue
+        if i in views and view_kind(i.shape, space) != views[i]:
+            return None  # e.g. a keepdims=False statistic used as a row vector
+    if n.info.kind is Kind.REDUCE:
+        if not _is_row_reduce(n) or view_kind(n.inputs[0].shape, space) != "full":
+            return None
+        return "col"
+    return view_kind(n.shape, space)
+
+
+def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ()) -> FusionPlan:
+    """Group the graph's compute nodes into kernels (see module doc)."""
+    kept = set(keep_out)
+    groups: list[_Group] = []
+    group_of: dict[Node, _Group] = {}
+
+    def new_group(n: Node, why: str) -> _Group:
+        if n.info.kind is Kind.CUBE:
+            g = _Group(len(groups), n, "cube", n.shape, closed=False)
+        elif n.op in _LAYOUT_OPS or (n.info.kind is Kind.REDUCE and not _is_row_reduce(n)):
+            g = _Group(len(groups), n, "vector", n.inputs[0].shape if n.info.kind is Kind.REDUCE else n.shape,
+                       closed=True)
+        elif n.info.kind is Kind.REDUCE:
+            g = _Group(len(groups), n, "vector", n.inputs[0].shape, closed=False)
+        else:
+            g = _Group(len(groups), n, "vector", n.shape, closed=False)
+        groups.append(g)
+        add(g, n, rule(why), "full" if g.closed else (_node_view(n, g.space, {}) or "full"))
+        return g
+
+    def add(g: _Group, n: Node, why: FusionRule, view: str) -> None:
+        g.nodes.append(n)
+        g.views[n] = view
+        g.reasons[n] = why
+        group_of[n] = g
+        for i in n.inputs:
+            if i in group_of and group_of[i] is not g:
+                g.deps.add(group_of[i].idx)
+
+    def depends_on(a: _Group, b: _Group) -> bool:
+        stack, seen = [a.idx], set()
+        while stack:
+            i = stack.pop()
+            if i == b.idx:
+                return True
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.extend(groups[i].deps)
+        return False
+
+    for n in graph.nodes:
+        if n.info.kind is Kind.LEAF:
+            continue
+        if n.info.kind is Kind.CUBE:
+            new_group(n, "cube_root" if groups else "new_kernel")
+            continue
+        if n.op in _LAYOUT_OPS:
+            new_group(n, "layout_boundary")
+            continue
+        if n.info.kind is Kind.REDUCE and not _is_row_reduce(n):
+            new_group(n, "non_row_reduction")
+            continue
+        if not fuse:
+            same = [group_of[i] for i in n.inputs if i in group_of and n.composite is not None
+                    and group_of[i].nodes[0].composite == n.composite]
+            view = _node_view(n, same[-1].space, same[-1].views) if same else None
+            if view is None:
+                new_group(n, "unfused")
+            else:
+                add(same[-1], n, rule("composite"), view)
+            continue
+        if n in kept:
+            new_group(n, "kept_out")
+            continue
+        producers = [group_of[i] for i in n.inputs if i in group_of]
+        if not producers:
+            new_group(n, "new_kernel")
+            continue
+        target = max(producers, key=lambda g: g.idx)
+        why = "space_mismatch"
+        view = None
+        if not target.closed and not any(group_of[i] is target and i in kept for i in n.inputs):
+            view = _node_view(n, target.space, target.views)
+            if view is not None and any(depends_on(p, target) for p in producers if p is not target):
+                view, why = None, "cycle"
+        if view is None:
+            new_group(n, why)
+            continue
+        if target.family == "cube":
+            target.family = "cube_vector"
+            name = "cube_epilogue"
+        else:
+            name = "row_reduction" if (n.info.kind is Kind.REDUCE or any(
+                target.views.get(i) == "col" for i in n.inputs)) else "elementwise_chain"
+            if target.family == "cube_vector":
+                name = "cube_epilogue"
+        add(target, n, rule(name), view)
+
+    return FusionPlan(graph, tuple(_finish(graph, g, group_of) for g in groups), fuse)
+
+
+def _finish(graph: Graph, g: _Group, group_of: dict[Node, _Group]) -> FusedKernel:
+    members = set(g.nodes)
+    inputs: list[Node] = []
+    for n in g.nodes:
+        for i in n.inputs:
+            if i not in members and i.op is not Op.CONST and i not in inputs:
+                inputs.append(i)
+    outs = [n for n in g.nodes
+            if n in graph.outputs or any(u not in members for u in graph.users[n])]
+    head = g.root if g.root is not None else g.nodes[-1]
+    name = graph.names[head] if g.family == "cube" else graph.names[g.nodes[-1]]
+    if g.family == "cube_vector":
+        name = graph.names[g.nodes[-1]]
+    return FusedKernel(
+        name=name, family=g.family, nodes=tuple(g.nodes), root=g.root, space=g.space,
+        views=tuple(g.views.items()), inputs=tuple(inputs), outputs=tuple(outs),
+        reasons=tuple(g.reasons.items()),
+    )
+

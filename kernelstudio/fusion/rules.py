@@ -1,0 +1,49 @@
+"""Fusion rules as data: each has a name and the one-line reason the DAG view shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["FusionRule", "RULES", "rule"]
+
+
+@dataclass(frozen=True, slots=True)
+class FusionRule:
+    name: str
+    fuses: bool  # True: the rule joins a node to its producer's kernel; False: it starts a kernel
+    reason: str
+
+
+RULES: tuple[FusionRule, ...] = (
+    FusionRule("cube_epilogue", True,
+               "elementwise/broadcast/row-reduction consumer of a Cube result runs on the vector cores "
+               "as its epilogue: the C tile goes through L2-resident workspace, not a GM round trip"),
+    FusionRule("elementwise_chain", True,
+               "elementwise op on the same iteration space as its producer: computed on the tile "
+               "already in UB"),
+    FusionRule("row_reduction", True,
+               "reduction over the last axis and its users stay in one kernel: statistics and the "
+               "normalisation share the rows in UB (full-row or multi-pass)"),
+    FusionRule("cube_root", False,
+               "a matmul/conv starts its own kernel: one Cube computation per kernel"),
+    FusionRule("layout_boundary", False,
+               "reshape/transpose/broadcast_to/topk/gather change the iteration space: own kernel"),
+    FusionRule("space_mismatch", False,
+               "operands do not map onto the producer's [rows, cols] tile (full, row vector, column "
+               "vector or scalar): new kernel"),
+    FusionRule("non_row_reduction", False,
+               "a reduction over other than the last axis cannot share row tiles: own kernel"),
+    FusionRule("kept_out", False, "the schedule keeps this op out of fused kernels"),
+    FusionRule("unfused", False, "fusion is off: every op is its own kernel and intermediates round-trip GM"),
+    FusionRule("cycle", False,
+               "joining the producer's kernel would make kernels depend on each other: new kernel"),
+    FusionRule("composite", True,
+               "unfused plans keep one library call (layer_norm, softmax, gelu, ...) as one kernel"),
+    FusionRule("new_kernel", False, "first op of its kernel"),
+)
+
+_BY_NAME = {r.name: r for r in RULES}
+
+
+def rule(name: str) -> FusionRule:
+    return _BY_NAME[name]
