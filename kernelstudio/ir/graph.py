@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..errors import InputError
 from .node import Node
 from .ops import Op
 
-__all__ = ["Graph"]
+__all__ = ["Graph", "as_nodes"]
 
 
 class Graph:
@@ -44,6 +45,26 @@ class Graph:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+
+def as_nodes(outputs: object) -> tuple[tuple[Node, ...], bool]:
+    """The output Nodes of a Tensor/Node or a tuple/list of them, and whether a single one was given.
+
+    Tensors are recognised by their ``.node`` attribute (the IR does not import the DSL).
+    """
+    single = not isinstance(outputs, (tuple, list))
+    items = (outputs,) if single else tuple(outputs)
+    nodes = []
+    for o in items:
+        node = o if isinstance(o, Node) else getattr(o, "node", None)
+        if not isinstance(node, Node):
+            raise InputError(
+                f"outputs must be Tensors (or graph Nodes), or a tuple/list of them; got {type(o).__name__}"
+            )
+        nodes.append(node)
+    if not nodes:
+        raise InputError("outputs is empty; pass at least one Tensor")
+    return tuple(nodes), single
 
 
 def _toposort(outputs: Iterable[Node]) -> list[Node]:

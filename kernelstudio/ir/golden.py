@@ -1,0 +1,292 @@
+"""The golden model: a NumPy evaluation of the graph that every back end is checked against.
+
+Precision semantics (a promise to users):
+
+- Every node computes in float32 from its inputs: float16/bfloat16 inputs are upcast to float32
+  exactly; integer nodes compute in int64 and then wrap to their dtype like a C cast.
+- matmul and conv2d multiply and accumulate in float32 (np.matmul / tensordot on float32), as the
+  cube unit does with fp32 accumulation.
+- Each node's result is rounded to the node's dtype (`dtypes.round_to`: nearest even for floats,
+  truncation toward zero then wrap for float -> int). So a float16 tensor always holds float16
+  values, and a composite such as layer_norm on float16 rounds each of its primitive steps.
+- Scalar constants are rounded to their node's dtype too (0.1 in a float16 graph is 0.0999755859375).
+- Arrays are returned in their NumPy holding dtype: float16, float32 (also for bfloat16, holding
+  bfloat16-exact values), int8, int32.
+
+`random_inputs` draws, per placeholder and deterministically from (seed, placeholder name):
+float tensors from a standard normal, divided by sqrt(K) for placeholders used as the second
+(weight) operand of matmul (K = contraction length) or conv2d (K = I*kh*kw), so products stay
+near unit scale; |N(0,1)| + 0.5 for inputs of log, sqrt, rsqrt, reciprocal and divisors of div;
+0 or 1 for where conditions; valid indices in [0, dim) for gather indices; small integers
+(int8 in [-4, 4], int32 in [-8, 8]) otherwise. Roles are found through cast/reshape/transpose/
+broadcast_to between the placeholder and its use.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from .. import dtypes as _dt
+from ..errors import InputError
+from .graph import Graph, as_nodes
+from .node import Node
+from .ops import FLOAT_DTYPES, Op
+
+__all__ = ["GOLDEN", "evaluate", "random_inputs"]
+
+Rule = Callable[[Node, Sequence[np.ndarray]], np.ndarray]
+
+_erf64 = np.frompyfunc(math.erf, 1, 1)
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+# --- rules: one per op; args are upcast (float32 / int64), results get rounded by the caller ----
+
+
+def _erf(a: np.ndarray) -> np.ndarray:
+    return np.asarray(_erf64(a.astype(np.float64)), dtype=np.float64).astype(np.float32)
+
+
+def _sigmoid(a: np.ndarray) -> np.ndarray:
+    e = np.exp(-np.abs(a))  # never overflows
+    return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _reduce(fn: Callable[..., np.ndarray]) -> Rule:
+    return lambda n, a: fn(a[0], axis=n.attr("axes"), keepdims=n.attr("keepdims"))
+
+
+def _matmul(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    a, b = args
+    if n.attr("transpose_a"):
+        a = np.swapaxes(a, -1, -2)
+    if n.attr("transpose_b"):
+        b = np.swapaxes(b, -1, -2)
+    return np.matmul(a, b)
+
+
+def _conv2d(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    x, w = args
+    pt, pb, pl, pr = n.attr("padding")
+    sh, sw = n.attr("stride")
+    _, _, kh, kw = w.shape
+    ho, wo = n.shape[2], n.shape[3]
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    win = sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw][:, :, :ho, :wo]
+    out = np.tensordot(win, w, axes=([1, 4, 5], [1, 2, 3]))  # N, Ho, Wo, O
+    return out.transpose(0, 3, 1, 2)
+
+
+def _topk(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    a, ax, k = args[0], n.attr("axis"), n.attr("k")
+    order = np.argsort(-a, axis=ax, kind="stable")  # descending; ties keep the lower index first
+    idx = np.take(order, np.arange(k), axis=ax)
+    return idx if n.attr("which") == "indices" else np.take_along_axis(a, idx, axis=ax)
+
+
+def _gather(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    x, idx = args
+    ax = n.attr("axis")
+    dim = x.shape[ax]
+    bad = (idx < 0) | (idx >= dim)
+    if bad.any():
+        raise InputError(
+            f"gather{' ' + n.name if n.name else ''}: index {int(idx[bad].flat[0])} is out of range "
+            f"[0, {dim}) for axis {ax} of the gathered tensor {_fmt(x.shape)}"
+        )
+    return np.take(x, idx, axis=ax)
+
+
+GOLDEN: dict[Op, Rule] = {
+    Op.PLACEHOLDER: lambda n, a: a[0],  # the evaluator passes the fed value as the only arg
+    Op.CONST: lambda n, a: np.asarray(n.attr("value")),
+    Op.NEG: lambda n, a: -a[0],
+    Op.ABS: lambda n, a: np.abs(a[0]),
+    Op.EXP: lambda n, a: np.exp(a[0]),
+    Op.LOG: lambda n, a: np.log(a[0]),
+    Op.SQRT: lambda n, a: np.sqrt(a[0]),
+    Op.RSQRT: lambda n, a: np.float32(1) / np.sqrt(a[0]),
+    Op.RECIPROCAL: lambda n, a: np.float32(1) / a[0],
+    Op.SQUARE: lambda n, a: a[0] * a[0],
+    Op.ERF: lambda n, a: _erf(a[0]),
+    Op.TANH: lambda n, a: np.tanh(a[0]),
+    Op.SIGMOID: lambda n, a: _sigmoid(a[0]),
+    Op.RELU: lambda n, a: np.maximum(a[0], 0),
+    Op.LEAKY_RELU: lambda n, a: np.where(a[0] >= 0, a[0], a[0] * np.float32(n.attr("alpha"))),
+    Op.CAST: lambda n, a: a[0],  # the conversion is the rounding to the node's dtype
+    Op.ADD: lambda n, a: a[0] + a[1],
+    Op.SUB: lambda n, a: a[0] - a[1],
+    Op.MUL: lambda n, a: a[0] * a[1],
+    Op.DIV: lambda n, a: a[0] / a[1],
+    Op.MAXIMUM: lambda n, a: np.maximum(a[0], a[1]),
+    Op.MINIMUM: lambda n, a: np.minimum(a[0], a[1]),
+    Op.WHERE: lambda n, a: np.where(a[0] != 0, a[1], a[2]),
+    Op.REDUCE_SUM: _reduce(np.sum),
+    Op.REDUCE_MEAN: _reduce(np.mean),
+    Op.REDUCE_MAX: _reduce(np.max),
+    Op.MATMUL: _matmul,
+    Op.CONV2D: _conv2d,
+    Op.RESHAPE: lambda n, a: a[0].reshape(n.shape),
+    Op.TRANSPOSE: lambda n, a: np.transpose(a[0], n.attr("perm")),
+    Op.BROADCAST_TO: lambda n, a: np.broadcast_to(a[0], n.shape),
+    Op.TOPK: _topk,
+    Op.GATHER: _gather,
+}
+
+
+def _upcast(a: np.ndarray, dtype: str) -> np.ndarray:
+    return a.astype(np.float32 if dtype in FLOAT_DTYPES else np.int64, copy=False)
+
+
+# --- inputs ---------------------------------------------------------------------------------------
+
+
+def _placeholders(graph: Graph, what: str) -> dict[str, Node]:
+    by_name: dict[str, Node] = {}
+    for p in graph.placeholders:
+        name = graph.name(p)
+        if name in by_name:
+            q = by_name[name]
+            raise InputError(
+                f"{what}: two different placeholders are both named {name!r} "
+                f"({_fmt(q.shape)} {q.dtype} and {_fmt(p.shape)} {p.dtype}); give each a unique name"
+            )
+        by_name[name] = p
+    return by_name
+
+
+def _expected(phs: Mapping[str, Node]) -> str:
+    return ", ".join(f"{k}{_fmt(p.shape)} {p.dtype}" for k, p in phs.items()) or "(none)"
+
+
+def _feeds(graph: Graph, inputs: Mapping[str, object]) -> dict[Node, np.ndarray]:
+    phs = _placeholders(graph, "evaluate")
+    if not isinstance(inputs, Mapping):
+        raise InputError(
+            f"evaluate: inputs must be a mapping name -> array, got {type(inputs).__name__}; "
+            f"expected {_expected(phs)}"
+        )
+    missing = [k for k in phs if k not in inputs]
+    unexpected = [k for k in inputs if k not in phs]
+    if missing or unexpected:
+        parts = [f"missing {missing}"] if missing else []
+        parts += [f"unexpected {unexpected}"] if unexpected else []
+        raise InputError(f"evaluate: {'; '.join(parts)}; expected inputs: {_expected(phs)}")
+    feeds = {}
+    for name, p in phs.items():
+        try:
+            arr = np.asarray(inputs[name])
+        except (TypeError, ValueError) as e:
+            raise InputError(f"evaluate: input {name!r} is not an array ({e})") from None
+        if arr.dtype.kind not in "biuf":
+            raise InputError(
+                f"evaluate: input {name!r} has dtype {arr.dtype}; expected numbers for {p.dtype}"
+            )
+        if arr.shape != p.shape:
+            raise InputError(
+                f"evaluate: input {name!r} has shape {_fmt(arr.shape)} but placeholder {name} is "
+                f"{_fmt(p.shape)} {p.dtype}"
+            )
+        feeds[p] = _dt.round_to(p.dtype, arr)
+    return feeds
+
+
+# --- public ---------------------------------------------------------------------------------------
+
+
+def evaluate(outputs: object, inputs: Mapping[str, object]) -> np.ndarray | tuple[np.ndarray, ...]:
+    """Golden values of `outputs` (a Tensor, or a tuple/list of them) for `inputs` (name -> array).
+
+    Returns one array, or a tuple for a tuple/list of outputs. See the module doc for precision.
+    """
+    nodes, single = as_nodes(outputs)
+    graph = Graph(nodes)
+    feeds = _feeds(graph, inputs)
+    remaining = {n: len(graph.users[n]) for n in graph.nodes}
+    keep = set(nodes)
+    env: dict[Node, np.ndarray] = {}
+    with np.errstate(all="ignore"):
+        for n in graph.nodes:
+            if n.op is Op.PLACEHOLDER:
+                args: list[np.ndarray] = [feeds[n]]
+            else:
+                args = [_upcast(env[i], i.dtype) for i in n.inputs]
+            env[n] = np.ascontiguousarray(_dt.round_to(n.dtype, GOLDEN[n.op](n, args)))
+            for i in dict.fromkeys(n.inputs):  # free intermediates after their last use
+                remaining[i] -= 1
+                if remaining[i] == 0 and i not in keep:
+                    del env[i]
+    results = tuple(env[n] for n in nodes)
+    return results[0] if single else results
+
+
+def _source(node: Node) -> Node | None:
+    """The placeholder a value comes from through value-preserving layout ops and casts."""
+    while node.op in (Op.CAST, Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO):
+        node = node.inputs[0]
+    return node if node.op is Op.PLACEHOLDER else None
+
+
+def _roles(graph: Graph) -> tuple[dict[Node, int], dict[Node, int], set[Node], set[Node]]:
+    """(weight -> K, indices -> dim, positive inputs, where conditions)."""
+    weight: dict[Node, int] = {}
+    index: dict[Node, int] = {}
+    positive: set[Node] = set()
+    cond: set[Node] = set()
+    for n in graph.nodes:
+        if n.op is Op.MATMUL:
+            b = n.inputs[1]
+            k = b.shape[-1] if n.attr("transpose_b") else b.shape[-2]
+            if (p := _source(b)) is not None:
+                weight[p] = max(weight.get(p, 1), k)
+        elif n.op is Op.CONV2D:
+            w = n.inputs[1]
+            if (p := _source(w)) is not None:
+                weight[p] = max(weight.get(p, 1), w.shape[1] * w.shape[2] * w.shape[3])
+        elif n.op is Op.GATHER:
+            dim = n.inputs[0].shape[n.attr("axis")]
+            if (p := _source(n.inputs[1])) is not None:
+                index[p] = min(index.get(p, dim), dim)
+        elif n.op is Op.WHERE and (p := _source(n.inputs[0])) is not None:
+            cond.add(p)
+        elif n.op in (Op.LOG, Op.SQRT, Op.RSQRT, Op.RECIPROCAL, Op.DIV):
+            p = _source(n.inputs[-1])  # the divisor for div
+            if p is not None:
+                positive.add(p)
+    return weight, index, positive, cond
+
+
+def random_inputs(outputs: object, seed: int = 0) -> dict[str, np.ndarray]:
+    """Deterministic random values for every placeholder of `outputs`, by name (see module doc)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"random_inputs: seed must be an int >= 0, got {seed!r}")
+    nodes, _ = as_nodes(outputs)
+    graph = Graph(nodes)
+    weight, index, positive, cond = _roles(graph)
+    out: dict[str, np.ndarray] = {}
+    for name, p in _placeholders(graph, "random_inputs").items():
+        rng = np.random.default_rng([int(seed), zlib.crc32(name.encode())])
+        isfloat = p.dtype in FLOAT_DTYPES
+        if p in index:
+            v: np.ndarray = rng.integers(0, index[p], size=p.shape)
+        elif p in cond:
+            v = rng.integers(0, 2, size=p.shape)
+        elif isfloat:
+            v = rng.standard_normal(p.shape)
+            if p in positive:
+                v = np.abs(v) + 0.5
+            if p in weight:
+                v = v / math.sqrt(weight[p])
+        else:
+            hi = 4 if p.dtype == "int8" else 8
+            v = rng.integers(-hi, hi + 1, size=p.shape)
+        out[name] = _dt.round_to(p.dtype, np.asarray(v))
+    return out
