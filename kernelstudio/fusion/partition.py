@@ -24,16 +24,19 @@ from .rules import FusionRule, rule
 __all__ = ["FusedKernel", "FusionPlan", "partition", "view_kind"]
 
 
-def view_kind(shape: tuple[int, ...], space: tuple[int, ...]) -> str | None:
-    """How a tensor of `shape` sits on the iteration space: "full", "row", "col", "scalar" or None."""
+def view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | None = None) -> str | None:
+    """How a tensor of `shape` sits on the iteration space viewed as [rows, cols], where rows are
+    the first `row_dims` dims of `space` (default all but the last): "full", "row" ([1, cols]),
+    "col" ([rows, 1]), "scalar" or None (not representable)."""
     if len(shape) > len(space):
         return None
-    s = (1,) * (len(space) - len(shape)) + tuple(shape)
     if not space:
         return "scalar"
-    lead_s, last_s, lead_o, last_o = s[:-1], s[-1], space[:-1], space[-1]
+    p = len(space) - 1 if row_dims is None else row_dims
+    s = (1,) * (len(space) - len(shape)) + tuple(shape)
+    lead_s, last_s, lead_o, last_o = s[:p], s[p:], space[:p], space[p:]
     row_full, row_one = lead_s == lead_o, all(d == 1 for d in lead_s)
-    col_full, col_one = last_s == last_o, last_s == 1
+    col_full, col_one = last_s == last_o, all(d == 1 for d in last_s)
     if row_full and col_full:
         return "full"
     if row_one and col_full:
@@ -54,6 +57,7 @@ class FusedKernel:
     nodes: tuple[Node, ...]  # topological order
     root: Node | None  # the matmul/conv of cube families
     space: tuple[int, ...]  # the iteration space (the cube result for cube families)
+    row_dims: int  # rows = prod(space[:row_dims]), cols = prod(space[row_dims:])
     views: tuple[tuple[Node, str], ...]  # view of every node on the space
     inputs: tuple[Node, ...]  # tensors read from GM (placeholders or other kernels' outputs)
     outputs: tuple[Node, ...]  # tensors written to GM (graph outputs or used by other kernels)
@@ -68,6 +72,23 @@ class FusedKernel:
             if n is node or n == node:
                 return v
         raise KeyError(node)
+
+    @property
+    def rows(self) -> int:
+        n = 1
+        for d in self.space[: self.row_dims]:
+            n *= d
+        return n
+
+    @property
+    def cols(self) -> int:
+        n = 1
+        for d in self.space[self.row_dims:]:
+            n *= d
+        return n
+
+    def input_view(self, node: Node) -> str | None:
+        return view_kind(node.shape, self.space, self.row_dims)
 
     def has_row_reduction(self) -> bool:
         return any(n.info.kind is Kind.REDUCE for n in self.nodes)
@@ -96,6 +117,7 @@ class _Group:
         self.family = family
         self.root = first if family == "cube" else None
         self.space = space
+        self.row_dims = 2 if first.op is Op.CONV2D else max(len(space) - 1, 0)
         self.closed = closed
         self.deps: set[int] = set()
 
@@ -108,18 +130,20 @@ def _is_row_reduce(n: Node) -> bool:
     return n.info.kind is Kind.REDUCE and axes == (n.inputs[0].ndim - 1,)
 
 
-def _node_view(n: Node, space: tuple[int, ...], views: dict[Node, str]) -> str | None:
-    """The view `n` would have in a kernel with this space, or None if it does not fit."""
+def _node_view(n: Node, g: _Group) -> str | None:
+    """The view `n` would have in group `g`, or None if it does not fit g's [rows, cols] tiles."""
     for i in n.inputs:
         if i.op is Op.CONST:
             continue
-        if i in views and view_kind(i.shape, space) != views[i]:
+        k = view_kind(i.shape, g.space, g.row_dims)
+        if k is None or (i in g.views and g.views[i] != k):
             return None  # e.g. a keepdims=False statistic used as a row vector
     if n.info.kind is Kind.REDUCE:
-        if not _is_row_reduce(n) or view_kind(n.inputs[0].shape, space) != "full":
+        row_reduce = _is_row_reduce(n) and g.row_dims == len(g.space) - 1
+        if not row_reduce or view_kind(n.inputs[0].shape, g.space, g.row_dims) != "full":
             return None
         return "col"
-    return view_kind(n.shape, space)
+    return view_kind(n.shape, g.space, g.row_dims)
 
 
 def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ()) -> FusionPlan:
@@ -127,6 +151,7 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
     kept = set(keep_out)
     groups: list[_Group] = []
     group_of: dict[Node, _Group] = {}
+    by_composite: dict[object, _Group] = {}
 
     def new_group(n: Node, why: str) -> _Group:
         if n.info.kind is Kind.CUBE:
@@ -139,7 +164,9 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
         else:
             g = _Group(len(groups), n, "vector", n.shape, closed=False)
         groups.append(g)
-        add(g, n, rule(why), "full" if g.closed else (_node_view(n, g.space, {}) or "full"))
+        add(g, n, rule(why), "full" if g.closed else (_node_view(n, g) or "full"))
+        if n.composite is not None:
+            by_composite[n.composite] = g
         return g
 
     def add(g: _Group, n: Node, why: FusionRule, view: str) -> None:
@@ -176,13 +203,13 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
             new_group(n, "non_row_reduction")
             continue
         if not fuse:
-            same = [group_of[i] for i in n.inputs if i in group_of and n.composite is not None
-                    and group_of[i].nodes[0].composite == n.composite]
-            view = _node_view(n, same[-1].space, same[-1].views) if same else None
-            if view is None:
+            same = by_composite.get(n.composite) if n.composite is not None else None
+            view = _node_view(n, same) if same is not None else None
+            others = [group_of[i] for i in n.inputs if i in group_of and group_of[i] is not same]
+            if same is None or view is None or any(depends_on(o, same) for o in others):
                 new_group(n, "unfused")
             else:
-                add(same[-1], n, rule("composite"), view)
+                add(same, n, rule("composite"), view)
             continue
         if n in kept:
             new_group(n, "kept_out")
@@ -194,8 +221,8 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
         target = max(producers, key=lambda g: g.idx)
         why = "space_mismatch"
         view = None
-        if not target.closed and not any(group_of[i] is target and i in kept for i in n.inputs):
-            view = _node_view(n, target.space, target.views)
+        if not target.closed and not any(group_of.get(i) is target and i in kept for i in n.inputs):
+            view = _node_view(n, target)
             if view is not None and any(depends_on(p, target) for p in producers if p is not target):
                 view, why = None, "cycle"
         if view is None:
@@ -228,7 +255,7 @@ def _finish(graph: Graph, g: _Group, group_of: dict[Node, _Group]) -> FusedKerne
     if g.family == "cube_vector":
         name = graph.names[g.nodes[-1]]
     return FusedKernel(
-        name=name, family=g.family, nodes=tuple(g.nodes), root=g.root, space=g.space,
+        name=name, family=g.family, nodes=tuple(g.nodes), root=g.root, space=g.space, row_dims=g.row_dims,
         views=tuple(g.views.items()), inputs=tuple(inputs), outputs=tuple(outs),
         reasons=tuple(g.reasons.items()),
     )

@@ -50,10 +50,11 @@ def _instr(s: Stmt, tiers: dict[str, Tier]) -> str:
         return f"{pipe:<4} {_r(s.dst)} <- {_r(s.src)}{tag}{c}"
     if isinstance(s, Mmad):
         b = f"{_r(s.b)}^T" if s.b_layout == "nk" else _r(s.b)
-        return f"{pipe:<4} {_r(s.c)} += {_r(s.a)} @ {b}   m={s.m} k={s.k} n={s.n} init={s.init}{c}"
+        a = f"{_r(s.a)}^T" if s.a_layout == "km" else _r(s.a)
+        return f"{pipe:<4} {_r(s.c)} += {a} @ {b}   m={s.m} k={s.k} n={s.n} init={s.init}{c}"
     if isinstance(s, Img2Col):
         return (f"{pipe:<4} {_r(s.dst)} <- img2col({_r(s.src)}, k={s.kh}x{s.kw}, stride={s.stride}, "
-                f"pad={s.pad}, oh0={s.oh0}, h0={s.h0}, pixels={s.pixels}){c}")
+                f"pad={s.pad}, p0={s.p0}, pixels={s.pixels}, k0={s.k0}, klen={s.klen}, h0={s.h0}){c}")
     if isinstance(s, VecOp):
         args = ", ".join(_r(x) for x in s.srcs)
         if s.scalar is not None:

@@ -169,7 +169,7 @@ class Copy:
 
 @dataclass(frozen=True, slots=True)
 class Mmad:
-    """c[m,n] (=|+=) a[m,k] @ b, float32 accumulation in L0C.
+    """c[m,n] (=|+=) a[m,k] @ b, float32 accumulation in L0C (a as `a_layout` says).
 
     `b_layout` "kn": b region is k rows x n cols; "nk": n rows x k cols (B transposed, as for
     matmul(transpose_b=True)). `init` (an expression, nonzero = true) zeroes c first."""
@@ -182,16 +182,21 @@ class Mmad:
     n: Expr
     init: Expr
     b_layout: str = "kn"
+    a_layout: str = "mk"  # "km": a region is k rows x m cols (matmul(transpose_a=True))
     comment: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Img2Col:
-    """L1 -> L0B patch matrix for a convolution (Load3D): dst row p (an output pixel) holds the
-    cin*kh*kw input values of its receptive field, zero where the window leaves the input.
+    """L1 -> L0B patch matrix of a convolution (Load3D): dst[p, kk] for p < pixels, kk < klen is
 
-    src is an L1 copy of input rows [h0, h0 + in_rows) of all cin channels of one image, laid out
-    [cin, in_rows, width]; pixels are out_rows x out_w starting at output row `oh0`."""
+        input[c, h, w] with  gp = p0 + p, oh = gp // out_w, ow = gp % out_w,
+                             k = k0 + kk, c = k // (kh*kw), i = (k // kw) % kh, j = k % kw,
+                             h = oh*stride_h - pad_top + i, w = ow*stride_w - pad_left + j,
+
+    and 0 where (h, w) falls outside the in_h x in_w input. `src` holds, for every channel c,
+    `slab_rows` input rows starting at row `h0` (row h of channel c at src offset
+    c*slab_rows*in_w + (h - h0)*in_w)."""
 
     dst: Region
     src: Region
@@ -203,9 +208,12 @@ class Img2Col:
     stride: tuple[int, int]
     pad: tuple[int, int, int, int]  # top, bottom, left, right
     out_w: int
-    oh0: Expr        # first output row of this tile
-    h0: Expr         # first input row held in src (may be negative: top padding)
-    pixels: Expr     # output pixels in this tile (rows of dst)
+    slab_rows: int
+    p0: Expr      # first output pixel (oh*out_w + ow) of this tile
+    pixels: Expr  # rows of dst
+    k0: Expr      # first patch column
+    klen: Expr    # columns of dst
+    h0: Expr      # first input row held in src (may be negative: top padding)
     comment: str = ""
 
 

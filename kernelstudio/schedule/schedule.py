@@ -1,0 +1,204 @@
+"""Schedules: the fusion plan plus a tuple of frozen directives (replayable, hashable data)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ScheduleError
+from ..fusion.partition import FusedKernel, FusionPlan, partition
+from ..ir.graph import Graph
+from ..ir.node import Node
+
+__all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DIRECTIVE_KINDS"]
+
+CUBE_AXES = ("m", "n", "k")
+DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize")
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """One schedule decision for one kernel: kind, axis (name, int, tuple or None), value."""
+
+    kind: str
+    kernel: str
+    axis: Any = None
+    value: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        axis = list(self.axis) if isinstance(self.axis, tuple) else self.axis
+        return {"kind": self.kind, "kernel": self.kernel, "axis": axis, "value": self.value}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> Directive:
+        axis = tuple(d["axis"]) if isinstance(d.get("axis"), list) else d.get("axis")
+        return Directive(d["kind"], d["kernel"], axis, d.get("value"))
+
+
+def _node_of(t: Any) -> Node:
+    node = getattr(t, "node", t)
+    if not isinstance(node, Node):
+        raise ScheduleError(f"expected a tensor of the graph, got {type(t).__name__}")
+    return node
+
+
+class Schedule:
+    """Result of `create_schedule`: `kernels`, `s[tensor]` stages, and the directive tuple."""
+
+    def __init__(self, outputs: Sequence[Node], *, fuse: bool = True, keep_out: Iterable[Node] = (),
+                 directives: Sequence[Directive] = ()):
+        self.graph = Graph(tuple(outputs))
+        self.fuse = fuse
+        self.keep_out: tuple[Node, ...] = tuple(keep_out)
+        self.plan: FusionPlan = partition(self.graph, fuse=fuse, keep_out=self.keep_out)
+        self.directives: tuple[Directive, ...] = ()
+        for d in directives:
+            self.apply(d)
+
+    @property
+    def kernels(self) -> tuple[FusedKernel, ...]:
+        return self.plan.kernels
+
+    @property
+    def outputs(self) -> tuple[Node, ...]:
+        return self.graph.outputs
+
+    def kernel(self, name: str) -> FusedKernel:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        raise ScheduleError(f"no kernel named {name!r}; kernels: {', '.join(k.name for k in self.kernels)}")
+
+    def __getitem__(self, tensor: Any) -> Stage:
+        if isinstance(tensor, str):
+            return Stage(self, self.kernel(tensor))
+        node = _node_of(tensor)
+        if node not in self.graph.names:
+            raise ScheduleError("that tensor is not part of this schedule's graph; "
+                                "index the schedule with a tensor computed on the way to its outputs")
+        return Stage(self, self.plan.kernel_of(node))
+
+    def keep_out_of_fusion(self, tensor: Any) -> None:
+        """Re-run fusion with `tensor`'s op kept out of fused kernels (its own kernel)."""
+        node = _node_of(tensor)
+        self.keep_out = (*self.keep_out, node)
+        self.plan = partition(self.graph, fuse=self.fuse, keep_out=self.keep_out)
+        names = {k.name for k in self.kernels}
+        self.directives = tuple(d for d in self.directives if d.kernel in names)
+
+    keep_out_op = keep_out_of_fusion
+
+    def apply(self, d: Directive) -> None:
+        """Validate and append one directive (used by stages and to replay saved schedules)."""
+        k = self.kernel(d.kernel)
+        _validate(k, d)
+        self.directives = (*self.directives, d)
+
+    def for_kernel(self, name: str) -> tuple[Directive, ...]:
+        return tuple(d for d in self.directives if d.kernel == name)
+
+    def to_json(self) -> str:
+        return json.dumps([d.to_json() for d in self.directives])
+
+    def replay(self, text: str) -> None:
+        for d in json.loads(text):
+            self.apply(Directive.from_json(d))
+
+    def __repr__(self) -> str:
+        ks = ", ".join(f"{k.name}:{k.family}" for k in self.kernels)
+        return f"Schedule({'fused' if self.fuse else 'unfused'}; {ks}; {len(self.directives)} directives)"
+
+
+class Stage:
+    """The schedule of one kernel; every method records a Directive."""
+
+    def __init__(self, schedule: Schedule, kernel: FusedKernel):
+        self.schedule = schedule
+        self.kernel = kernel
+
+    def _add(self, kind: str, axis: Any = None, value: Any = None) -> Stage:
+        self.schedule.apply(Directive(kind, self.kernel.name, axis, value))
+        return self
+
+    def split(self, axis: str | int, factor: int) -> Stage:
+        return self._add("split", axis, factor)
+
+    def reorder(self, *axes: str | int) -> Stage:
+        return self._add("reorder", tuple(axes))
+
+    def parallel(self, axis: str | int | None = None, cores: int | None = None) -> Stage:
+        return self._add("parallel", axis, cores)
+
+    def double_buffer(self, on: bool = True) -> Stage:
+        return self._add("double_buffer", None, on)
+
+    def vectorize(self, axis: str | int, factor: int) -> Stage:
+        return self._add("vectorize", axis, factor)
+
+    def __repr__(self) -> str:
+        return f"Stage({self.kernel.name}, family={self.kernel.family})"
+
+
+def _axes_text(k: FusedKernel) -> str:
+    if k.family in ("cube", "cube_vector"):
+        return '"m", "n", "k" or an output dim'
+    return f"an output dim in [-{len(k.space)}, {len(k.space)})"
+
+
+def _check_axis(k: FusedKernel, kind: str, axis: Any) -> None:
+    if isinstance(axis, bool) or not isinstance(axis, (str, int)):
+        raise ScheduleError(f"kernel {k.name}: {kind} axis {axis!r} must be {_axes_text(k)}")
+    nd = len(k.space)
+    if isinstance(axis, int):
+        if not -nd <= axis < nd:
+            raise ScheduleError(f"kernel {k.name}: {kind} axis {axis} is out of range for its "
+                                f"{nd}-d output {list(k.space)}; use {_axes_text(k)}")
+        return
+    valid = CUBE_AXES if k.family in ("cube", "cube_vector") else ("rows", "cols")
+    if axis not in valid:
+        raise ScheduleError(f"kernel {k.name} ({k.family}) has no axis {axis!r}; use {_axes_text(k)}")
+
+
+def _check_factor(k: FusedKernel, kind: str, value: Any, what: str = "factor") -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ScheduleError(f"kernel {k.name}: {kind} {what} must be a whole number >= 1, got {value!r}")
+
+
+def _validate(k: FusedKernel, d: Directive) -> None:
+    if d.kind not in DIRECTIVE_KINDS:
+        raise ScheduleError(f"unknown directive {d.kind!r}; use one of {', '.join(DIRECTIVE_KINDS)}")
+    if d.kind in ("split", "vectorize"):
+        _check_axis(k, d.kind, d.axis)
+        _check_factor(k, d.kind, d.value)
+    elif d.kind == "reorder":
+        axes = d.axis if isinstance(d.axis, tuple) else (d.axis,)
+        if not axes:
+            raise ScheduleError(f"kernel {k.name}: reorder needs at least one axis")
+        for a in axes:
+            _check_axis(k, "reorder", a)
+        if len(set(axes)) != len(axes):
+            raise ScheduleError(f"kernel {k.name}: reorder names an axis twice: {list(axes)}")
+        if "k" in axes:
+            raise ScheduleError(f"kernel {k.name}: reorder cannot move 'k': the reduction axis "
+                                "accumulates in L0C and stays the innermost tile loop; reorder 'm' and 'n'")
+    elif d.kind == "parallel":
+        if d.axis is not None:
+            _check_axis(k, "parallel", d.axis)
+        if d.value is not None:
+            _check_factor(k, "parallel", d.value, "cores")
+        if d.axis == "k":
+            raise ScheduleError(f"kernel {k.name}: parallel over 'k' would split the L0C accumulation "
+                                "across cores; parallelise 'm' or 'n'")
+    elif d.kind == "double_buffer" and not isinstance(d.value, bool):
+        raise ScheduleError(f"kernel {k.name}: double_buffer takes True or False, got {d.value!r}")
+
+
+def create_schedule(outputs: Any, *, fuse: bool = True, keep_out: Iterable[Any] = ()) -> Schedule:
+    """Run the fusion pass on the graph that computes `outputs` and return its Schedule.
+
+    `fuse=False` gives the unfused baseline (one kernel per op or library call); `keep_out` lists
+    tensors whose ops stay out of fused kernels."""
+    outs = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
+    return Schedule([_node_of(o) for o in outs], fuse=fuse, keep_out=[_node_of(t) for t in keep_out])
