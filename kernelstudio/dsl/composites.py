@@ -46,7 +46,7 @@ def _affine(op: str, what: str, p: object, x: Tensor) -> Tensor | None:
     if p is None:
         return None
     t = O._tensor(op, what, p)
-    S.require_float(op, O._d(t), t.dtype)
+    S.require_float(op, S.Label(lambda: f"{what} {t.describe()}"), t.dtype)
     try:
         shape = S.broadcast_shapes(op, [(O._d(x), x.shape), (O._d(t), t.shape)])
     except ShapeError:

@@ -200,7 +200,8 @@ def _binary(op: Op, a: object, b: object, name: str | None) -> Tensor:
     (ta, tb), dtype = _operands(op.value, (("a", a), ("b", b)))
     if op is Op.DIV and dtype not in FLOAT_DTYPES:
         raise DTypeError(
-            f"div: {_describe(ta, tb)} are integers; div needs a float dtype: cast(x, 'float32') first"
+            f"div: {_describe(*(v for v in (a, b) if isinstance(v, Tensor)))} are integers; "
+            "div needs a float dtype: cast(x, 'float32') first"
         )
     shape = S.broadcast_shapes(op.value, [(_d(t), t.shape) for t in (ta, tb)])
     return _node(op, (ta, tb), shape, dtype, name=nm)

@@ -65,7 +65,7 @@ def check_shape(op: str, shape: object, what: str = "shape", allow_minus_one: bo
     """A shape as a tuple of positive ints (an int means a 1-D shape)."""
     dims = (shape,) if _as_int(shape) is not None else shape
     if not isinstance(dims, (tuple, list)):
-        raise ShapeError(f"{op}: {what} must be a tuple of positive ints, got {shape!r}")
+        raise ShapeError(f"{op}: {what} must be a tuple of ints >= 1, got {shape!r}")
     out = []
     for d in dims:
         i = _as_int(d)

@@ -195,7 +195,8 @@ def _feeds(graph: Graph, inputs: Mapping[str, object]) -> dict[Node, np.ndarray]
                 f"evaluate: input {name!r} has shape {_fmt(arr.shape)} but placeholder {name} is "
                 f"{_fmt(p.shape)} {p.dtype}"
             )
-        feeds[p] = _dt.round_to(p.dtype, arr)
+        with np.errstate(all="ignore"):  # out-of-range values overflow to inf / wrap, as documented
+            feeds[p] = _dt.round_to(p.dtype, arr)
     return feeds
 
 
@@ -219,7 +220,7 @@ def evaluate(outputs: object, inputs: Mapping[str, object]) -> np.ndarray | tupl
                 args: list[np.ndarray] = [feeds[n]]
             else:
                 args = [_upcast(env[i], i.dtype) for i in n.inputs]
-            env[n] = np.ascontiguousarray(_dt.round_to(n.dtype, GOLDEN[n.op](n, args)))
+            env[n] = _dt.round_to(n.dtype, GOLDEN[n.op](n, args))  # astype: a fresh array
             for i in dict.fromkeys(n.inputs):  # free intermediates after their last use
                 remaining[i] -= 1
                 if remaining[i] == 0 and i not in keep:
