@@ -150,17 +150,14 @@ def _upcast(a: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _placeholders(graph: Graph, what: str) -> dict[str, Node]:
-    by_name: dict[str, Node] = {}
+    by_user_name: dict[str, Node] = {}
     for p in graph.placeholders:
-        name = graph.name(p)
-        if name in by_name:
-            q = by_name[name]
+        if p.name and (q := by_user_name.setdefault(p.name, p)) is not p:
             raise InputError(
-                f"{what}: two different placeholders are both named {name!r} "
+                f"{what}: two different placeholders are both named {p.name!r} "
                 f"({_fmt(q.shape)} {q.dtype} and {_fmt(p.shape)} {p.dtype}); give each a unique name"
             )
-        by_name[name] = p
-    return by_name
+    return {graph.name(p): p for p in graph.placeholders}
 
 
 def _expected(phs: Mapping[str, Node]) -> str:

@@ -89,15 +89,20 @@ def _toposort(outputs: Iterable[Node]) -> list[Node]:
 
 def _assign_names(nodes: Sequence[Node]) -> dict[Node, str]:
     taken = {n.name for n in nodes if n.name}
+    used: set[str] = set()
     counts: dict[str, int] = {}
     names: dict[Node, str] = {}
     for n in nodes:
         if n.name:
-            names[n] = n.name
-            continue
-        base = n.composite.name + "_" + n.op.value if n.composite else n.op.value
-        if n.op is Op.PLACEHOLDER:
+            if n.name not in used:  # the first node with a user name keeps it
+                used.add(n.name)
+                names[n] = n.name
+                continue
+            base = n.name  # the same name on another node (e.g. set in a loop): "h", "h_1", ...
+        elif n.op is Op.PLACEHOLDER:
             base = "input"
+        else:
+            base = n.composite.name + "_" + n.op.value if n.composite else n.op.value
         while True:
             k = counts.get(base, 0)
             counts[base] = k + 1

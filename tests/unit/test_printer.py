@@ -159,3 +159,14 @@ def test_dot_renders_with_graphviz_pure(tmp_path):
     res = subprocess.run([str(exe), "-Tsvg", str(src)], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "<svg" in res.stdout and "gelu#0" in res.stdout
+
+
+def test_repeated_user_names_stay_distinct():
+    h = ks.placeholder((4,), "float32", name="x")
+    for _ in range(3):
+        h = ks.relu(h * 2.0, name="h")
+    text = format_graph(h)
+    assert "%h = relu(%mul) : [4] float32" in text
+    assert "%h_1 = relu(%mul_1) : [4] float32" in text and "%h_2 = relu(%mul_2)" in text
+    dot = to_dot(h)
+    assert '"h" -> "mul_1";' in dot and '"h_1" -> "mul_2";' in dot
