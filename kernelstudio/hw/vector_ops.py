@@ -1,7 +1,8 @@
 """The vector instruction vocabulary, reduction sequences and composite sequences, as data tables.
 
 `vector_cycles(op, dtype, count)` looks an op up here:
-- an instruction (INSTRUCTIONS): timed by its measured msKPP curve, e.g. "add" -> VADD;
+- an instruction (INSTRUCTIONS): timed by its measured msKPP curve, e.g. "add" -> VADD, over
+  ceil(count x dtype bytes / 256) repeats (for brcb, count is the elements written);
 - a reduction (REDUCTIONS): a whole-row reduction = level after level of a repeat-reducing
   instruction (VCADD / VCMAX turn each 256-byte repeat into one value) until one value per row is
   left, as the Ascend C WholeReduceSum/WholeReduceMax loop does (assumed sequence);
