@@ -152,7 +152,10 @@ def _operands(op: str, args: Sequence[tuple[str, object]]) -> tuple[list[Tensor]
                 f"cast the tensor to a float dtype first, e.g. cast(x, 'float32')"
             )
         else:
-            out.append(const(v, dtype, f"{op}: {what}"))
+            try:
+                out.append(const(v, dtype, f"{op}: {what}"))
+            except DTypeError as e:
+                raise DTypeError(f"{e} (the other operand: {_describe(*tensors)})") from None
     return out, dtype
 
 

@@ -99,10 +99,10 @@ def test_float_scalar_with_int_tensor_suggests_cast():
 
 
 def test_scalar_out_of_range():
-    with raises(DTypeError, "add: b", "300", "int8", "-128..127"):
-        ph((2,), "int8") + 300
-    with raises(DTypeError, "mul: b", "100000.0", "float16", "65504"):
-        ph((2,), "float16") * 1e5
+    with raises(DTypeError, "add: b", "300", "int8", "-128..127", "other operand: q[2] int8"):
+        ph((2,), "int8", name="q") + 300
+    with raises(DTypeError, "mul: b", "100000.0", "float16", "65504", "h[2] float16"):
+        ph((2,), "float16", name="h") * 1e5
     with raises(DTypeError, "float scalar 0.5", "int32"):
         dsl_ops.const(0.5, "int32")
     ph((2,), "float16") * float("inf")  # explicit infinities are fine (masks)
