@@ -1,0 +1,71 @@
+"""What the CPU twin runs: generated sources plus the tensors main.cpp reads and writes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from types import MappingProxyType
+
+from ..dtypes import check_dtype
+from ..errors import InputError
+
+__all__ = ["TensorSpec", "CodeBundle"]
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One tensor main.cpp reads from or writes to `<name>.bin` (raw little-endian, C order)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise InputError(f"tensor name {self.name!r} must be a C identifier (it names the file <name>.bin)")
+        shape = tuple(int(d) for d in self.shape)
+        if any(d < 0 for d in shape):
+            raise InputError(f"tensor {self.name!r} has a negative dimension in shape {shape}")
+        object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "dtype", check_dtype(self.dtype, f"dtype of tensor {self.name!r}"))
+
+
+@dataclass(frozen=True)
+class CodeBundle:
+    """Generated Ascend C for one kernel: `files` maps relative paths to text and holds `main.cpp`.
+
+    main.cpp `#include`s the kernel by its relative path, reads each input from `<name>.bin` in the
+    working directory and writes each output to `<name>.bin`.
+    """
+
+    name: str
+    files: Mapping[str, str]
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    target: str = "ascend910b2"
+    workspace_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        files = {}
+        for path, text in self.files.items():
+            p = PurePosixPath(path)
+            if p.is_absolute() or ".." in p.parts or not p.parts:
+                raise InputError(f"bundle {self.name!r}: file path {path!r} must be relative, inside the bundle")
+            if not isinstance(text, str):
+                raise InputError(f"bundle {self.name!r}: file {path!r} must be text, got {type(text).__name__}")
+            files[str(p)] = text
+        if "main.cpp" not in files:
+            raise InputError(f"bundle {self.name!r} has no main.cpp; files are {sorted(files)}")
+        names = [t.name for t in (*self.inputs, *self.outputs)]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InputError(f"bundle {self.name!r}: tensor names {dup} are used more than once")
+        if self.workspace_bytes < 0:
+            raise InputError(f"bundle {self.name!r}: workspace_bytes {self.workspace_bytes} is negative")
+        object.__setattr__(self, "files", MappingProxyType(files))
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "outputs", tuple(self.outputs))

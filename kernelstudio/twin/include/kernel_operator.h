@@ -1,0 +1,55 @@
+// Ascend C basic API as implemented by the kernelstudio CPU twin (see ../README.md).
+#ifndef KS_TWIN_KERNEL_OPERATOR_H
+#define KS_TWIN_KERNEL_OPERATOR_H
+
+#include "ks_twin/copy.h"
+#include "ks_twin/pipe.h"
+#include "ks_twin/runtime.h"
+#include "ks_twin/tensor.h"
+#include "ks_twin/types.h"
+#include "ks_twin/vector.h"
+
+namespace AscendC {
+
+inline int64_t GetBlockIdx() { return ks_twin::ctx().block_idx; }
+inline int64_t GetBlockNum() { return ks_twin::ctx().block_num; }
+inline int64_t GetSubBlockIdx() { return ks_twin::ctx().sub; }
+inline int64_t GetSubBlockNum() { return ks_twin::ctx().mix ? 2 : 1; }
+inline int64_t GetTaskRation() { return ks_twin::ctx().ratio; }
+inline int64_t GetTaskRatio() { return ks_twin::ctx().ratio; }
+
+inline void SetKernelMode(KernelMode mode) { ks_twin::launch_state().mode = mode; }
+inline void* GmAlloc(size_t bytes) { return ks_twin::gm_alloc(bytes); }
+inline void GmFree(void* p) { ks_twin::gm_free(p); }
+
+// The twin's Matmul needs no system workspace: it is the buffer given to SetSysWorkspace, or a small
+// placeholder, and the user workspace starts at the workspace argument itself.
+inline void SetSysWorkspace(GM_ADDR workspace) { ks_twin::launch_state().sys_workspace = workspace; }
+inline GM_ADDR GetSysWorkSpacePtr()
+{
+    static uint8_t placeholder[512];
+    GM_ADDR p = ks_twin::launch_state().sys_workspace;
+    return p != nullptr ? p : placeholder;
+}
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
+
+// Cross-core flags of one AI Core. Mode 2: an AIC set wakes both of its AIVs; an AIV set counts toward
+// the AIC, whose wait needs a set from each AIV. Mode 1: barrier between the two AIVs.
+template <uint8_t MODE, pipe_t PIPE> inline void CrossCoreSetFlag(uint16_t flagId)
+{
+    ks_twin::cross_core_set(MODE, flagId);
+}
+template <uint8_t MODE = 0, pipe_t PIPE = PIPE_S> inline void CrossCoreWaitFlag(uint16_t flagId)
+{
+    ks_twin::cross_core_wait(flagId);
+}
+inline void CrossCoreWaitFlag(uint16_t flagId) { ks_twin::cross_core_wait(flagId); }
+
+}  // namespace AscendC
+
+#define ASCEND_IS_AIC (::ks_twin::ctx().type == ::ks_twin::CoreType::AIC)
+#define ASCEND_IS_AIV (::ks_twin::ctx().type == ::ks_twin::CoreType::AIV)
+#define KERNEL_TASK_TYPE_DEFAULT(type) ::ks_twin::check_task_type(type)
+#define TILING_KEY_IS(k) (::ks_twin::launch_state().tiling_key == static_cast<uint64_t>(k))
+
+#endif

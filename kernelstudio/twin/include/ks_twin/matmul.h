@@ -1,0 +1,405 @@
+// Matmul high-level API: functional cube (fp32 accumulate, bias, transposes) with tiling checks.
+#ifndef KS_TWIN_MATMUL_H
+#define KS_TWIN_MATMUL_H
+
+#include <vector>
+
+#include "../tiling/tiling_api.h"
+#include "copy.h"
+
+namespace matmul {
+
+template <AscendC::TPosition POS, CubeFormat FORMAT, class TYPE, bool ISTRANS = false> struct MatmulType {
+    using T = TYPE;
+    static constexpr AscendC::TPosition pos = POS;
+    static constexpr CubeFormat format = FORMAT;
+    static constexpr bool isTrans = ISTRANS;
+};
+
+struct MatmulConfig {
+    bool doNorm = true;
+    bool doMultiDataLoad = false;
+    bool doIBShareNorm = false;
+};
+inline constexpr MatmulConfig CFG_NORM{true, false, false};
+inline constexpr MatmulConfig CFG_MDL{false, true, false};
+inline constexpr MatmulConfig CFG_IBSHARE_NORM{false, false, true};
+
+}  // namespace matmul
+
+namespace ks_twin {
+
+inline std::mutex& atomic_mutex()
+{
+    static std::mutex m;
+    return m;
+}
+
+// An operand given by SetTensorA/B or SetBias: a GM tensor or a local one.
+template <class T> struct Operand {
+    bool set = false;
+    bool local = false;
+    bool trans = false;
+    AscendC::GlobalTensor<T> gm;
+    AscendC::LocalTensor<T> ub;
+    const T* data() const { return local ? ub.GetPhyAddr() : gm.GetPhyAddr(); }
+    void check(uint64_t elems, const char* api) const
+    {
+        if (local) {
+            ub.check(0, elems, api);
+        } else {
+            gm.check(0, elems, api);
+        }
+    }
+};
+
+// Rounds an fp32/int32 accumulator into the C type.
+template <class C, class Acc> inline C to_c(Acc v)
+{
+    if constexpr (std::is_same<C, bfloat16_t>::value) {
+        return bfloat16_t(static_cast<float>(v));
+    } else {
+        return static_cast<C>(v);
+    }
+}
+
+}  // namespace ks_twin
+
+namespace matmul {
+
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM>
+class Matmul {
+    using SrcA = typename A_TYPE::T;
+    using SrcB = typename B_TYPE::T;
+    using DstC = typename C_TYPE::T;
+    using BiasT = typename BIAS_TYPE::T;
+    using Acc = std::conditional_t<std::is_integral<SrcA>::value, int32_t, float>;
+
+public:
+    void Init(const TCubeTiling* tiling, AscendC::TPipe* tpipe = nullptr)
+    {
+        (void)tpipe;
+        if (tiling == nullptr) ks_twin::fail("matmul", "Matmul::Init on %s got no TCubeTiling", ks_twin::core_name());
+        t_ = *tiling;
+        validate();
+        inited_ = true;
+        orgM_ = t_.M;
+        orgN_ = t_.N;
+        orgKa_ = t_.Ka;
+        orgKb_ = t_.Kb;
+        singleM_ = t_.singleCoreM;
+        singleN_ = t_.singleCoreN;
+        singleK_ = t_.singleCoreK;
+    }
+
+    void SetTensorA(const AscendC::GlobalTensor<SrcA>& gm, bool isTransposeA = false) { set_gm(a_, gm, isTransposeA); }
+    void SetTensorA(const AscendC::LocalTensor<SrcA>& ub, bool isTransposeA = false) { set_ub(a_, ub, isTransposeA); }
+    void SetTensorB(const AscendC::GlobalTensor<SrcB>& gm, bool isTransposeB = false) { set_gm(b_, gm, isTransposeB); }
+    void SetTensorB(const AscendC::LocalTensor<SrcB>& ub, bool isTransposeB = false) { set_ub(b_, ub, isTransposeB); }
+    void SetBias(const AscendC::GlobalTensor<BiasT>& gm) { set_gm(bias_, gm, false); }
+    void SetBias(const AscendC::LocalTensor<BiasT>& ub) { set_ub(bias_, ub, false); }
+    void DisableBias() { bias_.set = false; }
+    void ClearBias() { bias_.set = false; }
+    void SetLocalWorkspace(const AscendC::LocalTensor<uint8_t>&) {}
+    void SetWorkspace(const AscendC::GlobalTensor<uint8_t>&) {}
+
+    void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
+    void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0)
+    {
+        (void)orgKc;
+        orgM_ = orgM;
+        orgN_ = orgN;
+        orgKa_ = orgKa;
+        orgKb_ = orgKb;
+    }
+    void SetSingleShape(int m, int n, int k)
+    {
+        singleM_ = m;
+        singleN_ = n;
+        singleK_ = k;
+    }
+    void SetTail(int tailM = -1, int tailN = -1, int tailK = -1)
+    {
+        if (tailM > 0) singleM_ = tailM;
+        if (tailN > 0) singleN_ = tailN;
+        if (tailK > 0) singleK_ = tailK;
+    }
+
+    // Computes the next baseM x baseN tile of C; false once every tile of the single-core block is done.
+    template <bool sync = true> bool Iterate(bool enPartialSum = false)
+    {
+        (void)enPartialSum;
+        begin("Iterate");
+        if (cur_ >= roundM_ * roundN_) {
+            running_ = false;
+            has_tile_ = false;
+            return false;
+        }
+        if (t_.iterateOrder == 1) {
+            tm_ = cur_ / roundN_;
+            tn_ = cur_ % roundN_;
+        } else {
+            tm_ = cur_ % roundM_;
+            tn_ = cur_ / roundM_;
+        }
+        compute_tile();
+        ++cur_;
+        has_tile_ = true;
+        return true;
+    }
+
+    // Writes the current tile densely (rows of baseN) into a local tensor.
+    template <bool sync = true>
+    void GetTensorC(const AscendC::LocalTensor<DstC>& dst, uint8_t enAtomic = 0, bool enSequentialWrite = false)
+    {
+        (void)enSequentialWrite;
+        require_tile("GetTensorC(LocalTensor)");
+        dst.check(0, static_cast<uint64_t>(t_.baseM) * t_.baseN, "Matmul::GetTensorC(LocalTensor)");
+        dst.check_aligned("Matmul::GetTensorC", "the destination");
+        write_tile(dst.GetPhyAddr(), t_.baseN, enAtomic != 0);
+    }
+
+    // Writes the current tile into GM: at its place in C (row stride N) or densely if enSequentialWrite.
+    template <bool sync = true>
+    void GetTensorC(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false)
+    {
+        require_tile("GetTensorC(GlobalTensor)");
+        if (enSequentialWrite) {
+            gm.check(0, static_cast<uint64_t>(t_.baseM) * t_.baseN, "Matmul::GetTensorC(GlobalTensor)");
+            write_tile(gm.GetPhyAddr(), t_.baseN, enAtomic != 0);
+            return;
+        }
+        uint64_t off = static_cast<uint64_t>(tm_) * t_.baseM * orgN_ + static_cast<uint64_t>(tn_) * t_.baseN;
+        gm.check(0, off + (rows_ - 1) * static_cast<uint64_t>(orgN_) + cols_, "Matmul::GetTensorC(GlobalTensor)");
+        write_tile(gm.GetPhyAddr() + off, orgN_, enAtomic != 0);
+    }
+
+    // Computes the whole singleCoreM x singleCoreN block into GM (row stride N).
+    template <bool sync = true>
+    void IterateAll(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    bool waitIterateAll = false, bool fakeMsg = false)
+    {
+        (void)enSequentialWrite;
+        (void)waitIterateAll;
+        (void)fakeMsg;
+        while (Iterate()) GetTensorC(gm, enAtomic, false);
+    }
+
+    template <bool sync = true> void IterateAll(const AscendC::LocalTensor<DstC>& ub, uint8_t enAtomic = 0)
+    {
+        begin("IterateAll(LocalTensor)");
+        ub.check(0, static_cast<uint64_t>(singleM_) * singleN_, "Matmul::IterateAll(LocalTensor)");
+        while (Iterate()) {
+            write_tile(ub.GetPhyAddr() + static_cast<uint64_t>(tm_) * t_.baseM * singleN_ +
+                           static_cast<uint64_t>(tn_) * t_.baseN,
+                       singleN_, enAtomic != 0);
+        }
+    }
+
+    void WaitIterateAll() {}
+    void WaitGetTensorC() {}
+    void End()
+    {
+        a_.set = b_.set = bias_.set = false;
+        running_ = false;
+        has_tile_ = false;
+    }
+    uint8_t GetSubBlockIdx() const { return static_cast<uint8_t>(ks_twin::ctx().sub); }
+    bool registered() const { return inited_; }
+
+private:
+    template <class T> void set_gm(ks_twin::Operand<T>& op, const AscendC::GlobalTensor<T>& gm, bool trans)
+    {
+        op.set = true;
+        op.local = false;
+        op.gm = gm;
+        op.trans = trans;
+        running_ = false;
+    }
+    template <class T> void set_ub(ks_twin::Operand<T>& op, const AscendC::LocalTensor<T>& ub, bool trans)
+    {
+        op.set = true;
+        op.local = true;
+        op.ub = ub;
+        op.trans = trans;
+        running_ = false;
+    }
+
+    void validate() const
+    {
+        const TCubeTiling& t = t_;
+        if (t.baseM <= 0 || t.baseN <= 0 || t.baseK <= 0 || t.singleCoreM <= 0 || t.singleCoreN <= 0 ||
+            t.singleCoreK <= 0 || t.M <= 0 || t.N <= 0 || t.Ka <= 0) {
+            ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: TCubeTiling needs positive M, N, Ka, singleCoreM/N/K "
+                          "and baseM/N/K (got M=%d N=%d Ka=%d singleCore %dx%dx%d base %dx%dx%d); fill the tiling",
+                          ks_twin::core_name(), t.M, t.N, t.Ka, t.singleCoreM, t.singleCoreN, t.singleCoreK,
+                          t.baseM, t.baseN, t.baseK);
+        }
+        if (t.Kb != 0 && t.Kb != t.Ka) {
+            ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: TCubeTiling Ka=%d but Kb=%d; A and B must share K",
+                          ks_twin::core_name(), t.Ka, t.Kb);
+        }
+        if (t.baseM % 16 || t.baseN % 16 || (t.baseK * sizeof(SrcA)) % 32) {
+            ks_twin::fail("alignment", "REGIST_MATMUL_OBJ on %s: baseM=%d and baseN=%d must be multiples of 16 and "
+                          "baseK=%d a multiple of %zu (32 bytes of %s); round the base tile",
+                          ks_twin::core_name(), t.baseM, t.baseN, t.baseK, 32 / sizeof(SrcA),
+                          ks_twin::type_name<SrcA>());
+        }
+        auto db = [](int v) { return static_cast<uint64_t>(v > 0 ? v : 1); };
+        check_cap("L0A", "baseM x baseK x sizeof(A) x dbL0A",
+                  static_cast<uint64_t>(t.baseM) * t.baseK * sizeof(SrcA) * db(t.dbL0A), KS_L0A_BYTES, "KS_L0A_BYTES");
+        check_cap("L0B", "baseK x baseN x sizeof(B) x dbL0B",
+                  static_cast<uint64_t>(t.baseK) * t.baseN * sizeof(SrcB) * db(t.dbL0B), KS_L0B_BYTES, "KS_L0B_BYTES");
+        check_cap("L0C", "baseM x baseN x 4 x dbL0C", static_cast<uint64_t>(t.baseM) * t.baseN * 4 * db(t.dbL0C),
+                  KS_L0C_BYTES, "KS_L0C_BYTES");
+        uint64_t l1 = db(t.depthA1) * t.baseM * t.baseK * sizeof(SrcA) + db(t.depthB1) * t.baseN * t.baseK * sizeof(SrcB) +
+                      (t.isBias ? static_cast<uint64_t>(t.baseN) * sizeof(BiasT) : 0);
+        check_cap("L1", "depthA1 x baseM x baseK x sizeof(A) + depthB1 x baseK x baseN x sizeof(B) + bias", l1,
+                  KS_L1_BYTES, "KS_L1_BYTES");
+    }
+
+    static void check_cap(const char* mem, const char* formula, uint64_t need, uint64_t cap, const char* macro)
+    {
+        if (need > cap) {
+            ks_twin::fail("capacity", "REGIST_MATMUL_OBJ on %s: the TCubeTiling needs %llu bytes of %s (%s) but it "
+                          "holds %llu (%s); lower baseM/baseN/baseK, depths or double buffering",
+                          ks_twin::core_name(), static_cast<unsigned long long>(need), mem, formula,
+                          static_cast<unsigned long long>(cap), macro);
+        }
+    }
+
+    void begin(const char* api)
+    {
+        if (!inited_) {
+            ks_twin::fail("matmul", "Matmul::%s on %s before REGIST_MATMUL_OBJ(&pipe, workspace, obj, &tiling) or "
+                          "obj.Init(&tiling)", api, ks_twin::core_name());
+        }
+#ifdef ASCENDC_CUBE_ONLY
+        if (ks_twin::ctx().active && ks_twin::ctx().type == ks_twin::CoreType::AIV) {
+            ks_twin::fail("launch", "Matmul::%s on the %s with ASCENDC_CUBE_ONLY: the matmul runs on the AIC; "
+                          "guard it with `if ASCEND_IS_AIC { ... }`", api, ks_twin::core_name());
+        }
+#endif
+        if (running_) return;
+        if (!a_.set || !b_.set) {
+            ks_twin::fail("matmul", "Matmul::%s on %s without SetTensorA and SetTensorB", api, ks_twin::core_name());
+        }
+        if (t_.isBias && !bias_.set) {
+            ks_twin::fail("matmul", "Matmul::%s on %s: TCubeTiling.isBias=1 but SetBias was not called; call "
+                          "SetBias or set isBias=0", api, ks_twin::core_name());
+        }
+        if (!t_.isBias && bias_.set) {
+            ks_twin::fail("matmul", "Matmul::%s on %s: SetBias was called but TCubeTiling.isBias=0; set isBias=1",
+                          api, ks_twin::core_name());
+        }
+        uint64_t M = singleM_, N = singleN_, K = singleK_;
+        a_.check(a_.trans ? (K - 1) * orgM_ + M : (M - 1) * orgKa_ + K, "Matmul A (SetTensorA)");
+        b_.check(b_.trans ? (N - 1) * orgKb_ + K : (K - 1) * orgN_ + N, "Matmul B (SetTensorB)");
+        if (bias_.set) bias_.check(N, "Matmul bias (SetBias)");
+        roundM_ = static_cast<int>((M + t_.baseM - 1) / t_.baseM);
+        roundN_ = static_cast<int>((N + t_.baseN - 1) / t_.baseN);
+        cur_ = 0;
+        running_ = true;
+    }
+
+    void compute_tile()
+    {
+        rows_ = std::min(t_.baseM, singleM_ - tm_ * t_.baseM);
+        cols_ = std::min(t_.baseN, singleN_ - tn_ * t_.baseN);
+        acc_.assign(static_cast<size_t>(t_.baseM) * t_.baseN, Acc(0));
+        const SrcA* A = a_.data();
+        const SrcB* B = b_.data();
+        const int64_t m0 = static_cast<int64_t>(tm_) * t_.baseM, n0 = static_cast<int64_t>(tn_) * t_.baseN;
+        for (int i = 0; i < rows_; ++i) {
+            for (int j = 0; j < cols_; ++j) {
+                const int64_t m = m0 + i, n = n0 + j;
+                Acc s = 0;
+                for (int64_t k = 0; k < singleK_; ++k) {
+                    Acc av = static_cast<Acc>(ks_twin::to_calc(a_.trans ? A[k * orgM_ + m] : A[m * orgKa_ + k]));
+                    Acc bv = static_cast<Acc>(ks_twin::to_calc(b_.trans ? B[n * orgKb_ + k] : B[k * orgN_ + n]));
+                    s += av * bv;
+                }
+                if (bias_.set) s += static_cast<Acc>(ks_twin::to_calc(bias_.data()[n]));
+                acc_[static_cast<size_t>(i) * t_.baseN + j] = s;
+            }
+        }
+    }
+
+    void require_tile(const char* api) const
+    {
+        if (!has_tile_) {
+            ks_twin::fail("matmul", "Matmul::%s on %s without a tile: call it after Iterate() returned true", api,
+                          ks_twin::core_name());
+        }
+    }
+
+    void write_tile(DstC* dst, int64_t stride, bool atomic)
+    {
+        std::unique_lock<std::mutex> lk(ks_twin::atomic_mutex(), std::defer_lock);
+        if (atomic) lk.lock();
+        for (int i = 0; i < rows_; ++i) {
+            for (int j = 0; j < cols_; ++j) {
+                Acc v = acc_[static_cast<size_t>(i) * t_.baseN + j];
+                DstC& out = dst[i * stride + j];
+                out = atomic ? ks_twin::to_c<DstC>(static_cast<Acc>(ks_twin::to_calc(out)) + v) : ks_twin::to_c<DstC>(v);
+            }
+        }
+    }
+
+    TCubeTiling t_{};
+    bool inited_ = false, running_ = false, has_tile_ = false;
+    int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, singleM_ = 0, singleN_ = 0, singleK_ = 0;
+    int roundM_ = 0, roundN_ = 0, cur_ = 0, tm_ = 0, tn_ = 0, rows_ = 0, cols_ = 0;
+    ks_twin::Operand<SrcA> a_;
+    ks_twin::Operand<SrcB> b_;
+    ks_twin::Operand<BiasT> bias_;
+    std::vector<Acc> acc_;
+};
+
+}  // namespace matmul
+
+namespace AscendC {
+using matmul::CFG_IBSHARE_NORM;
+using matmul::CFG_MDL;
+using matmul::CFG_NORM;
+using matmul::Matmul;
+using matmul::MatmulConfig;
+using matmul::MatmulType;
+}  // namespace AscendC
+
+namespace ks_twin {
+
+// In a MIX kernel the AIC serves the AIVs' Matmul calls and leaves the kernel at REGIST_MATMUL_OBJ.
+inline bool matmul_server_returns()
+{
+    CoreCtx& c = ctx();
+    if (!(c.active && c.mix && c.type == CoreType::AIC)) return false;
+    std::lock_guard<std::mutex> lk(c.sync->m);
+    c.sync->aic_became_server = true;
+    return true;
+}
+
+inline void regist_matmul(AscendC::TPipe*, GM_ADDR) {}
+
+template <class MM, class... Rest>
+inline void regist_matmul(AscendC::TPipe* pipe, GM_ADDR ws, MM& obj, const TCubeTiling* tiling, Rest&&... rest)
+{
+    if (ctx().active && !ctx().mix && ctx().type == CoreType::AIV) {
+        fail("launch", "REGIST_MATMUL_OBJ on the %s of an AIV_ONLY kernel: Matmul needs a cube core; launch with "
+             "KERNEL_TYPE_MIX_AIC_1_2 (SetKernelMode(KernelMode::MIX_MODE)) or AIC_ONLY", core_name());
+    }
+    if (tiling != nullptr) obj.Init(tiling, pipe);
+    regist_matmul(pipe, ws, rest...);
+}
+
+}  // namespace ks_twin
+
+#ifdef ASCENDC_CUBE_ONLY
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...) ::ks_twin::regist_matmul(tpipe, workspace, __VA_ARGS__)
+#else
+#define REGIST_MATMUL_OBJ(tpipe, workspace, ...)   \
+    if (::ks_twin::matmul_server_returns()) return; \
+    ::ks_twin::regist_matmul(tpipe, workspace, __VA_ARGS__)
+#endif
+
+#endif

@@ -1,0 +1,366 @@
+// Launch machinery: per-thread core context, GM allocations, cross-core flags, ICPU_RUN_KF.
+#ifndef KS_TWIN_RUNTIME_H
+#define KS_TWIN_RUNTIME_H
+
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "error.h"
+#include "types.h"
+
+namespace ks_twin {
+
+enum class CoreType { AIC, AIV };
+
+constexpr int kFlagIds = 16;
+constexpr int kFlagMax = 15;  // the hardware flag counter saturates here
+
+struct BlockSync;
+
+struct CoreCtx {
+    bool active = false;  // inside a launched kernel
+    CoreType type = CoreType::AIV;
+    int64_t block_idx = 0;  // what GetBlockIdx() returns
+    int64_t block_num = 1;
+    int64_t group = 0;  // index of the AI Core (AIC + its AIVs)
+    int sub = 0;        // AIV index inside its group
+    int ratio = 1;      // GetTaskRation()
+    bool mix = false;
+    BlockSync* sync = nullptr;
+};
+
+inline CoreCtx& ctx()
+{
+    static thread_local CoreCtx c;
+    return c;
+}
+
+inline const char* core_name()
+{
+    static thread_local char buf[48];
+    const CoreCtx& c = ctx();
+    if (c.type == CoreType::AIC) {
+        std::snprintf(buf, sizeof buf, "AIC of block %lld", static_cast<long long>(c.group));
+    } else {
+        std::snprintf(buf, sizeof buf, "AIV%d of block %lld", c.sub, static_cast<long long>(c.group));
+    }
+    return buf;
+}
+
+// ---- launch-wide state set by main.cpp --------------------------------------------------------
+struct LaunchState {
+    KernelMode mode = KernelMode::AIV_MODE;
+    uint64_t tiling_key = 0;
+    uint8_t* sys_workspace = nullptr;
+    std::string kernel_name;
+};
+
+inline LaunchState& launch_state()
+{
+    static LaunchState s;
+    return s;
+}
+
+// ---- GM allocations: every GmAlloc buffer is registered so copies can be bounds-checked -------
+struct GmRegistry {
+    std::mutex m;
+    std::map<uintptr_t, size_t> blocks;  // start -> bytes
+};
+
+inline GmRegistry& gm_registry()
+{
+    static GmRegistry r;
+    return r;
+}
+
+// Checks that [p, p + bytes) stays inside the GmAlloc buffer that holds p (if any).
+inline void check_gm_range(const void* p, uint64_t bytes, const char* api)
+{
+    GmRegistry& r = gm_registry();
+    std::lock_guard<std::mutex> lk(r.m);
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    auto it = r.blocks.upper_bound(a);
+    if (it == r.blocks.begin()) return;
+    --it;
+    uintptr_t start = it->first;
+    size_t size = it->second;
+    if (a >= start + size) return;
+    if (a + bytes > start + size) {
+        fail("bounds",
+             "%s on %s touches GM bytes [%llu, %llu) of a GmAlloc buffer of %zu bytes, %llu bytes past its end; "
+             "check the offsets and lengths of this copy against the tensor size",
+             api, core_name(), static_cast<unsigned long long>(a - start),
+             static_cast<unsigned long long>(a - start + bytes), size,
+             static_cast<unsigned long long>(a + bytes - start - size));
+    }
+}
+
+// ---- cross-core flags of one AI Core (AIC + 2 AIVs), with exact deadlock detection -------------
+struct BlockSync {
+    std::mutex m;
+    std::condition_variable cv;
+    int64_t group = 0;
+    int cores = 0;                       // threads of this block
+    bool alive[3] = {false, false, false};  // slot 0 = AIC, 1 = AIV0, 2 = AIV1
+    bool waiting[3] = {false, false, false};
+    int wait_id[3] = {0, 0, 0};
+    int aiv_from_aic[2][kFlagIds] = {};      // mode 2: AIC set -> each AIV
+    int aic_from_aiv[2][kFlagIds] = {};      // mode 2: AIV set -> the AIC, per AIV
+    int aiv_from_aiv[2][2][kFlagIds] = {};   // mode 1: [target][source]
+    bool aic_became_server = false;          // AIC returned at REGIST_MATMUL_OBJ
+
+    static const char* slot_name(int s) { return s == 0 ? "AIC" : (s == 1 ? "AIV0" : "AIV1"); }
+
+    bool mode1_ready(int slot) const
+    {
+        int id = wait_id[slot];
+        return slot != 0 && aiv_from_aiv[slot - 1][0][id] > 0 && aiv_from_aiv[slot - 1][1][id] > 0;
+    }
+
+    bool satisfied(int slot) const
+    {
+        int id = wait_id[slot];
+        if (slot == 0) return aic_from_aiv[0][id] > 0 && aic_from_aiv[1][id] > 0;
+        return aiv_from_aic[slot - 1][id] > 0 || mode1_ready(slot);
+    }
+
+    // A wait does not name its mode: an AIV takes a mode-1 group set when one is complete, else the AIC's.
+    void consume(int slot)
+    {
+        int id = wait_id[slot];
+        if (slot == 0) {
+            --aic_from_aiv[0][id];
+            --aic_from_aiv[1][id];
+        } else if (mode1_ready(slot)) {
+            --aiv_from_aiv[slot - 1][0][id];
+            --aiv_from_aiv[slot - 1][1][id];
+        } else {
+            --aiv_from_aic[slot - 1][id];
+        }
+    }
+
+    // Called with m held: every live core waits and no wait can be met -> report and exit.
+    void check_deadlock()
+    {
+        int n_wait = 0, live = 0;
+        for (int s = 0; s < 3; ++s) {
+            if (!alive[s]) continue;
+            ++live;
+            if (!waiting[s]) return;
+            if (satisfied(s)) return;
+            ++n_wait;
+        }
+        if (live == 0 || n_wait != live) return;
+        std::string who;
+        for (int s = 0; s < 3; ++s) {
+            if (!alive[s]) continue;
+            char part[160];
+            std::snprintf(part, sizeof part, "%s%s waits CrossCoreWaitFlag(%d) that is never set", who.empty() ? "" : "; ",
+                          slot_name(s), wait_id[s]);
+            who += part;
+        }
+        std::string hint = aic_became_server
+            ? " The AIC returned at REGIST_MATMUL_OBJ (in MIX kernels it serves the AIVs' Matmul calls); define "
+              "ASCENDC_CUBE_ONLY before including lib/matmul_intf.h to run Matmul on the AIC and set flags there."
+            : "";
+        fail("flag",
+             "deadlock in block %lld of kernel %s: %s; no running core of the block can set these flags any more. "
+             "Add the matching CrossCoreSetFlag<mode, pipe>(id) on the other side (mode 2: one AIC set wakes both "
+             "AIVs; the AIC's wait needs a set from each AIV).%s",
+             static_cast<long long>(group), launch_state().kernel_name.c_str(), who.c_str(), hint.c_str());
+    }
+};
+
+inline int my_slot() { return ctx().type == CoreType::AIC ? 0 : 1 + ctx().sub; }
+
+inline void bump(int& counter, int id, const char* target)
+{
+    if (counter >= kFlagMax) {
+        fail("flag",
+             "CrossCoreSetFlag(%d) on %s: flag %d toward %s was already set %d times and never waited for; the "
+             "hardware counter holds %d. Pair every CrossCoreSetFlag with a CrossCoreWaitFlag on the other side",
+             id, core_name(), id, target, counter, kFlagMax);
+    }
+    ++counter;
+}
+
+inline void check_flag_args(const char* api, int mode, int id)
+{
+    if (id < 0 || id >= kFlagIds) {
+        fail("flag", "%s(%d) on %s: flag ids are 0..%d; use a smaller id", api, id, core_name(), kFlagIds - 1);
+    }
+    if (mode != 1 && mode != 2) {
+        fail("flag",
+             "%s mode %d on %s: the twin implements mode 1 (AIVs of one AI Core) and mode 2 (AIC with its two "
+             "AIVs); mode 0 (all cores) needs every block at once, which it does not run; use mode 2",
+             api, mode, core_name());
+    }
+    if (!ctx().active || ctx().sync == nullptr) {
+        fail("flag", "%s(%d) called outside a kernel launched by ICPU_RUN_KF", api, id);
+    }
+}
+
+inline void cross_core_set(int mode, int id)
+{
+    check_flag_args("CrossCoreSetFlag", mode, id);
+    BlockSync& s = *ctx().sync;
+    std::lock_guard<std::mutex> lk(s.m);
+    int slot = my_slot();
+    if (mode == 2) {
+        if (slot == 0) {
+            bump(s.aiv_from_aic[0][id], id, "AIV0");
+            bump(s.aiv_from_aic[1][id], id, "AIV1");
+        } else {
+            bump(s.aic_from_aiv[slot - 1][id], id, "the AIC");
+        }
+    } else {
+        if (slot == 0) fail("flag", "CrossCoreSetFlag<1>(%d) on the AIC: mode 1 syncs AIVs only; use mode 2", id);
+        bump(s.aiv_from_aiv[0][slot - 1][id], id, "AIV0");
+        bump(s.aiv_from_aiv[1][slot - 1][id], id, "AIV1");
+    }
+    s.cv.notify_all();
+}
+
+inline void cross_core_wait(int id)
+{
+    check_flag_args("CrossCoreWaitFlag", 2, id);
+    BlockSync& s = *ctx().sync;
+    std::unique_lock<std::mutex> lk(s.m);
+    int slot = my_slot();
+    s.wait_id[slot] = id;
+    s.waiting[slot] = true;
+    while (!s.satisfied(slot)) {
+        s.check_deadlock();
+        s.cv.wait(lk);
+    }
+    s.consume(slot);
+    s.waiting[slot] = false;
+}
+
+inline void core_finished()
+{
+    BlockSync* s = ctx().sync;
+    if (s == nullptr) return;
+    std::lock_guard<std::mutex> lk(s->m);
+    s->alive[my_slot()] = false;
+    s->check_deadlock();
+    s->cv.notify_all();
+}
+
+// ---- ICPU_RUN_KF ----------------------------------------------------------------------------
+inline void run_core(const std::function<void()>& body, CoreCtx c)
+{
+    ctx() = c;
+    body();
+    core_finished();
+    ctx() = CoreCtx{};
+}
+
+inline void run_kernel(const char* name, int64_t block_dim, const std::function<void()>& body)
+{
+    LaunchState& ls = launch_state();
+    ls.kernel_name = name;
+    if (block_dim <= 0 || block_dim > 65535) {
+        fail("launch", "ICPU_RUN_KF(%s, blockDim=%lld): blockDim must be 1..65535", name,
+             static_cast<long long>(block_dim));
+    }
+    for (int64_t b = 0; b < block_dim; ++b) {
+        BlockSync sync;
+        sync.group = b;
+        CoreCtx base;
+        base.active = true;
+        base.block_num = block_dim;
+        base.group = b;
+        base.sync = &sync;
+        if (ls.mode == KernelMode::MIX_MODE) {
+            sync.cores = 3;
+            sync.alive[0] = sync.alive[1] = sync.alive[2] = true;
+            base.mix = true;
+            CoreCtx aic = base, aiv0 = base, aiv1 = base;
+            aic.type = CoreType::AIC;
+            aic.block_idx = b;
+            aiv0.block_idx = 2 * b;
+            aiv1.block_idx = 2 * b + 1;
+            aiv1.sub = 1;
+            aiv0.ratio = aiv1.ratio = 2;
+            std::thread t0(run_core, std::cref(body), aic);
+            std::thread t1(run_core, std::cref(body), aiv0);
+            std::thread t2(run_core, std::cref(body), aiv1);
+            t0.join();
+            t1.join();
+            t2.join();
+        } else if (ls.mode == KernelMode::AIC_MODE || ls.mode == KernelMode::AIV_MODE) {
+            base.type = ls.mode == KernelMode::AIC_MODE ? CoreType::AIC : CoreType::AIV;
+            base.block_idx = b;
+            sync.cores = 1;
+            sync.alive[base.type == CoreType::AIC ? 0 : 1] = true;
+            std::thread t(run_core, std::cref(body), base);
+            t.join();
+        } else {
+            fail("launch", "SetKernelMode(MIX_AIC_1_1) is not supported by the twin; use MIX_MODE (1 AIC : 2 AIV)");
+        }
+    }
+}
+
+inline void check_task_type(KernelMetaType t)
+{
+    KernelMode m = launch_state().mode;
+    const char* need = nullptr;
+    if (t == KERNEL_TYPE_MIX_AIC_1_2 && m != KernelMode::MIX_MODE) need = "KernelMode::MIX_MODE";
+    if (t == KERNEL_TYPE_AIV_ONLY && m != KernelMode::AIV_MODE) need = "KernelMode::AIV_MODE";
+    if (t == KERNEL_TYPE_AIC_ONLY && m != KernelMode::AIC_MODE) need = "KernelMode::AIC_MODE";
+    if (t != KERNEL_TYPE_MIX_AIC_1_2 && t != KERNEL_TYPE_AIV_ONLY && t != KERNEL_TYPE_AIC_ONLY) {
+        fail("launch", "KERNEL_TASK_TYPE_DEFAULT(%d) in %s: the twin runs KERNEL_TYPE_AIV_ONLY, AIC_ONLY and "
+             "MIX_AIC_1_2", static_cast<int>(t), launch_state().kernel_name.c_str());
+    }
+    if (need != nullptr) {
+        fail("launch", "kernel %s declares KERNEL_TASK_TYPE_DEFAULT(%d) but main.cpp launched it in another "
+             "kernel mode; call AscendC::SetKernelMode(%s) before ICPU_RUN_KF",
+             launch_state().kernel_name.c_str(), static_cast<int>(t), need);
+    }
+}
+
+// Vector units exist only on AIVs: vector instructions on a cube core are a kernel bug.
+inline void require_vector(const char* api)
+{
+    if (ctx().active && ctx().type == CoreType::AIC) {
+        fail("launch", "%s runs on the %s, which has no vector unit or UB; guard vector code with "
+             "`if ASCEND_IS_AIV { ... }`", api, core_name());
+    }
+}
+
+inline void* gm_alloc(size_t bytes)
+{
+    size_t rounded = (bytes + 511) / 512 * 512;
+    if (rounded == 0) rounded = 512;
+    void* p = std::aligned_alloc(512, rounded);
+    if (p == nullptr) fail("capacity", "GmAlloc(%zu) failed: out of host memory", bytes);
+    std::memset(p, 0, rounded);
+    GmRegistry& r = gm_registry();
+    std::lock_guard<std::mutex> lk(r.m);
+    r.blocks[reinterpret_cast<uintptr_t>(p)] = bytes;
+    return p;
+}
+
+inline void gm_free(void* p)
+{
+    if (p == nullptr) return;
+    {
+        GmRegistry& r = gm_registry();
+        std::lock_guard<std::mutex> lk(r.m);
+        if (r.blocks.erase(reinterpret_cast<uintptr_t>(p)) == 0) {
+            fail("bounds", "GmFree got a pointer that GmAlloc did not return (or that was freed already)");
+        }
+    }
+    std::free(p);
+}
+
+}  // namespace ks_twin
+
+#endif

@@ -1,0 +1,282 @@
+"""Compile a CodeBundle against the twin headers with g++, run it on the CPU, read its outputs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
+from ..errors import CompileError, InputError, TwinError
+from .bundle import CodeBundle, TensorSpec
+
+__all__ = [
+    "CompileResult",
+    "run",
+    "compile",
+    "compile_bundle",
+    "is_cached",
+    "include_dir",
+    "default_cache_dir",
+    "capacity_macros",
+    "compile_flags",
+]
+
+CXX = "g++"
+BASE_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-pthread")
+COMPILE_TIMEOUT_S = 300.0
+# ascend910b on-chip sizes, used while the target profile cannot be loaded.
+DEFAULT_CAPACITY: dict[str, int] = {
+    "KS_UB_BYTES": 196608,
+    "KS_L1_BYTES": 524288,
+    "KS_L0A_BYTES": 65536,
+    "KS_L0B_BYTES": 65536,
+    "KS_L0C_BYTES": 131072,
+}
+_PROFILE_FIELDS = {
+    "KS_UB_BYTES": "ub_bytes",
+    "KS_L1_BYTES": "l1_bytes",
+    "KS_L0A_BYTES": "l0a_bytes",
+    "KS_L0B_BYTES": "l0b_bytes",
+    "KS_L0C_BYTES": "l0c_bytes",
+}
+_TWIN_ERROR = re.compile(r"^KS_TWIN_ERROR (?P<kind>\w+): (?P<msg>.*)$", re.M)
+_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>(?:fatal )?error): (?P<msg>.*)$", re.M)
+_LOC = re.compile(r"^(?P<file>[^:\n\s]+):(?P<line>\d+):(?P<col>\d+):", re.M)
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """A compiled twin binary and whether it came from the cache."""
+
+    binary: Path
+    cache_hit: bool
+    seconds: float
+
+
+def include_dir() -> Path:
+    """The twin's header directory (kernel_operator.h, lib/matmul_intf.h, tikicpulib.h, ...)."""
+    return Path(__file__).resolve().parent / "include"
+
+
+def default_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/kernelstudio/twin`, else `~/.cache/kernelstudio/twin`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "kernelstudio" / "twin"
+
+
+def capacity_macros(target: str) -> dict[str, int]:
+    """On-chip memory sizes of `target` as the -D macros the twin headers check against."""
+    try:
+        from .. import hw
+    except ImportError:
+        return dict(DEFAULT_CAPACITY)
+    get = getattr(hw, "get", None)
+    if get is None:  # the profile registry is not there yet
+        return dict(DEFAULT_CAPACITY)
+    profile = get(target)
+    return {macro: int(getattr(profile, name)) for macro, name in _PROFILE_FIELDS.items()}
+
+
+def compile_flags(code: CodeBundle) -> list[str]:
+    """Every g++ flag used for `code`, include dir excluded."""
+    macros = capacity_macros(code.target)
+    macros["KS_WORKSPACE_BYTES"] = code.workspace_bytes
+    return [*BASE_FLAGS, *(f"-D{k}={v}" for k, v in sorted(macros.items()))]
+
+
+def _header_digest() -> str:
+    h = hashlib.sha256()
+    root = include_dir()
+    for p in sorted(root.rglob("*.h")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_key(code: CodeBundle, flags: list[str]) -> str:
+    h = hashlib.sha256()
+    h.update(CXX.encode())
+    h.update("\0".join(flags).encode())
+    h.update(_header_digest().encode())
+    for path in sorted(code.files):
+        h.update(f"\0{path}\0{len(code.files[path])}\0".encode())
+        h.update(code.files[path].encode())
+    return h.hexdigest()[:24]
+
+
+def _binary_path(code: CodeBundle, cache_dir: str | os.PathLike[str] | None) -> Path:
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return root / _cache_key(code, compile_flags(code)) / code.name
+
+
+def is_cached(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Whether a compiled binary for exactly these sources, flags and headers is in the cache."""
+    return _binary_path(code, cache_dir).is_file()
+
+
+def compile_bundle(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None = None) -> CompileResult:
+    """Compile `code` (or take it from the cache) and say which happened and how long it took."""
+    start = time.perf_counter()
+    binary = _binary_path(code, cache_dir)
+    if binary.is_file():
+        return CompileResult(binary, True, time.perf_counter() - start)
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    build = Path(tempfile.mkdtemp(prefix="build-", dir=binary.parent))
+    try:
+        for rel, text in code.files.items():
+            dst = build / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_text(text)
+        out = build / code.name
+        cmd = [CXX, *compile_flags(code), f"-I{include_dir()}", "main.cpp", "-o", str(out)]
+        try:
+            proc = subprocess.run(cmd, cwd=build, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+        except FileNotFoundError as e:
+            raise CompileError(f"kernel {code.name!r}: C++ compiler {CXX!r} not found; install g++ >= 12") from e
+        except subprocess.TimeoutExpired as e:
+            raise CompileError(f"kernel {code.name!r}: g++ did not finish within {COMPILE_TIMEOUT_S:g} s") from e
+        if proc.returncode != 0:
+            raise CompileError(_describe_compile_error(code, proc.stderr))
+        os.replace(out, binary)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+    return CompileResult(binary, False, time.perf_counter() - start)
+
+
+def compile(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None = None) -> Path:  # noqa: A001
+    """Path of the compiled twin binary for `code`, compiling it unless it is cached."""
+    return compile_bundle(code, cache_dir=cache_dir).binary
+
+
+def _source_line(code: CodeBundle, file: str, line: int) -> str | None:
+    text = code.files.get(file.removeprefix("./"))
+    if text is None:
+        return None
+    lines = text.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else None
+
+
+def _describe_compile_error(code: CodeBundle, stderr: str) -> str:
+    """The first g++ error, with the generated file, line and source line it points at."""
+    first = _DIAG.search(stderr)
+    if first is None:
+        tail = "\n".join(stderr.strip().splitlines()[-5:])
+        return f"kernel {code.name!r} does not compile:\n{tail}"
+    file, line = first["file"].removeprefix("./"), int(first["line"])
+    src = _source_line(code, file, line)
+    msg = f"kernel {code.name!r} does not compile: {file}:{line}:{first['col']}: {first['sev']}: {first['msg']}"
+    if src is not None:
+        return f"{msg}\n    {line} | {src}"
+    # The error sits in a twin header: point at the generated line that led there.
+    for loc in _LOC.finditer(stderr):
+        lfile, lline = loc["file"].removeprefix("./"), int(loc["line"])
+        lsrc = _source_line(code, lfile, lline)
+        if lsrc is not None:
+            return f"{msg}\n    reached from {lfile}:{lline}: {lsrc}"
+    return msg
+
+
+def _to_storage(spec: TensorSpec, value: object, kernel: str) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"kernel {kernel!r}: input {spec.name!r} has dtype {arr.dtype}; pass numbers ({spec.dtype})")
+    if arr.shape != spec.shape:
+        raise InputError(
+            f"kernel {kernel!r}: input {spec.name!r} has shape {arr.shape} but the kernel reads {spec.shape} "
+            f"({spec.dtype}); reshape the array or regenerate the kernel for this shape"
+        )
+    if spec.dtype == "bfloat16":
+        return to_bf16_bits(arr.astype(np.float32))
+    return np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
+
+
+def _check_inputs(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    expected = [t.name for t in code.inputs]
+    missing = [n for n in expected if n not in inputs]
+    extra = sorted(set(inputs) - set(expected))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing {missing}")
+        if extra:
+            parts.append(f"unexpected {extra}")
+        raise InputError(f"kernel {code.name!r} takes inputs {expected}: {', '.join(parts)}")
+    return {t.name: _to_storage(t, inputs[t.name], code.name) for t in code.inputs}
+
+
+def _read_output(spec: TensorSpec, path: Path, kernel: str) -> np.ndarray:
+    dt = storage_dtype(spec.dtype).newbyteorder("<")
+    count = int(np.prod(spec.shape, dtype=np.int64))
+    want = count * dt.itemsize
+    if not path.is_file():
+        raise TwinError(f"kernel {kernel!r}: main.cpp did not write output {spec.name!r} to {path.name}")
+    got = path.stat().st_size
+    if got != want:
+        raise TwinError(
+            f"kernel {kernel!r}: {path.name} holds {got} bytes but output {spec.name!r} {spec.shape} "
+            f"{spec.dtype} needs {want}; check the size main.cpp writes"
+        )
+    raw = np.fromfile(path, dtype=dt).reshape(spec.shape)
+    if spec.dtype == "bfloat16":
+        return from_bf16_bits(raw)
+    return raw.astype(storage_dtype(spec.dtype))
+
+
+def _describe_failure(code: CodeBundle, proc: subprocess.CompletedProcess[str]) -> TwinError:
+    found = _TWIN_ERROR.search(proc.stderr)
+    if found is not None:
+        err = TwinError(f"kernel {code.name!r}: {found['kind']}: {found['msg']}")
+        err.kind = found["kind"]  # type: ignore[attr-defined]
+        return err
+    tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+    if proc.returncode < 0:
+        sig = signal.Signals(-proc.returncode).name
+        what = f"crashed with {sig} (an access outside the buffers the twin checks, or a host-side bug in main.cpp)"
+    else:
+        what = f"exited with code {proc.returncode}"
+    return TwinError(f"kernel {code.name!r} {what}" + (f":\n{tail}" if tail else ""))
+
+
+def run(
+    code: CodeBundle,
+    inputs: Mapping[str, np.ndarray],
+    *,
+    keep_dir: str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    timeout_s: float = 120.0,
+) -> dict[str, np.ndarray]:
+    """Run `code` on the CPU twin with `inputs` and return its outputs by name.
+
+    bfloat16 tensors come back as float32 arrays holding bfloat16 values. `keep_dir` keeps the
+    .bin files of the run there; `cache_dir` overrides where compiled binaries are kept.
+    """
+    storage = _check_inputs(code, inputs)
+    binary = compile(code, cache_dir=cache_dir)
+    with tempfile.TemporaryDirectory(prefix="ks-twin-run-") as tmp:
+        work = Path(keep_dir) if keep_dir is not None else Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        for name, arr in storage.items():
+            arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(work / f"{name}.bin")
+        for spec in code.outputs:
+            (work / f"{spec.name}.bin").unlink(missing_ok=True)
+        try:
+            proc = subprocess.run([str(binary)], cwd=work, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired as e:
+            raise TwinError(
+                f"kernel {code.name!r} did not finish within {timeout_s:g} s: an endless loop, or a wait the twin "
+                f"could not see through; pass a larger timeout_s if the kernel is just slow"
+            ) from e
+        if proc.returncode != 0:
+            raise _describe_failure(code, proc)
+        return {spec.name: _read_output(spec, work / f"{spec.name}.bin", code.name) for spec in code.outputs}
