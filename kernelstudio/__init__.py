@@ -1,9 +1,72 @@
-"""kernelstudio: design fused Cube+Vector operators for Ascend NPUs."""
+"""kernelstudio: design fused Cube+Vector operators for Ascend NPUs.
+
+    import kernelstudio as ks
+    x = ks.placeholder((64, 256), "float16", name="x")
+    ...
+    s = ks.create_schedule(out); prog = ks.lower(s, target="ascend910b2")
+    ks.run_tiled(prog, ks.random_inputs(out))
+"""
 
 from __future__ import annotations
 
-from . import errors
+from . import errors, hw
+from .dsl import (
+    Tensor,
+    abs,
+    add,
+    broadcast_to,
+    cast,
+    conv2d,
+    div,
+    erf,
+    exp,
+    gather,
+    gelu,
+    layer_norm,
+    leaky_relu,
+    log,
+    matmul,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    placeholder,
+    reciprocal,
+    reduce_max,
+    reduce_mean,
+    reduce_sum,
+    relu,
+    reshape,
+    rms_norm,
+    rsqrt,
+    sigmoid,
+    silu,
+    softmax,
+    sqrt,
+    square,
+    sub,
+    tanh,
+    topk,
+    transpose,
+    where,
+)
 from .errors import *  # noqa: F403
+from .interp import run_tiled
+from .ir import evaluate, format_graph, random_inputs, to_dot
+from .lower.pipeline import PASSES, lower
+from .lower.printer import format_program
+from .schedule.knobs import knob, knob_values
+from .schedule.schedule import Directive, Schedule, create_schedule
 
-__all__ = [*errors.__all__]
+__all__ = [
+    *errors.__all__,
+    "hw", "Tensor", "placeholder",
+    "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
+    "square", "erf", "tanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "cast", "where",
+    "reduce_sum", "reduce_mean", "reduce_max", "softmax", "layer_norm", "rms_norm",
+    "reshape", "transpose", "broadcast_to", "conv2d", "matmul", "topk", "gather",
+    "evaluate", "random_inputs", "format_graph", "to_dot",
+    "create_schedule", "Schedule", "Directive", "knob", "knob_values",
+    "lower", "PASSES", "format_program", "run_tiled",
+]
 __version__ = "0.1.0"

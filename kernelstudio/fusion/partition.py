@@ -163,6 +163,10 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
             g = _Group(len(groups), n, "vector", n.inputs[0].shape, closed=False)
         else:
             g = _Group(len(groups), n, "vector", n.shape, closed=False)
+            for p in range(len(n.shape) - 1, 0, -1):  # a [rows, cols] split every operand maps onto
+                if all(view_kind(i.shape, n.shape, p) for i in n.inputs if i.op is not Op.CONST):
+                    g.row_dims = p
+                    break
         groups.append(g)
         add(g, n, rule(why), "full" if g.closed else (_node_view(n, g) or "full"))
         if n.composite is not None:

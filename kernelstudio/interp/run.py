@@ -1,0 +1,339 @@
+"""`run_tiled`: execute a TileIR Program instruction by instruction on NumPy arrays.
+
+GM tensors and every buffer slot are flat NumPy arrays of their dtype's holding type; an instruction
+reads and writes 2-D strided regions of them, computing in the destination's dtype exactly as the
+TileIR says. Within a block the AIC and AIV programs run as coroutines that switch at cross-core
+waits, so workspace hand-off is exercised as the hardware orders it. Outputs start as NaN (floats)
+so an element no instruction writes shows up in the comparison.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..dtypes import numpy_dtype, round_to
+from ..errors import InputError, KernelStudioError
+from ..lower.expr import compile_expr
+from ..lower.tileir import (
+    Alloc,
+    Copy,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    If,
+    Img2Col,
+    Kernel,
+    Let,
+    Loop,
+    Mmad,
+    Program,
+    Reduce,
+    Region,
+    Stmt,
+    TopK,
+    VecOp,
+)
+
+__all__ = ["run_tiled"]
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _vec(op: str, srcs: list[np.ndarray], scalar: float | None, dt: np.dtype) -> np.ndarray:
+    a = srcs[0] if srcs else None
+    with np.errstate(all="ignore"):
+        if op == "add":
+            return a + srcs[1]
+        if op == "sub":
+            return a - srcs[1]
+        if op == "mul":
+            return a * srcs[1]
+        if op == "div":
+            return a / srcs[1]
+        if op == "max":
+            return np.maximum(a, srcs[1])
+        if op == "min":
+            return np.minimum(a, srcs[1])
+        s = dt.type(scalar) if scalar is not None else None
+        if op == "adds":
+            return a + s
+        if op == "muls":
+            return a * s
+        if op == "maxs":
+            return np.maximum(a, s)
+        if op == "mins":
+            return np.minimum(a, s)
+        if op == "leaky_relu":
+            return np.where(a >= 0, a, a * s)
+        if op == "exp":
+            return np.exp(a)
+        if op == "ln":
+            return np.log(a)
+        if op == "sqrt":
+            return np.sqrt(a)
+        if op == "rsqrt":
+            return dt.type(1) / np.sqrt(a)
+        if op == "reciprocal":
+            return dt.type(1) / a
+        if op == "abs":
+            return np.abs(a)
+        if op == "relu":
+            return np.maximum(a, dt.type(0))
+        if op == "neg":
+            return -a
+        if op == "square":
+            return a * a
+        if op == "erf":
+            return np.asarray(_erf(a.astype(np.float64)), dtype=np.float64)
+        if op == "tanh":
+            return np.tanh(a)
+        if op == "sigmoid":
+            return dt.type(1) / (dt.type(1) + np.exp(-a))
+        if op in ("copy", "cast"):
+            return a
+        if op == "select":
+            return np.where(a != 0, srcs[1], srcs[2])
+    raise KernelStudioError(f"run_tiled: vector op {op!r} is not in the TileIR vocabulary")
+
+
+class _Core:
+    """Buffers and queue state of one core of one block."""
+
+    def __init__(self, kernel: Kernel, core: str):
+        self.slots: dict[str, list[np.ndarray]] = {}
+        self.dtype: dict[str, str] = {}
+        self.bound: dict[str, int] = {}
+        self.next_alloc: dict[str, int] = {}
+        self.fifo: dict[str, deque[int]] = {}
+        for b in kernel.buffers:
+            if b.core.value != core:
+                continue
+            self.slots[b.name] = [np.zeros(b.slot_elems, dtype=numpy_dtype(b.dtype)) for _ in range(b.depth)]
+            self.dtype[b.name] = b.dtype
+            self.bound[b.name] = 0
+            self.next_alloc[b.name] = 0
+            self.fifo[b.name] = deque()
+
+
+class _Machine:
+    def __init__(self, prog: Program, gm: dict[str, np.ndarray]):
+        self.prog, self.gm = prog, gm
+        self.gm_dtype = {t.name: t.dtype for t in prog.tensors}
+
+    # ---- memory ----------------------------------------------------------------------------
+    def _arr(self, r: Region, core: _Core) -> tuple[np.ndarray, str]:
+        if r.gm:
+            return self.gm[r.buf], self.gm_dtype[r.buf]
+        return core.slots[r.buf][core.bound[r.buf]], core.dtype[r.buf]
+
+    def _idx(self, r: Region, env: dict[str, int], core: _Core) -> np.ndarray:
+        load = self._loader(core)
+        off = compile_expr(r.offset)(env, load)
+        rows = compile_expr(r.rows)(env, load)
+        cols = compile_expr(r.cols)(env, load)
+        stride = compile_expr(r.stride)(env, load)
+        rows, cols = max(rows, 0), max(cols, 0)
+        return off + np.arange(rows)[:, None] * stride + np.arange(cols)[None, :]
+
+    def read(self, r: Region, env: dict[str, int], core: _Core) -> tuple[np.ndarray, str]:
+        arr, dt = self._arr(r, core)
+        idx = self._idx(r, env, core)
+        if idx.size and (idx.min() < 0 or idx.max() >= arr.size):
+            raise KernelStudioError(f"run_tiled: region {r} reads [{idx.min()}, {idx.max()}] outside "
+                                    f"{r.buf} of {arr.size} elements")
+        return arr[idx], dt
+
+    def write(self, r: Region, values: np.ndarray, env: dict[str, int], core: _Core) -> None:
+        arr, dt = self._arr(r, core)
+        idx = self._idx(r, env, core)
+        if idx.size == 0:
+            return
+        if idx.min() < 0 or idx.max() >= arr.size:
+            raise KernelStudioError(f"run_tiled: region {r} writes [{idx.min()}, {idx.max()}] outside "
+                                    f"{r.buf} of {arr.size} elements")
+        arr[idx] = round_to(dt, np.broadcast_to(values, idx.shape))
+
+    def _loader(self, core: _Core):
+        def load(buf: str, index: int) -> int:
+            return int(core.slots[buf][core.bound[buf]][index])
+        return load
+
+    # ---- statements --------------------------------------------------------------------------
+    def run(self, stmts: tuple[Stmt, ...], env: dict[str, int], core: _Core, flags: dict[Any, int],
+            me: Any, peers: list[Any]) -> Generator[None, None, None]:
+        for s in stmts:
+            if isinstance(s, Loop):
+                f = compile_expr
+                start, stop, step = (f(s.start)(env), f(s.stop)(env), f(s.step)(env))
+                for i in range(start, stop, step):
+                    env[s.var] = i
+                    yield from self.run(s.body, env, core, flags, me, peers)
+            elif isinstance(s, Let):
+                env[s.var] = compile_expr(s.value)(env, self._loader(core))
+            elif isinstance(s, If):
+                if compile_expr(s.cond)(env, self._loader(core)):
+                    yield from self.run(s.body, env, core, flags, me, peers)
+            elif isinstance(s, CrossWait):
+                while flags.get((me, s.flag), 0) == 0:
+                    yield
+                flags[(me, s.flag)] -= 1
+            elif isinstance(s, CrossSet):
+                self._cross_set(s, flags, me, peers)
+            else:
+                self.instr(s, env, core)
+
+    @staticmethod
+    def _cross_set(s: CrossSet, flags: dict[Any, int], me: Any, peers: list[Any]) -> None:
+        if me[0] == "aic":
+            for p in peers:
+                flags[(p, s.flag)] = flags.get((p, s.flag), 0) + 1
+        else:  # an AIV set counts half of the AIC's wait (mode 2: the AIC waits for both AIVs)
+            key = (("aic",), s.flag)
+            part = ("aiv_part", s.flag)
+            flags[part] = flags.get(part, 0) + 1
+            if flags[part] == len(peers_of_aic(peers)):
+                flags[part] = 0
+                flags[key] = flags.get(key, 0) + 1
+
+    def instr(self, s: Stmt, env: dict[str, int], core: _Core) -> None:
+        if isinstance(s, Alloc):
+            n = len(core.slots[s.buf])
+            core.bound[s.buf] = core.next_alloc[s.buf]
+            core.next_alloc[s.buf] = (core.next_alloc[s.buf] + 1) % n
+        elif isinstance(s, EnQue):
+            core.fifo[s.buf].append(core.bound[s.buf])
+        elif isinstance(s, DeQue):
+            if not core.fifo[s.buf]:
+                raise KernelStudioError(f"run_tiled: DeQue of empty queue {s.buf}")
+            core.bound[s.buf] = core.fifo[s.buf].popleft()
+        elif isinstance(s, Free):
+            pass
+        elif isinstance(s, Copy):
+            v, _ = self.read(s.src, env, core)
+            self.write(s.dst, v.astype(np.float64) if v.dtype.kind == "f" else v, env, core)
+        elif isinstance(s, VecOp):
+            _, dt = self._arr(s.dst, core)
+            npdt = numpy_dtype(dt)
+            srcs = [self.read(r, env, core)[0] for r in s.srcs]
+            if s.op != "cast":
+                srcs = [x.astype(npdt) for x in srcs]
+            if s.op == "duplicate":
+                res = np.asarray(npdt.type(s.scalar))
+            else:
+                res = _vec(s.op, srcs, s.scalar, npdt)
+            self.write(s.dst, res, env, core)
+        elif isinstance(s, Reduce):
+            x, _ = self.read(s.src, env, core)
+            _, dt = self._arr(s.dst, core)
+            x = x.astype(numpy_dtype(dt))
+            r = x.sum(axis=1, keepdims=True) if s.op == "sum" else x.max(axis=1, keepdims=True)
+            if s.accumulate:
+                prev, _ = self.read(s.dst, env, core)
+                r = prev + r if s.op == "sum" else np.maximum(prev, r)
+            self.write(s.dst, r, env, core)
+        elif isinstance(s, Mmad):
+            f = compile_expr
+            m, k, n = f(s.m)(env), f(s.k)(env), f(s.n)(env)
+            a, _ = self.read(s.a, env, core)
+            b, _ = self.read(s.b, env, core)
+            a = a.astype(np.float32)
+            b = b.astype(np.float32)
+            a = a.T if s.a_layout == "km" else a
+            b = b.T if s.b_layout == "nk" else b
+            prod = a[:m, :k] @ b[:k, :n]
+            if not f(s.init)(env):
+                c, _ = self.read(s.c, env, core)
+                prod = c.astype(np.float32) + prod
+            self.write(s.c, prod, env, core)
+        elif isinstance(s, Img2Col):
+            self._img2col(s, env, core)
+        elif isinstance(s, TopK):
+            x, _ = self.read(s.src, env, core)
+            order = np.argsort(-x.astype(np.float64), axis=1, kind="stable")[:, : s.k]
+            self.write(s.values, np.take_along_axis(x, order, axis=1), env, core)
+            self.write(s.indices, order + compile_expr(s.index_base)(env), env, core)
+        else:
+            raise KernelStudioError(f"run_tiled: unknown instruction {type(s).__name__}")
+
+    def _img2col(self, s: Img2Col, env: dict[str, int], core: _Core) -> None:
+        f = compile_expr
+        p0, pixels, k0, klen, h0 = (f(x)(env) for x in (s.p0, s.pixels, s.k0, s.klen, s.h0))
+        src, _ = self._arr(s.src, core)
+        base = f(s.src.offset)(env)
+        gp = p0 + np.arange(pixels)[:, None]
+        k = k0 + np.arange(klen)[None, :]
+        oh, ow = gp // s.out_w, gp % s.out_w
+        c, i, j = k // (s.kh * s.kw), (k // s.kw) % s.kh, k % s.kw
+        h = oh * s.stride[0] - s.pad[0] + i
+        w = ow * s.stride[1] - s.pad[2] + j
+        ok = (h >= 0) & (h < s.in_h) & (w >= 0) & (w < s.in_w)
+        idx = base + c * s.slab_rows * s.in_w + (h - h0) * s.in_w + w
+        vals = np.where(ok, src[np.where(ok, idx, 0)], 0)
+        self.write(s.dst, vals, env, core)
+
+
+def peers_of_aic(peers: list[Any]) -> list[Any]:
+    return [p for p in peers if p[0] == "aiv"] or peers
+
+
+def _run_kernel(m: _Machine, k: Kernel) -> None:
+    for blk in range(k.block_dim):
+        flags: dict[Any, int] = {}
+        tasks: list[tuple[Any, Generator[None, None, None]]] = []
+        aiv_ids = [("aiv", sub) for sub in range(k.vec_per_block)] if k.aiv else []
+        if k.aic:
+            env = {**dict(k.tiling), "blk": blk}
+            tasks.append((("aic",), m.run(k.aic, env, _Core(k, "aic"), flags, ("aic",), aiv_ids)))
+        for sub in range(k.vec_per_block if k.aiv else 0):
+            env = {**dict(k.tiling), "blk": blk, "sub": sub}
+            me = ("aiv", sub)
+            tasks.append((me, m.run(k.aiv, env, _Core(k, "aiv"), flags, me, aiv_ids)))
+        live = deque(tasks)
+        stalled = 0
+        while live:
+            me, gen = live.popleft()
+            before = dict(flags)
+            try:
+                next(gen)
+            except StopIteration:
+                stalled = 0
+                continue
+            live.append((me, gen))
+            stalled = stalled + 1 if flags == before else 0
+            if stalled > 2 * len(live) + 2:
+                raise KernelStudioError(f"run_tiled: kernel {k.name} block {blk}: cross-core waits never "
+                                        f"satisfied (flags {flags})")
+
+
+def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np.ndarray, ...]:
+    """Execute `prog` on `inputs` (name -> array); returns the output (a tuple for several)."""
+    missing = [n for n in prog.inputs if n not in inputs]
+    extra = [n for n in inputs if n not in prog.inputs]
+    if missing or extra:
+        want = ", ".join(f"{t.name}{list(t.shape)} {t.dtype}" for t in prog.tensors if t.role == "input")
+        raise InputError(f"run_tiled({prog.name}): missing {missing or 'nothing'}, unexpected "
+                         f"{extra or 'nothing'}; expected {want}")
+    gm: dict[str, np.ndarray] = {}
+    for t in prog.tensors:
+        if t.role == "input":
+            a = np.asarray(inputs[t.name])
+            if a.shape != t.shape:
+                raise InputError(f"run_tiled({prog.name}): input {t.name} has shape {list(a.shape)}, "
+                                 f"expected {list(t.shape)}")
+            gm[t.name] = round_to(t.dtype, a).reshape(-1).copy()
+        else:
+            dt = numpy_dtype(t.dtype)
+            fill = np.nan if dt.kind == "f" else 0
+            gm[t.name] = np.full(t.size, fill, dtype=dt)
+    m = _Machine(prog, gm)
+    for k in prog.kernels:
+        _run_kernel(m, k)
+    outs = tuple(gm[n].reshape(prog.tensor(n).shape) for n in prog.outputs)
+    return outs[0] if len(outs) == 1 else outs

@@ -1,0 +1,34 @@
+"""The per-kernel lowering configuration that the pass pipeline fills in, decision by decision."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+__all__ = ["KernelConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class KernelConfig:
+    """Every choice the lowering of one kernel depends on.
+
+    Cube tiles (tile_m x tile_n x tile_k) apply to matmul/conv-rooted kernels; tile_rows x
+    tile_cols is the vector tile (vector kernels) or the epilogue chunk one AIV computes at a time.
+    """
+
+    tile_m: int = 0
+    tile_n: int = 0
+    tile_k: int = 0
+    tile_rows: int = 1
+    tile_cols: int = 1
+    order: tuple[str, ...] = ("m", "n")
+    cores: int = 1
+    depth: int = 1
+    aligned: bool = False
+    inline_scalars: bool = False
+    notes: tuple[str, ...] = ()
+
+    def with_(self, **kw: object) -> KernelConfig:
+        return replace(self, **kw)
+
+    def noted(self, note: str) -> KernelConfig:
+        return replace(self, notes=(*self.notes, note))

@@ -1,0 +1,402 @@
+"""Per-family lowering of one fused kernel into a TileIR Kernel, given its KernelConfig."""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError
+from ..fusion.partition import FusedKernel
+from ..ir.node import Node
+from ..ir.ops import Op
+from .config import KernelConfig
+from .expr import Const, E, Expr, Var, ceil_div
+from .tileir import (
+    Alloc,
+    Buffer,
+    Copy,
+    CoreType,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    GmTensor,
+    If,
+    Img2Col,
+    Kernel,
+    Let,
+    Loop,
+    Mmad,
+    Pipe,
+    QuePos,
+    Region,
+    Stmt,
+    Tier,
+)
+from .vector_body import Operand, VecConfig, VectorBody, ident
+
+__all__ = ["lower_vector_kernel", "lower_cube_kernel", "FLAG_FULL", "FLAG_FREE"]
+
+FLAG_FULL, FLAG_FREE = 0, 1
+ZERO = Const(0)
+
+
+def _gm_region(name: str, view: str, cols_total: int, row_base: Expr = ZERO,
+               col_base: Expr = ZERO):
+    """Region function for a GM tensor laid out on the [rows, cols] space as `view`."""
+    def region(r0: Expr, rlen: Expr, c0: Expr, clen: Expr) -> Region:
+        r, c = E.add(row_base, r0), E.add(col_base, c0)
+        if view == "full":
+            return Region(name, E.add(E.mul(r, cols_total), c), rlen, clen, Const(cols_total), gm=True)
+        if view == "row":
+            return Region(name, c, Const(1), clen, Const(cols_total), gm=True)
+        if view == "col":
+            return Region(name, r, rlen, Const(1), Const(1), gm=True)
+        return Region(name, Const(0), Const(1), Const(1), Const(1), gm=True)
+
+    return region
+
+
+def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base: Expr = ZERO,
+              col_base: Expr = ZERO) -> tuple[list[Operand], list[Operand]]:
+    ins, outs = [], []
+    for i in fk.inputs:
+        if i in skip:
+            continue
+        view = fk.input_view(i)
+        if view is None:
+            raise UnsupportedError(
+                f"kernel {fk.name}: input {names[i]}{list(i.shape)} does not map onto the kernel's "
+                f"{list(fk.space)} iteration space as a full tile, row vector, column vector or scalar; "
+                "broadcast it explicitly with broadcast_to or reshape it")
+        ins.append(Operand(i, names[i], view, i.dtype,
+                           _gm_region(names[i], view, fk.cols, row_base, col_base)))
+    for o in fk.outputs:
+        view = fk.view(o)
+        outs.append(Operand(o, names[o], view, o.dtype,
+                            _gm_region(names[o], view, fk.cols, row_base, col_base)))
+    return ins, outs
+
+
+def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+    """A vector-family kernel: row tiles (x column tiles) dealt round robin over AIV cores."""
+    if fk.root is not None or len(fk.nodes) == 1 and fk.nodes[0].op in (
+            Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.TOPK, Op.GATHER):
+        raise UnsupportedError(f"kernel {fk.name}: {fk.nodes[0].op.value} has no lowering yet; "
+                               "express it with elementwise ops and reductions over the last axis")
+    if any(n.info.kind.value == "reduce" and fk.view(n) != "col" for n in fk.nodes):
+        raise UnsupportedError(f"kernel {fk.name}: only reductions over the last axis are lowered; "
+                               "move the reduced axis last with transpose before reducing")
+    R, C = fk.rows, fk.cols
+    tr, tc = min(cfg.tile_rows, R), min(cfg.tile_cols, C)
+    ins, outs = _operands(fk, names, set())
+    reduce = fk.has_row_reduction()
+    vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars))
+    rt = -(-R // tr)
+    ct = 1 if reduce else -(-C // tc)
+    total = rt * ct
+    bd = max(1, min(cfg.cores, total))
+    lets: list[Stmt]
+    if reduce or ct == 1:
+        lets = [Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(R, E.mul(Var("t"), tr))))]
+        if reduce and tc < C:
+            body = vb.multipass(Var("r0"), Var("rlen"), Const(0), Const(C), "ci")
+            scheme = (f"row reduction: multi-pass over column chunks of {tc} (a {C}-wide row does not fit "
+                      f"UB at this tile); statistics first, then the outputs")
+        else:
+            body = vb.chunk(Var("r0"), Var("rlen"), Const(0), Const(C))
+            scheme = ("row reduction: full-row tiles (each tile holds whole rows in UB)" if reduce else "")
+    else:
+        rows_first = cfg.order[:1] == ("rows",) or cfg.order[:1] == (0,)
+        ri = E.div(Var("t"), ct) if rows_first else E.mod(Var("t"), rt)
+        ci = E.mod(Var("t"), ct) if rows_first else E.div(Var("t"), rt)
+        lets = [Let("r0", E.mul(ri, tr)), Let("rlen", E.min(tr, E.sub(R, Var("r0")))),
+                Let("c0", E.mul(ci, tc)), Let("clen", E.min(tc, E.sub(C, Var("c0"))))]
+        body = vb.chunk(Var("r0"), Var("rlen"), Var("c0"), Var("clen"))
+        scheme = ""
+    loop = Loop("t", Var("blk"), Const(total), Const(bd), (*lets, *body),
+                comment=f"parallel_loop: {total} tiles of {tr}x{tc} over {bd} cores")
+    notes = list(cfg.notes) + ([scheme] if scheme else [])
+    return Kernel(
+        name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
+        params=tuple(names[i] for i in fk.inputs) + tuple(names[o] for o in fk.outputs),
+        buffers=tuple(vb.buffers.values()), aiv=(loop,),
+        tiling=(("rows", R), ("cols", C), ("tile_rows", tr), ("tile_cols", tc), ("tiles", total)),
+        ops=tuple(names[n] for n in fk.nodes), notes=tuple(notes), vec_per_block=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# cube-rooted kernels
+
+
+class _CubeShape:
+    """The matmul view of a matmul/conv root: batch x [M, K] @ [K, N]."""
+
+    def __init__(self, fk: FusedKernel, names: dict[Node, str]):
+        root = fk.root
+        assert root is not None
+        self.root = root
+        self.conv = root.op is Op.CONV2D
+        a, b = root.inputs
+        self.a_name, self.b_name = names[a], names[b]
+        self.in_dtype = a.dtype if a.dtype == b.dtype else "float32"
+        if self.conv:
+            n, cin, h, w = a.shape
+            cout, _, kh, kw = b.shape
+            _, _, oh, ow = root.shape
+            self.batch, self.M, self.K, self.N = n, cout, cin * kh * kw, oh * ow
+            self.cin, self.h, self.w, self.kh, self.kw, self.oh, self.ow = cin, h, w, kh, kw, oh, ow
+            self.stride = tuple(root.attr("stride"))
+            self.pad = tuple(root.attr("padding"))
+            self.ta, self.tb = False, False
+        else:
+            self.ta, self.tb = bool(root.attr("transpose_a", False)), bool(root.attr("transpose_b", False))
+            self.M, self.N = root.shape[-2], root.shape[-1]
+            self.K = a.shape[-2] if self.ta else a.shape[-1]
+            ob = root.shape[:-2]
+            self.batch = 1
+            for d in ob:
+                self.batch *= d
+            self.ob, self.a_batch, self.b_batch = ob, a.shape[:-2], b.shape[:-2]
+
+    def batch_offset(self, which: str, bi: Expr) -> Expr:
+        """Element offset of batch `bi` (flattened output batch index) in A or B."""
+        if self.conv:
+            return E.mul(bi, self.cin * self.h * self.w) if which == "a" else Const(0)
+        shape = self.a_batch if which == "a" else self.b_batch
+        mat = self.M * self.K if which == "a" else self.K * self.N
+        ob = self.ob
+        shape = (1,) * (len(ob) - len(shape)) + tuple(shape)
+        off: Expr = Const(0)
+        inner_out, stride = 1, mat
+        for d in range(len(ob) - 1, -1, -1):
+            if shape[d] != 1:
+                idx = E.mod(E.div(bi, inner_out), ob[d])
+                off = E.add(off, E.mul(idx, stride))
+            inner_out *= ob[d]
+            stride *= shape[d]
+        return off
+
+
+def _pad16(n: int) -> int:
+    return -(-n // 16) * 16
+
+
+def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> tuple[Kernel, GmTensor | None]:
+    """A cube or cube_vector kernel; returns the kernel and its workspace tensor (mixed kernels)."""
+    cs = _CubeShape(fk, names)
+    tm, tn, tk = min(cfg.tile_m, _pad16(cs.M)), min(cfg.tile_n, _pad16(cs.N)), min(cfg.tile_k, _pad16(cs.K))
+    if not cfg.aligned:
+        tm, tn, tk = min(cfg.tile_m, cs.M), min(cfg.tile_n, cs.N), min(cfg.tile_k, cs.K)
+    mt, nt, kt = -(-cs.M // tm), -(-cs.N // tn), -(-cs.K // tk)
+    mixed = fk.family == "cube_vector"
+    row_block = mixed and fk.has_row_reduction()
+    units_n = 1 if row_block else nt
+    total = cs.batch * mt * units_n
+    bd = max(1, min(cfg.cores, total))
+    depth = cfg.depth
+    dt = cs.in_dtype
+    bufs: dict[str, Buffer] = {}
+
+    def buf(name: str, tier: Tier, dtype: str, rows: int, cols: int, d: int, q: QuePos, purpose: str) -> str:
+        bufs[name] = Buffer(name, tier, dtype, rows, cols, d, q, CoreType.AIC, purpose)
+        return name
+
+    a_rows, a_cols = (tk, tm) if cs.ta else (tm, tk)
+    buf("a1", Tier.L1, dt, a_rows, a_cols, depth, QuePos.A1, f"A tile of {cs.a_name if not cs.conv else cs.b_name}")
+    buf("a2", Tier.L0A, dt, a_rows, a_cols, depth, QuePos.A2, "A fractal for Mmad")
+    if cs.conv:
+        spanned = -(-tn // cs.ow) + 1
+        slab_rows = min((spanned - 1) * cs.stride[0] + cs.kh, cs.h + cs.pad[0] + cs.pad[1])
+        buf("slab", Tier.L1, dt, cs.cin * slab_rows, cs.w, depth, QuePos.B1,
+            f"input rows of {cs.a_name} for one pixel tile (img2col source)")
+        buf("b2", Tier.L0B, dt, tn, tk, depth, QuePos.B2, "img2col patches")
+    else:
+        b_rows, b_cols = (tn, tk) if cs.tb else (tk, tn)
+        buf("b1", Tier.L1, dt, b_rows, b_cols, depth, QuePos.B1, f"B tile of {cs.b_name}")
+        buf("b2", Tier.L0B, dt, b_rows, b_cols, depth, QuePos.B2, "B fractal for Mmad")
+    c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
+    buf("c", Tier.L0C, "float32", tm, tn, c_depth, QuePos.CO1, "C accumulator")
+
+    # ---- tile walk
+    t = Var("t")
+    lets: list[Stmt] = []
+    if row_block:
+        lets += [Let("bi", E.div(t, mt)), Let("mi", E.mod(t, mt))]
+    else:
+        m_outer = cfg.order[:1] != ("n",)
+        inner = nt if m_outer else mt
+        lets += [Let("bi", E.div(t, mt * nt)),
+                 Let("mi", E.div(E.mod(t, mt * nt), inner) if m_outer else E.mod(E.mod(t, mt * nt), mt)),
+                 Let("ni", E.mod(E.mod(t, mt * nt), nt) if m_outer else E.div(E.mod(t, mt * nt), mt))]
+    lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(cs.M, Var("m0"))))]
+    if not row_block:
+        lets += [Let("n0", E.mul(Var("ni"), tn)), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0"))))]
+    a_off = cs.batch_offset("a", Var("bi"))
+    b_off = cs.batch_offset("b", Var("bi"))
+
+    def c_tile(n0: Expr, nlen: Expr) -> list[Stmt]:
+        ko, k0, klen = Var("ko"), Var("k0"), Var("klen")
+        s: list[Stmt] = []
+        if cs.conv:
+            # pixel tile [n0, n0+nlen) spans output rows oh_a..oh_b; load the input rows it needs
+            s += [Let("oh_a", E.div(n0, cs.ow)),
+                  Let("h0", E.sub(E.mul(Var("oh_a"), cs.stride[0]), cs.pad[0])),
+                  Let("h_lo", E.max(Var("h0"), 0)),
+                  Let("h_hi", E.min(cs.h, E.add(Var("h0"), slab_rows))),
+                  Alloc("slab"),
+                  Copy(Region("slab", E.mul(E.sub(Var("h_lo"), Var("h0")), cs.w), Const(cs.cin),
+                              E.mul(E.sub(Var("h_hi"), Var("h_lo")), cs.w), Const(slab_rows * cs.w)),
+                       Region(cs.a_name, E.add(a_off, E.mul(Var("h_lo"), cs.w)), Const(cs.cin),
+                              E.mul(E.sub(Var("h_hi"), Var("h_lo")), cs.w), Const(cs.h * cs.w), gm=True),
+                       comment="input rows for this pixel tile (img2col source)"),
+                  EnQue("slab"), DeQue("slab")]
+        k_body: list[Stmt] = [Let("k0", E.mul(ko, tk)), Let("klen", E.min(tk, E.sub(cs.K, Var("k0"))))]
+        if cs.conv:  # A = weights [Cout, K]
+            a_src = Region(cs.b_name, E.add(E.mul(Var("m0"), cs.K), k0), Var("mlen"), klen, Const(cs.K), gm=True)
+        elif cs.ta:
+            a_src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.M), Var("m0"))), klen, Var("mlen"),
+                           Const(cs.M), gm=True)
+        else:
+            a_src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), cs.K), k0)), Var("mlen"), klen,
+                           Const(cs.K), gm=True)
+        a_dims = (a_src.rows, a_src.cols)
+        a1 = Region("a1", Const(0), a_dims[0], a_dims[1], Const(bufs["a1"].cols))
+        a2 = Region("a2", Const(0), a_dims[0], a_dims[1], Const(bufs["a2"].cols))
+        k_body += [Alloc("a1"), Copy(a1, a_src, nd2nz=True, comment="split_loop: k tile of A"), EnQue("a1")]
+        if cs.conv:
+            b2 = Region("b2", Const(0), nlen, klen, Const(bufs["b2"].cols))
+            k_body += [DeQue("a1"), Alloc("a2"), Copy(a2, a1), EnQue("a2"), Free("a1"),
+                       Alloc("b2"),
+                       Img2Col(b2, Region("slab", Const(0), Const(cs.cin), Const(slab_rows * cs.w),
+                                          Const(slab_rows * cs.w)),
+                               cs.cin, cs.h, cs.w, cs.kh, cs.kw, cs.stride, cs.pad, cs.ow, slab_rows,
+                               n0, nlen, k0, klen, Var("h0"), comment="img2col: patches of this pixel tile"),
+                       EnQue("b2")]
+        else:
+            if cs.tb:
+                b_src = Region(cs.b_name, E.add(b_off, E.add(E.mul(n0, cs.K), k0)), nlen, klen, Const(cs.K),
+                               gm=True)
+            else:
+                b_src = Region(cs.b_name, E.add(b_off, E.add(E.mul(k0, cs.N), n0)), klen, nlen, Const(cs.N),
+                               gm=True)
+            b1 = Region("b1", Const(0), b_src.rows, b_src.cols, Const(bufs["b1"].cols))
+            b2 = Region("b2", Const(0), b_src.rows, b_src.cols, Const(bufs["b2"].cols))
+            k_body += [Alloc("b1"), Copy(b1, b_src, nd2nz=True, comment="split_loop: k tile of B"), EnQue("b1"),
+                       DeQue("a1"), Alloc("a2"), Copy(a2, a1), EnQue("a2"), Free("a1"),
+                       DeQue("b1"), Alloc("b2"), Copy(b2, b1), EnQue("b2"), Free("b1")]
+        c = Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols))
+        k_body += [DeQue("a2"), DeQue("b2"),
+                   Mmad(c, a2, b2, Var("mlen"), klen, nlen, E.sub(1, E.min(ko, 1)),
+                        b_layout="nk" if (cs.tb or cs.conv) else "kn", a_layout="km" if cs.ta else "mk",
+                        comment=f"{names[cs.root]} = {cs.root.op.value}"),
+                   Free("a2"), Free("b2")]
+        s += [Alloc("c"), Loop("ko", Const(0), Const(kt), Const(1), tuple(k_body),
+                               comment=f"split_loop: k in tiles of {tk}")]
+        if cs.conv:
+            s.append(Free("slab"))
+        s += [EnQue("c"), DeQue("c")]
+        return s
+
+    out_node = cs.root
+    stmts: list[Stmt] = []
+    ws: GmTensor | None = None
+    aiv: tuple[Stmt, ...] = ()
+    if not mixed:
+        n0, nlen = Var("n0"), Var("nlen")
+        out_name = names[out_node]
+        dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.M), Var("m0")), cs.N), n0),
+                     Var("mlen"), nlen, Const(cs.N), gm=True)
+        stmts = [*c_tile(n0, nlen),
+                 Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
+                      comment=f"FixPipe: {out_name} float32 -> {out_node.dtype}"),
+                 Free("c")]
+        aic = (Loop("t", Var("blk"), Const(total), Const(bd), (*lets, *stmts),
+                    comment=f"parallel_loop: {total} C tiles of {tm}x{tn} over {bd} cores"),)
+        kernel_type, vec = "AIC_ONLY", 1
+        params = (cs.a_name, cs.b_name, out_name)
+        ops = (names[out_node],)
+    else:
+        unit_cols = cs.N if row_block else tn
+        ws_name = f"{ident(fk.name)}_ws"
+        ws = GmTensor(ws_name, (bd, depth, tm, unit_cols), "float32", "workspace")
+        slot_base = E.mul(E.add(E.mul(Var("blk"), depth), Var("slot")), tm * unit_cols)
+        unit_lets = [Let("j", E.div(E.sub(t, Var("blk")), bd)), Let("slot", E.mod(Var("j"), depth))]
+        wait_free = If(E.min(E.max(E.sub(Var("j"), depth - 1), 0), 1), (CrossWait(FLAG_FREE),),
+                       comment=f"workspace slot reused: wait until both AIVs read it (depth {depth})")
+        if row_block:
+            n0, nlen = E.mul(Var("ni"), tn), Var("nlen")
+            tile = c_tile(Var("n0"), nlen)
+            fix = Copy(Region(ws_name, E.add(slot_base, Var("n0")), Var("mlen"), nlen, Const(unit_cols), gm=True),
+                       Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
+                       comment="FixPipe: C tile -> workspace (float32)")
+            n_loop = Loop("ni", Const(0), Const(nt), Const(1),
+                          (Let("n0", n0), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0")))), *tile, fix, Free("c")),
+                          comment=f"all {nt} n tiles of the row block: the epilogue needs whole rows")
+            body = [*unit_lets, wait_free, n_loop, CrossSet(FLAG_FULL, Pipe.FIX)]
+        else:
+            fix = Copy(Region(ws_name, slot_base, Var("mlen"), Var("nlen"), Const(unit_cols), gm=True),
+                       Region("c", Const(0), Var("mlen"), Var("nlen"), Const(bufs["c"].cols)),
+                       comment="FixPipe: C tile -> workspace (float32)")
+            body = [*unit_lets, *c_tile(Var("n0"), Var("nlen")), wait_free, fix, Free("c"),
+                    CrossSet(FLAG_FULL, Pipe.FIX)]
+        aic = (Loop("t", Var("blk"), Const(total), Const(bd), (*lets, *body),
+                    comment=f"parallel_loop: {total} {'row blocks' if row_block else 'C tiles'} over {bd} cores"),)
+        # ---- the AIV epilogue
+        row_base = E.add(E.mul(Var("bi"), cs.M), Var("m0"))
+        col_base = Const(0) if row_block else Var("n0")
+        epi_inputs = {i for n in fk.nodes if n is not out_node for i in n.inputs}
+        skip = {out_node} | {i for i in out_node.inputs if i not in epi_inputs}
+        ins, outs = _operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base)
+        root_op = Operand(out_node, ws_name, "full", "float32",
+                          lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
+                              E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))
+        vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
+        vc = min(cfg.tile_cols, unit_cols)
+        vb = VectorBody(fk, names, [root_op, *ins], outs,
+                        VecConfig(vr, vc, depth, cfg.aligned, cfg.inline_scalars), skip=(out_node,),
+                        row_len=cs.N)
+        ucols = Const(cs.N) if row_block else Var("nlen")
+        if row_block and vc < cs.N:
+            inner = vb.multipass(Const(0), Var("crlen"), Const(0), ucols, "ci")
+            scheme = (f"row reduction epilogue: multi-pass over column chunks of {vc} (rows of {cs.N} do "
+                      "not fit UB); each AIV re-reads its rows from the L2-resident workspace")
+        elif row_block:
+            inner = vb.chunk(Const(0), Var("crlen"), Const(0), ucols)
+            scheme = (f"row reduction epilogue: full rows ({cs.N} columns) per chunk of {vr} rows; the cube "
+                      f"computes all {nt} n tiles of a row block before handing it over")
+        else:
+            inner = None
+            scheme = f"elementwise epilogue: per C tile hand-off, chunks of {vr}x{vc}"
+        if inner is not None:
+            chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (
+                Let("lr0", E.add(Var("rs"), E.mul(Var("rc"), vr))),
+                Let("crlen", E.min(vr, E.sub(Var("rl"), E.mul(Var("rc"), vr)))), *inner),
+                comment=f"vectorize_loop: {vr} rows per vector chunk")
+        else:
+            cc_body = vb.chunk(Const(0), Var("crlen"), Var("cc0"), Var("cclen"))
+            chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (
+                Let("lr0", E.add(Var("rs"), E.mul(Var("rc"), vr))),
+                Let("crlen", E.min(vr, E.sub(Var("rl"), E.mul(Var("rc"), vr)))),
+                Loop("cq", Const(0), ceil_div(Var("nlen"), vc), Const(1), (
+                    Let("cc0", E.mul(Var("cq"), vc)), Let("cclen", E.min(vc, E.sub(Var("nlen"), Var("cc0")))),
+                    *cc_body), comment=f"vectorize_loop: {vc} columns per vector chunk")),
+                comment=f"vectorize_loop: {vr} rows per vector chunk")
+        aiv_body = [*lets, *unit_lets, CrossWait(FLAG_FULL),
+                    Let("half", ceil_div(Var("mlen"), 2)), Let("rs", E.mul(Var("sub"), Var("half"))),
+                    Let("rl", E.max(0, E.min(Var("half"), E.sub(Var("mlen"), Var("rs"))))),
+                    chunk_loop, CrossSet(FLAG_FREE, Pipe.MTE2)]
+        aiv = (Loop("t", Var("blk"), Const(total), Const(bd), tuple(aiv_body),
+                    comment="same walk as the cube core; each AIV takes half the rows"),)
+        bufs.update(vb.buffers)
+        kernel_type, vec = "MIX_AIC_1_2", 2
+        params = (*dict.fromkeys([cs.a_name, cs.b_name, *(names[i] for i in fk.inputs if i is not out_node)]),
+                  *(names[o] for o in fk.outputs), ws_name)
+        ops = tuple(names[n] for n in fk.nodes)
+        cfg = cfg.noted(scheme)
+    tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
+              ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total))
+    if mixed:
+        tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
+    return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
+                  params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
+                  notes=cfg.notes, vec_per_block=vec), ws
+

@@ -1,0 +1,160 @@
+"""`lower()`: the named pass pipeline from a Schedule to a TileIR Program.
+
+Each pass makes one kind of decision for every kernel (it updates the kernel's KernelConfig); after
+each pass the program is re-emitted and its text kept in `prog.passes`, so the pass viewer shows
+what every decision did to the IR.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import UnsupportedError
+from ..fusion.partition import FusedKernel
+from ..hw import HardwareProfile
+from ..hw import get as get_profile
+from ..ir.node import Node
+from ..ir.ops import Kind, Op
+from ..schedule.schedule import Schedule
+from .config import KernelConfig
+from .families import lower_cube_kernel, lower_vector_kernel
+from .printer import format_program
+from .tileir import GmTensor, Kernel, Program
+from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
+from .vector_body import ident
+
+__all__ = ["lower", "PASSES"]
+
+Configs = dict[str, KernelConfig]
+
+
+class _Ctx:
+    def __init__(self, schedule: Schedule, profile: HardwareProfile, name: str):
+        self.schedule, self.profile, self.name = schedule, profile, name
+        g = schedule.graph
+        self.names: dict[Node, str] = {n: ident(g.names[n]) for n in g.nodes}
+        self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
+
+
+def normalize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # one loop nest per kernel over its whole iteration space: one tile, one core, one buffer
+    out = {}
+    for name, fk in ctx.kernels.items():
+        if fk.root is not None:
+            out[name] = KernelConfig(tile_m=1 << 30, tile_n=1 << 30, tile_k=1 << 30, tile_rows=1 << 30,
+                                     tile_cols=1 << 30, cores=1, depth=1)
+        else:
+            out[name] = KernelConfig(tile_rows=fk.rows, tile_cols=fk.cols, cores=1, depth=1)
+    return out
+
+
+def inline_injection(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # scalar constants fold into vector-scalar instructions (Adds/Muls/Maxs) instead of duplicated tiles
+    return {n: c.with_(inline_scalars=True) for n, c in cfgs.items()}
+
+
+def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # tile sizes from split()/vectorize()/reorder() or the auto-schedule; tails are min(tile, extent - i*tile)
+    out = {}
+    for name, c in cfgs.items():
+        fk = ctx.kernels[name]
+        d = resolve_directives(fk, ctx.schedule.for_kernel(fk.name), ctx.profile)
+        tiles = auto_tiles(fk, d, ctx.profile, _emit_one(ctx, name))
+        validate_tiles(fk, tiles, ctx.profile)
+        out[name] = c.with_(**tiles)
+    return out
+
+
+def storage_align(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # cube tiles padded to 16 and on-chip rows to whole 32-byte blocks, as the data movers need
+    return {n: c.with_(aligned=True) for n, c in cfgs.items()}
+
+
+def double_buffer(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # queue depth 2 (ping-pong) unless double_buffer(False): copies overlap compute
+    out = {}
+    for name, c in cfgs.items():
+        d = resolve_directives(ctx.kernels[name], ctx.schedule.for_kernel(ctx.kernels[name].name), ctx.profile)
+        out[name] = c.with_(depth=d["depth"])
+    return out
+
+
+def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # tiles dealt round robin over block_dim cores (all cores unless parallel(cores=...))
+    out = {}
+    for name, c in cfgs.items():
+        d = resolve_directives(ctx.kernels[name], ctx.schedule.for_kernel(ctx.kernels[name].name), ctx.profile)
+        out[name] = c.with_(cores=d["cores"])
+    return out
+
+
+def plan_memory(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # every buffer of every tier (x depth, scratch included) must fit the target's capacity
+    for name in cfgs:
+        check_capacity(_emit_one(ctx, name)(cfgs[name]), ctx.profile)
+    return cfgs
+
+
+PASSES: list[tuple[str, Callable[[_Ctx, Configs], Configs]]] = [
+    ("normalize_loop", normalize_loop),      # whole-space loop nests, one core, single buffers
+    ("inline_injection", inline_injection),  # constants into vector-scalar instructions
+    ("split_loop", split_loop),              # tiles (user or auto) with tails
+    ("storage_align", storage_align),        # 16-element cube tiles, 32-byte on-chip rows
+    ("double_buffer", double_buffer),        # TQue depth 2
+    ("parallel_loop", parallel_loop),        # tiles over cores (block_dim)
+    ("plan_memory", plan_memory),            # capacity of L1/L0A/L0B/L0C/UB
+]
+
+
+def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
+    fk = ctx.kernels[name]
+
+    def emit(cfg: KernelConfig) -> Kernel:
+        if fk.root is not None:
+            return lower_cube_kernel(fk, ctx.names, cfg)[0]
+        return lower_vector_kernel(fk, ctx.names, cfg)
+    return emit
+
+
+def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
+    g = ctx.schedule.graph
+    tensors: dict[str, GmTensor] = {}
+    for p in g.placeholders:
+        tensors[ctx.names[p]] = GmTensor(ctx.names[p], p.shape, p.dtype, "input")
+    kernels: list[Kernel] = []
+    for name, fk in ctx.kernels.items():
+        if fk.root is not None:
+            k, ws = lower_cube_kernel(fk, ctx.names, cfgs[name])
+        else:
+            k, ws = lower_vector_kernel(fk, ctx.names, cfgs[name]), None
+        for o in fk.outputs:
+            role = "output" if o in g.outputs else "intermediate"
+            tensors[ctx.names[o]] = GmTensor(ctx.names[o], o.shape, o.dtype, role)
+        if ws is not None:
+            tensors[ws.name] = ws
+        kernels.append(k)
+    outs = tuple(ctx.names[o] for o in g.outputs)
+    return Program(ctx.name, ctx.profile.name, tuple(tensors.values()), tuple(kernels),
+                   tuple(ctx.names[p] for p in g.placeholders), outs, fused=ctx.schedule.fuse)
+
+
+def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, name: str | None = None) -> Program:
+    """Run the pass pipeline; the returned Program's `passes` holds (name, ir_text) after each pass."""
+    profile = target if isinstance(target, HardwareProfile) else get_profile(target)
+    for o in schedule.graph.outputs:
+        if o.info.kind is Kind.LEAF:
+            raise UnsupportedError(f"output {schedule.graph.names[o]} is an input or a constant, not a computation")
+    for n in schedule.graph.nodes:
+        if n.op in (Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.TOPK, Op.GATHER):
+            raise UnsupportedError(
+                f"{schedule.graph.names[n]} = {n.op.value}: this op evaluates in the golden model but has no "
+                "tiled lowering yet; keep it outside the kernel you lower")
+    ctx = _Ctx(schedule, profile, name or ident(schedule.graph.names[schedule.graph.outputs[0]]))
+    cfgs: Configs = {}
+    passes: list[tuple[str, str]] = []
+    for pname, fn in PASSES:
+        cfgs = fn(ctx, cfgs)
+        passes.append((pname, format_program(_emit(ctx, cfgs))))
+    prog = _emit(ctx, cfgs)
+    return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
+                   prog.fused, tuple(passes))

@@ -1,0 +1,249 @@
+"""Tile decisions: the user's directives, the auto-schedule that fills the rest, and the checks
+(alignment, legality, capacity) that `lower()` applies. Errors name kernel, buffer and numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import CapacityError, ScheduleError
+from ..fusion.partition import FusedKernel
+from ..hw import HardwareProfile
+from ..ir.ops import itemsize
+from ..schedule.schedule import Directive
+from .config import KernelConfig
+from .tileir import CoreType, Kernel, Tier
+
+__all__ = ["resolve_directives", "auto_tiles", "validate_tiles", "check_capacity", "usage"]
+
+_TILE_CHOICES = (256, 128, 64, 32, 16)
+
+
+def _cube_axis(fk: FusedKernel, axis: str | int) -> str:
+    if isinstance(axis, str):
+        return {"rows": "m", "cols": "n"}.get(axis, axis)
+    nd = len(fk.space)
+    a = axis % nd
+    if a >= fk.row_dims:
+        return "n"
+    if a == fk.row_dims - 1:
+        return "m"
+    raise ScheduleError(f"kernel {fk.name}: axis {axis} is a batch dimension of {list(fk.space)}; batch items "
+                        "are walked one at a time: split 'm', 'n' or 'k'")
+
+
+def _vector_rows_factor(fk: FusedKernel, axis: str | int, factor: int) -> tuple[str, int]:
+    """Map split(axis, factor) of a vector kernel onto tile_rows / tile_cols."""
+    if axis in ("cols",):
+        return "tile_cols", factor
+    if axis in ("rows",):
+        return "tile_rows", factor
+    a = int(axis) % len(fk.space)
+    if a >= fk.row_dims:
+        inner = 1
+        for d in fk.space[a + 1:]:
+            inner *= d
+        return "tile_cols", factor * inner
+    inner = 1
+    for d in fk.space[a + 1: fk.row_dims]:
+        inner *= d
+    return "tile_rows", factor * inner
+
+
+def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile: HardwareProfile) -> dict[str, Any]:
+    """The user's choices for one kernel (None where the auto-schedule decides)."""
+    cube = fk.root is not None
+    max_cores = profile.aic_cores if cube else profile.aiv_cores
+    out: dict[str, Any] = {"tile_m": None, "tile_n": None, "tile_k": None, "tile_rows": None, "tile_cols": None,
+                           "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2}
+    for d in directives:
+        if d.kind == "split":
+            if cube:
+                out[f"tile_{_cube_axis(fk, d.axis)}"] = d.value
+            else:
+                key, v = _vector_rows_factor(fk, d.axis, d.value)
+                out[key] = v
+        elif d.kind == "vectorize":
+            key = "tile_cols"
+            if cube:
+                key = "tile_rows" if _cube_axis(fk, d.axis) == "m" else "tile_cols"
+            else:
+                key, _ = _vector_rows_factor(fk, d.axis, 1)
+            out[key] = d.value
+        elif d.kind == "reorder":
+            axes = [(_cube_axis(fk, a) if cube else ("rows" if _vector_rows_factor(fk, a, 1)[0] == "tile_rows"
+                                                     else "cols")) for a in d.axis]
+            rest = [a for a in out["order"] if a not in axes]
+            out["order"] = tuple(axes) + tuple(rest)
+        elif d.kind == "parallel":
+            if d.value is not None:
+                if d.value > max_cores:
+                    unit = "AIC (cube)" if cube else "AIV (vector)"
+                    raise ScheduleError(f"kernel {fk.name}: parallel(cores={d.value}) but {profile.name} has "
+                                        f"{max_cores} {unit} cores; use at most {max_cores}")
+                out["cores"] = d.value
+            if d.axis is not None and cube:
+                a = _cube_axis(fk, d.axis)
+                out["order"] = (a,) + tuple(x for x in out["order"] if x != a)
+        elif d.kind == "double_buffer":
+            out["depth"] = 2 if d.value else 1
+    return out
+
+
+def usage(k: Kernel) -> dict[tuple[str, str], int]:
+    """Bytes per (core type, tier) of a kernel's buffers, depth included."""
+    u: dict[tuple[str, str], int] = {}
+    for b in k.buffers:
+        key = (b.core.value, b.tier.value)
+        u[key] = u.get(key, 0) + b.nbytes
+    return u
+
+
+def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
+    for (core, tier), need in sorted(usage(k).items()):
+        have = profile.capacity_bytes(tier)
+        if need > have:
+            bufs = [b for b in k.buffers if b.core.value == core and b.tier.value == tier]
+            listing = ", ".join(f"{b.name} {b.rows}x{b.cols} {b.dtype} x{b.depth} = {b.nbytes:,} B" for b in bufs)
+            way = ("lower split('m'/'n'/'k', ...)" if tier != "UB" else
+                   "lower split(...) / vectorize(-1, ...) on the vector tile")
+            if any(b.depth > 1 for b in bufs):
+                way += " or turn off double_buffer"
+            raise CapacityError(f"kernel {k.name}: {tier} needs {need:,} B but {profile.name} has {have:,} B "
+                                f"({listing}); {way}")
+
+
+def _fits(k: Kernel, profile: HardwareProfile) -> bool:
+    return all(need <= profile.capacity_bytes(tier) for (_, tier), need in usage(k).items())
+
+
+def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProfile) -> None:
+    if fk.root is not None:
+        for ax in ("m", "n", "k"):
+            v = tiles[f"tile_{ax}"]
+            if v % 16:
+                raise ScheduleError(f"kernel {fk.name}: split('{ax}', {v}) is not a multiple of 16; cube tiles "
+                                    f"are 16x16 fractals: use {max(16, v // 16 * 16)} or {(v // 16 + 1) * 16}")
+    else:
+        per = max(32 // itemsize(n.dtype) for n in (*fk.nodes, *fk.inputs))
+        tc = tiles["tile_cols"]
+        if tc < fk.cols and tc % per:
+            raise ScheduleError(f"kernel {fk.name}: a vector tile of {tc} columns is not a whole number of "
+                                f"32-byte blocks ({per} elements); use a multiple of {per} or the whole row "
+                                f"({fk.cols})")
+
+
+def _pow2_at_most(n: int) -> int:
+    p = 1
+    while p * 2 <= n:
+        p *= 2
+    return p
+
+
+def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
+               emit: Callable[[KernelConfig], Kernel]) -> dict[str, Any]:
+    """Fill the tiles the user did not state: the largest that fit with double buffering on all cores."""
+    base = KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True, order=d["order"])
+    if fk.root is not None:
+        return _auto_cube(fk, d, profile, emit, base)
+    return _auto_vector(fk, d, profile, emit, base)
+
+
+def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
+    R, C, cores = fk.rows, fk.cols, d["cores"]
+    per = max(32 // itemsize(n.dtype) for n in (*fk.nodes, *fk.inputs))
+    tr_user, tc_user = d["tile_rows"], d["tile_cols"]
+    reduce = fk.has_row_reduction()
+    if tc_user is not None:
+        tc_cands = [tc_user]
+    else:
+        tc_cands = [C]
+        if not reduce and R < cores:
+            share = -(-C // max(1, cores // R))
+            tc_cands = [max(per, -(-share // per) * per)]
+        c = _pow2_at_most(C)
+        while c >= per:
+            if c < tc_cands[-1]:
+                tc_cands.append(c // per * per or per)
+            c //= 2
+    for tc in tc_cands:
+        if tr_user is not None:
+            cfg = base.with_(tile_rows=tr_user, tile_cols=tc)
+            if _fits(emit(cfg), profile) or tc == tc_cands[-1]:
+                return {"tile_rows": tr_user, "tile_cols": tc, "order": d["order"]}
+            continue
+        tr = max(1, -(-R // cores)) if R >= cores else 1
+        tr = min(tr, 1024)
+        while tr >= 1:
+            if _fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
+                return {"tile_rows": tr, "tile_cols": tc, "order": d["order"]}
+            tr //= 2
+    return {"tile_rows": tr_user or 1, "tile_cols": tc_cands[-1], "order": d["order"]}
+
+
+def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
+    root = fk.root
+    probe = emit(base.with_(tile_m=16, tile_n=16, tile_k=16, tile_rows=1, tile_cols=16))
+    tiling = dict(probe.tiling)
+    M, N, K, batch = tiling["M"], tiling["N"], tiling["K"], tiling["batch"]
+    del root
+
+    def pad16(n: int) -> int:
+        return -(-n // 16) * 16
+
+    row_block = fk.family == "cube_vector" and fk.has_row_reduction()
+    cand = {ax: [d[f"tile_{ax}"]] if d[f"tile_{ax}"] else [c for c in _TILE_CHOICES if c <= max(16, pad16(n))]
+            for ax, n in (("m", M), ("n", N), ("k", K))}
+    best = None
+    for tk in cand["k"]:
+        for tm in cand["m"]:
+            for tn in cand["n"]:
+                cfg = base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16)
+                k = emit(cfg)
+                if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
+                       if core == CoreType.AIC.value):
+                    score = (tm * tn, tk)
+                    if best is None or score > best[0]:
+                        best = (score, tm, tn, tk)
+        if best is not None:
+            break
+    if best is None:
+        tm, tn, tk = cand["m"][-1], cand["n"][-1], cand["k"][-1]
+    else:
+        _, tm, tn, tk = best
+
+    def units(tm: int, tn: int) -> int:
+        return batch * -(-M // tm) * (1 if row_block else -(-N // tn))
+
+    cores = d["cores"]
+    while units(tm, tn) < cores:
+        can_m = d["tile_m"] is None and tm > 16
+        can_n = d["tile_n"] is None and tn > 16 and not row_block
+        if can_n and (tn >= tm or not can_m):
+            tn //= 2
+        elif can_m:
+            tm //= 2
+        else:
+            break
+    out = {"tile_m": tm, "tile_n": tn, "tile_k": tk, "order": d["order"]}
+    if fk.family != "cube_vector":
+        out.update(tile_rows=1, tile_cols=16)
+        return out
+    ucols = N if row_block else tn
+    vr_user, vc_user = d["tile_rows"], d["tile_cols"]
+    vc_cands = [vc_user] if vc_user else [ucols] + [c for c in (4096, 2048, 1024, 512, 256, 128, 64, 32, 16)
+                                                    if c < ucols]
+    half = max(1, -(-tm // 2))
+    for vc in vc_cands:
+        vr = vr_user or half
+        while vr >= 1:
+            k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=vr, tile_cols=vc))
+            if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
+                   if core == CoreType.AIV.value and t == Tier.UB.value):
+                out.update(tile_rows=vr, tile_cols=vc)
+                return out
+            if vr_user:
+                break
+            vr //= 2
+    out.update(tile_rows=vr_user or 1, tile_cols=vc_cands[-1])
+    return out

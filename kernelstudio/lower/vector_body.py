@@ -1,0 +1,405 @@
+"""Vector compute of a fused kernel on a block of its [rows, cols] iteration space.
+
+Used by vector kernels (the block is a tile) and by cube_vector epilogues (the block is the part of
+a C tile or row block one AIV handles). Every operand is a GM region function; every node is
+computed in float32 (int32 for integer-only kernels) on UB tiles, inputs cast on arrival and
+outputs cast on departure. Kernels with row reductions use one of two schemes:
+
+- full-row: the chunk spans every column; inputs are read once and all ops run on resident rows.
+- multi-pass: the chunk spans part of a row; pass p streams the columns to finish the row
+  statistics of level p (mean, then variance, ...), and the last pass computes the outputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError
+from ..fusion.partition import FusedKernel
+from ..ir.node import Node
+from ..ir.ops import FLOAT_DTYPES, Kind, Op, itemsize
+from .expr import Const, E, Expr, Var, ceil_div
+from .tileir import (
+    Alloc,
+    Buffer,
+    Copy,
+    CoreType,
+    DeQue,
+    EnQue,
+    Free,
+    Let,
+    Loop,
+    QuePos,
+    Reduce,
+    Region,
+    Stmt,
+    Tier,
+    VecOp,
+)
+
+__all__ = ["Operand", "VecConfig", "VectorBody", "ident"]
+
+GmRegion = Callable[[Expr, Expr, Expr, Expr], Region]  # (r0, rlen, c0, clen) -> GM region
+
+_UNARY = {Op.NEG: "neg", Op.ABS: "abs", Op.EXP: "exp", Op.LOG: "ln", Op.SQRT: "sqrt", Op.RSQRT: "rsqrt",
+          Op.RECIPROCAL: "reciprocal", Op.SQUARE: "square", Op.ERF: "erf", Op.TANH: "tanh",
+          Op.SIGMOID: "sigmoid", Op.RELU: "relu", Op.LEAKY_RELU: "leaky_relu"}
+_BINARY = {Op.ADD: "add", Op.SUB: "sub", Op.MUL: "mul", Op.DIV: "div", Op.MAXIMUM: "max", Op.MINIMUM: "min"}
+_REDUCE = {Op.REDUCE_SUM: "sum", Op.REDUCE_MEAN: "sum", Op.REDUCE_MAX: "max"}
+
+
+def ident(name: str) -> str:
+    """A C identifier made from a graph name."""
+    s = re.sub(r"\W", "_", name)
+    return s if s and not s[0].isdigit() else f"t_{s}"
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """A tensor the body reads from or writes to global memory."""
+
+    node: Node
+    name: str
+    view: str  # full | row | col | scalar
+    dtype: str
+    region: GmRegion
+
+
+@dataclass(frozen=True, slots=True)
+class VecConfig:
+    chunk_rows: int
+    chunk_cols: int
+    depth: int = 2
+    aligned: bool = True
+    inline_scalars: bool = True
+    core: CoreType = CoreType.AIV
+
+
+def _pad(n: int, dtype: str, aligned: bool) -> int:
+    if not aligned:
+        return max(n, 1)
+    per = 32 // itemsize(dtype)
+    return max(-(-n // per) * per, per)
+
+
+class VectorBody:
+    """Builds the statements and buffers that compute `fk`'s vector ops on a block."""
+
+    def __init__(self, fk: FusedKernel, names: dict[Node, str], inputs: Sequence[Operand],
+                 outputs: Sequence[Operand], cfg: VecConfig, *, skip: Sequence[Node] = (),
+                 row_len: int | None = None):
+        self.fk, self.names, self.cfg = fk, names, cfg
+        self.inputs = {o.node: o for o in inputs}
+        self.outputs = list(outputs)
+        self.nodes = [n for n in fk.nodes if n not in skip]
+        self.views = dict(fk.views)
+        for o in inputs:
+            self.views[o.node] = o.view
+        dts = {n.dtype for n in self.nodes} | {o.dtype for o in inputs}
+        self.cdt = "float32" if dts & set(FLOAT_DTYPES) else "int32"
+        self.row_len = row_len if row_len is not None else fk.cols
+        self.buffers: dict[str, Buffer] = {}
+        self._free: dict[str, list[str]] = {}
+        self._n = 0
+        self._stage = self._stages()
+
+    # ---- buffers ------------------------------------------------------------------------
+    def _shape(self, view: str, dtype: str) -> tuple[int, int]:
+        r, c, al = self.cfg.chunk_rows, self.cfg.chunk_cols, self.cfg.aligned
+        return {"full": (r, _pad(c, dtype, al)), "row": (1, _pad(c, dtype, al)),
+                "col": (_pad(r, dtype, al), 1), "scalar": (1, _pad(1, dtype, al))}[view]
+
+    def _buffer(self, name: str, view: str, dtype: str, queue: QuePos | None, purpose: str) -> str:
+        rows, cols = self._shape(view, dtype)
+        depth = self.cfg.depth if queue is not None else 1
+        self.buffers[name] = Buffer(name, Tier.UB, dtype, rows, cols, depth, queue, self.cfg.core, purpose)
+        return name
+
+    def _scratch(self, view: str, dtype: str | None = None) -> str:
+        dtype = dtype or self.cdt
+        key = f"{view}:{dtype}"
+        pool = self._free.setdefault(key, [])
+        if pool:
+            return pool.pop()
+        self._n += 1
+        return self._buffer(f"tmp{self._n}_{view}", view, dtype, None, f"{dtype} scratch ({view} tile)")
+
+    def _release(self, buf: str) -> None:
+        b = self.buffers[buf]
+        if b.queue is None and not buf.startswith("acc_"):
+            pool = self._free.setdefault(f"{self._view_of_buf(buf)}:{b.dtype}", [])
+            if buf not in pool:
+                pool.append(buf)
+
+    @staticmethod
+    def _view_of_buf(buf: str) -> str:
+        return buf.rsplit("_", 1)[1]
+
+    def region(self, buf: str, view: str, rlen: Expr, clen: Expr) -> Region:
+        b = self.buffers[buf]
+        if view == "full":
+            return Region(buf, Const(0), rlen, clen, Const(b.cols))
+        if view == "row":
+            return Region(buf, Const(0), Const(1), clen, Const(b.cols))
+        if view == "col":
+            return Region(buf, Const(0), rlen, Const(1), Const(1))
+        return Region(buf, Const(0), Const(1), Const(1), Const(1))
+
+    # ---- levels of row statistics -------------------------------------------------------------
+    def _stages(self) -> dict[Node, int]:
+        st: dict[Node, int] = {}
+        for n in self.nodes:
+            s = max((st.get(i, 0) for i in n.inputs), default=0)
+            st[n] = s + 1 if n.info.kind is Kind.REDUCE else s
+        return st
+
+    @property
+    def reduces(self) -> list[Node]:
+        return [n for n in self.nodes if n.info.kind is Kind.REDUCE]
+
+    # ---- one node ------------------------------------------------------------------------
+    def _const(self, n: Node) -> float:
+        return float(n.attr("value"))
+
+    def _materialize_const(self, n: Node, out: list[Stmt]) -> Region:
+        buf = self._scratch("scalar")
+        r = self.region(buf, "scalar", Const(1), Const(1))
+        out.append(VecOp("duplicate", r, (), self._const(n), comment=f"constant {self._const(n):g}"))
+        return r
+
+    def emit_node(self, n: Node, vals: dict[Node, Region], rlen: Expr, clen: Expr, out: list[Stmt],
+                  dst_buf: str | None = None) -> Region:
+        view = self.views[n]
+        comment = f"{self.names[n]} = {n.op.value}" + (f"  [{n.composite.name}]" if n.composite else "")
+        buf = dst_buf or self._scratch(view)
+        dst = self.region(buf, view, rlen, clen)
+        ins = n.inputs
+        if n.info.kind is Kind.REDUCE:
+            out.append(Reduce(_REDUCE[n.op], dst, vals[ins[0]], comment=comment))
+            if n.op is Op.REDUCE_MEAN:
+                out.append(VecOp("muls", dst, (dst,), 1.0 / self.row_len, comment="mean = sum / cols"))
+            return dst
+        if n.op is Op.CAST:
+            src = vals[ins[0]]
+            if n.dtype != self.cdt and itemsize(n.dtype) < itemsize(self.cdt) or (
+                    n.dtype == "bfloat16" and self.cdt == "float32"):
+                tmp = self._scratch(view, n.dtype)
+                t = self.region(tmp, view, rlen, clen)
+                out.append(VecOp("cast", t, (src,), comment=f"{comment}: round to {n.dtype}"))
+                out.append(VecOp("cast", dst, (t,), comment=f"back to {self.cdt} for the next ops"))
+                self._release(tmp)
+            else:
+                out.append(VecOp("copy", dst, (src,), comment=comment))
+            return dst
+        if n.op in _UNARY:
+            scalar = float(n.attr("alpha")) if n.op is Op.LEAKY_RELU else None
+            out.append(VecOp(_UNARY[n.op], dst, (vals[ins[0]],), scalar, comment=comment))
+            return dst
+        if n.op in _BINARY:
+            a, b = ins
+            if self.cfg.inline_scalars and (a.op is Op.CONST or b.op is Op.CONST):
+                self._scalar_binary(n, a, b, vals, dst, comment, out)
+                return dst
+            ra = vals[a] if a.op is not Op.CONST else self._materialize_const(a, out)
+            rb = vals[b] if b.op is not Op.CONST else self._materialize_const(b, out)
+            out.append(VecOp(_BINARY[n.op], dst, (ra, rb), comment=comment))
+            return dst
+        if n.op is Op.WHERE:
+            srcs = tuple(vals[i] if i.op is not Op.CONST else self._materialize_const(i, out) for i in ins)
+            out.append(VecOp("select", dst, srcs, comment=comment))
+            return dst
+        raise UnsupportedError(f"op {n.op.value} ({self.names[n]}) has no vector lowering")
+
+    def _scalar_binary(self, n: Node, a: Node, b: Node, vals: dict[Node, Region], dst: Region,
+                       comment: str, out: list[Stmt]) -> None:
+        op = n.op
+        if a.op is Op.CONST and b.op is Op.CONST:
+            raise UnsupportedError(f"{self.names[n]}: both operands are constants; compute it in Python")
+        if b.op is Op.CONST:
+            x, c = vals[a], self._const(b)
+            table = {Op.ADD: ("adds", c), Op.SUB: ("adds", -c), Op.MUL: ("muls", c),
+                     Op.DIV: ("muls", 1.0 / c if c != 0 else float("inf")), Op.MAXIMUM: ("maxs", c),
+                     Op.MINIMUM: ("mins", c)}
+            name, s = table[op]
+            if op is Op.DIV and c == 0:
+                out.append(VecOp("div", dst, (x, self._materialize_const(b, out)), comment=comment))
+                return
+            out.append(VecOp(name, dst, (x,), s, comment=comment))
+            return
+        c, x = self._const(a), vals[b]
+        if op in (Op.ADD, Op.MUL, Op.MAXIMUM, Op.MINIMUM):
+            name = {Op.ADD: "adds", Op.MUL: "muls", Op.MAXIMUM: "maxs", Op.MINIMUM: "mins"}[op]
+            out.append(VecOp(name, dst, (x,), c, comment=comment))
+        elif op is Op.SUB:
+            out.append(VecOp("neg", dst, (x,), comment=comment))
+            out.append(VecOp("adds", dst, (dst,), c, comment=f"{c:g} - x"))
+        else:  # c / x
+            out.append(VecOp("reciprocal", dst, (x,), comment=comment))
+            out.append(VecOp("muls", dst, (dst,), c, comment=f"{c:g} / x"))
+
+    # ---- copy in / out -------------------------------------------------------------------
+    def _load(self, o: Operand, r0: Expr, rlen: Expr, c0: Expr, clen: Expr,
+              copy_in: list[Stmt], compute: list[Stmt], vals: dict[Node, Region],
+              frees: list[Stmt], dst_buf: str | None = None) -> None:
+        qname = f"in_{ident(o.name)}"
+        if qname not in self.buffers:
+            self._buffer(qname, o.view, o.dtype, QuePos.VECIN, f"{o.name} from GM")
+        ub = self.region(qname, o.view, rlen, clen)
+        copy_in += [Alloc(qname), Copy(ub, o.region(r0, rlen, c0, clen), comment=f"copy in {o.name}"),
+                    EnQue(qname)]
+        compute.append(DeQue(qname))
+        if o.dtype != self.cdt or dst_buf is not None:
+            buf = dst_buf or self._scratch(o.view)
+            dst = self.region(buf, o.view, rlen, clen)
+            op = "cast" if o.dtype != self.cdt else "copy"
+            compute += [VecOp(op, dst, (ub,), comment=f"{o.name} {o.dtype} -> {self.cdt}"), Free(qname)]
+            vals[o.node] = dst
+        else:
+            vals[o.node] = ub
+            frees.append(Free(qname))
+
+    def _store(self, o: Operand, val: Region, r0: Expr, rlen: Expr, c0: Expr, clen: Expr,
+               compute: list[Stmt], copy_out: list[Stmt]) -> None:
+        qname = f"out_{ident(o.name)}"
+        if qname not in self.buffers:
+            self._buffer(qname, o.view, o.dtype, QuePos.VECOUT, f"{o.name} to GM")
+        ub = self.region(qname, o.view, rlen, clen)
+        op = "cast" if o.dtype != self.cdt else "copy"
+        compute += [Alloc(qname), VecOp(op, ub, (val,), comment=f"{o.name} {self.cdt} -> {o.dtype}"),
+                    EnQue(qname)]
+        copy_out += [DeQue(qname), Copy(o.region(r0, rlen, c0, clen), ub, comment=f"copy out {o.name}"),
+                     Free(qname)]
+
+    # ---- schemes ---------------------------------------------------------------------------
+    def _last_uses(self, order: Sequence[Node]) -> dict[Node, int]:
+        last: dict[Node, int] = {}
+        for idx, n in enumerate(order):
+            for i in n.inputs:
+                last[i] = idx
+        return last
+
+    def chunk(self, r0: Expr, rlen: Expr, c0: Expr, clen: Expr) -> list[Stmt]:
+        """All ops on one resident chunk: CopyIn, Compute, CopyOut (the full-row scheme)."""
+        copy_in: list[Stmt] = []
+        compute: list[Stmt] = []
+        copy_out: list[Stmt] = []
+        frees: list[Stmt] = []
+        vals: dict[Node, Region] = {}
+        for o in self.inputs.values():
+            self._load(o, r0, rlen, c0, clen, copy_in, compute, vals, frees)
+        keep = {o.node for o in self.outputs}
+        last = self._last_uses(self.nodes)
+        for idx, n in enumerate(self.nodes):
+            vals[n] = self.emit_node(n, vals, rlen, clen, compute)
+            for i in set(n.inputs):
+                if last.get(i) == idx and i not in keep and i in vals and i not in self.inputs:
+                    self._release(vals[i].buf)
+        for o in self.outputs:
+            self._store(o, vals[o.node], r0, rlen, c0, clen, compute, copy_out)
+        for n in self.nodes:
+            if n not in keep and last.get(n) is None and vals[n].buf in self.buffers:
+                self._release(vals[n].buf)
+        return copy_in + compute + frees + copy_out
+
+    def multipass(self, r0: Expr, rlen: Expr, c_start: Expr, c_total: Expr, loop_var: str) -> list[Stmt]:
+        """Row statistics streamed over column chunks (see module doc)."""
+        cc = self.cfg.chunk_cols
+        st = self._stage
+        out: list[Stmt] = []
+        vals: dict[Node, Region] = {}
+        col_nodes = [n for n in self.nodes if self.views[n] in ("col", "scalar")]
+        persistent: dict[Node, Region] = {}
+        for n in col_nodes:
+            buf = self._buffer(f"acc_{ident(self.names[n])}_{self.views[n]}", self.views[n], self.cdt, None,
+                               f"row statistic {self.names[n]}")
+            persistent[n] = self.region(buf, self.views[n], rlen, Const(1))
+        # column-invariant inputs: once per block
+        ci_in: list[Stmt] = []
+        ci_cmp: list[Stmt] = []
+        ci_free: list[Stmt] = []
+        for o in self.inputs.values():
+            if o.view in ("col", "scalar"):
+                buf = self._buffer(f"acc_{ident(o.name)}_{o.view}", o.view, self.cdt, None, f"{o.name} kept")
+                self._load(o, r0, rlen, Const(0), Const(1), ci_in, ci_cmp, vals, ci_free, dst_buf=buf)
+        out += ci_in + ci_cmp + ci_free
+        wide = [n for n in self.nodes if self.views[n] in ("full", "row")]
+        passes = max([st[n] for n in wide] + [st.get(r.inputs[0], 0) for r in self.reduces] + [0])
+        out_nodes = {o.node for o in self.outputs}
+        done_cols: set[Node] = set()
+
+        def ready_cols(level: int) -> list[Stmt]:
+            s: list[Stmt] = []
+            for n in col_nodes:
+                if n in done_cols or n.info.kind is Kind.REDUCE or st[n] > level:
+                    continue
+                if all(i in done_cols or i in vals or i.op is Op.CONST for i in n.inputs):
+                    vals[n] = self.emit_node(n, vals, rlen, Const(1), s, dst_buf=persistent[n].buf)
+                    done_cols.add(n)
+            return s
+
+        out += ready_cols(0)
+        for p in range(passes + 1):
+            targets = [r for r in self.reduces if st.get(r.inputs[0], 0) == p]
+            final = p == passes
+            need: set[Node] = set()
+            stack = [r.inputs[0] for r in targets]
+            if final:
+                stack += [o.node for o in self.outputs if self.views[o.node] in ("full", "row")]
+            while stack:
+                n = stack.pop()
+                if n in need or self.views.get(n) in ("col", "scalar", None):
+                    continue
+                need.add(n)
+                if n not in self.inputs:
+                    stack.extend(n.inputs)
+            for r in targets:
+                init = -3.0e38 if r.op is Op.REDUCE_MAX else 0.0
+                out.append(VecOp("duplicate", persistent[r], (), init, comment=f"init {self.names[r]}"))
+            body_in: list[Stmt] = []
+            body: list[Stmt] = []
+            body_free: list[Stmt] = []
+            body_out: list[Stmt] = []
+            c0 = E.add(c_start, E.mul(Var(loop_var), cc))
+            clen = Var(f"{loop_var}_len")
+            local = dict(vals)
+            for o in self.inputs.values():
+                if o.view in ("full", "row") and o.node in need:
+                    self._load(o, r0, rlen, c0, clen, body_in, body, local, body_free)
+            order = [n for n in self.nodes if n in need and n not in self.inputs]
+            last = self._last_uses(order + targets)
+            for idx, n in enumerate(order):
+                local[n] = self.emit_node(n, local, rlen, clen, body)
+                for i in set(n.inputs):
+                    if last.get(i) == idx and i in order and i not in out_nodes:
+                        self._release(local[i].buf)
+            for r in targets:
+                body.append(Reduce(_REDUCE[r.op], persistent[r], local[r.inputs[0]], accumulate=True,
+                                   comment=f"{self.names[r]} += chunk (pass {p + 1})"))
+            if final:
+                for o in self.outputs:
+                    if self.views[o.node] in ("full", "row"):
+                        self._store(o, local[o.node], r0, rlen, c0, clen, body, body_out)
+            for n in order:
+                if local[n].buf in self.buffers and self.buffers[local[n].buf].queue is None:
+                    self._release(local[n].buf)
+            n_chunks = ceil_div(c_total, cc)
+            out.append(Loop(loop_var, Const(0), n_chunks, Const(1), (
+                Let(f"{loop_var}_len", E.min(cc, E.sub(c_total, E.mul(Var(loop_var), cc)))),
+                *body_in, *body, *body_free, *body_out),
+                comment=f"pass {p + 1} of {passes + 1} over column chunks of {cc}"))
+            for r in targets:
+                if r.op is Op.REDUCE_MEAN:
+                    out.append(VecOp("muls", persistent[r], (persistent[r],), 1.0 / self.row_len,
+                                     comment="mean = sum / cols"))
+                vals[r] = persistent[r]
+                done_cols.add(r)
+            out += ready_cols(p + 1)
+        # column outputs
+        c_out: list[Stmt] = []
+        c_copy: list[Stmt] = []
+        for o in self.outputs:
+            if self.views[o.node] in ("col", "scalar"):
+                self._store(o, vals[o.node], r0, rlen, Const(0), Const(1), c_out, c_copy)
+        return out + c_out + c_copy
