@@ -141,7 +141,8 @@ def compile_bundle(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None
         out = build / code.name
         cmd = [CXX, *compile_flags(code), f"-I{include_dir()}", "main.cpp", "-o", str(out)]
         try:
-            proc = subprocess.run(cmd, cwd=build, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S)
+            env = {**os.environ, "LC_ALL": "C"}  # plain ASCII quotes in diagnostics
+            proc = subprocess.run(cmd, cwd=build, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=env)
         except FileNotFoundError as e:
             raise CompileError(f"kernel {code.name!r}: C++ compiler {CXX!r} not found; install g++ >= 12") from e
         except subprocess.TimeoutExpired as e:

@@ -1,0 +1,51 @@
+#include "data_utils.h"
+#include "tikicpulib.h"
+#include "op_host/matmul_leakyrelu_tiling.h"
+#include "op_kernel/matmul_leakyrelu.cpp"
+
+int32_t main()
+{
+    constexpr int32_t M = 128, N = 96, K = 64;
+    constexpr uint32_t blockDim = 2;  // 2 AI Cores = 4 AIVs, each one singleCoreM x singleCoreN block of C
+    size_t aBytes = M * K * sizeof(half), bBytes = K * N * sizeof(half), biasBytes = N * sizeof(float);
+    size_t cBytes = M * N * sizeof(float), fileSize = 0;
+    uint8_t* a = (uint8_t*)AscendC::GmAlloc(aBytes);
+    uint8_t* b = (uint8_t*)AscendC::GmAlloc(bBytes);
+    uint8_t* bias = (uint8_t*)AscendC::GmAlloc(biasBytes);
+    uint8_t* c = (uint8_t*)AscendC::GmAlloc(cBytes);
+    uint8_t* workspace = (uint8_t*)AscendC::GmAlloc(16 * 1024);
+    using Tiling = optiling::MatmulLeakyreluCustomTilingData;
+    auto* tiling = (Tiling*)AscendC::GmAlloc(sizeof(Tiling));
+    if (!ReadFile("a.bin", fileSize, a, aBytes) || !ReadFile("b.bin", fileSize, b, bBytes) ||
+        !ReadFile("bias.bin", fileSize, bias, biasBytes)) {
+        return 1;
+    }
+    tiling->alpha = 0.1f;
+    TCubeTiling& t = tiling->cubeTilingData;
+    t.usedCoreNum = 4;
+    t.M = M;
+    t.N = N;
+    t.Ka = K;
+    t.Kb = K;
+    t.singleCoreM = M / 2;
+    t.singleCoreN = N / 2;
+    t.singleCoreK = K;
+    t.baseM = 32;
+    t.baseN = 16;
+    t.baseK = 32;
+    t.depthA1 = 2;
+    t.depthB1 = 2;
+    t.isBias = 1;
+
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    ICPU_RUN_KF(matmul_leakyrelu, blockDim, a, b, bias, c, workspace, (uint8_t*)tiling);
+
+    WriteFile("c.bin", c, cBytes);
+    AscendC::GmFree(a);
+    AscendC::GmFree(b);
+    AscendC::GmFree(bias);
+    AscendC::GmFree(c);
+    AscendC::GmFree(workspace);
+    AscendC::GmFree(tiling);
+    return 0;
+}

@@ -1,0 +1,47 @@
+#include "data_utils.h"
+#include "tikicpulib.h"
+#include "op_host/matmul_rowreduce_tiling.h"
+#include "op_kernel/matmul_rowreduce.cpp"
+
+int32_t main()
+{
+    constexpr int32_t M = 96, N = 80, K = 64;
+    constexpr uint32_t blockDim = 2;  // each AI Core: its AIC computes 48 rows of C, each AIV reduces 24
+    size_t aBytes = M * K * sizeof(half), bBytes = N * K * sizeof(half), outBytes = M * sizeof(float);
+    size_t fileSize = 0;
+    uint8_t* a = (uint8_t*)AscendC::GmAlloc(aBytes);
+    uint8_t* b = (uint8_t*)AscendC::GmAlloc(bBytes);
+    uint8_t* rowSum = (uint8_t*)AscendC::GmAlloc(outBytes);
+    uint8_t* rowMax = (uint8_t*)AscendC::GmAlloc(outBytes);
+    uint8_t* workspace = (uint8_t*)AscendC::GmAlloc(KS_WORKSPACE_BYTES);
+    using Tiling = optiling::MatmulRowreduceCustomTilingData;
+    auto* tiling = (Tiling*)AscendC::GmAlloc(sizeof(Tiling));
+    if (!ReadFile("a.bin", fileSize, a, aBytes) || !ReadFile("b.bin", fileSize, b, bBytes)) return 1;
+    tiling->rowsPerVector = M / blockDim / 2;
+    TCubeTiling& t = tiling->cubeTilingData;
+    t.usedCoreNum = blockDim;
+    t.M = M;
+    t.N = N;
+    t.Ka = K;
+    t.Kb = K;
+    t.singleCoreM = M / blockDim;
+    t.singleCoreN = N;
+    t.singleCoreK = K;
+    t.baseM = 32;  // 48 rows -> tiles of 32 and a 16-row tail
+    t.baseN = 48;  // 80 cols -> tiles of 48 and a 32-col tail
+    t.baseK = 64;
+    t.isBias = 0;
+
+    AscendC::SetKernelMode(KernelMode::MIX_MODE);
+    ICPU_RUN_KF(matmul_rowreduce, blockDim, a, b, rowSum, rowMax, workspace, (uint8_t*)tiling);
+
+    WriteFile("row_sum.bin", rowSum, outBytes);
+    WriteFile("row_max.bin", rowMax, outBytes);
+    AscendC::GmFree(a);
+    AscendC::GmFree(b);
+    AscendC::GmFree(rowSum);
+    AscendC::GmFree(rowMax);
+    AscendC::GmFree(workspace);
+    AscendC::GmFree(tiling);
+    return 0;
+}
