@@ -1,0 +1,53 @@
+"""Ascend C code generation from TileIR: `codegen(prog) -> CodeBundle`, `export_project(prog, dir)`.
+
+Per kernel: `op_kernel/<name>.cpp` (kernel.py; vector statements in vector.py, cube statements as
+Matmul API calls in cube.py), `op_host/<name>_tiling.h` and `op_host/<name>.cpp` (host.py). One
+`main.cpp` launches the program's kernels in order on the CPU twin (ICPU_RUN_KF) with GM
+intermediates allocated there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..lower.tileir import Program
+from .host import host_source, main_source, tiling_header, workspace_bytes
+from .kernel import kernel_source
+
+__all__ = ["codegen", "export_project", "generate_files"]
+
+
+def generate_files(prog: Program) -> dict[str, str]:
+    """Every generated file of `prog`, by relative path."""
+    files: dict[str, str] = {}
+    kernel_files = []
+    for k in prog.kernels:
+        kernel_files.append(f"op_kernel/{k.name}.cpp")
+        files[f"op_kernel/{k.name}.cpp"] = kernel_source(prog, k)
+        files[f"op_host/{k.name}_tiling.h"] = tiling_header(prog, k)
+        files[f"op_host/{k.name}.cpp"] = host_source(prog, k)
+    files["main.cpp"] = main_source(prog, kernel_files)
+    return files
+
+
+def codegen(prog: Program):  # -> kernelstudio.twin.bundle.CodeBundle
+    """Generate the Ascend C of `prog` as a CodeBundle the CPU twin can compile and run."""
+    from ..twin.bundle import CodeBundle, TensorSpec
+
+    specs = {t.name: TensorSpec(t.name, t.shape, t.dtype) for t in prog.tensors}
+    ws = max((workspace_bytes(prog, k) for k in prog.kernels), default=0)
+    return CodeBundle(
+        name=prog.name,
+        files=generate_files(prog),
+        inputs=tuple(specs[n] for n in prog.inputs),
+        outputs=tuple(specs[n] for n in prog.outputs),
+        target=prog.target,
+        workspace_bytes=ws,
+    )
+
+
+def export_project(prog: Program, out_dir: str | Path) -> Path:
+    """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory."""
+    from .project import write_project
+
+    return write_project(prog, Path(out_dir), generate_files(prog))

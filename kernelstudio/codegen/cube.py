@@ -1,0 +1,292 @@
+"""The cube-core (AIC) program as Matmul high-level API calls.
+
+The TileIR's AIC program walks C tiles; per tile it runs a k loop of GM->L1 (nd2nz), L1->L0A/L0B
+and Mmad into L0C, then one FixPipe copy L0C->GM (the output, or the workspace the AIVs read) and
+maybe a `CrossSet`. The Matmul object runs exactly that k loop and FixPipe itself, so per C tile we
+emit
+
+    matmulObj.SetTensorA(aGm[<A offset at k = 0>], transA);
+    matmulObj.SetTensorB(bGm[<B offset at k = 0>], transB);
+    matmulObj.SetTail(<m>, <n>, K);
+    matmulObj.IterateAll(cGm[<C offset>]);  matmulObj.End();
+
+keeping the TileIR's tile loops, Lets, Ifs and cross-core flags as they are. Statements that only
+feed the cube (L1/L0 copies, queue operations on cube buffers, Mmad, the k loop) are absorbed.
+The kernel is compiled with `ASCENDC_CUBE_ONLY`, so the AIC itself drives the Matmul (no AIV
+client/server messages) and the AIVs meet it through the workspace and cross-core flags.
+
+Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_tiling`):
+
+| TCubeTiling                  | from the TileIR                                              |
+|------------------------------|--------------------------------------------------------------|
+| M, N, Ka = Kb                | tiling "M", "N", "K" (problem size of one batch)             |
+| singleCoreM / singleCoreN    | tiling "tile_m" / "tile_n": one C tile per IterateAll        |
+| singleCoreK                  | K: the whole reduction per C tile (our k loop)               |
+| baseM, baseK / dbL0A         | L0A buffer rows, cols / depth (rounded up to 16 / 32 bytes)  |
+| baseN / dbL0B                | L0B buffer rows ("nk") or cols ("kn") / depth                |
+| dbL0C                        | L0C buffer depth                                             |
+| depthA1, depthB1             | L1 A / B buffer depths (1 = single, 2 = double buffered)     |
+| stepKa, stepKb, stepM, stepN | 1: one base block per L1 load, as our k loop moves           |
+| usedCoreNum                  | kernel block_dim                                             |
+| isBias                       | 0: bias is an epilogue vector op in our programs             |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError
+from ..lower.expr import Bin, Const, Expr, Load, Var
+from ..lower.tileir import (
+    Alloc,
+    Copy,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    If,
+    Img2Col,
+    Let,
+    Loop,
+    Mmad,
+    Region,
+    Stmt,
+    Tier,
+    walk,
+)
+from .scope import Scope
+from .writer import Writer, ctype
+
+__all__ = ["CubePart", "cube_tiling", "MatmulOperands"]
+
+CUBE_TIERS = (Tier.L1, Tier.L0A, Tier.L0B, Tier.L0C)
+
+
+def subst(e: Expr, env: dict[str, Expr]) -> Expr:
+    """`e` with variables replaced by expressions (used to pin k-loop variables to their start)."""
+    if isinstance(e, Var):
+        return subst(env[e.name], env) if e.name in env else e
+    if isinstance(e, Bin):
+        return Bin(e.op, subst(e.a, env), subst(e.b, env))
+    if isinstance(e, Load):
+        return Load(e.buf, subst(e.index, env))
+    return e
+
+
+@dataclass(frozen=True)
+class MatmulOperands:
+    """Where the Matmul object reads A and B and what it computes, found from the AIC program."""
+
+    a: Region
+    b: Region
+    trans_a: bool
+    trans_b: bool
+    mmad: Mmad
+    c_dtype: str
+
+
+def _round(v: int, q: int) -> int:
+    return max(q, (v + q - 1) // q * q)
+
+
+def _cube_buffers(scope: Scope) -> set[str]:
+    return {b.name for b in scope.kernel.buffers if b.tier in CUBE_TIERS}
+
+
+def find_operands(scope: Scope, stmts: tuple[Stmt, ...]) -> MatmulOperands:
+    """Trace Mmad's L0A/L0B operands back through L1 to their GM regions."""
+    fed: dict[str, Region] = {}  # buffer -> region it was filled from
+    mmads: list[Mmad] = []
+    for s in walk(stmts):
+        if isinstance(s, Copy) and not s.dst.gm:
+            fed[s.dst.buf] = s.src
+        elif isinstance(s, Img2Col):
+            raise UnsupportedError(
+                f"kernel {scope.kernel.name}: convolution (Img2Col) has no Matmul-API form; the code generator "
+                "emits matmul-rooted cube kernels only")
+        elif isinstance(s, Mmad):
+            mmads.append(s)
+    if not mmads:
+        raise UnsupportedError(f"kernel {scope.kernel.name}: the cube program has no Mmad")
+    mm = mmads[0]
+
+    def gm_source(r: Region) -> Region:
+        seen = 0
+        while not r.gm:
+            if r.buf not in fed or seen > 4:
+                raise UnsupportedError(f"kernel {scope.kernel.name}: cannot trace cube operand {r.buf} to GM")
+            r, seen = fed[r.buf], seen + 1
+        return r
+
+    return MatmulOperands(gm_source(mm.a), gm_source(mm.b), mm.a_layout == "km", mm.b_layout == "nk", mm, "")
+
+
+def cube_tiling(scope: Scope) -> dict[str, int]:
+    """TCubeTiling field values for this kernel (see the module docstring for the mapping)."""
+    k = scope.kernel
+    t = scope.tiling
+    bufs = {b.tier: b for b in k.buffers if b.tier in CUBE_TIERS and b.tier is not Tier.L1}
+    l1 = [b for b in k.buffers if b.tier is Tier.L1]
+    ops = find_operands(scope, k.aic)
+    a_dt = scope.prog.tensor(ops.a.buf).dtype
+    q = 32 // (2 if a_dt in ("float16", "bfloat16") else 4 if a_dt == "float32" else 1)
+    l0a, l0b, l0c = bufs.get(Tier.L0A), bufs.get(Tier.L0B), bufs.get(Tier.L0C)
+    if l0a is None or l0b is None or l0c is None:
+        raise UnsupportedError(f"kernel {k.name}: the cube program needs L0A, L0B and L0C buffers")
+    m_, n_, k_ = _mnk(scope, ops)
+    base_m = _round(l0a.cols if ops.trans_a else l0a.rows, 16)
+    base_k = _round(l0a.rows if ops.trans_a else l0a.cols, q)
+    base_n = _round(l0b.rows if ops.trans_b else l0b.cols, 16)
+    depth_a1 = max((b.depth for b in l1 if b.queue is None or b.queue.value == "A1"), default=1)
+    depth_b1 = max((b.depth for b in l1 if b.queue is not None and b.queue.value == "B1"), default=1)
+    return {
+        "usedCoreNum": k.block_dim, "M": m_, "N": n_, "Ka": k_, "Kb": k_,
+        "singleCoreM": t.get("tile_m", m_), "singleCoreN": t.get("tile_n", n_), "singleCoreK": k_,
+        "baseM": base_m, "baseN": base_n, "baseK": base_k,
+        "depthA1": depth_a1, "depthB1": depth_b1, "stepM": 1, "stepN": 1, "stepKa": 1, "stepKb": 1,
+        "isBias": 0, "iterateOrder": 0, "dbL0A": l0a.depth, "dbL0B": l0b.depth, "dbL0C": l0c.depth,
+    }
+
+
+def _mnk(scope: Scope, ops: MatmulOperands) -> tuple[int, int, int]:
+    t = scope.tiling
+    if all(x in t for x in ("M", "N", "K")):
+        return t["M"], t["N"], t["K"]
+    a = scope.prog.tensor(ops.a.buf)
+    b = scope.prog.tensor(ops.b.buf)
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise UnsupportedError(f"kernel {scope.kernel.name}: tiling needs M, N and K for the Matmul API")
+    m_, k_ = (a.shape[-1], a.shape[-2]) if ops.trans_a else (a.shape[-2], a.shape[-1])
+    n_ = b.shape[-2] if ops.trans_b else b.shape[-1]
+    return m_, n_, k_
+
+
+class CubePart:
+    """Emits the AIC program (`ProcessCube`) and the Matmul object's members and registration."""
+
+    def __init__(self, scope: Scope):
+        self.scope = scope
+        self.ops = find_operands(scope, scope.kernel.aic)
+        self.cube_bufs = _cube_buffers(scope)
+        self.tiling = cube_tiling(scope)
+
+    # ---- members and Init ----------------------------------------------------------------------
+    def emit(self, members: Writer, init: Writer, methods: Writer) -> None:
+        sc, ops = self.scope, self.ops
+        a_t = ctype(sc.prog.tensor(ops.a.buf).dtype)
+        b_t = ctype(sc.prog.tensor(ops.b.buf).dtype)
+        c_t = ctype(self._c_dtype())
+        members(f"using AType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {a_t}, "
+                f"{str(ops.trans_a).lower()}>;",
+                f"using BType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {b_t}, "
+                f"{str(ops.trans_b).lower()}>;",
+                f"using CType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {c_t}>;",
+                "using BiasType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;",
+                "matmul::Matmul<AType, BType, CType, BiasType> matmulObj;",
+                "TCubeTiling cubeTiling;")
+        init("cubeTiling = tiling.cubeTilingData;")
+        w = methods
+        with w.block("__aicore__ inline void ProcessCube()"):
+            w("REGIST_MATMUL_OBJ(&pipe, AscendC::GetSysWorkSpacePtr(), matmulObj, &cubeTiling);")
+            self._body(sc.kernel.aic, w)
+        w("")
+
+    def _c_dtype(self) -> str:
+        for s in walk(self.scope.kernel.aic):
+            if isinstance(s, Copy) and s.dst.gm and not s.src.gm:
+                return self.scope.prog.tensor(s.dst.buf).dtype
+        raise UnsupportedError(f"kernel {self.scope.kernel.name}: the cube program never writes GM")
+
+    # ---- the program ---------------------------------------------------------------------------
+    def _feeds_cube(self, s: Stmt) -> bool:
+        """Statements the Matmul object performs itself."""
+        if isinstance(s, (Alloc, EnQue, DeQue, Free)):
+            return s.buf in self.cube_bufs
+        if isinstance(s, (Mmad, Img2Col)):
+            return True
+        if isinstance(s, Copy):
+            return not s.dst.gm
+        if isinstance(s, (Loop, If)):
+            return all(self._feeds_cube(x) or isinstance(x, Let) for x in s.body) and any(
+                self._feeds_cube(x) for x in s.body)
+        return False
+
+    def _body(self, stmts: tuple[Stmt, ...], w: Writer) -> None:
+        sc = self.scope
+        absorbed: list[Stmt] = []
+        for s in stmts:
+            if self._feeds_cube(s):
+                absorbed.append(s)
+            elif isinstance(s, Copy) and s.dst.gm:
+                self._iterate_all(s, tuple(absorbed), w)
+                absorbed.clear()
+            elif isinstance(s, Let):
+                w(f"const int32_t {sc.var(s.var)} = {sc.expr(s.value)};")
+            elif isinstance(s, Loop):
+                step, v = sc.expr(s.step), sc.var(s.var)
+                inc = f"++{v}" if step == "1" else f"{v} += {step}"
+                c = f"  // {s.comment}" if s.comment else ""
+                w(f"for (int32_t {v} = {sc.expr(s.start)}; {v} < {sc.expr(s.stop)}; {inc}) {{{c}")
+                with w.indented():
+                    self._body(s.body, w)
+                w("}")
+            elif isinstance(s, If):
+                c = f"  // {s.comment}" if s.comment else ""
+                w(f"if ({sc.expr(s.cond)}) {{{c}")
+                with w.indented():
+                    self._body(s.body, w)
+                w("}")
+            elif isinstance(s, CrossSet):
+                w(f"AscendC::CrossCoreSetFlag<0x2, PIPE_{s.pipe.value}>({s.flag});")
+            elif isinstance(s, CrossWait):
+                w(f"AscendC::CrossCoreWaitFlag({s.flag});")
+            else:
+                raise UnsupportedError(f"kernel {sc.kernel.name}: {type(s).__name__} on the cube core has no "
+                                       "Matmul-API form")
+
+    def _iterate_all(self, fix: Copy, absorbed: tuple[Stmt, ...], w: Writer) -> None:
+        """One C tile: point the Matmul object at this tile's A, B and C and run it."""
+        sc, ops = self.scope, self.ops
+        env: dict[str, Expr] = {}
+        for s in walk(absorbed):
+            if isinstance(s, Let):
+                env[s.var] = s.value
+            elif isinstance(s, Loop):
+                env[s.var] = s.start
+        a_off = subst(self._region_of(absorbed, "a").offset, env)
+        b_off = subst(self._region_of(absorbed, "b").offset, env)
+        mm = self._mmad(absorbed)
+        m_, n_ = subst(mm.m, env), subst(mm.n, env)
+        k_total = sc.var("K") if "K" in sc.tiling else str(self.tiling["Ka"])
+        if fix.dst.stride != Const(self.tiling["N"]) and sc.static(fix.dst.stride) != self.tiling["N"]:
+            raise UnsupportedError(f"kernel {sc.kernel.name}: C rows {fix.dst.stride} elements apart but the "
+                                   f"Matmul writes rows of N={self.tiling['N']}")
+        comment = fix.comment or mm.comment
+        if comment:
+            w(f"// {comment}")
+        ta, tb = str(ops.trans_a).lower(), str(ops.trans_b).lower()
+        a_at = sc.at(Region(ops.a.buf, a_off, Const(1), Const(1), Const(1), gm=True))
+        b_at = sc.at(Region(ops.b.buf, b_off, Const(1), Const(1), Const(1), gm=True))
+        w(f"matmulObj.SetTensorA({a_at}, {ta});",
+          f"matmulObj.SetTensorB({b_at}, {tb});",
+          f"matmulObj.SetTail({sc.expr(m_)}, {sc.expr(n_)}, {k_total});",
+          f"matmulObj.IterateAll({sc.at(fix.dst)});",
+          "matmulObj.End();")
+
+    def _mmad(self, absorbed: tuple[Stmt, ...]) -> Mmad:
+        for s in walk(absorbed):
+            if isinstance(s, Mmad):
+                return s
+        raise UnsupportedError(f"kernel {self.scope.kernel.name}: a FixPipe copy with no Mmad before it")
+
+    def _region_of(self, absorbed: tuple[Stmt, ...], which: str) -> Region:
+        mm = self._mmad(absorbed)
+        fed: dict[str, Region] = {}
+        for s in walk(absorbed):
+            if isinstance(s, Copy) and not s.dst.gm:
+                fed[s.dst.buf] = s.src
+        r = mm.a if which == "a" else mm.b
+        while not r.gm:
+            r = fed[r.buf]
+        return r

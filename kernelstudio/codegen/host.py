@@ -1,0 +1,195 @@
+"""Host-side files: `op_host/<name>_tiling.h`, `op_host/<name>.cpp` (TilingFunc + OpDef) and the CPU
+launcher `main.cpp` (ICPU_RUN_KF, the CANN "CPU debug mode" style the twin implements).
+
+The TileIR is compiled for fixed shapes, so the tiling values are the schedule's: TilingFunc checks
+the input shapes it was generated for and writes the same values main.cpp writes.
+"""
+
+from __future__ import annotations
+
+from ..lower.tileir import Kernel, Program
+from .kernel import kernel_params, workspace_layout
+from .scope import Scope
+from .writer import Writer, camel, pascal
+
+__all__ = ["tiling_header", "host_source", "main_source", "workspace_bytes", "tiling_values"]
+
+GE_DTYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "float32": "ge::DT_FLOAT",
+             "int8": "ge::DT_INT8", "int32": "ge::DT_INT32"}
+
+
+def _is_cube(k: Kernel) -> bool:
+    return bool(k.aic)
+
+
+def tiling_values(prog: Program, k: Kernel) -> tuple[list[tuple[str, int]], dict[str, int]]:
+    """(field, value) pairs of the kernel's tiling struct and its TCubeTiling fields (if any)."""
+    fields = [(camel(n), v) for n, v in k.tiling]
+    cube: dict[str, int] = {}
+    if _is_cube(k):
+        from .cube import cube_tiling
+
+        cube = cube_tiling(Scope(prog, k))
+    return fields, cube
+
+
+def workspace_bytes(prog: Program, k: Kernel) -> int:
+    """User workspace bytes of one kernel (its workspace tensors, 512-byte aligned)."""
+    layout = workspace_layout(prog, k)
+    if not layout:
+        return 0
+    last = max(layout, key=layout.get)
+    return layout[last] + (prog.tensor(last).nbytes + 511) // 512 * 512
+
+
+def tiling_header(prog: Program, k: Kernel) -> str:
+    name = pascal(k.name)
+    guard = f"{k.name.upper()}_TILING_H"
+    fields, cube = tiling_values(prog, k)
+    w = Writer()
+    w(f"// Tiling data of {k.name}: the schedule's constants, read by the kernel with GET_TILING_DATA.",
+      f"#ifndef {guard}", f"#define {guard}", '#include "register/tilingdata_base.h"', "")
+    w(f"BEGIN_TILING_DATA_DEF({name}TilingData)")
+    with w.indented():
+        for f, _ in fields:
+            w(f"TILING_DATA_FIELD_DEF(uint32_t, {f});")
+        if cube:
+            w("TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);")
+    w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({name}, {name}TilingData)")
+    w(f"#endif  // {guard}")
+    return w.text()
+
+
+def _fill(w: Writer, var: str, prog: Program, k: Kernel, setter: bool) -> None:
+    fields, cube = tiling_values(prog, k)
+    for f, v in fields:
+        w(f"{var}.set_{f}({v});" if setter else f"{var}.{f} = {v};")
+    for f, v in cube.items():
+        w(f"{var}.cubeTilingData.{f} = {v};")
+
+
+def host_source(prog: Program, k: Kernel) -> str:
+    """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel."""
+    name = pascal(k.name)
+    params = kernel_params(prog, k)
+    inputs = [p for p in params if prog.tensor(p).role != "output"]
+    outputs = [p for p in params if prog.tensor(p).role == "output"]
+    w = Writer()
+    w(f"// Host side of {k.name}: tiling and operator definition for a CANN custom-op project.",
+      f'#include "{k.name}_tiling.h"', '#include "register/op_def_registry.h"',
+      '#include "tiling/platform/platform_ascendc.h"', "")
+    with w.block("namespace optiling", "}  // namespace optiling"):
+        with w.block("static ge::graphStatus TilingFunc(gert::TilingContext* context)"):
+            w("// The schedule was lowered for these shapes; other shapes need a new kernelstudio build.")
+            for i, p in enumerate(inputs):
+                shape = prog.tensor(p).shape
+                w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
+                cond = " || ".join([f"{camel(p)}Shape.GetDimNum() != {len(shape)}"] +
+                                   [f"{camel(p)}Shape.GetDim({d}) != {n}" for d, n in enumerate(shape)])
+                with w.block(f"if ({cond})"):
+                    w("return ge::GRAPH_FAILED;")
+            w(f"{name}TilingData tiling;")
+            _fill(w, "tiling", prog, k, setter=True)
+            w(f"context->SetBlockDim({k.block_dim});", "context->SetTilingKey(0);",
+              "tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), "
+              "context->GetRawTilingData()->GetCapacity());",
+              "context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
+              "auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
+              "size_t* currentWorkspace = context->GetWorkspaceSizes(1);",
+              f"currentWorkspace[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + {workspace_bytes(prog, k)};",
+              "return ge::GRAPH_SUCCESS;")
+    w("")
+    with w.block("namespace ops", "}  // namespace ops"):
+        with w.block(f"class {name} : public OpDef", "};"):
+            w("public:")
+            with w.block(f"explicit {name}(const char* name) : OpDef(name)"):
+                for kind, group in (("Input", inputs), ("Output", outputs)):
+                    for p in group:
+                        dt = GE_DTYPES[prog.tensor(p).dtype]
+                        w(f'this->{kind}("{p}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{ge::FORMAT_ND}});')
+                w("this->AICore().SetTiling(optiling::TilingFunc);",
+                  f'this->AICore().AddConfig("{_soc(prog.target)}");')
+        w(f"OP_ADD({name});")
+    return w.text()
+
+
+def _soc(target: str) -> str:
+    """The CANN SoC family name AddConfig takes (ascend910b2 -> ascend910b)."""
+    t = target.lower()
+    return t.rstrip("0123456789") if t.startswith("ascend910b") else t
+
+
+KERNEL_MODES = {"AIV_ONLY": "AIV_MODE", "AIC_ONLY": "AIC_MODE", "MIX_AIC_1_2": "MIX_MODE"}
+
+
+def _nbytes(prog: Program, name: str) -> int:
+    return prog.tensor(name).nbytes
+
+
+def main_source(prog: Program, kernel_files: list[str]) -> str:
+    """CPU launcher: reads inputs, launches every kernel in order, writes outputs."""
+    multi = len(prog.kernels) > 1
+    cube = any(_is_cube(k) for k in prog.kernels)
+    w = Writer()
+    w(f"// CPU launch of {prog.name} on the kernelstudio twin: {len(prog.kernels)} kernel(s), "
+      f"{'fused' if prog.fused else 'unfused'}.")
+    if cube:
+        w("#define ASCENDC_CUBE_ONLY  // the cube core drives Matmul itself; AIVs meet it via flags")
+    w("#include <cstdint>", "#include <cstdio>", "#include <cstring>", '#include "data_utils.h"',
+      '#include "tikicpulib.h"', '#include "register/tilingdata_base.h"')
+    if cube:
+        w('#include "lib/matmul_intf.h"')
+    for i, path in enumerate(kernel_files):
+        if multi:  # each kernel registers its own tiling struct: keep them apart
+            w(f"namespace k{i} {{", f'#include "{path}"', f"}}  // namespace k{i}")
+        else:
+            w(f'#include "{path}"')
+    w("")
+    gm = [t for t in prog.tensors if t.role != "workspace"]
+    with w.block("int32_t main()"):
+        for t in gm:
+            w(f"uint8_t* {t.name} = static_cast<uint8_t*>(AscendC::GmAlloc({t.nbytes}));")
+        for p in prog.inputs:
+            w(f"size_t {p}Size = 0;")
+            with w.block(f'if (!ReadFile("{p}.bin", {p}Size, {p}, {_nbytes(prog, p)}))'):
+                w("return 1;")
+        for i, k in enumerate(prog.kernels):
+            _launch(w, prog, k, f"k{i}::" if multi else "")
+        for p in prog.outputs:
+            with w.block(f'if (!WriteFile("{p}.bin", {p}, {_nbytes(prog, p)}))'):
+                w("return 1;")
+        for t in gm:
+            w(f"AscendC::GmFree({t.name});")
+        w("return 0;")
+    return w.text()
+
+
+def _launch(w: Writer, prog: Program, k: Kernel, ns: str) -> None:
+    name = pascal(k.name)
+    ws = max(workspace_bytes(prog, k), 32)
+    with _scoped(w, f"{k.name}: {k.family}, {k.kernel_type}, blockDim {k.block_dim}"):
+        w(f"{ns}{name}TilingData tilingData;")
+        _fill(w, "tilingData", prog, k, setter=False)
+        w("uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(sizeof(tilingData)));",
+          "std::memcpy(tiling, &tilingData, sizeof(tilingData));",
+          f"uint8_t* workspace = static_cast<uint8_t*>(AscendC::GmAlloc({ws}));",
+          "ICPU_SET_TILING_KEY(0);",
+          f"AscendC::SetKernelMode(KernelMode::{KERNEL_MODES[k.kernel_type]});")
+        args = "".join(f"{p}, " for p in kernel_params(prog, k))
+        w(f"ICPU_RUN_KF({ns}{k.name}, {k.block_dim}, {args}workspace, tiling);",
+          "AscendC::GmFree(workspace);", "AscendC::GmFree(tiling);")
+
+
+class _scoped:
+    """`{ ... }` with a leading comment line."""
+
+    def __init__(self, w: Writer, comment: str):
+        self.w, self.comment = w, comment
+
+    def __enter__(self) -> None:
+        self.w(f"// {self.comment}", "{")
+        self.w.level += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.w.level -= 1
+        self.w("}")

@@ -1,0 +1,252 @@
+"""`op_kernel/<name>.cpp`: the device kernel, a `Kernel<Name>` class over TPipe/TQue/TBuf with Init,
+Process and the CopyIn/Compute/CopyOut methods cut from the TileIR (see phases.py), plus the
+`extern "C" __global__ __aicore__` entry that reads the tiling data and runs it.
+"""
+
+from __future__ import annotations
+
+from ..lower.tileir import If, Kernel, Let, Loop, Program, Tier
+from . import cube
+from .phases import Call, Inline, MethodDef, Plan, bound_members, buffers_of, plan_body
+from .scope import BLOCK_VARS, Scope
+from .vector import Method, emit_instr
+from .writer import Writer, ctype, pascal
+
+__all__ = ["kernel_source", "kernel_params", "KERNEL_TYPES"]
+
+KERNEL_TYPES = {"AIV_ONLY": "KERNEL_TYPE_AIV_ONLY", "AIC_ONLY": "KERNEL_TYPE_AIC_ONLY",
+                "MIX_AIC_1_2": "KERNEL_TYPE_MIX_AIC_1_2"}
+
+HELPERS = """\
+#ifndef KS_MIN
+#define KS_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define KS_MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
+"""
+
+
+def kernel_params(prog: Program, k: Kernel) -> list[str]:
+    """GM tensors passed as kernel arguments (workspaces live in the system `workspace` argument)."""
+    return [p for p in k.params if prog.tensor(p).role != "workspace"]
+
+
+def workspace_layout(prog: Program, k: Kernel) -> dict[str, int]:
+    """Byte offset of each workspace tensor inside the user workspace (512-byte aligned)."""
+    out, off = {}, 0
+    for p in k.params:
+        t = prog.tensor(p)
+        if t.role == "workspace":
+            out[p] = off
+            off += (t.nbytes + 511) // 512 * 512
+    return out
+
+
+def _plan(scope: Scope, stmts: tuple) -> tuple[Plan, list[MethodDef]]:
+    plan, methods = plan_body(stmts, scope.tiling)
+    queued = {b.name for b in scope.kernel.buffers if b.queue is not None and b.tier is Tier.UB}
+    scope.members |= bound_members(plan, queued)
+    return plan, methods
+
+
+def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method) -> None:
+    for node in plan:
+        if isinstance(node, Let):
+            w(f"const int32_t {scope.var(node.var)} = {scope.expr(node.value)};")
+        elif isinstance(node, Call):
+            md = node.method
+            w(f"{md.name}({', '.join(scope.var(p) for p in md.params)});")
+        elif isinstance(node, Inline):
+            for s in node.stmts:
+                emit_instr(s, m)
+        else:
+            stmt, children = node
+            c = f"  // {stmt.comment}" if stmt.comment else ""
+            if isinstance(stmt, Loop):
+                v = scope.var(stmt.var)
+                step = scope.expr(stmt.step)
+                inc = f"++{v}" if step == "1" else f"{v} += {step}"
+                head = f"for (int32_t {v} = {scope.expr(stmt.start)}; {v} < {scope.expr(stmt.stop)}; {inc})"
+            else:
+                assert isinstance(stmt, If)
+                head = f"if ({scope.expr(stmt.cond)})"
+            w(head + " {" + c)
+            with w.indented():
+                _emit_plan(children, scope, w, m)
+            w("}")
+
+
+def _walk_plan(plan: Plan):
+    for node in plan:
+        if isinstance(node, tuple):
+            yield from _walk_plan(node[1])
+        else:
+            yield node
+
+
+def _method(md: MethodDef, scope: Scope, w: Writer) -> None:
+    params = ", ".join(f"int32_t {scope.var(p)}" for p in md.params)
+    comments = [s.comment for s in md.body if getattr(s, "comment", "")]
+    with w.block(f"__aicore__ inline void {md.name}({params})"):
+        m = Method(scope, w, taken={scope.var(p) for p in md.params})
+        _get_tbufs(scope, w, md.body)
+        for s in md.body:
+            emit_instr(s, m)
+    _ = comments
+    w("")
+
+
+def _get_tbufs(scope: Scope, w: Writer, stmts) -> None:
+    """`LocalTensor<T> x = xBuf.Get<T>();` for the TBuf scratch the statements use."""
+    used: set[str] = set()
+    for s in stmts:
+        used |= buffers_of(s)
+    for b in scope.kernel.buffers:
+        if b.name in used and b.queue is None and b.tier is Tier.UB:
+            t = ctype(b.dtype)
+            w(f"AscendC::LocalTensor<{t}> {scope.tensor_name(b.name)} = {scope.que_name(b.name)}.Get<{t}>();")
+
+
+class _Parts:
+    """Pieces of the class collected while emitting: members, Init lines, public/private methods."""
+
+    def __init__(self) -> None:
+        self.members = Writer()
+        self.init = Writer()
+        self.methods = Writer()
+
+
+def _vector_program(scope: Scope, parts: _Parts, name: str) -> None:
+    """The AIV program as `name()` plus its phase methods."""
+    plan, methods = _plan(scope, scope.kernel.aiv)
+    body = Writer()
+    inline = [s for node in _walk_plan(plan) if isinstance(node, Inline) for s in node.stmts]
+    _get_tbufs(scope, body, inline)
+    _emit_plan(plan, scope, body, Method(scope, body))
+    with parts.methods.block(f"__aicore__ inline void {name}()"):
+        parts.methods.extend(body)
+    parts.methods("")
+    for md in methods:
+        _method(md, scope, parts.methods)
+
+
+def _buffers(scope: Scope, parts: _Parts, depth_const: int) -> None:
+    k = scope.kernel
+    for b in k.buffers:
+        if b.tier is not Tier.UB:
+            continue
+        t = ctype(b.dtype)
+        size = f"{b.slot_bytes}"
+        what = f"  // {b.rows} x {b.cols} {t}" + (f": {b.purpose}" if b.purpose else "")
+        if b.queue is None:
+            parts.members(f"AscendC::TBuf<AscendC::QuePosition::VECCALC> {scope.que_name(b.name)};")
+            parts.init(f"pipe.InitBuffer({scope.que_name(b.name)}, {size});{what}")
+        else:
+            depth = "BUFFER_NUM" if b.depth == depth_const else str(b.depth)
+            parts.members(f"AscendC::TQue<AscendC::QuePosition::{b.queue.value}, {depth}> "
+                          f"{scope.que_name(b.name)};")
+            parts.init(f"pipe.InitBuffer({scope.que_name(b.name)}, {depth}, {size});{what}")
+    for buf in sorted(scope.members):
+        parts.members(f"AscendC::LocalTensor<{ctype(scope.buffer(buf).dtype)}> {scope.tensor_name(buf)};")
+    if scope.work:
+        elems = {dt: n for dt, n in scope.work.items()}
+        nbytes = max(n * (4 if dt in ("float32", "int32") else 2 if dt != "int8" else 1)
+                     for dt, n in elems.items())
+        nbytes = (nbytes + 31) // 32 * 32
+        parts.members("AscendC::TBuf<AscendC::QuePosition::VECCALC> workBuf;")
+        parts.init(f"pipe.InitBuffer(workBuf, {nbytes});  // ReduceSum/ReduceMax scratch")
+
+
+def _globals(prog: Program, scope: Scope, parts: _Parts) -> None:
+    k = scope.kernel
+    ws = workspace_layout(prog, k)
+    if ws:
+        parts.init("GM_ADDR usrWorkspace = AscendC::GetUserWorkspace(workspace);")
+    for p in k.params:
+        t = prog.tensor(p)
+        c = ctype(t.dtype)
+        g = scope.gm_name(p)
+        parts.members(f"AscendC::GlobalTensor<{c}> {g};")
+        base = f"usrWorkspace + {ws[p]}" if p in ws else p
+        parts.init(f"{g}.SetGlobalBuffer((__gm__ {c}*)({base}), {t.size});")
+
+
+def _block_vars(scope: Scope, parts: _Parts) -> None:
+    k = scope.kernel
+    parts.members("int32_t blockIdx;", "int32_t subBlockIdx;", "int32_t blockNum;")
+    if k.kernel_type == "MIX_AIC_1_2":
+        parts.init("if ASCEND_IS_AIV {",
+                   "    blockIdx = AscendC::GetBlockIdx() / AscendC::GetTaskRation();  // AIVs count 2 per block",
+                   "} else {", "    blockIdx = AscendC::GetBlockIdx();", "}")
+    else:
+        parts.init("blockIdx = AscendC::GetBlockIdx();")
+    parts.init("subBlockIdx = AscendC::GetSubBlockIdx();", "blockNum = AscendC::GetBlockNum();")
+
+
+def kernel_source(prog: Program, k: Kernel) -> str:
+    """The whole `op_kernel/<name>.cpp` of one kernel."""
+    scope = Scope(prog, k)
+    cls = f"Kernel{pascal(k.name)}"
+    parts = _Parts()
+    parts.members("AscendC::TPipe pipe;")
+    depths = [b.depth for b in k.buffers if b.queue is not None and b.tier is Tier.UB]
+    depth_const = max(depths) if depths else 1
+    cube_part = cube.CubePart(scope) if k.aic else None
+    if k.aiv:
+        _vector_program(scope, parts, "ProcessVector")
+    if cube_part is not None:
+        cube_part.emit(parts.members, parts.init, parts.methods)
+    _globals(prog, scope, parts)
+    _block_vars(scope, parts)
+    for n in scope.tiling:
+        parts.members(f"int32_t {scope.field_name(n)};")
+    _buffers(scope, parts, depth_const)
+
+    w = Writer()
+    w(f"// {k.name}: {k.family} kernel ({k.kernel_type}) for {prog.target}, generated by kernelstudio.")
+    if k.ops:
+        w(f"// DSL ops: {', '.join(k.ops)}")
+    for note in k.notes:
+        w(f"// {note}")
+    w('#include "kernel_operator.h"')
+    if cube_part is not None:
+        w('#include "lib/matmul_intf.h"')
+    w(f'#include "../op_host/{k.name}_tiling.h"', "", *HELPERS.splitlines(), "")
+    w(f"constexpr int32_t BUFFER_NUM = {depth_const};  // queue depth: 2 = double buffering", "")
+    params = kernel_params(prog, k)
+    args = "".join(f"GM_ADDR {p}, " for p in params)
+    tiling_t = f"{pascal(k.name)}TilingData"
+    with w.block(f"class {cls}", "};"):
+        w.level -= 1
+        w("public:")
+        with w.indented():
+            w(f"__aicore__ inline {cls}() {{}}")
+            with w.block(f"__aicore__ inline void Init({args}GM_ADDR workspace, const {tiling_t}& tiling)"):
+                for n in scope.tiling:
+                    f = scope.field_name(n)
+                    w(f"{f} = static_cast<int32_t>(tiling.{f});")
+                w.extend(parts.init)
+            with w.block("__aicore__ inline void Process()"):
+                if k.aic and k.aiv:
+                    w("if ASCEND_IS_AIC {", "    ProcessCube();", "}", "if ASCEND_IS_AIV {",
+                      "    ProcessVector();", "}")
+                elif k.aic:
+                    w("ProcessCube();")
+                else:
+                    w("ProcessVector();")
+        w("", "private:")
+        with w.indented():
+            w.extend(parts.methods)
+        w("private:")
+        with w.indented():
+            w.extend(parts.members)
+        w.level += 1
+    w("")
+    call = "".join(f"{p}, " for p in params)
+    with w.block(f'extern "C" __global__ __aicore__ void {k.name}({args}GM_ADDR workspace, GM_ADDR tiling)'):
+        w("GET_TILING_DATA(tilingData, tiling);")
+        w(f"KERNEL_TASK_TYPE_DEFAULT({KERNEL_TYPES[k.kernel_type]});")
+        w(f"{cls} op;", f"op.Init({call}workspace, tilingData);", "op.Process();")
+    return w.text()
+
+
+_ = BLOCK_VARS

@@ -1,0 +1,219 @@
+"""Cut a core's TileIR program into the methods an Ascend C author writes: CopyIn / Compute / CopyOut.
+
+Loops, Lets and Ifs stay in `Process()`. Each maximal run of instructions between them is cut after
+the EnQue that ends a producer stage, so every method starts by binding its tensors (AllocTensor /
+DeQue) and ends by handing them on (EnQue / FreeTensor), which is the TQue idiom. A method is named
+by what it does (GM->UB: CopyIn, UB->GM: CopyOut, else Compute); its parameters are the loop and
+Let variables its statements use. Cross-core flags and lone queue operations stay inline.
+
+A buffer whose tensor is bound in one method and used in another (a weight loaded once before the
+tile loop, say) keeps its `LocalTensor` as a class member instead of a method local.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..lower.expr import Bin, Expr, Load, free_vars
+from ..lower.tileir import (
+    Alloc,
+    Copy,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    If,
+    Img2Col,
+    Let,
+    Loop,
+    Mmad,
+    Reduce,
+    Region,
+    Stmt,
+    TopK,
+    VecOp,
+)
+from .scope import BLOCK_VARS
+
+__all__ = ["Call", "Inline", "Plan", "MethodDef", "plan_body", "bound_members", "buffers_of"]
+
+QUEUE_OPS = (Alloc, DeQue, EnQue, Free)
+FLAGS = (CrossSet, CrossWait)
+
+
+@dataclass(frozen=True)
+class MethodDef:
+    name: str
+    params: tuple[str, ...]
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True)
+class Call:
+    method: MethodDef
+
+
+@dataclass(frozen=True)
+class Inline:
+    stmts: tuple[Stmt, ...]
+
+
+PlanNode = Call | Inline | Let | tuple  # tuple: (Loop | If, children)
+Plan = list
+
+
+def regions_of(s: Stmt) -> tuple[Region, ...]:
+    if isinstance(s, Copy):
+        return (s.dst, s.src)
+    if isinstance(s, VecOp):
+        return (s.dst, *s.srcs)
+    if isinstance(s, Reduce):
+        return (s.dst, s.src)
+    if isinstance(s, Mmad):
+        return (s.c, s.a, s.b)
+    if isinstance(s, Img2Col):
+        return (s.dst, s.src)
+    if isinstance(s, TopK):
+        return (s.values, s.indices, s.src)
+    return ()
+
+
+def exprs_of(s: Stmt) -> list[Expr]:
+    out: list[Expr] = []
+    for r in regions_of(s):
+        out += [r.offset, r.rows, r.cols, r.stride]
+    if isinstance(s, Mmad):
+        out += [s.m, s.k, s.n, s.init]
+    if isinstance(s, Img2Col):
+        out += [s.oh0, s.h0, s.pixels]
+    if isinstance(s, TopK):
+        out.append(s.index_base)
+    return out
+
+
+def _loads(e: Expr) -> set[str]:
+    if isinstance(e, Load):
+        return {e.buf} | _loads(e.index)
+    if isinstance(e, Bin):
+        return _loads(e.a) | _loads(e.b)
+    return set()
+
+
+def buffers_of(s: Stmt) -> set[str]:
+    """Buffers a statement reads or writes (queue operations included)."""
+    if isinstance(s, QUEUE_OPS):
+        return {s.buf}
+    out = {r.buf for r in regions_of(s) if not r.gm}
+    for e in exprs_of(s):
+        out |= _loads(e)
+    return out
+
+
+def _kind(piece: list[Stmt]) -> str | None:
+    copies = [s for s in piece if isinstance(s, Copy)]
+    if any(s.src.gm for s in copies):
+        return "CopyIn"
+    if any(isinstance(s, (VecOp, Reduce, TopK)) for s in piece) or any(
+            not s.src.gm and not s.dst.gm for s in copies):
+        return "Compute"
+    if any(s.dst.gm for s in copies):
+        return "CopyOut"
+    return None
+
+
+def _cut(run: list[Stmt]) -> list[list[Stmt]]:
+    pieces: list[list[Stmt]] = [[]]
+    for i, s in enumerate(run):
+        if isinstance(s, FLAGS):
+            pieces += [[s], []]
+            continue
+        pieces[-1].append(s)
+        nxt = run[i + 1] if i + 1 < len(run) else None
+        if isinstance(s, EnQue) and not isinstance(nxt, EnQue):
+            pieces.append([])
+    return [p for p in pieces if p]
+
+
+class _Planner:
+    def __init__(self, skip: set[str]):
+        self.skip = skip  # tiling constants and block variables: not method parameters
+        self.methods: dict[tuple, MethodDef] = {}
+        self.count: dict[str, int] = {}
+
+    def method(self, kind: str, piece: list[Stmt]) -> MethodDef:
+        key = (kind, tuple(piece))
+        if key not in self.methods:
+            params: dict[str, None] = {}
+            for s in piece:
+                for e in exprs_of(s):
+                    for v in sorted(free_vars(e)):
+                        if v not in self.skip:
+                            params[v] = None
+            n = self.count.get(kind, 0) + 1
+            self.count[kind] = n
+            name = kind if n == 1 else f"{kind}{n}"
+            self.methods[key] = MethodDef(name, tuple(params), tuple(piece))
+        return self.methods[key]
+
+    def body(self, stmts: tuple[Stmt, ...]) -> Plan:
+        plan: Plan = []
+        run: list[Stmt] = []
+
+        def flush() -> None:
+            merged: list[tuple[str | None, list[Stmt]]] = []
+            for piece in _cut(run):
+                kind = _kind(piece)
+                if merged and kind is not None and merged[-1][0] == kind:
+                    merged[-1][1].extend(piece)
+                else:
+                    merged.append((kind, piece))
+            for kind, piece in merged:
+                plan.append(Inline(tuple(piece)) if kind is None else Call(self.method(kind, piece)))
+            run.clear()
+
+        for s in stmts:
+            if isinstance(s, (Loop, If)):
+                flush()
+                plan.append((s, self.body(s.body)))
+            elif isinstance(s, Let):
+                flush()
+                plan.append(s)
+            else:
+                run.append(s)
+        flush()
+        return plan
+
+
+def plan_body(stmts: tuple[Stmt, ...], tiling: dict[str, int]) -> tuple[Plan, list[MethodDef]]:
+    """The Process() plan of a core program and the methods it calls, in first-call order."""
+    p = _Planner(set(tiling) | set(BLOCK_VARS) | {"block_dim"})
+    plan = p.body(stmts)
+    return plan, list(p.methods.values())
+
+
+def _walk(plan: Plan):
+    for node in plan:
+        if isinstance(node, tuple):
+            yield from _walk(node[1])
+        else:
+            yield node
+
+
+def bound_members(plan: Plan, queued: set[str]) -> set[str]:
+    """Queue buffers whose LocalTensor must outlive one method (bound in one, used in another)."""
+    members: set[str] = set()
+    seen: set[MethodDef] = set()
+    for node in _walk(plan):
+        if isinstance(node, Inline):
+            for s in node.stmts:
+                members |= buffers_of(s) & queued
+        elif isinstance(node, Call) and node.method not in seen:
+            seen.add(node.method)
+            bound: set[str] = set()
+            for s in node.method.body:
+                if isinstance(s, (Alloc, DeQue)):
+                    bound.add(s.buf)
+                else:
+                    members |= (buffers_of(s) & queued) - bound
+    return members

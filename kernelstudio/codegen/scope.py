@@ -1,0 +1,167 @@
+"""What an emitter needs to spell TileIR in C++: names of variables, tensors and buffers.
+
+A `Scope` belongs to one kernel. It maps tiling constants to class members (camelCase), the block
+and sub-block variables to members set in Init, loop and Let variables to locals, GM tensors to
+`GlobalTensor` members and buffers to their queue/TBuf members and bound `LocalTensor`s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import UnsupportedError
+from ..ir.ops import itemsize
+from ..lower.expr import Bin, Const, Expr, Load, evaluate, free_vars, simplify, to_c
+from ..lower.tileir import Buffer, Kernel, Program, Region, Tier
+from .writer import Writer, camel, ctype
+
+__all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple"]
+
+ZERO = Const(0)
+
+# Names a TileIR variable must not take in C++: types, keywords and the class's own members.
+RESERVED = frozenset({
+    "half", "float", "int", "double", "char", "bool", "auto", "const", "for", "if", "else", "while", "do",
+    "return", "class", "struct", "new", "delete", "this", "private", "public", "template", "typename",
+    "default", "case", "switch", "break", "continue", "static", "signed", "unsigned", "short", "long",
+    "void", "pipe", "tiling", "workspace", "blockIdx", "subBlockIdx", "blockNum", "matmulObj", "cubeTiling",
+    "operator", "namespace", "using", "register", "volatile", "union", "enum", "goto", "sizeof",
+})
+
+# TileIR variables bound by the launch, not by the program: block index and AIV sub-block index.
+BLOCK_VARS = {"blk": "blockIdx", "sub": "subBlockIdx"}
+
+
+def static_value(e: Expr, tiling: dict[str, int]) -> int | None:
+    """The value of `e` if it depends on tiling constants only, else None."""
+    if any(v not in tiling for v in free_vars(e)) or _has_load(e):
+        return None
+    return evaluate(e, tiling)
+
+
+def _has_load(e: Expr) -> bool:
+    if isinstance(e, Load):
+        return True
+    if isinstance(e, Bin):
+        return _has_load(e.a) or _has_load(e.b)
+    return False
+
+
+def is_multiple(e: Expr, n: int, tiling: dict[str, int]) -> bool:
+    """Whether `e` is provably a multiple of `n` for every value of its loop variables."""
+    v = static_value(e, tiling)
+    if v is not None:
+        return v % n == 0
+    if isinstance(e, Bin):
+        if e.op in ("+", "-", "min", "max"):
+            return is_multiple(e.a, n, tiling) and is_multiple(e.b, n, tiling)
+        if e.op == "*":
+            return is_multiple(e.a, n, tiling) or is_multiple(e.b, n, tiling)
+    return False
+
+
+@dataclass
+class Scope:
+    """Name resolution and per-kernel facts shared by the emitters of one kernel."""
+
+    prog: Program
+    kernel: Kernel
+    tiling: dict[str, int] = field(init=False)
+    locals_: dict[str, str] = field(default_factory=dict)  # buffer -> bound LocalTensor name
+    members: set[str] = field(default_factory=set)  # buffers whose LocalTensor is a class member
+    work: dict[str, int] = field(default_factory=dict)  # dtype -> elements of reduce scratch
+
+    def __post_init__(self) -> None:
+        self.tiling = dict(self.kernel.tiling)
+        self._buffers = {b.name: b for b in self.kernel.buffers}
+        self._fields = {n: camel(n) for n in self.tiling}
+
+    # ---- variables -----------------------------------------------------------------------------
+    def field_name(self, tiling_name: str) -> str:
+        return self._fields[tiling_name]
+
+    def var(self, name: str) -> str:
+        if name in self._fields:
+            return self._fields[name]
+        if name in BLOCK_VARS:
+            return BLOCK_VARS[name]
+        if name == "block_dim":
+            return "blockNum"
+        return local_name(name)
+
+    def expr(self, e: Expr) -> str:
+        """C++ text of an index expression (tiling constants read from class members)."""
+        text = to_c(simplify(e), self.var, lambda b, i: f"{self.tensor_name(b)}.GetValue({i})")
+        if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+            text = text[1:-1]
+        return text
+
+    def static(self, e: Expr) -> int | None:
+        return static_value(e, self.tiling)
+
+    def multiple(self, e: Expr, n: int) -> bool:
+        return is_multiple(e, n, self.tiling)
+
+    # ---- tensors -------------------------------------------------------------------------------
+    def buffer(self, name: str) -> Buffer:
+        try:
+            return self._buffers[name]
+        except KeyError:
+            raise UnsupportedError(f"kernel {self.kernel.name}: statement names unknown buffer {name!r}") from None
+
+    def dtype(self, r: Region) -> str:
+        return self.prog.tensor(r.buf).dtype if r.gm else self.buffer(r.buf).dtype
+
+    def ctype(self, r: Region) -> str:
+        return ctype(self.dtype(r))
+
+    def itemsize(self, r: Region) -> int:
+        return itemsize(self.dtype(r))
+
+    def gm_name(self, tensor: str) -> str:
+        return camel(tensor) + "Gm"
+
+    def que_name(self, buf: str) -> str:
+        b = self.buffer(buf)
+        return camel(buf) + ("Que" if b.queue is not None else "Buf")
+
+    def tensor_name(self, buf: str) -> str:
+        """The LocalTensor bound to `buf`."""
+        return self.locals_.get(buf) or camel(buf) + "Local"
+
+    def at(self, r: Region, extra: Expr = ZERO) -> str:
+        """`xGm[offset]` / `xLocal[offset]` for the region start (plus `extra` elements)."""
+        base = self.gm_name(r.buf) if r.gm else self.tensor_name(r.buf)
+        off = simplify(Bin("+", r.offset, extra))
+        return base if off == Const(0) else f"{base}[{self.expr(off)}]"
+
+    def is_ub(self, r: Region) -> bool:
+        return not r.gm and self.buffer(r.buf).tier is Tier.UB
+
+    def need_work(self, dtype: str, elems: int) -> None:
+        """Ask for reduce scratch of `elems` elements of `dtype` (the kernel gets one TBuf)."""
+        self.work[dtype] = max(self.work.get(dtype, 0), elems)
+
+
+def local_name(name: str) -> str:
+    """A loop or Let variable as a C++ local (renamed when it would hide a type or keyword)."""
+    return name + "_" if name in RESERVED else name
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def declare(w: Writer, scope: Scope, buf: str, declared: set[str]) -> str:
+    """`LocalTensor<T> x` the first time a method binds `buf` (class members are never redeclared)."""
+    name = scope.tensor_name(buf)
+    if buf in scope.members or buf in declared:
+        return name
+    declared.add(buf)
+    return f"AscendC::LocalTensor<{ctype(scope.buffer(buf).dtype)}> {name}"

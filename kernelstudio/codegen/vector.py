@@ -1,0 +1,386 @@
+"""Emit rules for the vector-core (AIV) statements: queue operations, GM<->UB copies, vector ops and
+row reductions. One small emitter per TileIR node type, vector ops dispatched through a table.
+
+Shapes. Ascend C's count-based vector calls work on contiguous runs, so a region whose rows are
+not contiguous (stride != cols, e.g. a column tail of a padded tile) is emitted as a loop of one
+call per row. Broadcasts follow the `Region` rule: a source with one row is reused for every row
+(`Add(dst[r], x[r], bias, n)`); a source with one column is a per-row scalar read with `GetValue`
+and applied with the scalar form (`Adds`/`Muls`/`Maxs`/`Mins`). Scalar reads after vector work wait
+for the vector pipe (`V_S` event), as on the chip.
+
+Copies. GM<->UB moves use `DataCopy` when every row is whole 32-byte blocks (provably, for all
+loop values), else `DataCopyPad` with `DataCopyExtParams` (byte lengths, GM gaps in bytes, UB gaps
+in 32-byte blocks), which is how tails are moved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import UnsupportedError
+from ..lower.expr import Const, E, Expr, Var, ceil_div
+from ..lower.tileir import Alloc, Copy, CrossSet, CrossWait, DeQue, EnQue, Free, Reduce, Region, VecOp
+from .scope import Scope, declare
+from .writer import Writer, c_float, ctype
+
+__all__ = ["Method", "emit_instr", "VEC_RULES"]
+
+BLOCK = 32  # bytes per data block (DEFAULT_C0_SIZE)
+
+
+@dataclass
+class Method:
+    """The method being written: its writer, the LocalTensors it declared and fresh-name state."""
+
+    scope: Scope
+    w: Writer
+    declared: set[str] = field(default_factory=set)
+    taken: set[str] = field(default_factory=set)
+
+    def fresh(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.taken:
+            k += 1
+            name = f"{base}{k}"
+        self.taken.add(name)
+        return name
+
+    def sync(self, event: str) -> None:
+        """Order the scalar unit after the vector pipe (V_S) or the other way (S_V)."""
+        ev = self.fresh("eventId")
+        self.w(f"auto {ev} = pipe.FetchEventID(AscendC::HardEvent::{event});",
+               f"AscendC::SetFlag<AscendC::HardEvent::{event}>({ev});",
+               f"AscendC::WaitFlag<AscendC::HardEvent::{event}>({ev});")
+
+
+# ---- queue operations and cross-core flags ------------------------------------------------------
+def _alloc(s: Alloc, m: Method) -> None:
+    t = ctype(m.scope.buffer(s.buf).dtype)
+    m.w(f"{declare(m.w, m.scope, s.buf, m.declared)} = {m.scope.que_name(s.buf)}.AllocTensor<{t}>();")
+
+
+def _deque(s: DeQue, m: Method) -> None:
+    t = ctype(m.scope.buffer(s.buf).dtype)
+    m.w(f"{declare(m.w, m.scope, s.buf, m.declared)} = {m.scope.que_name(s.buf)}.DeQue<{t}>();")
+
+
+def _enque(s: EnQue, m: Method) -> None:
+    m.w(f"{m.scope.que_name(s.buf)}.EnQue({m.scope.tensor_name(s.buf)});")
+
+
+def _free(s: Free, m: Method) -> None:
+    m.w(f"{m.scope.que_name(s.buf)}.FreeTensor({m.scope.tensor_name(s.buf)});")
+
+
+def _cross_set(s: CrossSet, m: Method) -> None:
+    m.w(f"AscendC::CrossCoreSetFlag<0x2, PIPE_{s.pipe.value}>({s.flag});")
+
+
+def _cross_wait(s: CrossWait, m: Method) -> None:
+    m.w(f"AscendC::CrossCoreWaitFlag({s.flag});")
+
+
+# ---- copies ------------------------------------------------------------------------------------
+def _copy(s: Copy, m: Method) -> None:
+    sc = m.scope
+    if s.src.gm and sc.is_ub(s.dst):
+        _copy_gm_ub(s, m, inbound=True)
+    elif s.dst.gm and sc.is_ub(s.src):
+        _copy_gm_ub(s, m, inbound=False)
+    elif sc.is_ub(s.src) and sc.is_ub(s.dst):
+        _vec_unary("copy", VecOp("copy", s.dst, (s.src,)), m)
+    else:
+        raise UnsupportedError(f"kernel {sc.kernel.name}: the vector core cannot copy {s.src} -> {s.dst}")
+
+
+def _whole_blocks(m: Method, r: Region, isz: int) -> bool:
+    return m.scope.multiple(E.mul(r.cols, isz), BLOCK) and (
+        r.rows == Const(1) or m.scope.multiple(E.mul(r.stride, isz), BLOCK))
+
+
+def _copy_gm_ub(s: Copy, m: Method, inbound: bool) -> None:
+    sc, w = m.scope, m.w
+    gm, ub = (s.src, s.dst) if inbound else (s.dst, s.src)
+    isz, t = sc.itemsize(ub), sc.ctype(ub)
+    dst, src = sc.at(s.dst), sc.at(s.src)
+    contiguous = s.dst.rows == Const(1) or (gm.stride == gm.cols and ub.stride == ub.cols)
+    if _whole_blocks(m, gm, isz) and _whole_blocks(m, ub, isz):
+        if contiguous:
+            w(f"AscendC::DataCopy({dst}, {src}, {sc.expr(E.mul(gm.rows, gm.cols))});")
+            return
+        gap_gm = sc.expr(E.div(E.mul(E.sub(gm.stride, gm.cols), isz), BLOCK))
+        gap_ub = sc.expr(E.div(E.mul(E.sub(ub.stride, ub.cols), isz), BLOCK))
+        src_gap, dst_gap = (gap_gm, gap_ub) if inbound else (gap_ub, gap_gm)
+        p = m.fresh("copyParams")
+        w(f"AscendC::DataCopyParams {p}{{static_cast<uint16_t>({sc.expr(gm.rows)}), "
+          f"static_cast<uint16_t>({sc.expr(E.div(E.mul(gm.cols, isz), BLOCK))}), "
+          f"static_cast<uint16_t>({src_gap}), static_cast<uint16_t>({dst_gap})}};",
+          f"AscendC::DataCopy({dst}, {src}, {p});")
+        return
+    if not sc.multiple(E.mul(ub.stride, isz), BLOCK) and ub.rows != Const(1):
+        raise UnsupportedError(f"kernel {sc.kernel.name}: UB rows of {ub.buf} are {ub.stride} elements apart, "
+                               "not whole 32-byte blocks; pad the buffer columns")
+    per_block = BLOCK // isz
+    row_bytes = sc.expr(E.mul(gm.cols, isz))
+    gm_gap = sc.expr(E.mul(E.sub(gm.stride, gm.cols), isz))
+    ub_gap = sc.expr(E.div(E.sub(ub.stride, E.mul(ceil_div(ub.cols, per_block), per_block)), per_block))
+    if ub.rows == Const(1):
+        ub_gap = "0"
+    src_gap, dst_gap = (gm_gap, ub_gap) if inbound else (ub_gap, gm_gap)
+    p = m.fresh("copyParams")
+    w(f"AscendC::DataCopyExtParams {p}{{static_cast<uint16_t>({sc.expr(gm.rows)}), "
+      f"static_cast<uint32_t>({row_bytes}), static_cast<uint32_t>({src_gap}), "
+      f"static_cast<uint32_t>({dst_gap}), 0}};")
+    if inbound:
+        pad = m.fresh("padParams")
+        w(f"AscendC::DataCopyPadExtParams<{t}> {pad}{{false, 0, 0, 0}};",
+          f"AscendC::DataCopyPad({dst}, {src}, {p}, {pad});")
+    else:
+        w(f"AscendC::DataCopyPad({dst}, {src}, {p});")
+
+
+# ---- vector ops --------------------------------------------------------------------------------
+BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
+WITH_SCALAR = {"adds": "Adds", "muls": "Muls", "maxs": "Maxs", "mins": "Mins", "leaky_relu": "LeakyRelu"}
+UNARY = {"exp": "Exp", "ln": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal": "Reciprocal",
+         "abs": "Abs", "relu": "Relu", "erf": "Erf", "tanh": "Tanh", "sigmoid": "Sigmoid"}
+# binary op with a per-row scalar operand -> scalar API (scalar on the right)
+SCALAR_FORM = {"add": "Adds", "mul": "Muls", "max": "Maxs", "min": "Mins"}
+
+
+def _kind(src: Region, dst: Region) -> str:
+    """How a source relates to dst: "full", "row" (one row reused), "col" (one value per row),
+    or "scalar" (one value for the whole tile)."""
+    one_row = src.rows == Const(1) and dst.rows != Const(1)
+    one_col = src.cols == Const(1) and dst.cols != Const(1)
+    if one_row and one_col:
+        return "scalar"
+    return "row" if one_row else "col" if one_col else "full"
+
+
+def _contiguous(r: Region) -> bool:
+    return r.rows == Const(1) or r.stride == r.cols
+
+
+class _Rows:
+    """Writes the body once for the whole region, or once per row in a loop when rows are strided."""
+
+    def __init__(self, m: Method, dst: Region, srcs: tuple[Region, ...]):
+        kinds = [_kind(s, dst) for s in srcs]
+        self.m, self.dst, self.srcs, self.kinds = m, dst, srcs, kinds
+        dense = all(_contiguous(s) for s, k in zip(srcs, kinds, strict=True) if k == "full")
+        self.looped = not (_contiguous(dst) and dense and "row" not in kinds and "col" not in kinds)
+        self.row = m.fresh("row") if self.looped else ""
+
+    def __enter__(self) -> _Rows:
+        if self.looped:
+            sc = self.m.scope
+            self._blk = self.m.w.block(f"for (int32_t {self.row} = 0; {self.row} < {sc.expr(self.dst.rows)}; "
+                                       f"++{self.row})")
+            self._blk.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.looped:
+            self._blk.__exit__(None, None, None)
+
+    @property
+    def count(self) -> str:
+        d = self.dst
+        return self.m.scope.expr(d.cols if self.looped else E.mul(d.rows, d.cols))
+
+    def operand(self, r: Region) -> str:
+        """The LocalTensor expression for this row (or the whole region)."""
+        kind = _kind(r, self.dst)
+        if not self.looped or kind in ("row", "scalar"):
+            return self.m.scope.at(r)
+        return self.m.scope.at(r, E.mul(Var(self.row), r.stride))
+
+    def scalar(self, r: Region) -> str:
+        """A local holding this row's value of a one-column source (read on the scalar unit)."""
+        sc = self.m.scope
+        extra = Const(0) if _kind(r, self.dst) == "scalar" else E.mul(Var(self.row), r.stride)
+        name = self.m.fresh("scalar")
+        t = ctype(sc.dtype(self.dst))
+        self.m.w(f"const {t} {name} = {sc.tensor_name(r.buf)}.GetValue({sc.expr(E.add(r.offset, extra))});")
+        return name
+
+
+def _needs_scalar_sync(srcs: tuple[Region, ...], dst: Region) -> bool:
+    return any(_kind(s, dst) in ("col", "scalar") for s in srcs)
+
+
+def _vec_binary(op: str, s: VecOp, m: Method) -> None:
+    a, b = s.srcs
+    ka, kb = _kind(a, s.dst), _kind(b, s.dst)
+    if ka in ("col", "scalar") and kb in ("col", "scalar"):
+        raise UnsupportedError(f"kernel {m.scope.kernel.name}: {op} of two broadcast scalars into a tile")
+    if _needs_scalar_sync(s.srcs, s.dst):
+        m.sync("V_S")
+    t = ctype(m.scope.dtype(s.dst))
+    with _Rows(m, s.dst, s.srcs) as rows:
+        dst, n = rows.operand(s.dst), rows.count
+        if kb in ("col", "scalar"):
+            v, full = rows.scalar(b), rows.operand(a)
+            if op in SCALAR_FORM:
+                m.w(f"AscendC::{SCALAR_FORM[op]}({dst}, {full}, {v}, {n});")
+            elif op == "sub":
+                m.w(f"AscendC::Adds({dst}, {full}, static_cast<{t}>(-{v}), {n});")
+            else:  # div by a per-row value: multiply by its reciprocal
+                m.w(f"AscendC::Muls({dst}, {full}, static_cast<{t}>(1.0f / static_cast<float>({v})), {n});")
+        elif ka in ("col", "scalar"):
+            v, full = rows.scalar(a), rows.operand(b)
+            if op in SCALAR_FORM:
+                m.w(f"AscendC::{SCALAR_FORM[op]}({dst}, {full}, {v}, {n});")
+            elif op == "sub":  # v - x = (-x) + v
+                m.w(f"AscendC::Muls({dst}, {full}, static_cast<{t}>(-1.0f), {n});",
+                    f"AscendC::Adds({dst}, {dst}, {v}, {n});")
+            else:  # v / x = v * (1 / x)
+                m.w(f"AscendC::Reciprocal({dst}, {full}, {n});", f"AscendC::Muls({dst}, {dst}, {v}, {n});")
+        else:
+            m.w(f"AscendC::{BINARY[op]}({dst}, {rows.operand(a)}, {rows.operand(b)}, {n});")
+
+
+def _vec_with_scalar(op: str, s: VecOp, m: Method) -> None:
+    if s.scalar is None:
+        raise UnsupportedError(f"kernel {m.scope.kernel.name}: {op} needs a scalar")
+    lit = c_float(s.scalar, m.scope.dtype(s.dst))
+    if op == "duplicate":
+        with _Rows(m, s.dst, ()) as rows:
+            m.w(f"AscendC::Duplicate({rows.operand(s.dst)}, {lit}, {rows.count});")
+        return
+    _unary_like(m, s, lambda d, x, n: f"AscendC::{WITH_SCALAR[op]}({d}, {x}, {lit}, {n});")
+
+
+def _unary_like(m: Method, s: VecOp, call: Callable[[str, str, str], str]) -> None:
+    (src,) = s.srcs
+    kind = _kind(src, s.dst)
+    if kind in ("col", "scalar"):
+        raise UnsupportedError(f"kernel {m.scope.kernel.name}: {s.op} of a broadcast column; only copy and "
+                               "cast can broadcast a per-row value")
+    with _Rows(m, s.dst, s.srcs) as rows:
+        m.w(call(rows.operand(s.dst), rows.operand(src), rows.count))
+
+
+def _vec_unary(op: str, s: VecOp, m: Method) -> None:
+    sc = m.scope
+    (src,) = s.srcs
+    if op == "neg":
+        t = ctype(sc.dtype(s.dst))
+        _unary_like(m, s, lambda d, x, n: f"AscendC::Muls({d}, {x}, static_cast<{t}>(-1.0f), {n});")
+    elif op == "square":
+        _unary_like(m, s, lambda d, x, n: f"AscendC::Mul({d}, {x}, {x}, {n});")
+    elif op in ("copy", "cast") and _kind(src, s.dst) in ("col", "scalar"):
+        m.sync("V_S")
+        t = ctype(sc.dtype(s.dst))
+        with _Rows(m, s.dst, s.srcs) as rows:
+            v = rows.scalar(src)
+            m.w(f"AscendC::Duplicate({rows.operand(s.dst)}, static_cast<{t}>({v}), {rows.count});")
+    elif op == "copy":
+        isz = sc.itemsize(s.dst)
+        if _contiguous(s.dst) and _contiguous(src) and sc.multiple(E.mul(E.mul(s.dst.rows, s.dst.cols), isz),
+                                                                    BLOCK):
+            m.w(f"AscendC::DataCopy({sc.at(s.dst)}, {sc.at(src)}, {sc.expr(E.mul(s.dst.rows, s.dst.cols))});")
+        else:
+            zero = c_float(0.0, sc.dtype(s.dst))
+            _unary_like(m, s, lambda d, x, n: f"AscendC::Adds({d}, {x}, {zero}, {n});")
+    elif op == "cast":
+        mode = _round_mode(sc.dtype(src), sc.dtype(s.dst))
+        _unary_like(m, s, lambda d, x, n: f"AscendC::Cast({d}, {x}, AscendC::RoundMode::{mode}, {n});")
+    else:
+        _unary_like(m, s, lambda d, x, n: f"AscendC::{UNARY[op]}({d}, {x}, {n});")
+
+
+_WIDTH = {"int8": 1, "float16": 2, "bfloat16": 2, "int32": 4, "float32": 4}
+
+
+def _round_mode(src: str, dst: str) -> str:
+    """CAST_RINT (nearest even) when precision is lost, CAST_TRUNC float->int, else CAST_NONE."""
+    if dst in ("int8", "int32") and src not in ("int8", "int32"):
+        return "CAST_TRUNC"
+    if src in ("int8", "int32") and dst not in ("int8", "int32"):
+        return "CAST_NONE" if _WIDTH[dst] >= _WIDTH[src] else "CAST_RINT"
+    if _WIDTH[dst] < _WIDTH[src] or {src, dst} == {"float16", "bfloat16"}:
+        return "CAST_RINT"
+    return "CAST_NONE"
+
+
+def _vec_select(op: str, s: VecOp, m: Method) -> None:
+    raise UnsupportedError(f"kernel {m.scope.kernel.name}: where/select is not emitted as Ascend C yet; "
+                           "compute it unfused or rewrite it with maximum/minimum")
+
+
+VEC_RULES: dict[str, Callable[[str, VecOp, Method], None]] = {
+    **{op: _vec_binary for op in BINARY},
+    **{op: _vec_with_scalar for op in (*WITH_SCALAR, "duplicate")},
+    **{op: _vec_unary for op in (*UNARY, "neg", "square", "copy", "cast")},
+    "select": _vec_select,
+}
+
+
+def _vecop(s: VecOp, m: Method) -> None:
+    try:
+        rule = VEC_RULES[s.op]
+    except KeyError:
+        raise UnsupportedError(f"kernel {m.scope.kernel.name}: vector op {s.op!r} has no Ascend C rule") from None
+    rule(s.op, s, m)
+
+
+# ---- row reductions ----------------------------------------------------------------------------
+def _reduce(s: Reduce, m: Method) -> None:
+    """One ReduceSum/ReduceMax per row into dst[r] (or into scratch and combined when accumulating
+    or when dst[r] is not 32-byte aligned)."""
+    sc, w = m.scope, m.w
+    dt, isz = sc.dtype(s.src), sc.itemsize(s.src)
+    t = ctype(dt)
+    per_block = BLOCK // isz
+    cols_cap = sc.buffer(s.src.buf).cols
+    sc.need_work(dt, cols_cap + per_block)
+    api = {"sum": "ReduceSum", "max": "ReduceMax"}.get(s.op)
+    if api is None:
+        raise UnsupportedError(f"kernel {sc.kernel.name}: reduction {s.op!r} has no Ascend C rule")
+    extra = ", false" if s.op == "max" else ""
+    work = m.fresh("workLocal")
+    w(f"AscendC::LocalTensor<{t}> {work} = workBuf.Get<{t}>();")
+    direct = not s.accumulate and sc.multiple(E.mul(s.dst.offset, isz), BLOCK) and (
+        s.dst.rows == Const(1) or sc.multiple(E.mul(s.dst.stride, isz), BLOCK))
+    row = m.fresh("row")
+    with w.block(f"for (int32_t {row} = 0; {row} < {sc.expr(s.src.rows)}; ++{row})"):
+        src = sc.at(s.src, E.mul(Var(row), s.src.stride))
+        n = sc.expr(s.src.cols)
+        if direct:
+            w(f"AscendC::{api}<{t}>({sc.at(s.dst, E.mul(Var(row), s.dst.stride))}, {src}, {work}, {n}{extra});")
+            return
+        res = f"{work}[{cols_cap}]"
+        w(f"AscendC::{api}<{t}>({res}, {src}, {work}, {n}{extra});")
+        m.sync("V_S")
+        idx = sc.expr(E.add(s.dst.offset, E.mul(Var(row), s.dst.stride)))
+        dst = sc.tensor_name(s.dst.buf)
+        value = f"{work}.GetValue({cols_cap})"
+        if s.accumulate:
+            old = f"static_cast<float>({dst}.GetValue({idx}))"
+            new = f"static_cast<float>({value})"
+            value = f"{old} + {new}" if s.op == "sum" else f"KS_MAX({old}, {new})"
+        w(f"{dst}.SetValue({idx}, static_cast<{ctype(sc.dtype(s.dst))}>({value}));")
+        m.sync("S_V")
+
+
+INSTR_RULES: dict[type, Callable] = {
+    Alloc: _alloc, DeQue: _deque, EnQue: _enque, Free: _free, CrossSet: _cross_set, CrossWait: _cross_wait,
+    Copy: _copy, VecOp: _vecop, Reduce: _reduce,
+}
+
+
+def emit_instr(s: object, m: Method) -> None:
+    """Write one TileIR instruction of a vector-core program."""
+    rule = INSTR_RULES.get(type(s))
+    if rule is None:
+        raise UnsupportedError(f"kernel {m.scope.kernel.name}: {type(s).__name__} has no vector-core rule")
+    comment = getattr(s, "comment", "")
+    if comment:
+        m.w(f"// {comment}")
+    rule(s, m)
+
+
+_ = Expr  # re-exported type for emitters' signatures
