@@ -65,8 +65,11 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                 out[key] = v
         elif d.kind == "vectorize":
             key = "tile_cols"
-            if cube:
-                key = "tile_rows" if _cube_axis(fk, d.axis) == "m" else "tile_cols"
+            if cube:  # the epilogue's vector tile: rows ("m", leading dims) or columns ("n", last dims)
+                if isinstance(d.axis, int):
+                    key = "tile_cols" if d.axis % len(fk.space) >= fk.row_dims else "tile_rows"
+                else:
+                    key = "tile_rows" if _cube_axis(fk, d.axis) == "m" else "tile_cols"
             else:
                 key, _ = _vector_rows_factor(fk, d.axis, 1)
             out[key] = d.value

@@ -3,26 +3,13 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
-import kernelstudio
-import kernelstudio.dsl
-import kernelstudio.ir
-
-
-def _api():
-    if hasattr(kernelstudio, "placeholder"):
-        return kernelstudio
-    # until the package root re-exports the DSL and IR names
-    names = {n: getattr(kernelstudio.dsl, n) for n in kernelstudio.dsl.__all__}
-    names.update({n: getattr(kernelstudio.ir, n) for n in kernelstudio.ir.__all__})
-    return SimpleNamespace(**names)
+import kernelstudio as ks
 
 
 def test_readme_example():
-    ks = _api()
     x = ks.placeholder((64, 256), "float16", name="x")
     w = ks.placeholder((512, 256), "float16", name="w")
     b = ks.placeholder((512,), "float16", name="b")

@@ -1,0 +1,163 @@
+"""Every schedule validation rule raises a KernelStudioError naming kernel, numbers and a way out."""
+
+from __future__ import annotations
+
+import pytest
+
+import kernelstudio as ks
+from kernelstudio.errors import CapacityError, KnobError, ScheduleError
+from tests.reference_kernels import REFERENCE
+
+
+def _mla():
+    out = REFERENCE["mla_prolog_lite"]()
+    return out, ks.create_schedule(out)
+
+
+def test_unknown_axis():
+    out, s = _mla()
+    with pytest.raises(ScheduleError, match="no axis 'q'"):
+        s[out].split("q", 16)
+
+
+def test_factor_must_be_positive_int():
+    out, s = _mla()
+    with pytest.raises(ScheduleError, match=">= 1"):
+        s[out].split("m", 0)
+    with pytest.raises(ScheduleError, match=">= 1"):
+        s[out].split("m", 2.5)
+
+
+def test_cube_tiles_multiple_of_16():
+    out, s = _mla()
+    s[out].split("m", 20)
+    with pytest.raises(ScheduleError, match="multiple of 16"):
+        ks.lower(s, "ascend910b2")
+
+
+def test_too_many_cores_names_the_target():
+    out, s = _mla()
+    s[out].parallel("m", cores=30)
+    with pytest.raises(ScheduleError, match="ascend910b2 has 24"):
+        ks.lower(s, "ascend910b2")
+
+
+def test_reorder_rules():
+    out, s = _mla()
+    with pytest.raises(ScheduleError, match="cannot move 'k'"):
+        s[out].reorder("k", "m")
+    with pytest.raises(ScheduleError, match="twice"):
+        s[out].reorder("m", "m")
+    s[out].reorder("n", "m")  # legal
+
+
+def test_parallel_over_k_is_refused():
+    out, s = _mla()
+    with pytest.raises(ScheduleError, match="parallelise 'm' or 'n'"):
+        s[out].parallel("k")
+
+
+def test_vector_axis_out_of_range():
+    out = REFERENCE["softmax"]()
+    s = ks.create_schedule(out)
+    with pytest.raises(ScheduleError, match="out of range"):
+        s[out].split(2, 8)
+
+
+def test_vector_tile_not_whole_blocks():
+    out = REFERENCE["softmax"]()
+    s = ks.create_schedule(out)
+    s[out].split(-1, 100)
+    with pytest.raises(ScheduleError, match="32-byte blocks"):
+        ks.lower(s, "ascend910b2")
+
+
+def test_capacity_error_names_buffer_bytes_and_way_out():
+    out, s = _mla()
+    s[out].split("m", 256).split("n", 512).split("k", 256)
+    with pytest.raises(CapacityError) as e:
+        ks.lower(s, "ascend910b2")
+    msg = str(e.value)
+    assert "needs" in msg and "ascend910b2 has" in msg and "B" in msg and "lower split" in msg
+
+
+def test_ub_capacity_error_suggests_double_buffer():
+    out = REFERENCE["softmax"](rows=64, cols=30000, dtype="float32")
+    s = ks.create_schedule(out)
+    s[out].split(0, 64).split(-1, 30000)
+    with pytest.raises(CapacityError, match="UB needs"):
+        ks.lower(s, "ascend910b2")
+
+
+def test_unknown_target():
+    out, s = _mla()
+    with pytest.raises(ks.TargetError, match="ascend910b2"):
+        ks.lower(s, "ascend999")
+
+
+def test_double_buffer_takes_bool():
+    out, s = _mla()
+    with pytest.raises(ScheduleError, match="True or False"):
+        s[out].double_buffer("yes")
+
+
+def test_directives_are_data_and_replay():
+    out, s = _mla()
+    s[out].split("m", 32).double_buffer(False)
+    text = s.to_json()
+    out2 = REFERENCE["mla_prolog_lite"]()
+    s2 = ks.create_schedule(out2)
+    s2.replay(text)
+    assert s2.directives == s.directives
+    assert hash(s.directives) == hash(s2.directives)
+    p1, p2 = ks.lower(s, "ascend910b2"), ks.lower(s2, "ascend910b2")
+    assert p1.kernels == p2.kernels
+
+
+def test_keep_out_splits_the_kernel():
+    x = ks.placeholder((64, 128), "float16", name="x")
+    a = ks.exp(x)
+    out = ks.relu(a)
+    s = ks.create_schedule(out)
+    assert len(s.kernels) == 1
+    s.keep_out_of_fusion(out)
+    assert len(s.kernels) == 2
+    assert ks.create_schedule(out, keep_out=[out]).kernels[-1].reasons[0][1].name == "kept_out"
+
+
+def test_knobs():
+    assert ks.knob("tile_m", 64, [16, 32, 64]) == 64
+    with ks.knob_values({"tile_m": 32}) as ctx:
+        assert ks.knob("tile_m", 64, [16, 32, 64]) == 32
+    assert "tile_m" in ctx.seen
+    with pytest.raises(KnobError, match="not among its choices"):
+        ks.knob("tile_m", 48, [16, 32])
+    with pytest.raises(KnobError, match="identifier"):
+        ks.knob("tile m", 16, [16])
+    with ks.knob_values({"tile_m": 7}), pytest.raises(KnobError, match="value 7"):
+        ks.knob("tile_m", 16, [16, 32])
+
+
+def test_passes_are_named_and_recorded():
+    out, s = _mla()
+    prog = ks.lower(s, "ascend910b2")
+    names = [n for n, _ in prog.passes]
+    assert names == [n for n, _ in ks.PASSES]
+    assert {"normalize_loop", "inline_injection", "split_loop", "storage_align", "double_buffer",
+            "vectorize_loop" if "vectorize_loop" in names else "parallel_loop", "parallel_loop"} <= set(names)
+    text = dict(prog.passes)
+    for before, after in [("normalize_loop", "inline_injection"), ("inline_injection", "split_loop"),
+                          ("storage_align", "double_buffer"), ("double_buffer", "parallel_loop")]:
+        assert text[before] != text[after], f"{after} changed nothing"
+    assert "cross_wait" in text["plan_memory"] and "MIX_AIC_1_2" in text["plan_memory"]
+    sm = ks.lower(ks.create_schedule(REFERENCE["softmax"](cols=300)), "ascend910b2")
+    t = dict(sm.passes)
+    assert "in_x[3,300]f16" in t["split_loop"] and "in_x[3,304]f16" in t["storage_align"]  # 32-byte rows
+
+
+def test_auto_schedule_uses_cores_and_double_buffers():
+    out, s = _mla()
+    prog = ks.lower(s, "ascend910b2")
+    k = prog.kernels[0]
+    assert k.block_dim == 4  # 64 rows in row blocks of 16: every row block on its own core
+    assert all(b.depth == 2 for b in k.buffers if b.queue is not None and b.tier.value != "L0C")
