@@ -310,12 +310,13 @@ private:
     {
         uint64_t cap = ks_twin::mem_capacity(k);
         if (used_[k] + total > cap) {
-            ks_twin::fail("capacity", "%s on %s needs %llu bytes of %s but %llu of its %llu bytes (%s) are taken "
-                          "by %d earlier InitBuffer calls; use smaller tiles, fewer buffers (BUFFER_NUM 1) or "
-                          "share a TBuf",
+            ks_twin::fail("capacity", "%s on %s needs %llu bytes of %s, which holds %llu bytes (%s) with %llu "
+                          "already taken by %d earlier InitBuffer calls: %llu bytes over; use smaller tiles, fewer "
+                          "buffers (BUFFER_NUM 1) or share a TBuf",
                           what, ks_twin::core_name(), static_cast<unsigned long long>(total), ks_twin::mem_name(k),
-                          static_cast<unsigned long long>(used_[k]), static_cast<unsigned long long>(cap),
-                          ks_twin::mem_macro(k), calls_[k]);
+                          static_cast<unsigned long long>(cap), ks_twin::mem_macro(k),
+                          static_cast<unsigned long long>(used_[k]), calls_[k],
+                          static_cast<unsigned long long>(used_[k] + total - cap));
         }
     }
     uint8_t* carve(int k, uint64_t len)

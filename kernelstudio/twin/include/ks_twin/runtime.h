@@ -47,8 +47,10 @@ inline const char* core_name()
     const CoreCtx& c = ctx();
     if (c.type == CoreType::AIC) {
         std::snprintf(buf, sizeof buf, "AIC of block %lld", static_cast<long long>(c.group));
-    } else {
+    } else if (c.mix) {
         std::snprintf(buf, sizeof buf, "AIV%d of block %lld", c.sub, static_cast<long long>(c.group));
+    } else {
+        std::snprintf(buf, sizeof buf, "AIV of block %lld", static_cast<long long>(c.group));
     }
     return buf;
 }
@@ -308,6 +310,19 @@ inline void run_kernel(const char* name, int64_t block_dim, const std::function<
     }
 }
 
+inline const char* task_type_name(KernelMetaType t)
+{
+    switch (t) {
+        case KERNEL_TYPE_AIV_ONLY: return "KERNEL_TYPE_AIV_ONLY";
+        case KERNEL_TYPE_AIC_ONLY: return "KERNEL_TYPE_AIC_ONLY";
+        case KERNEL_TYPE_MIX_AIV_1_0: return "KERNEL_TYPE_MIX_AIV_1_0";
+        case KERNEL_TYPE_MIX_AIC_1_0: return "KERNEL_TYPE_MIX_AIC_1_0";
+        case KERNEL_TYPE_MIX_AIC_1_1: return "KERNEL_TYPE_MIX_AIC_1_1";
+        case KERNEL_TYPE_MIX_AIC_1_2: return "KERNEL_TYPE_MIX_AIC_1_2";
+    }
+    return "KERNEL_TYPE_?";
+}
+
 inline void check_task_type(KernelMetaType t)
 {
     KernelMode m = launch_state().mode;
@@ -316,13 +331,13 @@ inline void check_task_type(KernelMetaType t)
     if (t == KERNEL_TYPE_AIV_ONLY && m != KernelMode::AIV_MODE) need = "KernelMode::AIV_MODE";
     if (t == KERNEL_TYPE_AIC_ONLY && m != KernelMode::AIC_MODE) need = "KernelMode::AIC_MODE";
     if (t != KERNEL_TYPE_MIX_AIC_1_2 && t != KERNEL_TYPE_AIV_ONLY && t != KERNEL_TYPE_AIC_ONLY) {
-        fail("launch", "KERNEL_TASK_TYPE_DEFAULT(%d) in %s: the twin runs KERNEL_TYPE_AIV_ONLY, AIC_ONLY and "
-             "MIX_AIC_1_2", static_cast<int>(t), launch_state().kernel_name.c_str());
+        fail("launch", "KERNEL_TASK_TYPE_DEFAULT(%s) in %s: the twin runs KERNEL_TYPE_AIV_ONLY, AIC_ONLY and "
+             "MIX_AIC_1_2", task_type_name(t), launch_state().kernel_name.c_str());
     }
     if (need != nullptr) {
-        fail("launch", "kernel %s declares KERNEL_TASK_TYPE_DEFAULT(%d) but main.cpp launched it in another "
+        fail("launch", "kernel %s declares KERNEL_TASK_TYPE_DEFAULT(%s) but main.cpp launched it in another "
              "kernel mode; call AscendC::SetKernelMode(%s) before ICPU_RUN_KF",
-             launch_state().kernel_name.c_str(), static_cast<int>(t), need);
+             launch_state().kernel_name.c_str(), task_type_name(t), need);
     }
 }
 
