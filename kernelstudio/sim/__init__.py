@@ -1,0 +1,15 @@
+"""Simulator: per-core pipe timelines from a TileIR program and a hardware profile (DESIGN.md §5).
+
+    res = simulate(prog)             # SimResult: time_us, events, metrics, traffic
+    res.to_chrome_trace("t.json")    # open in Perfetto
+    print(report_table(fused, unfused, prog_fused, prog_unfused))
+"""
+
+from __future__ import annotations
+
+from .errors import SimulationError
+from .report import report_table
+from .results import Event, EventTable, SimResult
+from .simulate import simulate
+
+__all__ = ["simulate", "SimResult", "Event", "EventTable", "SimulationError", "report_table"]

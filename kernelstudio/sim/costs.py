@@ -1,0 +1,135 @@
+"""Prices of instructions: the profile's CostModel applied to TileIR instructions, plus memory sharing.
+
+- Data moves: `move_cycles(src, dst, bytes, nd2nz=...)`, the measured single-core size curve.
+  A move touching GM also shares a chip-wide memory: HBM (`hbm_bytes_per_s`) for ordinary tensors,
+  L2 (per-core L2 rate x AI cores) for L2-resident data (workspaces, and intermediates read soon
+  after an earlier kernel wrote them while they still fit `l2_bytes`). Its duration is
+  `max(curve, bytes * share / chip_bytes_per_cycle)`, where `share` is the time-averaged number of
+  moves on that memory in flight during it (multicore.py computes it).
+- Mmad: `mmad_cycles(m, k, n, dtype)`; 2*m*k*n flops.
+- Vector ops and reductions: `vector_cycles(op, dtype, rows*cols)` (reductions with `rows=`, and an
+  extra add/max over the row results when accumulating).
+- Img2Col: an L1 -> L0B move of its output bytes (pixels x klen elements).
+- TopK (assumed sequence): ceil(log2(cols)) merge passes, each a compare and a select over the
+  whole tile, as the sort-and-merge TopK of the vector unit does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..ir.ops import itemsize
+from ..lower.tileir import Program
+from .program import StaticInstr
+
+__all__ = ["Pricer", "l2_resident_tensors", "TOPK_NOTE"]
+
+TOPK_NOTE = "TopK timed as ceil(log2(cols)) x (compare + select) over the tile (assumed sequence)"
+
+
+def l2_resident_tensors(prog: Program, l2_bytes: int) -> list[set[str]]:
+    """Per kernel: the GM tensors whose reads (and workspace writes) hit L2.
+
+    Workspaces always; an intermediate when an earlier kernel wrote it and the bytes written since
+    (including it) still fit in L2."""
+    out: list[set[str]] = []
+    written: list[str] = []  # most recent last
+    for k in prog.kernels:
+        here = set()
+        for name in k.params:
+            t = prog.tensor(name)
+            if t.role == "workspace":
+                here.add(name)
+            elif t.role == "intermediate" and name in written:
+                since = written[written.index(name):]
+                if sum(prog.tensor(n).nbytes for n in since) <= l2_bytes:
+                    here.add(name)
+        out.append(here)
+        for name in _written_by(k):
+            if name in written:
+                written.remove(name)
+            written.append(name)
+    return out
+
+
+def _written_by(kernel) -> list[str]:
+    from ..lower.tileir import Copy, walk
+
+    names: list[str] = []
+    for s in walk(kernel.aic + kernel.aiv):
+        if isinstance(s, Copy) and s.dst.gm and s.dst.buf not in names:
+            names.append(s.dst.buf)
+    return names
+
+
+class Pricer:
+    """Cycles, bytes and flops of each (static instruction, sizes); memoised per instruction."""
+
+    def __init__(self, profile, statics: Sequence[StaticInstr], l2_sets: list[set[str]],
+                 share: dict[int, float] | None = None) -> None:
+        self.costs = profile.costs
+        self.statics = statics
+        self.share = share or {}
+        self.l2_sets = l2_sets
+        self.hbm_chip = profile.hbm_bytes_per_s / profile.clock_hz
+        self.l2_chip_read = profile.l2_read_bytes_per_cycle * profile.aic_cores
+        self.l2_chip_write = profile.l2_write_bytes_per_cycle * profile.aic_cores
+        self.tables: list[dict] = [{} for _ in statics]
+
+    def memory_of(self, st: StaticInstr) -> str:
+        """"hbm", "l2" or "" (not a GM move)."""
+        if st.kind != "copy" or not st.tensor:
+            return ""
+        return "l2" if st.tensor in self.l2_sets[st.kernel] else "hbm"
+
+    def price(self, sid: int, key: tuple) -> tuple[float, int, int]:
+        """(cycles, bytes, flops) of static instruction `sid` with sizes `key`; cached."""
+        st = self.statics[sid]
+        c = self.costs
+        kind = st.kind
+        if kind == "copy":
+            rows, cols = key
+            nbytes = max(rows, 0) * max(cols, 0) * itemsize(st.dtype)
+            cyc = c.move_cycles(st.src, st.dst, nbytes, nd2nz=st.nd2nz)
+            mem = self.memory_of(st)
+            if mem and nbytes:
+                if mem == "hbm":
+                    chip = self.hbm_chip
+                else:
+                    chip = self.l2_chip_write if st.gm_write else self.l2_chip_read
+                cyc = max(cyc, nbytes * self.share.get(sid, 1.0) / chip)
+            out = (cyc, nbytes, 0)
+        elif kind == "mmad":
+            m, k, n = key
+            out = (c.mmad_cycles(m, k, n, st.dtype), 0, 2 * m * k * n)
+        elif kind == "img2col":
+            pixels, klen = key
+            nbytes = max(pixels, 0) * max(klen, 0) * itemsize(st.dtype)
+            out = (c.move_cycles("L1", "L0B", nbytes), nbytes, 0)
+        elif kind == "vec":
+            rows, cols = key
+            count = max(rows, 0) * max(cols, 0)
+            if st.op == "cast":
+                cyc = c.vector_cycles("cast", st.dtype, count, dst_dtype=st.dst_dtype)
+            else:
+                cyc = c.vector_cycles(st.op, st.dtype, count)
+            out = (cyc, 0, count)
+        elif kind == "reduce":
+            rows, cols = key
+            count = max(rows, 0) * max(cols, 0)
+            cyc = c.vector_cycles(f"reduce_{st.op}", st.dtype, count, rows=max(rows, 1))
+            if st.accumulate:
+                cyc += c.vector_cycles("add" if st.op == "sum" else "max", st.dst_dtype, max(rows, 0))
+            out = (cyc, 0, count)
+        elif kind == "topk":
+            rows, cols = key
+            count = max(rows, 0) * max(cols, 0)
+            passes = max(1, math.ceil(math.log2(max(cols, 2))))
+            cyc = passes * (c.vector_cycles("compare", st.dtype, count)
+                            + c.vector_cycles("select", st.dtype, count))
+            out = (cyc, 0, count * passes)
+        else:  # scalar spans and waits are never priced
+            out = (0.0, 0, 0)
+        self.tables[sid][key] = out
+        return out

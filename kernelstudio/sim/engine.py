@@ -1,0 +1,500 @@
+"""The per-core event engine: a scalar unit issuing in program order into in-order pipes.
+
+Each core has pipes S, MTE1, MTE2, MTE3, M, V, FIX with a "free at" time each. The scalar walks the
+flat program (loops, lets and ifs evaluated on the scalar) and pays `scalar_issue_cycles` per
+instruction, queue operation, flag, let and loop step. An instruction starts when it is issued,
+its pipe is free, and the slots it touches are released by their queue flags:
+
+- `Alloc(buf)` binds the next free slot (round robin); writes to it wait for that slot's previous
+  `Free` to fire. `Free(buf)` fires when every instruction that touched the bound slot finished.
+- `EnQue(buf)` fires when the writers of the bound slot finished; `DeQue(buf)` binds the oldest
+  enqueued slot, and instructions touching it wait for that EnQue (a wait_flag on the consumer
+  pipe: the scalar runs on, so double buffering overlaps by itself as the queue depth allows).
+- `CrossSet(flag, pipe)` fires when all earlier work of `pipe` on the core is done;
+  `CrossWait(flag)` stalls this core's scalar until the matching set arrived (counting
+  semaphore; an AIC set wakes both AIVs; the AIC needs a set from each AIV). A `Let` that reads a
+  buffer (`Load`) stalls the scalar until every pipe of the core is idle; the value read is taken
+  as 0 (the simulator has no data), so it may steer offsets but should not steer sizes.
+
+Steady-state shortcut: at the end of an iteration of an eligible loop (program.py) the core's
+state (pipe and slot times, queue contents) is compared with the previous iteration's, relative
+to the latest time R = max(scalar, pipes) with times at or below the scalar time treated as
+"past". If equal, the next iterations with the same cost key are exact copies shifted by
+delta = R_i - R_{i-1}, provided delta equals the scalar's own advance per iteration or the scalar
+bound no instruction's start in that iteration (it is running ahead and will stay ahead). The
+engine then copies the iteration's events and cross-core sets instead of simulating them.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from .errors import SimulationError
+from .program import (
+    K_ALLOC,
+    K_CSET,
+    K_CWAIT,
+    K_DEQUE,
+    K_END,
+    K_ENQUE,
+    K_FREE,
+    K_IF,
+    K_LET,
+    K_LOOP,
+    K_WORK,
+    PIPES,
+    CoreProgram,
+)
+
+__all__ = ["EventLog", "Runner", "run_block", "EVENT_COLUMNS"]
+
+# columns of an event row: start, end (cycles), pipe index, static instruction id, tile (outermost
+# enclosing loop variable, -1 outside loops), inner (innermost loop variable), bytes, flops
+EVENT_COLUMNS = ("start", "end", "pipe", "sid", "tile", "inner", "bytes", "flops")
+_NCOL = len(EVENT_COLUMNS)
+_NPIPE = len(PIPES)
+_FLOW = PIPES.index("FLOW")
+
+
+def _zero_load(buf: str, index: int) -> int:
+    return 0
+
+
+class EventLog:
+    """Events of one core: a list of rows being appended plus numpy blocks (flushed or copied)."""
+
+    __slots__ = ("raw", "blocks", "ends")
+
+    def __init__(self) -> None:
+        self.raw: list[tuple] = []
+        self.blocks: list[np.ndarray] = []
+        self.ends: list[int] = []  # cumulative row count after each block
+
+    def total(self) -> int:
+        return (self.ends[-1] if self.ends else 0) + len(self.raw)
+
+    def flush(self) -> None:
+        if self.raw:
+            self._add(np.array(self.raw, dtype=np.float64).reshape(-1, _NCOL))
+            self.raw.clear()
+
+    def _add(self, a: np.ndarray) -> None:
+        self.blocks.append(a)
+        self.ends.append((self.ends[-1] if self.ends else 0) + len(a))
+
+    def since(self, pos: int) -> np.ndarray:
+        """Rows from absolute row index `pos` to the end."""
+        self.flush()
+        i = bisect.bisect_right(self.ends, pos)
+        if i >= len(self.blocks):
+            return np.empty((0, _NCOL))
+        start = self.ends[i - 1] if i else 0
+        parts = [self.blocks[i][pos - start:]] + self.blocks[i + 1:]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def add_copies(self, seg: np.ndarray, r: int, delta: float, tile_step: np.ndarray,
+                   inner_step: np.ndarray) -> None:
+        """Append `r` copies of `seg`, copy j shifted by j*delta and its loop columns by j*step."""
+        n = len(seg)
+        if n == 0 or r <= 0:
+            return
+        rep = np.tile(seg, (r, 1))
+        j = np.repeat(np.arange(1, r + 1, dtype=np.float64), n)
+        rep[:, 0] += j * delta
+        rep[:, 1] += j * delta
+        rep[:, 4] += j * np.tile(tile_step, r)
+        rep[:, 5] += j * np.tile(inner_step, r)
+        self._add(rep)
+
+    def array(self) -> np.ndarray:
+        self.flush()
+        if not self.blocks:
+            return np.empty((0, _NCOL))
+        return self.blocks[0] if len(self.blocks) == 1 else np.concatenate(self.blocks)
+
+
+class _Frame:
+    __slots__ = ("lid", "var", "v", "stop", "step", "body", "i", "n", "run_end", "prev", "mark",
+                 "smark", "nib", "s0", "icount")
+
+
+class Runner:
+    """One core running one program (one side of one block)."""
+
+    def __init__(self, prog: CoreProgram, env: dict, pricer, issue_cycles: float, shortcuts: bool,
+                 loop_outer_ids: np.ndarray, loop_inner_ids: np.ndarray) -> None:
+        self.prog = prog
+        self.env = env
+        self.pricer = pricer
+        self.ic = float(issue_cycles)
+        self.shortcuts = shortcuts
+        self.sid_outer = loop_outer_ids
+        self.sid_inner = loop_inner_ids
+        self.t = 0.0
+        self.pc = 0
+        self.span = 0.0
+        self.nib = 0
+        self.pf = [0.0] * _NPIPE
+        nb = len(prog.queue_bufs)
+        d = prog.depths
+        self.gate = [[0.0] * d[b] for b in range(nb)]
+        self.wend = [[0.0] * d[b] for b in range(nb)]
+        self.rend = [[0.0] * d[b] for b in range(nb)]
+        self.enq = [[0.0] * d[b] for b in range(nb)]
+        self.freet = [[0.0] * d[b] for b in range(nb)]
+        self.isfree = [[True] * d[b] for b in range(nb)]
+        self.bound = [0] * nb
+        self.ptr = [0] * nb
+        self.fifo: list[list[int]] = [[] for _ in range(nb)]
+        self.stack: list[_Frame] = []
+        self.events = EventLog()
+        self.sets: dict[int, list[float]] = {}
+        self.waited: dict[int, int] = {}
+        self.partners: list[Runner] = []
+        self.simulated = 0  # instructions walked one by one
+        self.copied = 0  # instructions reproduced by the steady-state shortcut
+        self.done = False
+        self.name = ""
+
+    # --- helpers ------------------------------------------------------------------------------
+    def end_time(self) -> float:
+        return max(self.t, max(self.pf))
+
+    def _err(self, msg: str) -> SimulationError:
+        return SimulationError(f"{self.name}: {msg}")
+
+    def _norm(self, s: float) -> tuple[float, tuple]:
+        pf = self.pf
+        r = max(s, max(pf))
+        vals: list = [None if x <= s else round(x - r, 6) for x in pf]
+        for b in range(len(self.bound)):
+            for arr in (self.gate[b], self.wend[b], self.rend[b], self.enq[b], self.freet[b]):
+                vals.extend(None if x <= s else round(x - r, 6) for x in arr)
+            vals.append((self.bound[b], self.ptr[b], tuple(self.fifo[b]), tuple(self.isfree[b])))
+        return r, tuple(vals)
+
+    def _shift(self, s: float, by: float) -> None:
+        """Move every time later than the scalar time `s` by `by`."""
+        pf = self.pf
+        for i, x in enumerate(pf):
+            if x > s:
+                pf[i] = x + by
+        for b in range(len(self.bound)):
+            for arr in (self.gate[b], self.wend[b], self.rend[b], self.enq[b], self.freet[b]):
+                for i, x in enumerate(arr):
+                    if x > s:
+                        arr[i] = x + by
+
+    def _run_ends(self, fr: _Frame) -> list[int] | None:
+        info = self.prog.loops[fr.lid]
+        if not info.key_fns:
+            return None  # every iteration has the same cost
+        env = dict(self.env)
+        keys = []
+        v = fr.v
+        for _ in range(fr.n):
+            env[fr.var] = v
+            for name, f in info.lets:
+                env[name] = f(env, _zero_load)
+            keys.append(tuple(f(env) for f in info.key_fns))
+            v += fr.step
+        ends = [0] * fr.n
+        end = fr.n
+        for i in range(fr.n - 1, -1, -1):
+            if i < fr.n - 1 and keys[i] != keys[i + 1]:
+                end = i + 1
+            ends[i] = end
+        return ends
+
+    def _try_jump(self, fr: _Frame, s: float) -> int:
+        """After iteration fr.i - 1 completed at scalar time s: copy identical iterations; return
+        how many were copied."""
+        r_now, norm = self._norm(s)
+        prev = fr.prev
+        fr.prev = (r_now, s, norm)
+        if prev is None or prev[2] != norm:
+            return 0
+        i = fr.i - 1  # the iteration just completed
+        run_end = fr.run_end[i] if fr.run_end is not None else fr.n
+        r = run_end - (i + 1)
+        if r <= 0:
+            return 0
+        delta = r_now - prev[0]
+        c = s - prev[1]
+        if abs(delta - c) > 1e-6 and not (delta > c and self.nib == fr.nib):
+            return 0
+        seg = self.events.since(fr.mark)
+        sids = seg[:, 3].astype(np.int64)
+        step = float(fr.step)
+        tile_step = np.where(self.sid_outer[sids] == fr.lid, step, 0.0)
+        inner_step = np.where(self.sid_inner[sids] == fr.lid, step, 0.0)
+        self.events.add_copies(seg, r, delta, tile_step, inner_step)
+        for flag, lst in self.sets.items():
+            k0 = fr.smark.get(flag, 0)
+            new = lst[k0:]
+            for j in range(1, r + 1):
+                lst.extend(x + j * delta for x in new)
+        self._shift(s, r * delta)
+        self.copied += r * (self.simulated - fr.icount)
+        fr.prev = (r_now + r * delta, s + r * c, norm)
+        return r
+
+    # --- the walk -----------------------------------------------------------------------------
+    def run(self) -> bool:
+        """Walk until done (True) or blocked on a cross-core wait (False)."""
+        ops = self.prog.ops
+        nops = len(ops)
+        env = self.env
+        pf = self.pf
+        gate, wend, rend, bound = self.gate, self.wend, self.rend, self.bound
+        tables = self.pricer.tables
+        price = self.pricer.price
+        append = self.events.raw.append
+        stack = self.stack
+        ic = self.ic
+        shortcuts = self.shortcuts
+        loops = self.prog.loops
+        t, pc, nib, count = self.t, self.pc, self.nib, self.simulated
+        scalar_sid = self.prog.scalar_sid
+        while pc < nops:
+            op = ops[pc]
+            k = op[0]
+            if k == K_WORK:
+                _, p, sid, sizes, reads, writes, ov, iv = op
+                if len(sizes) == 2:
+                    key = (sizes[0](env), sizes[1](env))
+                else:
+                    key = tuple([f(env) for f in sizes])
+                c = tables[sid].get(key)
+                if c is None:
+                    c = price(sid, key)
+                issue = t
+                t += ic
+                o = pf[p]
+                for b in reads:
+                    g = gate[b][bound[b]]
+                    if g > o:
+                        o = g
+                for b in writes:
+                    g = gate[b][bound[b]]
+                    if g > o:
+                        o = g
+                if issue > o:
+                    o = issue
+                    nib += 1
+                end = o + c[0]
+                pf[p] = end
+                for b in reads:
+                    rr = rend[b]
+                    s = bound[b]
+                    if rr[s] < end:
+                        rr[s] = end
+                for b in writes:
+                    s = bound[b]
+                    ww = wend[b]
+                    if ww[s] < end:
+                        ww[s] = end
+                    rr = rend[b]
+                    if rr[s] < end:
+                        rr[s] = end
+                append((o, end, p, sid, env[ov] if ov else -1, env[iv] if iv else -1, c[1], c[2]))
+                count += 1
+                pc += 1
+            elif k == K_END:
+                fr = stack[-1]
+                fr.i += 1
+                v = fr.v + fr.step
+                if v < fr.stop:
+                    if shortcuts and loops[fr.lid].eligible:
+                        self.nib = nib
+                        self.simulated = count
+                        r = self._try_jump(fr, t)
+                        if r:
+                            t = fr.prev[1]
+                            fr.i += r
+                            v += r * fr.step
+                        if v >= fr.stop:
+                            stack.pop()
+                            env[fr.var] = v - fr.step
+                            t += ic
+                            pc += 1
+                            continue
+                        fr.mark = self.events.total()
+                        fr.smark = {f: len(lst) for f, lst in self.sets.items()}
+                        fr.nib = nib
+                        fr.icount = count
+                    fr.v = v
+                    env[fr.var] = v
+                    t += ic
+                    pc = fr.body
+                else:
+                    stack.pop()
+                    t += ic
+                    pc += 1
+            elif k == K_LOOP:
+                _, var, f0, f1, f2, endpc, lid = op
+                a, b, st = f0(env), f1(env), f2(env)
+                t += ic
+                if st <= 0:
+                    raise self._err(f"loop {var} has step {st}; steps must be positive")
+                if a >= b:
+                    pc = endpc
+                    continue
+                fr = _Frame()
+                fr.lid, fr.var, fr.v, fr.stop, fr.step, fr.body, fr.i = lid, var, a, b, st, pc + 1, 0
+                fr.n = (b - a + st - 1) // st
+                fr.prev = None
+                if shortcuts and loops[lid].eligible:
+                    fr.run_end = self._run_ends(fr)
+                    fr.mark = self.events.total()
+                    fr.smark = {f: len(lst) for f, lst in self.sets.items()}
+                    fr.nib = nib
+                    fr.icount = count
+                stack.append(fr)
+                env[var] = a
+                pc += 1
+            elif k == K_LET:
+                if op[3]:  # reads a buffer: wait for the pipes
+                    idle = max(pf)
+                    if idle > t:
+                        self._stall(t, idle, scalar_sid, -1)
+                        t = idle
+                        self.span = t
+                    env[op[1]] = op[2](env, _zero_load)
+                else:
+                    env[op[1]] = op[2](env)
+                t += ic
+                pc += 1
+            elif k == K_IF:
+                t += ic
+                pc = pc + 1 if op[1](env) else op[2]
+            elif k == K_ALLOC:
+                b = op[1]
+                free = self.isfree[b]
+                d = len(free)
+                s = self.ptr[b]
+                for _ in range(d):
+                    if free[s]:
+                        break
+                    s = (s + 1) % d
+                else:
+                    raise self._err(
+                        f"Alloc({self.prog.queue_bufs[b]}) with all {d} slot(s) in use: the program "
+                        "would hang; every Alloc needs a Free before the slot is reused")
+                free[s] = False
+                bound[b] = s
+                self.ptr[b] = (s + 1) % d
+                gate[b][s] = self.freet[b][s]
+                wend[b][s] = 0.0
+                rend[b][s] = 0.0
+                t += ic
+                count += 1
+                pc += 1
+            elif k == K_ENQUE:
+                b = op[1]
+                s = bound[b]
+                w = wend[b][s]
+                if t > w:
+                    w = t
+                    nib += 1
+                self.enq[b][s] = w
+                self.fifo[b].append(s)
+                t += ic
+                count += 1
+                pc += 1
+            elif k == K_DEQUE:
+                b = op[1]
+                q = self.fifo[b]
+                if not q:
+                    raise self._err(f"DeQue({self.prog.queue_bufs[b]}) of an empty queue: the program "
+                                    "would hang; EnQue the buffer first")
+                s = q.pop(0)
+                bound[b] = s
+                e = self.enq[b][s]
+                if gate[b][s] < e:
+                    gate[b][s] = e
+                t += ic
+                count += 1
+                pc += 1
+            elif k == K_FREE:
+                b = op[1]
+                s = bound[b]
+                if self.isfree[b][s]:
+                    raise self._err(f"Free({self.prog.queue_bufs[b]}) of a slot that is not allocated")
+                f = rend[b][s]
+                if t > f:
+                    f = t
+                    nib += 1
+                self.freet[b][s] = f
+                self.isfree[b][s] = True
+                t += ic
+                count += 1
+                pc += 1
+            elif k == K_CSET:
+                fire = pf[op[2]]
+                if t > fire:
+                    fire = t
+                    nib += 1
+                self.sets.setdefault(op[1], []).append(fire)
+                t += ic
+                count += 1
+                pc += 1
+            elif k == K_CWAIT:
+                flag = op[1]
+                n = self.waited.get(flag, 0)
+                if not self.partners:
+                    raise self._err(f"CrossWait(flag={flag}) but no core of the other side in this block")
+                ready = 0.0
+                for other in self.partners:
+                    lst = other.sets.get(flag)
+                    if lst is None or len(lst) <= n:
+                        self.t, self.pc, self.nib, self.simulated = t, pc, nib, count
+                        return False
+                    if lst[n] > ready:
+                        ready = lst[n]
+                self.waited[flag] = n + 1
+                if ready > t:
+                    self._stall(t, ready, scalar_sid, op[2])
+                    t = ready
+                    self.span = t
+                t += ic
+                count += 1
+                pc += 1
+            else:  # pragma: no cover - compile_side emits only the kinds above
+                raise self._err(f"unknown op {op!r}")
+        self.t, self.pc, self.nib, self.simulated = t, pc, nib, count
+        if t > self.span:
+            self.events.raw.append((self.span, t, 0, scalar_sid, -1, -1, 0, 0))
+            self.span = t
+        self.done = True
+        return True
+
+    def _stall(self, t: float, until: float, scalar_sid: int, wait_sid: int) -> None:
+        raw = self.events.raw
+        if t > self.span:
+            raw.append((self.span, t, 0, scalar_sid, -1, -1, 0, 0))
+        if wait_sid >= 0:
+            raw.append((t, until, _FLOW, wait_sid, -1, -1, 0, 0))
+
+
+def run_block(runners: list[Runner], label: str) -> None:
+    """Run the cores of one block to completion, interleaving at cross-core waits."""
+    pending = list(runners)
+    while pending:
+        progressed = False
+        still = []
+        for r in pending:
+            before = (r.pc, r.simulated)
+            if r.run():
+                progressed = True
+                continue
+            still.append(r)
+            if (r.pc, r.simulated) != before:
+                progressed = True
+        if still and not progressed:
+            waits = ", ".join(f"{r.name} at cross_wait(flag={r.prog.ops[r.pc][1]})" for r in still)
+            raise SimulationError(f"{label}: deadlock, every remaining core waits for a flag "
+                                  f"nobody sets: {waits}")
+        pending = still

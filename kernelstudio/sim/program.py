@@ -1,0 +1,465 @@
+"""A TileIR kernel compiled for the engine: flat op lists per core side, a table of static
+instructions, and the loop analysis the steady-state shortcut needs.
+
+Each statement becomes one tuple in a flat list (loops become a LOOP op and an END op that jumps
+back), so the engine walks a program with one `while` loop and can pause at a cross-core wait and
+resume later. Index expressions are compiled once with `compile_expr`.
+
+Loop analysis. An instruction's cost depends only on its *sizes* (rows, cols, m, k, n, pixels, ...),
+never on offsets. For a loop with variable `v`, the "key" of an iteration is the tuple of the
+cost-relevant expressions of its body that depend on `v` (directly or through `Let`s at the body's
+top level). Iterations with equal keys cost the same; a loop whose key cannot be computed from `v`
+alone (a size that mixes `v` with an inner loop variable) or that waits on another core or reads a
+buffer from the scalar is never extrapolated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..ir.ops import itemsize
+from ..lower.expr import Expr, Load, compile_expr, free_vars
+from ..lower.tileir import (
+    Alloc,
+    Copy,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    If,
+    Img2Col,
+    Kernel,
+    Let,
+    Loop,
+    Mmad,
+    Program,
+    Reduce,
+    Region,
+    Stmt,
+    Tier,
+    TopK,
+    VecOp,
+    pipe_of,
+)
+from .errors import SimulationError
+
+__all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "compile_side",
+           "K_WORK", "K_LET", "K_LOOP", "K_END", "K_IF", "K_ALLOC", "K_ENQUE", "K_DEQUE",
+           "K_FREE", "K_CSET", "K_CWAIT"]
+
+PIPES = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX", "FLOW")  # FLOW: scalar stalls on flags
+PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
+
+(K_WORK, K_LET, K_LOOP, K_END, K_IF, K_ALLOC, K_ENQUE, K_DEQUE, K_FREE, K_CSET,
+ K_CWAIT) = range(11)
+
+
+@dataclass(frozen=True, slots=True)
+class StaticInstr:
+    """One instruction of the program text: what it is, where its data goes, how it is priced."""
+
+    sid: int
+    kernel: int
+    side: str  # "aic" | "aiv"
+    pipe: int  # index into PIPES
+    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "reduce" | "topk" | "scalar" | "wait"
+    text: str
+    edge: str = ""  # memory edge of a data move ("GM->L1", "L0C->WS", ...), "" otherwise
+    src: str = ""  # tier names for the cost model
+    dst: str = ""
+    tensor: str = ""  # GM tensor of a GM move
+    gm_write: bool = False
+    nd2nz: bool = False
+    op: str = ""  # vector / reduce op
+    dtype: str = ""  # element dtype the cost uses
+    dst_dtype: str = ""  # cast destination / copy dtype on the written side
+    accumulate: bool = False
+    outer_loop: int = -1  # loop ids (index into CoreProgram.loops), -1 when not in a loop
+    inner_loop: int = -1
+
+
+@dataclass(slots=True)
+class LoopInfo:
+    """What the steady-state shortcut needs to know about one loop."""
+
+    lid: int
+    var: str
+    eligible: bool  # no cross-core wait and no scalar buffer read inside
+    lets: tuple[tuple[str, Callable[..., int]], ...]  # body-level Lets, in order
+    key_fns: tuple[Callable[..., int], ...] | None  # None: iterations cannot be keyed
+    key_exprs: tuple[Expr, ...]
+    outer_var: str  # the outermost loop variable enclosing this loop ("" if none)
+
+
+@dataclass(slots=True)
+class CoreProgram:
+    """One side (AIC or AIV) of a kernel, flattened."""
+
+    side: str
+    ops: list[tuple]
+    stmts: tuple[Stmt, ...]
+    loops: list[LoopInfo]
+    queue_bufs: list[str]  # buffers with queue semantics, index = buffer id in ops
+    depths: list[int]
+    instrs: int  # static instruction count
+    scalar_sid: int  # static entry for the scalar unit's issue spans
+
+
+def _has_load(e: Expr) -> bool:
+    if isinstance(e, Load):
+        return True
+    a = getattr(e, "a", None)
+    return a is not None and (_has_load(a) or _has_load(e.b))
+
+
+def _sizes_exprs(s: Stmt) -> tuple[Expr, ...]:
+    """The expressions an instruction's cost depends on."""
+    if isinstance(s, Copy):
+        return (s.dst.rows, s.dst.cols)
+    if isinstance(s, Mmad):
+        return (s.m, s.k, s.n)
+    if isinstance(s, Img2Col):
+        return (s.pixels, s.klen)
+    if isinstance(s, VecOp):
+        return (s.dst.rows, s.dst.cols)
+    if isinstance(s, (Reduce, TopK)):
+        return (s.src.rows, s.src.cols)
+    return ()
+
+
+def cost_exprs(s: Stmt) -> tuple[Expr, ...]:
+    """Every expression of statement `s` itself (not its body) that can change timing."""
+    if isinstance(s, Loop):
+        return (s.start, s.stop, s.step)
+    if isinstance(s, If):
+        return (s.cond,)
+    if isinstance(s, Let):
+        return (s.value,)
+    return _sizes_exprs(s)
+
+
+def _exprs_all(s: Stmt) -> list[Expr]:
+    """All expressions of a statement (for Load detection)."""
+    out = list(cost_exprs(s))
+    for name in ("dst", "src", "c", "a", "b", "values", "indices"):
+        r = getattr(s, name, None)
+        if isinstance(r, Region):
+            out += [r.offset, r.rows, r.cols, r.stride]
+    if isinstance(s, VecOp):
+        for r in s.srcs:
+            out += [r.offset, r.rows, r.cols, r.stride]
+    return out
+
+
+def _analyse_loop(loop: Loop) -> tuple[bool, tuple, tuple | None, tuple]:
+    """(eligible, body lets, key functions or None, key expressions) of one loop."""
+    eligible = True
+    lets = []
+    dep = {loop.var}
+    for s in loop.body:
+        if isinstance(s, Let):
+            lets.append((s.var, compile_expr(s.value)))
+            if free_vars(s.value) & dep:
+                dep.add(s.var)
+    keys: list[Expr] = []
+    keyable = True
+
+    def visit(stmts: tuple[Stmt, ...], inner: set[str], top: bool) -> None:
+        nonlocal eligible, keyable
+        for s in stmts:
+            if isinstance(s, CrossWait):
+                eligible = False
+            if any(_has_load(e) for e in _exprs_all(s)):
+                eligible = False
+            for e in cost_exprs(s):
+                if top and isinstance(s, Let):
+                    continue  # body-level lets are evaluated as part of the key
+                fv = free_vars(e)
+                if fv & dep:
+                    if fv & inner:
+                        keyable = False
+                    elif e not in keys:
+                        keys.append(e)
+            if isinstance(s, Loop):
+                visit(s.body, inner | {s.var} | _bound(s.body), False)
+            elif isinstance(s, If):
+                visit(s.body, inner | _bound(s.body), False)
+
+    visit(loop.body, set(), True)
+    fns = tuple(compile_expr(e) for e in keys) if keyable else None
+    return eligible, tuple(lets), fns, tuple(keys)
+
+
+def _bound(stmts: tuple[Stmt, ...]) -> set[str]:
+    out = set()
+    for s in stmts:
+        if isinstance(s, Let):
+            out.add(s.var)
+    return out
+
+
+def _tier(r: Region, tiers: dict[str, Tier]) -> str:
+    return "GM" if r.gm else tiers[r.buf].value
+
+
+class _Compiler:
+    def __init__(self, prog: Program, kernel: Kernel, kidx: int, side: str,
+                 statics: list[StaticInstr]) -> None:
+        self.prog, self.kernel, self.kidx, self.side = prog, kernel, kidx, side
+        self.statics = statics
+        self.tiers = {b.name: b.tier for b in kernel.buffers}
+        self.bufs = {b.name: b for b in kernel.buffers}
+        self.queue_bufs = [b.name for b in kernel.buffers if b.queue is not None]
+        self.qid = {n: i for i, n in enumerate(self.queue_bufs)}
+        self.ops: list[tuple] = []
+        self.loops: list[LoopInfo] = []
+        self.count = 0
+
+    def tensor(self, name: str):
+        try:
+            return self.prog.tensor(name)
+        except KeyError:
+            raise SimulationError(
+                f"kernel {self.kernel.name}: GM tensor {name!r} is not among the program's tensors"
+            ) from None
+
+    def buf(self, name: str):
+        try:
+            return self.bufs[name]
+        except KeyError:
+            raise SimulationError(
+                f"kernel {self.kernel.name}: buffer {name!r} is not declared; declared: "
+                f"{', '.join(self.bufs)}"
+            ) from None
+
+    def accesses(self, s: Stmt) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        if isinstance(s, Copy):
+            reads, writes = [s.src], [s.dst]
+        elif isinstance(s, Mmad):
+            reads, writes = [s.a, s.b], [s.c]
+        elif isinstance(s, Img2Col):
+            reads, writes = [s.src], [s.dst]
+        elif isinstance(s, VecOp):
+            reads, writes = list(s.srcs), [s.dst]
+        elif isinstance(s, Reduce):
+            reads, writes = [s.src], [s.dst]
+        else:
+            reads, writes = [s.src], [s.values, s.indices]
+        for r in reads + writes:
+            if not r.gm:
+                self.buf(r.buf)
+        r_ids = tuple(dict.fromkeys(self.qid[r.buf] for r in reads if not r.gm and r.buf in self.qid))
+        w_ids = tuple(dict.fromkeys(self.qid[r.buf] for r in writes if not r.gm and r.buf in self.qid))
+        return r_ids, w_ids
+
+    def static(self, s: Stmt, outer: int, inner: int) -> StaticInstr:
+        pipe = PIPE_INDEX[pipe_of(s, self.tiers).value]
+        sid = len(self.statics)
+        base = dict(sid=sid, kernel=self.kidx, side=self.side, pipe=pipe, outer_loop=outer,
+                    inner_loop=inner)
+        note = f"  # {s.comment}" if getattr(s, "comment", "") else ""
+        if isinstance(s, Copy):
+            src, dst = _tier(s.src, self.tiers), _tier(s.dst, self.tiers)
+            gm = s.src if s.src.gm else (s.dst if s.dst.gm else None)
+            tensor = gm.buf if gm is not None else ""
+            ws = gm is not None and self.tensor(tensor).role == "workspace"
+            e_src = "WS" if (s.src.gm and ws) else src
+            e_dst = "WS" if (s.dst.gm and ws) else dst
+            if gm is not None:
+                dtype = self.tensor(tensor).dtype
+            else:
+                dtype = self.buf(s.dst.buf).dtype
+            where = lambda r: f"gm.{r.buf}" if r.gm else r.buf  # noqa: E731
+            text = f"copy {where(s.dst)} <- {where(s.src)}{' nd2nz' if s.nd2nz else ''}{note}"
+            return StaticInstr(**base, kind="copy", text=text, edge=f"{e_src}->{e_dst}", src=src,
+                               dst=dst, tensor=tensor, gm_write=s.dst.gm, nd2nz=s.nd2nz, dtype=dtype)
+        if isinstance(s, Mmad):
+            dtype = self.buf(s.a.buf).dtype
+            return StaticInstr(**base, kind="mmad", text=f"mmad {s.c.buf} += {s.a.buf} @ {s.b.buf}{note}",
+                               dtype=dtype)
+        if isinstance(s, Img2Col):
+            dtype = self.buf(s.dst.buf).dtype
+            return StaticInstr(**base, kind="img2col", text=f"img2col {s.dst.buf} <- {s.src.buf}{note}",
+                               edge="L1->L0B", src="L1", dst="L0B", dtype=dtype)
+        if isinstance(s, VecOp):
+            dst_dtype = self.buf(s.dst.buf).dtype if not s.dst.gm else ""
+            dtype = dst_dtype
+            if s.op == "cast" and s.srcs:
+                dtype = self.buf(s.srcs[0].buf).dtype
+            args = ", ".join(r.buf for r in s.srcs)
+            return StaticInstr(**base, kind="vec", text=f"{s.op} {s.dst.buf} <- ({args}){note}",
+                               op=s.op, dtype=dtype, dst_dtype=dst_dtype)
+        if isinstance(s, Reduce):
+            dtype = self.buf(s.src.buf).dtype
+            acc = f" {s.op}=" if s.accumulate else ""
+            return StaticInstr(**base, kind="reduce", text=f"reduce_{s.op} {s.dst.buf}{acc} <- {s.src.buf}{note}",
+                               op=s.op, dtype=dtype, dst_dtype=self.buf(s.dst.buf).dtype,
+                               accumulate=s.accumulate)
+        if isinstance(s, TopK):
+            dtype = self.buf(s.src.buf).dtype
+            return StaticInstr(**base, kind="topk", text=f"topk k={s.k} {s.values.buf} <- {s.src.buf}{note}",
+                               op="topk", dtype=dtype)
+        raise SimulationError(f"kernel {self.kernel.name}: not an instruction: {type(s).__name__}")
+
+    def body(self, stmts: tuple[Stmt, ...], outer: int, outer_var: str, inner: int) -> None:
+        ops = self.ops
+        for s in stmts:
+            if isinstance(s, Let):
+                ops.append((K_LET, s.var, compile_expr(s.value), _has_load(s.value)))
+            elif isinstance(s, Loop):
+                lid = len(self.loops)
+                eligible, lets, fns, keys = _analyse_loop(s)
+                self.loops.append(LoopInfo(lid, s.var, eligible, lets, fns, keys, outer_var))
+                at = len(ops)
+                ops.append(None)  # patched below
+                self.body(s.body, lid if outer < 0 else outer, outer_var or s.var, lid)
+                ops.append((K_END, at))
+                ops[at] = (K_LOOP, s.var, compile_expr(s.start), compile_expr(s.stop),
+                           compile_expr(s.step), len(ops), lid)
+            elif isinstance(s, If):
+                at = len(ops)
+                ops.append(None)
+                self.body(s.body, outer, outer_var, inner)
+                ops[at] = (K_IF, compile_expr(s.cond), len(ops))
+            elif isinstance(s, (Alloc, EnQue, DeQue, Free)):
+                self.buf(s.buf)
+                if s.buf not in self.qid:
+                    raise SimulationError(
+                        f"kernel {self.kernel.name}: {type(s).__name__}({s.buf}) on a buffer without a "
+                        "queue; give the buffer a queue position or drop the queue operation"
+                    )
+                kind = {Alloc: K_ALLOC, EnQue: K_ENQUE, DeQue: K_DEQUE, Free: K_FREE}[type(s)]
+                ops.append((kind, self.qid[s.buf]))
+                self.count += 1
+            elif isinstance(s, CrossSet):
+                ops.append((K_CSET, s.flag, PIPE_INDEX[s.pipe.value]))
+                self.count += 1
+            elif isinstance(s, CrossWait):
+                st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,
+                                 pipe=PIPE_INDEX["FLOW"], kind="wait", text=f"cross_wait flag={s.flag}",
+                                 outer_loop=outer, inner_loop=inner)
+                self.statics.append(st)
+                ops.append((K_CWAIT, s.flag, st.sid))
+                self.count += 1
+            else:
+                st = self.static(s, outer, inner)
+                self.statics.append(st)
+                sizes = tuple(compile_expr(e) for e in _sizes_exprs(s))
+                reads, writes = self.accesses(s)
+                ops.append((K_WORK, st.pipe, st.sid, sizes, reads, writes,
+                            self.loops[outer].var if outer >= 0 else "",
+                            self.loops[inner].var if inner >= 0 else ""))
+                self.count += 1
+
+
+def compile_side(prog: Program, kernel: Kernel, kidx: int, side: str,
+                 statics: list[StaticInstr]) -> CoreProgram:
+    """Flatten `kernel.aic` or `kernel.aiv`; new static instructions are appended to `statics`."""
+    c = _Compiler(prog, kernel, kidx, side, statics)
+    scalar_sid = len(statics)
+    statics.append(StaticInstr(sid=scalar_sid, kernel=kidx, side=side, pipe=0, kind="scalar",
+                               text="scalar issue"))
+    stmts = kernel.aic if side == "aic" else kernel.aiv
+    c.body(stmts, -1, "", -1)
+    depths = [kernel.buffer(n).depth for n in c.queue_bufs]
+    return CoreProgram(side, c.ops, stmts, c.loops, c.queue_bufs, depths, c.count, scalar_sid)
+
+
+def nbytes_of(dtype: str, count: int) -> int:
+    """Bytes of `count` elements of `dtype`."""
+    return count * itemsize(dtype)
+
+
+def _zero(buf: str, index: int) -> int:
+    return 0
+
+
+def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | None:
+    """Everything about one core's run that can change its timing (sizes, trip counts, branches,
+    flags), with loops compressed into runs of equal-key iterations; None if too large to tell."""
+    ops = cp.ops
+    out: list = []
+    left = [budget]
+
+    def walk(pc: int, stop: int, env: dict) -> bool:
+        while pc < stop:
+            left[0] -= 1
+            if left[0] < 0:
+                return False
+            op = ops[pc]
+            k = op[0]
+            if k == K_WORK:
+                out.append(tuple(f(env) for f in op[3]))
+                pc += 1
+            elif k == K_LET:
+                env[op[1]] = op[2](env, _zero)
+                pc += 1
+            elif k == K_IF:
+                c = bool(op[1](env))
+                out.append(c)
+                pc = pc + 1 if c else op[2]
+            elif k == K_LOOP:
+                _, var, f0, f1, f2, endpc, lid = op
+                a, b, st = f0(env), f1(env), f2(env)
+                vals = range(a, b, st) if st > 0 else range(0)
+                out.append(("loop", len(vals)))
+                info = cp.loops[lid]
+                inner = dict(env)
+                if info.key_fns is None:
+                    for v in vals:
+                        inner[var] = v
+                        if not walk(pc + 1, endpc - 1, inner):
+                            return False
+                elif not info.key_fns:
+                    if vals:
+                        inner[var] = a
+                        if not walk(pc + 1, endpc - 1, inner):
+                            return False
+                else:
+                    prev = None
+                    for v in vals:
+                        inner[var] = v
+                        for name, f in info.lets:
+                            inner[name] = f(inner, _zero)
+                        key = tuple(f(inner) for f in info.key_fns)
+                        if key != prev:
+                            out.append(("run", key))
+                            if not walk(pc + 1, endpc - 1, dict(inner)):
+                                return False
+                            prev = key
+                        else:
+                            out.append(1)
+                pc = endpc
+            else:
+                if k in (K_CSET, K_CWAIT):
+                    out.append((k, op[1]))
+                pc += 1
+        return True
+
+    if not walk(0, len(ops), dict(env)):
+        return None
+    return tuple(out)
+
+
+def top_loop_bounds(cp: CoreProgram, env: dict) -> dict[int, tuple[int, int]]:
+    """(start, step) of every outermost loop for this env (blk, sub and tiling constants)."""
+    ops = cp.ops
+    env = dict(env)
+    out: dict[int, tuple[int, int]] = {}
+    pc = 0
+    while pc < len(ops):
+        op = ops[pc]
+        k = op[0]
+        if k == K_LET:
+            env[op[1]] = op[2](env, _zero)
+            pc += 1
+        elif k == K_IF:
+            pc = pc + 1 if op[1](env) else op[2]
+        elif k == K_LOOP:
+            out[op[6]] = (op[2](env), op[4](env))
+            pc = op[5]
+        else:
+            pc += 1
+    return out

@@ -1,0 +1,60 @@
+"""The CV-fusion article's comparison table, from two simulations: fused vs unfused."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..lower.tileir import Program
+    from .results import SimResult
+
+__all__ = ["report_table", "comparison"]
+
+
+def comparison(fused: SimResult, unfused: SimResult) -> dict[str, float]:
+    """The numbers behind the table (plain dict for views)."""
+    f, u = fused.metrics, unfused.metrics
+    saved = u["gm_bytes"] - f["gm_bytes"]
+    return {
+        "fused_time_us": fused.time_us, "unfused_time_us": unfused.time_us,
+        "speedup": unfused.time_us / fused.time_us if fused.time_us else 0.0,
+        "fused_tflops": f["tflops"], "unfused_tflops": u["tflops"],
+        "fused_bandwidth_pct": f["bandwidth_pct"], "unfused_bandwidth_pct": u["bandwidth_pct"],
+        "fused_launch_us": f["launch_overhead_us"], "unfused_launch_us": u["launch_overhead_us"],
+        "fused_gm_bytes": f["gm_bytes"], "unfused_gm_bytes": u["gm_bytes"],
+        "gm_bytes_saved": saved,
+        "gm_share_removed": saved / u["gm_bytes"] if u["gm_bytes"] else 0.0,
+        "fused_efficiency": f["efficiency"], "unfused_efficiency": u["efficiency"],
+    }
+
+
+def report_table(fused: SimResult, unfused: SimResult, prog_fused: Program, prog_unfused: Program) -> str:
+    """Time, TFLOPS, bandwidth utilisation, launch overhead, GM traffic and speedup, side by side."""
+    c = comparison(fused, unfused)
+    rows = [
+        ("kernels", f"{len(prog_fused.kernels)}", f"{len(prog_unfused.kernels)}", ""),
+        ("time (us)", f"{c['fused_time_us']:.2f}", f"{c['unfused_time_us']:.2f}",
+         f"{c['speedup']:.2f}x faster" if c["speedup"] >= 1 else f"{1 / c['speedup']:.2f}x slower"),
+        ("compute (TFLOPS)", f"{c['fused_tflops']:.2f}", f"{c['unfused_tflops']:.2f}",
+         _pct(c["fused_tflops"], c["unfused_tflops"])),
+        ("bandwidth utilisation", f"{c['fused_bandwidth_pct']:.1f}%", f"{c['unfused_bandwidth_pct']:.1f}%",
+         ""),
+        ("launch overhead (us)", f"{c['fused_launch_us']:.1f}", f"{c['unfused_launch_us']:.1f}",
+         f"{c['fused_launch_us'] - c['unfused_launch_us']:+.1f} us"),
+        ("GM traffic (MB)", f"{c['fused_gm_bytes'] / 1e6:.3f}", f"{c['unfused_gm_bytes'] / 1e6:.3f}",
+         f"-{c['gm_share_removed']:.1%} ({c['gm_bytes_saved'] / 1e6:.3f} MB saved)"),
+        ("roofline efficiency", f"{c['fused_efficiency']:.1%}", f"{c['unfused_efficiency']:.1%}", ""),
+    ]
+    head = ("", "fused", "unfused", "fused vs unfused")
+    widths = [max(len(r[i]) for r in (head, *rows)) for i in range(4)]
+    line = lambda r: "  ".join(x.ljust(w) if i == 0 else x.rjust(w)  # noqa: E731
+                               for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+    title = f"{prog_fused.name} on {fused.target}: fused vs unfused"
+    out = [title, line(head), "  ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    out.append(f"speedup from fusion: {c['speedup']:.2f}x")
+    return "\n".join(out)
+
+
+def _pct(a: float, b: float) -> str:
+    return f"{(a - b) / b:+.1%}" if b else ""
