@@ -10,6 +10,7 @@ emit
     matmulObj.SetTail(<m>, <n>, K);
     matmulObj.IterateAll(cGm[<C offset>]);  matmulObj.End();
 
+(or, when C goes to a dense workspace slot of one base tile, `Iterate(); GetTensorC(slot, 0, true)`)
 keeping the TileIR's tile loops, Lets, Ifs and cross-core flags as they are. Statements that only
 feed the cube (L1/L0 copies, queue operations on cube buffers, Mmad, the k loop) are absorbed.
 The kernel is compiled with `ASCENDC_CUBE_ONLY`, so the AIC itself drives the Matmul (no AIV
@@ -259,9 +260,12 @@ class CubePart:
         mm = self._mmad(absorbed)
         m_, n_ = subst(mm.m, env), subst(mm.n, env)
         k_total = sc.var("K") if "K" in sc.tiling else str(self.tiling["Ka"])
-        if fix.dst.stride != Const(self.tiling["N"]) and sc.static(fix.dst.stride) != self.tiling["N"]:
-            raise UnsupportedError(f"kernel {sc.kernel.name}: C rows {fix.dst.stride} elements apart but the "
-                                   f"Matmul writes rows of N={self.tiling['N']}")
+        stride = sc.static(fix.dst.stride)
+        dense = stride == self.tiling["baseN"] and self.tiling["singleCoreM"] <= self.tiling["baseM"] and (
+            self.tiling["singleCoreN"] <= self.tiling["baseN"])
+        if stride != self.tiling["N"] and not dense:
+            raise UnsupportedError(f"kernel {sc.kernel.name}: C rows {fix.dst.stride} elements apart; the "
+                                   f"Matmul writes rows of N={self.tiling['N']} or one dense base tile")
         comment = fix.comment or mm.comment
         if comment:
             w(f"// {comment}")
@@ -271,7 +275,9 @@ class CubePart:
         w(f"matmulObj.SetTensorA({a_at}, {ta});",
           f"matmulObj.SetTensorB({b_at}, {tb});",
           f"matmulObj.SetTail({sc.expr(m_)}, {sc.expr(n_)}, {k_total});",
-          f"matmulObj.IterateAll({sc.at(fix.dst)});",
+          *([f"matmulObj.IterateAll({sc.at(fix.dst)});"] if stride == self.tiling["N"] else [
+              "matmulObj.Iterate();  // one base tile: written densely into the workspace slot",
+              f"matmulObj.GetTensorC({sc.at(fix.dst)}, 0, true);"]),
           "matmulObj.End();")
 
     def _mmad(self, absorbed: tuple[Stmt, ...]) -> Mmad:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..lower.tileir import Kernel, Program
 from .kernel import kernel_params, workspace_layout
-from .scope import Scope
+from .scope import Scope, entry_name
 from .writer import Writer, camel, pascal
 
 __all__ = ["tiling_header", "host_source", "main_source", "workspace_bytes", "tiling_values"]
@@ -122,6 +122,11 @@ def _soc(target: str) -> str:
 KERNEL_MODES = {"AIV_ONLY": "AIV_MODE", "AIC_ONLY": "AIC_MODE", "MIX_AIC_1_2": "MIX_MODE"}
 
 
+def _dev(tensor: str) -> str:
+    """main.cpp's name of the device (GM) buffer of a tensor."""
+    return camel(tensor) + "Gm"
+
+
 def _nbytes(prog: Program, name: str) -> int:
     return prog.tensor(name).nbytes
 
@@ -148,18 +153,18 @@ def main_source(prog: Program, kernel_files: list[str]) -> str:
     gm = [t for t in prog.tensors if t.role != "workspace"]
     with w.block("int32_t main()"):
         for t in gm:
-            w(f"uint8_t* {t.name} = static_cast<uint8_t*>(AscendC::GmAlloc({t.nbytes}));")
+            w(f"uint8_t* {_dev(t.name)} = static_cast<uint8_t*>(AscendC::GmAlloc({t.nbytes}));")
         for p in prog.inputs:
-            w(f"size_t {p}Size = 0;")
-            with w.block(f'if (!ReadFile("{p}.bin", {p}Size, {p}, {_nbytes(prog, p)}))'):
+            w(f"size_t {camel(p)}Size = 0;")
+            with w.block(f'if (!ReadFile("{p}.bin", {camel(p)}Size, {_dev(p)}, {_nbytes(prog, p)}))'):
                 w("return 1;")
         for i, k in enumerate(prog.kernels):
             _launch(w, prog, k, f"k{i}::" if multi else "")
         for p in prog.outputs:
-            with w.block(f'if (!WriteFile("{p}.bin", {p}, {_nbytes(prog, p)}))'):
+            with w.block(f'if (!WriteFile("{p}.bin", {_dev(p)}, {_nbytes(prog, p)}))'):
                 w("return 1;")
         for t in gm:
-            w(f"AscendC::GmFree({t.name});")
+            w(f"AscendC::GmFree({_dev(t.name)});")
         w("return 0;")
     return w.text()
 
@@ -175,8 +180,8 @@ def _launch(w: Writer, prog: Program, k: Kernel, ns: str) -> None:
           f"uint8_t* workspace = static_cast<uint8_t*>(AscendC::GmAlloc({ws}));",
           "ICPU_SET_TILING_KEY(0);",
           f"AscendC::SetKernelMode(KernelMode::{KERNEL_MODES[k.kernel_type]});")
-        args = "".join(f"{p}, " for p in kernel_params(prog, k))
-        w(f"ICPU_RUN_KF({ns}{k.name}, {k.block_dim}, {args}workspace, tiling);",
+        args = "".join(f"{_dev(p)}, " for p in kernel_params(prog, k))
+        w(f"ICPU_RUN_KF({ns}{entry_name(k.name)}, {k.block_dim}, {args}workspace, tiling);",
           "AscendC::GmFree(workspace);", "AscendC::GmFree(tiling);")
 
 

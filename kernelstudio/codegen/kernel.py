@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..lower.tileir import If, Kernel, Let, Loop, Program, Tier
 from . import cube
 from .phases import Call, Inline, MethodDef, Plan, bound_members, buffers_of, plan_body
-from .scope import BLOCK_VARS, Scope
+from .scope import BLOCK_VARS, Scope, entry_name, local_name
 from .vector import Method, emit_instr
 from .writer import Writer, ctype, pascal
 
@@ -166,7 +166,7 @@ def _globals(prog: Program, scope: Scope, parts: _Parts) -> None:
         c = ctype(t.dtype)
         g = scope.gm_name(p)
         parts.members(f"AscendC::GlobalTensor<{c}> {g};")
-        base = f"usrWorkspace + {ws[p]}" if p in ws else p
+        base = f"usrWorkspace + {ws[p]}" if p in ws else local_name(p)
         parts.init(f"{g}.SetGlobalBuffer((__gm__ {c}*)({base}), {t.size});")
 
 
@@ -213,7 +213,7 @@ def kernel_source(prog: Program, k: Kernel) -> str:
     w(f'#include "../op_host/{k.name}_tiling.h"', "", *HELPERS.splitlines(), "")
     w(f"constexpr int32_t BUFFER_NUM = {depth_const};  // queue depth: 2 = double buffering", "")
     params = kernel_params(prog, k)
-    args = "".join(f"GM_ADDR {p}, " for p in params)
+    args = "".join(f"GM_ADDR {local_name(p)}, " for p in params)
     tiling_t = f"{pascal(k.name)}TilingData"
     with w.block(f"class {cls}", "};"):
         w.level -= 1
@@ -241,8 +241,9 @@ def kernel_source(prog: Program, k: Kernel) -> str:
             w.extend(parts.members)
         w.level += 1
     w("")
-    call = "".join(f"{p}, " for p in params)
-    with w.block(f'extern "C" __global__ __aicore__ void {k.name}({args}GM_ADDR workspace, GM_ADDR tiling)'):
+    call = "".join(f"{local_name(p)}, " for p in params)
+    with w.block(f'extern "C" __global__ __aicore__ void {entry_name(k.name)}({args}GM_ADDR workspace, '
+                 'GM_ADDR tiling)'):
         w("GET_TILING_DATA(tilingData, tiling);")
         w(f"KERNEL_TASK_TYPE_DEFAULT({KERNEL_TYPES[k.kernel_type]});")
         w(f"{cls} op;", f"op.Init({call}workspace, tilingData);", "op.Process();")

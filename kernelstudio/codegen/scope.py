@@ -26,6 +26,7 @@ RESERVED = frozenset({
     "default", "case", "switch", "break", "continue", "static", "signed", "unsigned", "short", "long",
     "void", "pipe", "tiling", "workspace", "blockIdx", "subBlockIdx", "blockNum", "matmulObj", "cubeTiling",
     "operator", "namespace", "using", "register", "volatile", "union", "enum", "goto", "sizeof",
+    "matmul", "AscendC", "optiling", "ops", "main", "std", "ks_twin",
 })
 
 # TileIR variables bound by the launch, not by the program: block index and AIV sub-block index.
@@ -146,6 +147,11 @@ class Scope:
 def local_name(name: str) -> str:
     """A loop or Let variable as a C++ local (renamed when it would hide a type or keyword)."""
     return name + "_" if name in RESERVED else name
+
+
+def entry_name(kernel: str) -> str:
+    """The `extern "C"` kernel function name (kept clear of namespaces such as `matmul`)."""
+    return kernel + "_custom" if kernel in RESERVED else kernel
 
 
 def _balanced(s: str) -> bool:

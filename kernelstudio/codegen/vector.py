@@ -118,6 +118,10 @@ def _copy_gm_ub(s: Copy, m: Method, inbound: bool) -> None:
           f"static_cast<uint16_t>({src_gap}), static_cast<uint16_t>({dst_gap})}};",
           f"AscendC::DataCopy({dst}, {src}, {p});")
         return
+    if contiguous and ub.rows != Const(1):  # one dense run, e.g. a [rows, 1] column
+        n = E.mul(gm.rows, gm.cols)
+        gm = Region(gm.buf, gm.offset, Const(1), n, n, gm.gm)
+        ub = Region(ub.buf, ub.offset, Const(1), n, n, ub.gm)
     if not sc.multiple(E.mul(ub.stride, isz), BLOCK) and ub.rows != Const(1):
         raise UnsupportedError(f"kernel {sc.kernel.name}: UB rows of {ub.buf} are {ub.stride} elements apart, "
                                "not whole 32-byte blocks; pad the buffer columns")
