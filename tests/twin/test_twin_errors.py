@@ -24,8 +24,10 @@ def run_mode(mode: int, cache: Path, **kw: object) -> dict[str, np.ndarray]:
     return run(ERRORS, {"mode": np.array([mode], dtype=np.int32), "x": X}, cache_dir=cache, **kw)
 
 
-def test_the_error_kernels_bundle_runs_clean_without_a_fault(twin_cache: Path) -> None:
-    np.testing.assert_array_equal(run_mode(0, twin_cache)["y"], X * np.float16(2))
+@pytest.mark.parametrize("mode", [0, 12])
+def test_the_error_kernels_bundle_runs_clean_without_a_fault(mode: int, twin_cache: Path) -> None:
+    # mode 12 hands flags AIV -> AIC -> AIV (mode 2) and then meets at a mode-1 AIV barrier
+    np.testing.assert_array_equal(run_mode(mode, twin_cache)["y"], X * np.float16(2))
 
 
 @pytest.mark.parametrize(
@@ -40,6 +42,7 @@ def test_the_error_kernels_bundle_runs_clean_without_a_fault(twin_cache: Path) -
         (5, ["queue:", "FreeTensor", "byte 32 of VECIN", "not one of its buffers"]),
         (6, ["flag:", "deadlock in block 0", "AIV0 waits CrossCoreWaitFlag(5)", "AIV1 waits CrossCoreWaitFlag(5)",
              "CrossCoreSetFlag"]),
+        (13, ["flag:", "AIC waits CrossCoreWaitFlag(1) that is never set"]),
         (8, ["bounds:", "DataCopy(VECIN <- GM, count=256)", "GM bytes [256, 768)", "512 bytes", "256 bytes past"]),
         (9, ["launch:", "Duplicate", "AIC of block 0", "if ASCEND_IS_AIV"]),
         (10, ["capacity:", "InitBuffer(TBuf<VECCALC>, len=204800) on AIV", "8192 bytes over"]),

@@ -60,3 +60,38 @@ def test_layer_norm_matches_numpy(twin_cache: Path) -> None:
     want = (xf - mean) / np.sqrt(var + 1e-5) * gamma.astype(np.float32) + beta.astype(np.float32)
     np.testing.assert_allclose(out["y"].astype(np.float32), want, rtol=1e-2, atol=1e-2)
     assert np.abs(out["y"].astype(np.float32) - want).max() > 0  # fp16 output: not bit-identical to fp32 math
+
+
+VEC_LEN = 256
+VECTOR_OPS = load_bundle(
+    "vector_ops",
+    (TensorSpec("x", (VEC_LEN,), "float32"), TensorSpec("y", (VEC_LEN,), "float32")),
+    (TensorSpec("out", (28, VEC_LEN), "float32"),),
+)
+
+
+def _erf(v: np.ndarray) -> np.ndarray:
+    import math
+
+    return np.array([math.erf(float(t)) for t in v], dtype=np.float32)
+
+
+def test_vector_api_rows_match_numpy(twin_cache: Path) -> None:
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-3, 3, VEC_LEN).astype(np.float32)
+    y = (rng.uniform(0.5, 2, VEC_LEN) * rng.choice([-1, 1], VEC_LEN)).astype(np.float32)
+    o = run(VECTOR_OPS, {"x": x, "y": y}, cache_dir=twin_cache)["out"]
+    ax = np.abs(x)
+    want = {
+        0: x + y, 1: x - y, 2: x * y, 3: x / y, 4: np.maximum(x, y), 5: np.minimum(x, y),
+        6: x + 1.5, 7: x * -2, 8: np.maximum(x, 0.25), 9: np.minimum(x, 0.25), 10: np.exp(x),
+        11: np.log(ax + 1), 12: np.sqrt(ax), 13: 1 / np.sqrt(ax + 1), 14: 1 / y, 15: np.maximum(x, 0),
+        16: ax, 17: np.where(x >= 0, x, 0.2 * x), 18: np.full(VEC_LEN, 7.0), 19: _erf(x), 20: np.tanh(x),
+        21: 1 / (1 + np.exp(-x)), 22: x / (1 + np.exp(-1.5957691216057308 * (x + 0.044715 * x**3))),
+        23: np.where(x > y, x, y), 24: np.where(x < 0, x, 0), 25: np.repeat(x[:32], 8),
+    }
+    for row, expect in want.items():
+        np.testing.assert_allclose(o[row], expect.astype(np.float32), rtol=2e-6, atol=1e-6, err_msg=f"row {row}")
+    assert o[26, 0] == x.max() and o[26, 1:2].view(np.uint32)[0] == int(np.argmax(x))
+    np.testing.assert_allclose(o[27, 0], x.sum(dtype=np.float64), rtol=1e-6)
+    assert not o[27, 1:].any()

@@ -32,6 +32,14 @@ int32_t main()
             ICPU_RUN_KF(aiv_overflow_in_mix, 1, x, y);
             break;
         case 11: ICPU_RUN_KF(flag_never_set, 1, x, y); break;  // declared MIX, launched AIV
+        case 12:
+            AscendC::SetKernelMode(KernelMode::MIX_MODE);
+            ICPU_RUN_KF(flag_handshake, 1, x, y);
+            break;
+        case 13:
+            AscendC::SetKernelMode(KernelMode::MIX_MODE);
+            ICPU_RUN_KF(aic_waits_for_one_aiv, 1, x, y);
+            break;
         default: return 2;
     }
     WriteFile("y.bin", y, bytes);

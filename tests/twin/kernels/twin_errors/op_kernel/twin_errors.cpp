@@ -115,3 +115,37 @@ extern "C" __global__ __aicore__ void aiv_overflow_in_mix(GM_ADDR x, GM_ADDR y)
         pipe.InitBuffer(buf, 200 * 1024);
     }
 }
+
+// AIV -> AIC -> AIV handshake over mode-2 flags, then a mode-1 barrier between the two AIVs.
+extern "C" __global__ __aicore__ void flag_handshake(GM_ADDR x, GM_ADDR y)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+        CrossCoreWaitFlag(1);  // needs a set from both AIVs
+        CrossCoreSetFlag<2, PIPE_FIX>(2);
+    }
+    if ASCEND_IS_AIV {
+        CrossCoreSetFlag<2, PIPE_MTE3>(1);
+        CrossCoreWaitFlag(2);
+        GlobalTensor<half> xGm, yGm;
+        uint32_t half_len = LEN / 2, start = GetSubBlockIdx() * half_len;
+        xGm.SetGlobalBuffer((__gm__ half*)x + start, half_len);
+        yGm.SetGlobalBuffer((__gm__ half*)y + start, half_len);
+        for (uint32_t i = 0; i < half_len; i++) yGm.SetValue(i, xGm.GetValue(i) * (half)2.0);
+        CrossCoreSetFlag<1, PIPE_MTE3>(4);
+        CrossCoreWaitFlag(4);
+    }
+}
+
+extern "C" __global__ __aicore__ void aic_waits_for_one_aiv(GM_ADDR x, GM_ADDR y)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    if ASCEND_IS_AIC {
+        CrossCoreWaitFlag(1);
+    }
+    if ASCEND_IS_AIV {
+        if (GetSubBlockIdx() == 0) {
+            CrossCoreSetFlag<2, PIPE_MTE3>(1);
+        }
+    }
+}
