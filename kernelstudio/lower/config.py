@@ -25,6 +25,7 @@ class KernelConfig:
     depth: int = 1
     aligned: bool = False
     inline_scalars: bool = False
+    aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
     notes: tuple[str, ...] = ()
 
     def with_(self, **kw: object) -> KernelConfig:

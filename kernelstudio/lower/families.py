@@ -188,7 +188,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         tm, tn, tk = min(cfg.tile_m, cs.M), min(cfg.tile_n, cs.N), min(cfg.tile_k, cs.K)
     mt, nt, kt = -(-cs.M // tm), -(-cs.N // tn), -(-cs.K // tk)
     mixed = fk.family == "cube_vector"
-    row_block = mixed and fk.has_row_reduction()
+    row_block = mixed and fk.has_row_reduction() and not cfg.aic_only
     units_n = 1 if row_block else nt
     total = cs.batch * mt * units_n
     bd = max(1, min(cfg.cores, total))
@@ -300,7 +300,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     stmts: list[Stmt] = []
     ws: GmTensor | None = None
     aiv: tuple[Stmt, ...] = ()
-    if not mixed:
+    if not mixed or cfg.aic_only:
         n0, nlen = Var("n0"), Var("nlen")
         out_name = names[out_node]
         dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.M), Var("m0")), cs.N), n0),
@@ -394,7 +394,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         cfg = cfg.noted(scheme)
     tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
               ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total))
-    if mixed:
+    if mixed and not cfg.aic_only:
         tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,

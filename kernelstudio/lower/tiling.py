@@ -186,7 +186,7 @@ def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
 
 def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     root = fk.root
-    probe = emit(base.with_(tile_m=16, tile_n=16, tile_k=16, tile_rows=1, tile_cols=16))
+    probe = emit(base.with_(tile_m=16, tile_n=16, tile_k=16, tile_rows=1, tile_cols=16, aic_only=True))
     tiling = dict(probe.tiling)
     M, N, K, batch = tiling["M"], tiling["N"], tiling["K"], tiling["batch"]
     del root
@@ -201,7 +201,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     for tk in cand["k"]:
         for tm in cand["m"]:
             for tn in cand["n"]:
-                cfg = base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16)
+                cfg = base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, aic_only=True)
                 k = emit(cfg)
                 if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
                        if core == CoreType.AIC.value):
