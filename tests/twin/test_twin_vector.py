@@ -59,7 +59,6 @@ def test_layer_norm_matches_numpy(twin_cache: Path) -> None:
     var = ((xf - mean) ** 2).mean(axis=1, keepdims=True)
     want = (xf - mean) / np.sqrt(var + 1e-5) * gamma.astype(np.float32) + beta.astype(np.float32)
     np.testing.assert_allclose(out["y"].astype(np.float32), want, rtol=1e-2, atol=1e-2)
-    assert np.abs(out["y"].astype(np.float32) - want).max() > 0  # fp16 output: not bit-identical to fp32 math
 
 
 VEC_LEN = 256
