@@ -56,6 +56,8 @@ EVENT_COLUMNS = ("start", "end", "pipe", "sid", "tile", "inner", "bytes", "flops
 _NCOL = len(EVENT_COLUMNS)
 _NPIPE = len(PIPES)
 _FLOW = PIPES.index("FLOW")
+_PAST = -1e300  # a time at or before the scalar's: it can no longer delay anything
+_TOL = 1e-6  # cycles
 
 
 def _zero_load(buf: str, index: int) -> int:
@@ -165,23 +167,29 @@ class Runner:
     def _err(self, msg: str) -> SimulationError:
         return SimulationError(f"{self.name}: {msg}")
 
-    def _norm(self, s: float) -> tuple[float, tuple]:
+    def _norm(self, s: float, pipes: tuple[int, ...], bufs: tuple[int, ...]) -> tuple[float, list, tuple]:
+        """(R, times relative to R with past times as _PAST, queue structure) over what a loop touches."""
         pf = self.pf
-        r = max(s, max(pf))
-        vals: list = [None if x <= s else round(x - r, 6) for x in pf]
-        for b in range(len(self.bound)):
+        r = s
+        for p in pipes:
+            if pf[p] > r:
+                r = pf[p]
+        vals = [pf[p] - r if pf[p] > s else _PAST for p in pipes]
+        struct = []
+        for b in bufs:
             for arr in (self.gate[b], self.wend[b], self.rend[b], self.enq[b], self.freet[b]):
-                vals.extend(None if x <= s else round(x - r, 6) for x in arr)
-            vals.append((self.bound[b], self.ptr[b], tuple(self.fifo[b]), tuple(self.isfree[b])))
-        return r, tuple(vals)
+                for x in arr:
+                    vals.append(x - r if x > s else _PAST)
+            struct.append((self.bound[b], self.ptr[b], tuple(self.fifo[b]), tuple(self.isfree[b])))
+        return r, vals, tuple(struct)
 
-    def _shift(self, s: float, by: float) -> None:
-        """Move every time later than the scalar time `s` by `by`."""
+    def _shift(self, s: float, by: float, pipes: tuple[int, ...], bufs: tuple[int, ...]) -> None:
+        """Move every time later than the scalar time `s` by `by` (pipes and buffers of a loop)."""
         pf = self.pf
-        for i, x in enumerate(pf):
-            if x > s:
-                pf[i] = x + by
-        for b in range(len(self.bound)):
+        for p in pipes:
+            if pf[p] > s:
+                pf[p] += by
+        for b in bufs:
             for arr in (self.gate[b], self.wend[b], self.rend[b], self.enq[b], self.freet[b]):
                 for i, x in enumerate(arr):
                     if x > s:
@@ -211,11 +219,15 @@ class Runner:
     def _try_jump(self, fr: _Frame, s: float) -> int:
         """After iteration fr.i - 1 completed at scalar time s: copy identical iterations; return
         how many were copied."""
-        r_now, norm = self._norm(s)
+        info = self.prog.loops[fr.lid]
+        r_now, vals, struct = self._norm(s, info.pipes, info.bufs)
         prev = fr.prev
-        fr.prev = (r_now, s, norm)
-        if prev is None or prev[2] != norm:
+        fr.prev = (r_now, s, vals, struct)
+        if prev is None or prev[3] != struct or len(prev[2]) != len(vals):
             return 0
+        for a, b in zip(prev[2], vals, strict=True):
+            if abs(a - b) > _TOL:
+                return 0
         i = fr.i - 1  # the iteration just completed
         run_end = fr.run_end[i] if fr.run_end is not None else fr.n
         r = run_end - (i + 1)
@@ -223,7 +235,7 @@ class Runner:
             return 0
         delta = r_now - prev[0]
         c = s - prev[1]
-        if abs(delta - c) > 1e-6 and not (delta > c and self.nib == fr.nib):
+        if abs(delta - c) > _TOL and not (delta > c and self.nib == fr.nib):
             return 0
         seg = self.events.since(fr.mark)
         sids = seg[:, 3].astype(np.int64)
@@ -232,13 +244,12 @@ class Runner:
         inner_step = np.where(self.sid_inner[sids] == fr.lid, step, 0.0)
         self.events.add_copies(seg, r, delta, tile_step, inner_step)
         for flag, lst in self.sets.items():
-            k0 = fr.smark.get(flag, 0)
-            new = lst[k0:]
-            for j in range(1, r + 1):
-                lst.extend(x + j * delta for x in new)
-        self._shift(s, r * delta)
+            new = lst[fr.smark.get(flag, 0):]
+            if new:
+                lst.extend([x + j * delta for j in range(1, r + 1) for x in new])
+        self._shift(s, r * delta, info.pipes, info.bufs)
         self.copied += r * (self.simulated - fr.icount)
-        fr.prev = (r_now + r * delta, s + r * c, norm)
+        fr.prev = (r_now + r * delta, s + r * c, vals, struct)
         return r
 
     # --- the walk -----------------------------------------------------------------------------

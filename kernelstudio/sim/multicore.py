@@ -41,16 +41,23 @@ SHARE_TOLERANCE = 0.01
 
 @dataclass
 class KernelRun:
-    """One kernel's simulated blocks: events with kernel-relative cycle times."""
+    """One kernel's simulated block classes and where every block ran; events built on demand."""
 
     name: str
     cycles: float
-    rows: np.ndarray  # (n, 8) engine event rows, times relative to kernel start
-    core: np.ndarray  # (n,) core id of each row
+    sim: object  # _KernelSim
     simulated: int  # instructions walked one by one
     represented: int  # instructions the events stand for (simulated + copied)
     classes: int  # distinct blocks simulated
     cores_used: tuple[int, ...]
+    per_sid: np.ndarray  # (nstatics, 3): summed bytes, flops, busy cycles over all blocks
+    _rows: tuple[np.ndarray, np.ndarray] | None = None
+
+    def rows(self, profile, outer_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(event rows with kernel-relative cycle times, core id per row) of every block."""
+        if self._rows is None:
+            self._rows = _materialize(self.sim, profile, outer_ids)
+        return self._rows
 
 
 @dataclass
@@ -61,6 +68,7 @@ class ProgramRun:
     shares: dict[int, float]
     memory: dict[int, str]  # sid -> "hbm" | "l2" for GM moves
     pricer: Pricer
+    outer_ids: np.ndarray
 
 
 def core_label(profile, core: int) -> str:
@@ -98,21 +106,36 @@ def _env(kernel: Kernel, blk: int, sub: int) -> dict:
     return env
 
 
-def _run_kernel(kidx: int, kernel: Kernel, sides: dict[str, CoreProgram], pricer: Pricer, profile,
-                shortcuts: bool, outer_ids: np.ndarray, inner_ids: np.ndarray) -> KernelRun:
-    groups, cores_of = _placement(kernel, profile)
-    layout = cores_of(0)  # (side, sub, core) for group 0
-    # 1. classes of identical blocks
+def _classes(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcuts: bool) -> list[int]:
+    """For each block, the block simulated in its place (itself, or an identical earlier block)."""
+    _, cores_of = _placement(kernel, profile)
+    layout = cores_of(0)
     classes: dict = {}
     rep_of: list[int] = []
     for b in range(kernel.block_dim):
+        key: tuple = ("u", b)
         if shortcuts:
             fps = tuple(fingerprint(sides[side], _env(kernel, b, sub)) for side, sub, _ in layout)
-            key = ("u", b) if any(f is None for f in fps) else fps
-        else:
-            key = ("u", b)
+            if all(f is not None for f in fps):
+                key = fps
         rep_of.append(classes.setdefault(key, b))
-    # 2. simulate one block per class
+    return rep_of
+
+
+@dataclass
+class _KernelSim:
+    kernel: Kernel
+    sides: dict[str, CoreProgram]
+    rep_of: list[int]
+    sim: dict[int, tuple[float, list[np.ndarray], int, int]]  # rep -> (cycles, rows per core, ...)
+    starts: list[float]
+    cycles: float
+
+
+def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list[int], pricer: Pricer,
+                     profile, shortcuts: bool, outer_ids: np.ndarray, inner_ids: np.ndarray) -> _KernelSim:
+    groups, cores_of = _placement(kernel, profile)
+    layout = cores_of(0)
     sim: dict[int, tuple[float, list[np.ndarray], int, int]] = {}
     for rep in sorted(set(rep_of)):
         runners = []
@@ -128,36 +151,37 @@ def _run_kernel(kidx: int, kernel: Kernel, sides: dict[str, CoreProgram], pricer
         for r in vec:
             r.partners = cube
         run_block(runners, f"kernel {kernel.name} block {rep}")
-        dur = max(r.end_time() for r in runners)
-        sim[rep] = (dur, [r.events.array() for r in runners], sum(r.simulated for r in runners),
-                    sum(r.simulated + r.copied for r in runners))
-    # 3. place blocks on cores and shift their events
+        sim[rep] = (max(r.end_time() for r in runners), [r.events.array() for r in runners],
+                    sum(r.simulated for r in runners), sum(r.simulated + r.copied for r in runners))
     free_at = [0.0] * groups
-    rows, cores = [], []
-    bounds_cache: dict[tuple[int, int, int], dict] = {}
-
-    def bounds(side: str, b: int, sub: int) -> dict:
-        k = (0 if side == "aic" else 1, b, sub)
-        if k not in bounds_cache:
-            bounds_cache[k] = top_loop_bounds(sides[side], _env(kernel, b, sub))
-        return bounds_cache[k]
-
-    simulated = represented = 0
-    used: set[int] = set()
+    starts = []
     for b in range(kernel.block_dim):
         g = b % groups
-        rep = rep_of[b]
-        dur, arrays, n_sim, n_rep = sim[rep]
-        start = free_at[g]
-        free_at[g] = start + dur
-        represented += n_rep
-        if rep == b:
-            simulated += n_sim
-        for (side, sub, core), arr in zip(cores_of(g), arrays, strict=True):
-            used.add(core)
+        starts.append(free_at[g])
+        free_at[g] += sim[rep_of[b]][0]
+    return _KernelSim(kernel, sides, rep_of, sim, starts, max(free_at) if free_at else 0.0)
+
+
+def _materialize(ks: _KernelSim, profile, outer_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every block's events at its start time on its cores."""
+    kernel = ks.kernel
+    groups, cores_of = _placement(kernel, profile)
+    rows, cores = [], []
+    bounds_cache: dict[tuple[str, int, int], dict] = {}
+
+    def bounds(side: str, b: int, sub: int) -> dict:
+        k = (side, b, sub)
+        if k not in bounds_cache:
+            bounds_cache[k] = top_loop_bounds(ks.sides[side], _env(kernel, b, sub))
+        return bounds_cache[k]
+
+    for b in range(kernel.block_dim):
+        rep = ks.rep_of[b]
+        start = ks.starts[b]
+        for (side, sub, core), arr in zip(cores_of(b % groups), ks.sim[rep][1], strict=True):
             if not len(arr):
                 continue
-            a = arr.copy() if (start or rep != b) else arr
+            a = arr.copy()
             a[:, 0] += start
             a[:, 1] += start
             if rep != b:
@@ -166,8 +190,28 @@ def _run_kernel(kidx: int, kernel: Kernel, sides: dict[str, CoreProgram], pricer
             cores.append(np.full(len(a), core, dtype=np.int64))
     all_rows = np.concatenate(rows) if rows else np.empty((0, 8))
     all_cores = np.concatenate(cores) if cores else np.empty(0, dtype=np.int64)
-    return KernelRun(kernel.name, max(free_at) if free_at else 0.0, all_rows, all_cores, simulated,
-                     represented, len(sim), tuple(sorted(used)))
+    return all_rows, all_cores
+
+
+def _kernel_run(ks: _KernelSim, profile, nstatics: int) -> KernelRun:
+    groups, cores_of = _placement(ks.kernel, profile)
+    mult: dict[int, int] = {}
+    used: set[int] = set()
+    for b, rep in enumerate(ks.rep_of):
+        mult[rep] = mult.get(rep, 0) + 1
+        used.update(core for _, _, core in cores_of(b % groups))
+    per_sid = np.zeros((max(nstatics, 1), 3))
+    simulated = represented = 0
+    for rep, (_, arrays, n_sim, n_rep) in ks.sim.items():
+        simulated += n_sim
+        represented += n_rep * mult[rep]
+        for a in arrays:
+            if len(a):
+                sids = a[:, 3].astype(np.int64)
+                for col, w in ((0, a[:, 6]), (1, a[:, 7]), (2, a[:, 1] - a[:, 0])):
+                    per_sid[:, col] += mult[rep] * np.bincount(sids, weights=w, minlength=len(per_sid))
+    return KernelRun(ks.kernel.name, ks.cycles, ks, simulated, represented, len(ks.sim),
+                     tuple(sorted(used)), per_sid)
 
 
 def _remap_tiles(a: np.ndarray, rep_bounds: dict, own_bounds: dict, outer_ids: np.ndarray) -> None:
@@ -181,35 +225,49 @@ def _remap_tiles(a: np.ndarray, rep_bounds: dict, own_bounds: dict, outer_ids: n
         a[m, 4] = s1 + (a[m, 4] - s0) / st0 * st1
 
 
-def _shares(runs: list[KernelRun], memory: dict[int, str]) -> dict[int, float]:
-    """Time-averaged number of same-memory moves in flight during each static move (see module doc)."""
+def _shares(sims: list[_KernelSim], memory: dict[int, str], nstatics: int) -> dict[int, float]:
+    """Time-averaged number of same-memory moves in flight during each static move (see module doc).
+
+    Blocks of one class starting at the same time have identical moves: they count once, weighted."""
     out: dict[int, float] = {}
     if not memory:
         return out
-    mem_sids = np.array(sorted(memory), dtype=np.int64)
-    for run in runs:
-        if not len(run.rows):
-            continue
-        sids = run.rows[:, 3].astype(np.int64)
-        for kind in ("hbm", "l2"):
-            want = np.array([s for s in mem_sids if memory[s] == kind], dtype=np.int64)
-            m = np.isin(sids, want)
-            s, e = run.rows[m, 0], run.rows[m, 1]
-            keep = e > s
-            s, e, ids = s[keep], e[keep], sids[m][keep]
-            if not len(s):
+    lut = np.zeros(max(nstatics, 1), dtype=np.int64)
+    for sid, kind in memory.items():
+        lut[sid] = 1 if kind == "hbm" else 2
+    for ks in sims:
+        groups: dict[tuple[int, float], int] = {}
+        for b, rep in enumerate(ks.rep_of):
+            key = (rep, ks.starts[b])
+            groups[key] = groups.get(key, 0) + 1
+        gm_rows = {}
+        for rep, (_, arrays, _, _) in ks.sim.items():
+            parts = [a[lut[a[:, 3].astype(np.int64)] > 0] for a in arrays if len(a)]
+            gm_rows[rep] = np.concatenate(parts) if parts else np.empty((0, 8))
+        for kind in (1, 2):
+            ss, ee, ids, ws = [], [], [], []
+            for (rep, start), count in groups.items():
+                a = gm_rows[rep]
+                m = (lut[a[:, 3].astype(np.int64)] == kind) & (a[:, 1] > a[:, 0])
+                if m.any():
+                    ss.append(a[m, 0] + start)
+                    ee.append(a[m, 1] + start)
+                    ids.append(a[m, 3].astype(np.int64))
+                    ws.append(np.full(int(m.sum()), float(count)))
+            if not ss:
                 continue
+            s, e, sid, w = (np.concatenate(x) for x in (ss, ee, ids, ws))
             b = np.concatenate([s, e])
-            d = np.concatenate([np.ones(len(s)), -np.ones(len(e))])
+            d = np.concatenate([w, -w])
             order = np.argsort(b, kind="stable")
             b, d = b[order], d[order]
             cover = np.cumsum(d)
             f = np.concatenate([[0.0], np.cumsum(cover[:-1] * np.diff(b))])
             integral = np.interp(e, b, f) - np.interp(s, b, f)
-            num = np.bincount(ids, weights=integral)
-            den = np.bincount(ids, weights=e - s)
-            for sid in np.nonzero(den)[0]:
-                out[int(sid)] = max(1.0, float(num[sid] / den[sid]))
+            num = np.bincount(sid, weights=integral * w)
+            den = np.bincount(sid, weights=(e - s) * w)
+            for i in np.nonzero(den)[0]:
+                out[int(i)] = max(1.0, float(num[i] / den[i]))
     return out
 
 
@@ -227,21 +285,23 @@ def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
     outer_ids = np.array([s.outer_loop for s in statics], dtype=np.int64)
     inner_ids = np.array([s.inner_loop for s in statics], dtype=np.int64)
     l2_sets = l2_resident_tensors(prog, profile.l2_bytes)
-    shares: dict[int, float] = {}
     probe = Pricer(profile, statics, l2_sets)
     memory = {s.sid: probe.memory_of(s) for s in statics if probe.memory_of(s)}
-    runs: list[KernelRun] = []
+    reps = [_classes(k, sides_per_kernel[i], profile, not exact) for i, k in enumerate(prog.kernels)]
+    shares: dict[int, float] = {}
     passes = 0
-    pricer = probe
     while True:
         pricer = Pricer(profile, statics, l2_sets, shares)
-        runs = [_run_kernel(i, k, sides_per_kernel[i], pricer, profile, not exact, outer_ids, inner_ids)
-                for i, k in enumerate(prog.kernels)]
+        sims = [_simulate_kernel(k, sides_per_kernel[i], reps[i], pricer, profile, not exact, outer_ids,
+                                 inner_ids) for i, k in enumerate(prog.kernels)]
         passes += 1
-        new = _shares(runs, memory)
+        if passes >= MAX_PASSES:
+            break
+        new = _shares(sims, memory, len(statics))
         changed = any(abs(new.get(s, 1.0) - shares.get(s, 1.0)) > SHARE_TOLERANCE * shares.get(s, 1.0)
                       for s in set(new) | set(shares))
-        if not changed or passes >= MAX_PASSES:
+        if not changed:
             break
         shares = new
-    return ProgramRun(statics, runs, passes, shares, memory, pricer)
+    runs = [_kernel_run(ks, profile, len(statics)) for ks in sims]
+    return ProgramRun(statics, runs, passes, shares, memory, pricer, outer_ids)

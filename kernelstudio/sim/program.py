@@ -91,6 +91,8 @@ class LoopInfo:
     key_fns: tuple[Callable[..., int], ...] | None  # None: iterations cannot be keyed
     key_exprs: tuple[Expr, ...]
     outer_var: str  # the outermost loop variable enclosing this loop ("" if none)
+    pipes: tuple[int, ...] = ()  # pipes and queue buffers its body touches (set after compiling)
+    bufs: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -198,6 +200,24 @@ def _bound(stmts: tuple[Stmt, ...]) -> set[str]:
         if isinstance(s, Let):
             out.add(s.var)
     return out
+
+
+def _touched(ops: list) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    pipes: set[int] = set()
+    bufs: set[int] = set()
+    for op in ops:
+        if op is None:
+            continue
+        k = op[0]
+        if k == K_WORK:
+            pipes.add(op[1])
+            bufs.update(op[4])
+            bufs.update(op[5])
+        elif k in (K_ALLOC, K_ENQUE, K_DEQUE, K_FREE):
+            bufs.add(op[1])
+        elif k == K_CSET:
+            pipes.add(op[2])
+    return tuple(sorted(pipes)), tuple(sorted(bufs))
 
 
 def _tier(r: Region, tiers: dict[str, Tier]) -> str:
@@ -316,6 +336,7 @@ class _Compiler:
                 ops.append(None)  # patched below
                 self.body(s.body, lid if outer < 0 else outer, outer_var or s.var, lid)
                 ops.append((K_END, at))
+                self.loops[lid].pipes, self.loops[lid].bufs = _touched(ops[at + 1:])
                 ops[at] = (K_LOOP, s.var, compile_expr(s.start), compile_expr(s.stop),
                            compile_expr(s.step), len(ops), lid)
             elif isinstance(s, If):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,19 +31,29 @@ class Event:
     flops: int
 
 
-@dataclass(frozen=True)
 class EventTable:
     """Events as columns (numpy arrays of equal length) plus the label tables they index.
 
     Columns: start_us, end_us, core, pipe, instr, kernel (indices into core_labels, pipes,
     instr_text, kernel_names), tile (outermost enclosing loop variable, -1 outside loops), inner
-    (innermost loop variable), bytes, flops."""
+    (innermost loop variable), bytes, flops. The columns are built on first use (a simulation with
+    shortcuts holds one copy per block class until then)."""
 
-    columns: dict[str, np.ndarray]
-    core_labels: tuple[str, ...]
-    pipes: tuple[str, ...]
-    instr_text: tuple[str, ...]
-    kernel_names: tuple[str, ...]
+    def __init__(self, columns: dict[str, np.ndarray] | None, core_labels: tuple[str, ...],
+                 pipes: tuple[str, ...], instr_text: tuple[str, ...], kernel_names: tuple[str, ...],
+                 build: Callable[[], dict[str, np.ndarray]] | None = None) -> None:
+        self._columns = columns
+        self._build = build
+        self.core_labels = core_labels
+        self.pipes = pipes
+        self.instr_text = instr_text
+        self.kernel_names = kernel_names
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        if self._columns is None:
+            self._columns = self._build()
+        return self._columns
 
     def __len__(self) -> int:
         return len(self.columns["start_us"])

@@ -48,61 +48,78 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
     mhz = profile.clock_mhz
     launch = profile.launch_overhead_us
     ncores = profile.aic_cores + profile.aiv_cores
-    host = ncores
     labels = tuple(core_label(profile, c) for c in range(ncores)) + ("host",)
     pipes = PIPES + ("LAUNCH",)
     texts = tuple(s.text for s in run.statics) + tuple(f"launch {k.name}" for k in prog.kernels)
-    cols: dict[str, list[np.ndarray]] = {c: [] for c in (
-        "start_us", "end_us", "core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops")}
-    kernels = []
-    t = 0.0
-    bound_us = 0.0
-    sid_kind = np.array([s.kind for s in run.statics] or [""], dtype=object)
-    mem = np.array([run.memory.get(s.sid, "") for s in run.statics] or [""], dtype=object)
-    mmad_peak = np.zeros(max(len(run.statics), 1))
+    nstat = len(run.statics)
+    kind = np.array([s.kind for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
+    mem = np.array([run.memory.get(s.sid, "") for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
+    pipe_of = np.array([s.pipe for s in run.statics] + [0], dtype=np.int64)[:max(nstat, 1)]
+    peak = np.ones(max(nstat, 1))
     for s in run.statics:
         if s.kind == "mmad":
-            mmad_peak[s.sid] = profile.peak_flops(s.dtype) / 1e6  # flops per us
+            peak[s.sid] = profile.peak_flops(s.dtype) / 1e6  # flops per us
     l2_chip_bps = profile.l2_read_bytes_per_cycle * profile.aic_cores * profile.clock_hz
+    kernels = []
+    starts = []
+    t = 0.0
+    bound_us = 0.0
+    per_sid = np.zeros((max(nstat, 1), 3))
     totals = {"hbm": 0.0, "l2": 0.0, "cube": 0.0, "flops": 0.0}
+    used: set[int] = set()
     for kidx, kr in enumerate(run.kernels):
-        _add(cols, [t], [t + launch], [host], [len(PIPES)], [len(run.statics) + kidx], [kidx], [-1], [-1],
-             [0], [0])
         t += launch
-        rows = kr.rows
-        sids = rows[:, 3].astype(np.int64)
-        _add(cols, rows[:, 0] / mhz + t, rows[:, 1] / mhz + t, kr.core, rows[:, 2], sids,
-             np.full(len(rows), kidx), rows[:, 4], rows[:, 5], rows[:, 6], rows[:, 7])
+        starts.append(t)
+        ps = kr.per_sid
+        per_sid += ps
         dur = kr.cycles / mhz
-        kinds = mem[sids] if len(rows) else np.array([], dtype=object)
-        hbm = float(rows[kinds == "hbm", 6].sum())
-        l2 = float(rows[kinds == "l2", 6].sum())
-        is_mmad = sid_kind[sids] == "mmad" if len(rows) else np.zeros(0, dtype=bool)
-        cube_flops = float(rows[is_mmad, 7].sum())
-        compute_us = float((rows[is_mmad, 7] / mmad_peak[sids[is_mmad]]).sum()) if is_mmad.any() else 0.0
+        hbm = float(ps[mem == "hbm", 0].sum())
+        l2 = float(ps[mem == "l2", 0].sum())
+        is_mmad = kind == "mmad"
+        cube_flops = float(ps[is_mmad, 1].sum())
+        compute_us = float((ps[is_mmad, 1] / peak[is_mmad]).sum())
         k_bound = max(compute_us, hbm / profile.hbm_bytes_per_s * 1e6, l2 / l2_chip_bps * 1e6)
         bound_us += k_bound
         totals["hbm"] += hbm
         totals["l2"] += l2
         totals["cube"] += cube_flops
-        totals["flops"] += float(rows[:, 7].sum())
+        totals["flops"] += float(ps[:, 1].sum())
+        used.update(kr.cores_used)
         k = prog.kernels[kidx]
         kernels.append({"name": kr.name, "family": k.family, "kernel_type": k.kernel_type,
                         "start_us": t, "end_us": t + dur, "time_us": dur, "blocks": k.block_dim,
                         "cores": len(kr.cores_used), "roofline_bound_us": k_bound,
                         "hbm_bytes": int(hbm), "l2_bytes": int(l2), "cube_flops": int(cube_flops)})
         t += dur
-    columns = {k: (np.concatenate(v) if v else np.empty(0)) for k, v in cols.items()}
-    for k in ("core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops"):
-        columns[k] = columns[k].astype(np.int64)
-    events = EventTable(columns, labels, pipes, texts, tuple(k.name for k in prog.kernels))
-    traffic = _traffic(run, columns)
-    metrics = _metrics(profile, run, columns, t, bound_us, totals, len(prog.kernels))
+
+    def build() -> dict[str, np.ndarray]:
+        cols: dict[str, list[np.ndarray]] = {c: [] for c in (
+            "start_us", "end_us", "core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops")}
+        for kidx, kr in enumerate(run.kernels):
+            t0 = starts[kidx]
+            _add(cols, [t0 - launch], [t0], [ncores], [len(PIPES)], [nstat + kidx], [kidx], [-1], [-1],
+                 [0], [0])
+            rows, core = kr.rows(profile, run.outer_ids)
+            _add(cols, rows[:, 0] / mhz + t0, rows[:, 1] / mhz + t0, core, rows[:, 2], rows[:, 3],
+                 np.full(len(rows), kidx), rows[:, 4], rows[:, 5], rows[:, 6], rows[:, 7])
+        columns = {k: (np.concatenate(v) if v else np.empty(0)) for k, v in cols.items()}
+        for k in ("core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops"):
+            columns[k] = columns[k].astype(np.int64)
+        return columns
+
+    events = EventTable(None, labels, pipes, texts, tuple(k.name for k in prog.kernels), build=build)
+    traffic: dict[str, int] = {}
+    for s in run.statics:
+        if s.edge and per_sid[s.sid, 0]:
+            traffic[s.edge] = traffic.get(s.edge, 0) + int(per_sid[s.sid, 0])
+    busy = np.bincount(pipe_of, weights=per_sid[:, 2], minlength=len(PIPES)) / mhz
+    metrics = _metrics(profile, busy, used, t, bound_us, totals, len(prog.kernels))
     stats = {"passes": run.passes, "instructions_simulated": sum(k.simulated for k in run.kernels),
              "instructions_represented": sum(k.represented for k in run.kernels),
              "block_classes": [k.classes for k in run.kernels],
              "memory_shares": {run.statics[s].text: round(v, 3) for s, v in sorted(run.shares.items())}}
-    return SimResult(prog.name, profile.name, t, events, metrics, traffic, tuple(kernels), stats)
+    return SimResult(prog.name, profile.name, t, events, metrics, dict(sorted(traffic.items())),
+                     tuple(kernels), stats)
 
 
 def _add(cols: dict, *vals) -> None:
@@ -110,32 +127,15 @@ def _add(cols: dict, *vals) -> None:
         cols[key].append(np.asarray(v, dtype=np.float64))
 
 
-def _traffic(run: ProgramRun, columns: dict) -> dict[str, int]:
-    nstat = len(run.statics)
-    instr = columns["instr"]
-    m = instr < nstat
-    per_sid = np.bincount(instr[m], weights=columns["bytes"][m], minlength=nstat)
-    out: dict[str, int] = {}
-    for s in run.statics:
-        if s.edge and per_sid[s.sid]:
-            out[s.edge] = out.get(s.edge, 0) + int(per_sid[s.sid])
-    return dict(sorted(out.items()))
-
-
-def _metrics(profile, run: ProgramRun, c: dict, time_us: float, bound_us: float, totals: dict,
+def _metrics(profile, busy: np.ndarray, used: set[int], time_us: float, bound_us: float, totals: dict,
              nkernels: int) -> dict[str, Any]:
-    ncores = profile.aic_cores + profile.aiv_cores
-    dur = c["end_us"] - c["start_us"]
-    real = c["core"] < ncores
-    used = {int(x) for x in np.unique(c["core"][real])}
     used_c = sum(1 for x in used if x < profile.aic_cores)
     used_v = len(used) - used_c
     pipes: dict[str, dict[str, float]] = {}
     for i, p in enumerate(PIPES):
-        m = real & (c["pipe"] == i)
-        busy = float(dur[m].sum())
         n = (used_c if p in _AIC_PIPES else 0) + (used_v if p in _AIV_PIPES else 0)
-        pipes[p] = {"busy_us": busy, "utilisation": busy / (n * time_us) if n and time_us else 0.0}
+        b = float(busy[i])
+        pipes[p] = {"busy_us": b, "utilisation": b / (n * time_us) if n and time_us else 0.0}
     gm_bytes = totals["hbm"] + totals["l2"]
     secs = time_us * 1e-6
     return {

@@ -101,31 +101,38 @@ def single_copy_program(nbytes: int, src_tier: str = "GM", dst_tier: str = "UB",
 
 
 def mix_kernel(m: int, n: int, k: int, tm: int, tk: int, depth: int, block_dim: int, vr: int = 8,
-               norm: bool = False, name: str = "mix") -> Kernel:
+               norm: bool = False, name: str = "mix", tn: int | None = None) -> Kernel:
     """out = relu(x @ w^T + 1) (or an rms-norm-like epilogue with norm=True) as MIX_AIC_1_2:
-    the AIC writes C tiles to a workspace and sets flag 0; each AIV takes half the rows."""
+    the AIC writes C tiles (tm x tn) to a workspace and sets flag 0 once a row band is complete;
+    each AIV takes half the rows of the band."""
+    tn = tn or n
     mtiles = -(-m // tm)
     ktiles = -(-k // tk)
+    ntiles = -(-n // tn)
     kloop = loop("ko", 0, ktiles, [
         Let("kl", E.min(tk, E.sub(k, E.mul("ko", tk)))),
         Alloc("a1"), Alloc("b1"),
         Copy(reg("a1", 0, "ml", "kl", tk), reg("x", E.add(E.mul("m0", k), E.mul("ko", tk)), "ml", "kl", k, True),
              nd2nz=True),
-        Copy(reg("b1", 0, n, "kl", tk), reg("w", E.mul("ko", tk), n, "kl", k, True), nd2nz=True),
+        Copy(reg("b1", 0, "nl", "kl", tk), reg("w", E.add(E.mul("n0", k), E.mul("ko", tk)), "nl", "kl", k, True),
+             nd2nz=True),
         EnQue("a1"), EnQue("b1"), DeQue("a1"), DeQue("b1"),
         Alloc("a2"), Alloc("b2"),
         Copy(reg("a2", 0, "ml", "kl", tk), reg("a1", 0, "ml", "kl", tk)),
-        Copy(reg("b2", 0, n, "kl", tk), reg("b1", 0, n, "kl", tk)),
+        Copy(reg("b2", 0, "nl", "kl", tk), reg("b1", 0, "nl", "kl", tk)),
         EnQue("a2"), EnQue("b2"), Free("a1"), Free("b1"), DeQue("a2"), DeQue("b2"),
-        Mmad(reg("c", 0, "ml", n, n), reg("a2", 0, "ml", "kl", tk), reg("b2", 0, n, "kl", tk),
-             V("ml"), V("kl"), Const(n), E.sub(1, E.min(1, "ko")), "nk"),
+        Mmad(reg("c", 0, "ml", "nl", tn), reg("a2", 0, "ml", "kl", tk), reg("b2", 0, "nl", "kl", tk),
+             V("ml"), V("kl"), V("nl"), E.sub(1, E.min(1, "ko")), "nk"),
         Free("a2"), Free("b2"),
     ])
     aic = (loop("t", "blk", mtiles, [
         Let("m0", E.mul("t", tm)), Let("ml", E.min(tm, E.sub(m, "m0"))),
-        Alloc("c"), kloop, EnQue("c"), DeQue("c"),
-        Copy(reg("ws", E.mul("m0", n), "ml", n, n, True), reg("c", 0, "ml", n, n)),
-        Free("c"), CrossSet(0, Pipe.FIX),
+        loop("nt", 0, ntiles, [
+            Let("n0", E.mul("nt", tn)), Let("nl", E.min(tn, E.sub(n, "n0"))),
+            Alloc("c"), kloop, EnQue("c"), DeQue("c"),
+            Copy(reg("ws", E.add(E.mul("m0", n), "n0"), "ml", "nl", n, True), reg("c", 0, "ml", "nl", tn)),
+            Free("c")]),
+        CrossSet(0, Pipe.FIX),
     ], step=block_dim),)
     half = ceil_div("ml", 2)
     epi = [VecOp("adds", reg("yo32", 0, "rl", n, n), (reg("yin", 0, "rl", n, n),), 1.0),
@@ -155,10 +162,10 @@ def mix_kernel(m: int, n: int, k: int, tm: int, tk: int, depth: int, block_dim: 
     ], step=block_dim),)
     bufs = (
         Buffer("a1", Tier.L1, "float16", tm, tk, depth, QuePos.A1, CoreType.AIC),
-        Buffer("b1", Tier.L1, "float16", n, tk, depth, QuePos.B1, CoreType.AIC),
+        Buffer("b1", Tier.L1, "float16", tn, tk, depth, QuePos.B1, CoreType.AIC),
         Buffer("a2", Tier.L0A, "float16", tm, tk, depth, QuePos.A2, CoreType.AIC),
-        Buffer("b2", Tier.L0B, "float16", n, tk, depth, QuePos.B2, CoreType.AIC),
-        Buffer("c", Tier.L0C, "float32", tm, n, 1, QuePos.CO1, CoreType.AIC),
+        Buffer("b2", Tier.L0B, "float16", tn, tk, depth, QuePos.B2, CoreType.AIC),
+        Buffer("c", Tier.L0C, "float32", tm, tn, 1, QuePos.CO1, CoreType.AIC),
         Buffer("yin", Tier.UB, "float32", vr, n, depth, QuePos.VECIN),
         Buffer("yo", Tier.UB, "float16", vr, n, depth, QuePos.VECOUT),
         Buffer("yo32", Tier.UB, "float32", vr, n, 1, None),
@@ -169,8 +176,9 @@ def mix_kernel(m: int, n: int, k: int, tm: int, tk: int, depth: int, block_dim: 
 
 
 def mix_program(m: int = 64, n: int = 256, k: int = 256, tm: int = 16, tk: int = 64, depth: int = 2,
-                block_dim: int = 4, vr: int = 8, norm: bool = False, target: str = "ascend910b2") -> Program:
-    kern = mix_kernel(m, n, k, tm, tk, depth, block_dim, vr, norm)
+                block_dim: int = 4, vr: int = 8, norm: bool = False, target: str = "ascend910b2",
+                tn: int | None = None) -> Program:
+    kern = mix_kernel(m, n, k, tm, tk, depth, block_dim, vr, norm, tn=tn)
     t = (GmTensor("x", (m, k), "float16", "input"), GmTensor("w", (n, k), "float16", "input"),
          GmTensor("out", (m, n), "float16", "output"), GmTensor("ws", (m, n), "float32", "workspace"))
     return Program("mix", target, t, (kern,), ("x", "w"), ("out",))
@@ -188,3 +196,9 @@ def two_kernel_program(rows: int = 512, cols: int = 512, tile: int = 16, depth: 
 
 def guarded(stmt_list, cond) -> If:
     return If(cond, tuple(stmt_list))
+
+
+def big_program(target: str = "ascend910b2") -> Program:
+    """M=16384, N=7168, K=1536 matmul + rms-norm epilogue: 128 x 28 x 24 = 86,016 k-iterations."""
+    return mix_program(16384, 7168, 1536, tm=128, tk=64, depth=2, block_dim=24, vr=2, norm=True,
+                       target=target, tn=256)
