@@ -156,9 +156,20 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
     def new_group(n: Node, why: str) -> _Group:
         if n.info.kind is Kind.CUBE:
             g = _Group(len(groups), n, "cube", n.shape, closed=False)
+        elif n.op is Op.TOPK and (sib := next((g for g in groups if g.closed and g.nodes[0].op is Op.TOPK
+                                                and g.nodes[0].inputs == n.inputs
+                                                and g.nodes[0].attr("k") == n.attr("k")
+                                                and g.nodes[0].attr("axis") == n.attr("axis")), None)):
+            add(sib, n, rule("layout_boundary"), "full")  # values and indices of one topk: one kernel
+            return sib
         elif n.op in _LAYOUT_OPS or (n.info.kind is Kind.REDUCE and not _is_row_reduce(n)):
             g = _Group(len(groups), n, "vector", n.inputs[0].shape if n.info.kind is Kind.REDUCE else n.shape,
                        closed=True)
+            if n.op is Op.BROADCAST_TO:
+                for p in range(len(n.shape) - 1, 0, -1):
+                    if view_kind(n.inputs[0].shape, n.shape, p):
+                        g.row_dims = p
+                        break
         elif n.info.kind is Kind.REDUCE:
             g = _Group(len(groups), n, "vector", n.inputs[0].shape, closed=False)
         else:

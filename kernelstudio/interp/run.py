@@ -100,6 +100,8 @@ def _vec(op: str, srcs: list[np.ndarray], scalar: float | None, dt: np.dtype) ->
             return a
         if op == "select":
             return np.where(a != 0, srcs[1], srcs[2])
+        if op == "transpose":
+            return a.T
     raise KernelStudioError(f"run_tiled: vector op {op!r} is not in the TileIR vocabulary")
 
 

@@ -78,16 +78,17 @@ def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base
 
 def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
     """A vector-family kernel: row tiles (x column tiles) dealt round robin over AIV cores."""
-    if fk.root is not None or len(fk.nodes) == 1 and fk.nodes[0].op in (
-            Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.TOPK, Op.GATHER):
-        raise UnsupportedError(f"kernel {fk.name}: {fk.nodes[0].op.value} has no lowering yet; "
-                               "express it with elementwise ops and reductions over the last axis")
     if any(n.info.kind.value == "reduce" and fk.view(n) != "col" for n in fk.nodes):
         raise UnsupportedError(f"kernel {fk.name}: only reductions over the last axis are lowered; "
                                "move the reduced axis last with transpose before reducing")
     R, C = fk.rows, fk.cols
     tr, tc = min(cfg.tile_rows, R), min(cfg.tile_cols, C)
-    ins, outs = _operands(fk, names, set())
+    if fk.nodes[0].op is Op.RESHAPE:  # same bytes in the same order: copy on the output's [rows, cols]
+        x = fk.nodes[0].inputs[0]
+        ins = [Operand(x, names[x], "full", x.dtype, _gm_region(names[x], "full", C))]
+        _, outs = _operands(fk, names, {x})
+    else:
+        ins, outs = _operands(fk, names, set())
     reduce = fk.has_row_reduction()
     vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars))
     rt = -(-R // tr)

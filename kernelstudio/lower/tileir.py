@@ -227,6 +227,8 @@ VECTOR_OPS: frozenset[str] = frozenset({
     "erf", "tanh", "sigmoid", "copy", "cast",
     # ternary: select(cond, a, b) = cond != 0 ? a : b
     "select",
+    # data movement on the vector unit: dst (cols x rows) = src (rows x cols) transposed
+    "transpose",
 })
 
 

@@ -45,7 +45,8 @@ GmRegion = Callable[[Expr, Expr, Expr, Expr], Region]  # (r0, rlen, c0, clen) ->
 
 _UNARY = {Op.NEG: "neg", Op.ABS: "abs", Op.EXP: "exp", Op.LOG: "ln", Op.SQRT: "sqrt", Op.RSQRT: "rsqrt",
           Op.RECIPROCAL: "reciprocal", Op.SQUARE: "square", Op.ERF: "erf", Op.TANH: "tanh",
-          Op.SIGMOID: "sigmoid", Op.RELU: "relu", Op.LEAKY_RELU: "leaky_relu"}
+          Op.SIGMOID: "sigmoid", Op.RELU: "relu", Op.LEAKY_RELU: "leaky_relu",
+          Op.RESHAPE: "copy", Op.BROADCAST_TO: "copy"}
 _BINARY = {Op.ADD: "add", Op.SUB: "sub", Op.MUL: "mul", Op.DIV: "div", Op.MAXIMUM: "max", Op.MINIMUM: "min"}
 _REDUCE = {Op.REDUCE_SUM: "sum", Op.REDUCE_MEAN: "sum", Op.REDUCE_MAX: "max"}
 

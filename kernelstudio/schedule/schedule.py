@@ -99,6 +99,21 @@ class Schedule:
     def for_kernel(self, name: str) -> tuple[Directive, ...]:
         return tuple(d for d in self.directives if d.kernel == name)
 
+    def to_dot(self) -> str:
+        """DOT of the graph with one cluster per fused kernel ("name (family)")."""
+        from ..ir.printer import to_dot
+
+        return to_dot(self.outputs, clusters=[(f"{k.name} ({k.family})", k.nodes) for k in self.kernels])
+
+    def explain(self) -> str:
+        """Each kernel, its ops and the fusion rule that put every op there."""
+        lines = []
+        for k in self.kernels:
+            lines.append(f"kernel {k.name}  family={k.family}  space={list(k.space)}")
+            for n, r in k.reasons:
+                lines.append(f"  {self.graph.names[n]:<28} {r.name:<18} {r.reason}")
+        return "\n".join(lines)
+
     def to_json(self) -> str:
         return json.dumps([d.to_json() for d in self.directives])
 

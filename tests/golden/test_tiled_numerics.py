@@ -93,3 +93,33 @@ def test_transpose_a():
     b = ks.placeholder((48, 24), "float16", name="b")
     out = ks.matmul(a, b, transpose_a=True)
     _check(out, ks.lower(ks.create_schedule(out), "ascend910b2"))
+
+
+def _check_multi(out, prog):
+    inputs = ks.random_inputs(out, seed=0)
+    want = ks.evaluate(out, inputs)
+    got = ks.run_tiled(prog, inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_layout_and_index_kernels(fuse):
+    x = ks.placeholder((6, 40, 30), "float16", name="x")
+    tbl = ks.placeholder((16, 128), "float16", name="table")
+    idx = ks.placeholder((40,), "int32", name="idx")
+    s = ks.placeholder((64, 16), "float32", name="scores")
+    b = ks.placeholder((30,), "float32", name="b")
+    cases = [ks.transpose(x, (0, 2, 1)) * 2.0, ks.reshape(ks.relu(x), (240, 30)) + 1.0,
+             ks.broadcast_to(b, (7, 30)) * 3.0, ks.topk(s, 4), ks.gather(tbl, idx) * 2.0]
+    for out in cases:
+        _check_multi(out, ks.lower(ks.create_schedule(out, fuse=fuse), "ascend910b2"))
+
+
+def test_topk_values_and_indices_share_one_kernel():
+    s = ks.placeholder((64, 16), "float32", name="scores")
+    v, i = ks.topk(s, 4)
+    sch = ks.create_schedule((v, i))
+    assert len(sch.kernels) == 1 and len(sch.kernels[0].outputs) == 2

@@ -1,0 +1,187 @@
+"""Lowering of the layout and index ops that form kernels of their own (vector family):
+transpose of the last two dims, top-k along the last axis, and gather along axis 0.
+(reshape and broadcast_to are copies through the vector body; see families.py.)"""
+
+from __future__ import annotations
+
+from ..errors import UnsupportedError
+from ..fusion.partition import FusedKernel
+from ..ir.node import Node
+from ..ir.ops import Op, itemsize
+from .config import KernelConfig
+from .expr import Const, E, Load, Var
+from .tileir import (
+    Alloc,
+    Buffer,
+    Copy,
+    CoreType,
+    DeQue,
+    EnQue,
+    Free,
+    Kernel,
+    Let,
+    Loop,
+    QuePos,
+    Region,
+    Stmt,
+    Tier,
+    TopK,
+    VecOp,
+)
+from .vector_body import ident
+
+__all__ = ["lower_layout_kernel", "LAYOUT_LOWERED"]
+
+LAYOUT_LOWERED = (Op.TRANSPOSE, Op.TOPK, Op.GATHER)
+
+
+def _pad(n: int, dtype: str) -> int:
+    per = 32 // itemsize(dtype)
+    return max(-(-n // per) * per, per)
+
+
+def _ub(name: str, dtype: str, rows: int, cols: int, depth: int, q: QuePos | None, purpose: str) -> Buffer:
+    return Buffer(name, Tier.UB, dtype, rows, _pad(cols, dtype), depth if q else 1, q, CoreType.AIV, purpose)
+
+
+def _kernel(fk: FusedKernel, names: dict[Node, str], bufs: list[Buffer], body: tuple[Stmt, ...], total: int,
+            bd: int, tiling: tuple[tuple[str, int], ...], note: str) -> Kernel:
+    loop = Loop("t", Var("blk"), Const(total), Const(bd), body,
+                comment=f"parallel_loop: {total} tiles over {bd} cores")
+    return Kernel(name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
+                  params=tuple(names[i] for i in fk.inputs) + tuple(names[o] for o in fk.outputs),
+                  buffers=tuple(bufs), aiv=(loop,), tiling=tiling + (("tiles", total),),
+                  ops=tuple(names[n] for n in fk.nodes), notes=(note,), vec_per_block=1)
+
+
+def lower_layout_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+    n = fk.nodes[0]
+    if n.op is Op.TRANSPOSE:
+        return _transpose(fk, names, cfg)
+    if n.op is Op.TOPK:
+        return _topk(fk, names, cfg)
+    if n.op is Op.GATHER:
+        return _gather(fk, names, cfg)
+    raise UnsupportedError(f"kernel {fk.name}: {n.op.value} is not a layout kernel")
+
+
+def _transpose(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+    n = fk.nodes[0]
+    x = n.inputs[0]
+    perm = tuple(n.attr("perm"))
+    nd = len(perm)
+    if nd < 2 or perm[:-2] != tuple(range(nd - 2)) or perm[-2:] != (nd - 1, nd - 2):
+        raise UnsupportedError(f"{names[n]} = transpose(perm={list(perm)}): only swapping the last two axes is "
+                               "lowered; reshape so the axes to swap are last")
+    a_dim, b_dim = x.shape[-2], x.shape[-1]
+    batch = x.size // (a_dim * b_dim)
+    ta, tb = min(cfg.tile_rows, a_dim), min(cfg.tile_cols, b_dim)
+    at, bt = -(-a_dim // ta), -(-b_dim // tb)
+    total = batch * at * bt
+    bd = max(1, min(cfg.cores, total))
+    xi, yo = names[x], names[n]
+    bufs = [_ub(f"in_{ident(xi)}", x.dtype, ta, tb, cfg.depth, QuePos.VECIN, f"{xi} tile"),
+            _ub(f"out_{ident(yo)}", n.dtype, tb, ta, cfg.depth, QuePos.VECOUT, f"{yo} tile")]
+    i_b, o_b = bufs[0].name, bufs[1].name
+    base = E.mul(Var("bi"), a_dim * b_dim)
+    body: tuple[Stmt, ...] = (
+        Let("bi", E.div(Var("t"), at * bt)), Let("ai", E.div(E.mod(Var("t"), at * bt), bt)),
+        Let("bj", E.mod(Var("t"), bt)),
+        Let("a0", E.mul(Var("ai"), ta)), Let("alen", E.min(ta, E.sub(a_dim, Var("a0")))),
+        Let("b0", E.mul(Var("bj"), tb)), Let("blen", E.min(tb, E.sub(b_dim, Var("b0")))),
+        Alloc(i_b),
+        Copy(Region(i_b, Const(0), Var("alen"), Var("blen"), Const(bufs[0].cols)),
+             Region(xi, E.add(base, E.add(E.mul(Var("a0"), b_dim), Var("b0"))), Var("alen"), Var("blen"),
+                    Const(b_dim), gm=True), comment=f"copy in {xi}"),
+        EnQue(i_b), DeQue(i_b), Alloc(o_b),
+        VecOp("transpose", Region(o_b, Const(0), Var("blen"), Var("alen"), Const(bufs[1].cols)),
+              (Region(i_b, Const(0), Var("alen"), Var("blen"), Const(bufs[0].cols)),),
+              comment=f"{yo} = transpose"),
+        EnQue(o_b), Free(i_b), DeQue(o_b),
+        Copy(Region(yo, E.add(base, E.add(E.mul(Var("b0"), a_dim), Var("a0"))), Var("blen"), Var("alen"),
+                    Const(a_dim), gm=True), Region(o_b, Const(0), Var("blen"), Var("alen"), Const(bufs[1].cols)),
+             comment=f"copy out {yo}"),
+        Free(o_b))
+    return _kernel(fk, names, bufs, body, total, bd,
+                   (("batch", batch), ("rows", a_dim), ("cols", b_dim), ("tile_rows", ta), ("tile_cols", tb)),
+                   f"transpose of the last two axes in {ta}x{tb} tiles")
+
+
+def _topk(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+    vals = next((m for m in fk.nodes if m.attr("which") == "values"), None)
+    idxs = next((m for m in fk.nodes if m.attr("which") == "indices"), None)
+    n = fk.nodes[0]
+    x = n.inputs[0]
+    axis, k = n.attr("axis") % x.ndim, n.attr("k")
+    if axis != x.ndim - 1:
+        raise UnsupportedError(f"{names[n]} = topk(axis={n.attr('axis')}): only the last axis is lowered; "
+                               "transpose the axis last first")
+    C = x.shape[-1]
+    R = x.size // C
+    tr = max(1, min(cfg.tile_rows, R))
+    total = -(-R // tr)
+    bd = max(1, min(cfg.cores, total))
+    xi = names[x]
+    bufs = [_ub(f"in_{ident(xi)}", x.dtype, tr, C, cfg.depth, QuePos.VECIN, f"{xi} rows")]
+    vb = _ub(f"out_{ident(names[vals])}" if vals is not None else "topk_values", x.dtype, tr, k, cfg.depth,
+             QuePos.VECOUT if vals is not None else None, "top-k values")
+    ib = _ub(f"out_{ident(names[idxs])}" if idxs is not None else "topk_indices", "int32", tr, k, cfg.depth,
+             QuePos.VECOUT if idxs is not None else None, "top-k indices")
+    bufs += [vb, ib]
+    i_b = bufs[0].name
+    stmts: list[Stmt] = [
+        Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(R, Var("r0")))),
+        Alloc(i_b), Copy(Region(i_b, Const(0), Var("rlen"), Const(C), Const(bufs[0].cols)),
+                         Region(xi, E.mul(Var("r0"), C), Var("rlen"), Const(C), Const(C), gm=True),
+                         comment=f"copy in {xi}"),
+        EnQue(i_b), DeQue(i_b)]
+    outs = [(b, m) for b, m in ((vb, vals), (ib, idxs)) if m is not None]
+    stmts += [Alloc(b.name) for b, _ in outs]
+    stmts.append(TopK(Region(vb.name, Const(0), Var("rlen"), Const(k), Const(vb.cols)),
+                      Region(ib.name, Const(0), Var("rlen"), Const(k), Const(ib.cols)),
+                      Region(i_b, Const(0), Var("rlen"), Const(C), Const(bufs[0].cols)), k,
+                      comment=f"topk k={k}"))
+    stmts += [EnQue(b.name) for b, _ in outs] + [Free(i_b)]
+    for b, m in outs:
+        stmts += [DeQue(b.name),
+                  Copy(Region(names[m], E.mul(Var("r0"), k), Var("rlen"), Const(k), Const(k), gm=True),
+                       Region(b.name, Const(0), Var("rlen"), Const(k), Const(b.cols)), comment=f"copy out {names[m]}"),
+                  Free(b.name)]
+    return _kernel(fk, names, bufs, tuple(stmts), total, bd,
+                   (("rows", R), ("cols", C), ("k", k), ("tile_rows", tr)), f"top-{k} of full rows of {C}")
+
+
+def _gather(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+    n = fk.nodes[0]
+    x, ind = n.inputs
+    if n.attr("axis") % x.ndim != 0:
+        raise UnsupportedError(f"{names[n]} = gather(axis={n.attr('axis')}): only axis 0 is lowered "
+                               "(rows of a table, as MoE routing uses)")
+    E_rows = x.shape[0]
+    D = x.size // E_rows
+    T = ind.size
+    tr, tc = max(1, min(cfg.tile_rows, T)), min(cfg.tile_cols, D)
+    rt, ct = -(-T // tr), -(-D // tc)
+    total = rt * ct
+    bd = max(1, min(cfg.cores, total))
+    xi, ii, yo = names[x], names[ind], names[n]
+    bufs = [_ub(f"in_{ident(ii)}", ind.dtype, 1, tr, cfg.depth, QuePos.VECIN, f"{ii} for this tile"),
+            _ub(f"out_{ident(yo)}", n.dtype, tr, tc, cfg.depth, QuePos.VECOUT, f"gathered rows of {xi}")]
+    i_b, o_b = bufs[0].name, bufs[1].name
+    row = Loop("r", Const(0), Var("rlen"), Const(1), (
+        Let("e", Load(i_b, Var("r"))),
+        Copy(Region(o_b, E.mul(Var("r"), bufs[1].cols), Const(1), Var("clen"), Const(bufs[1].cols)),
+             Region(xi, E.add(E.mul(Var("e"), D), Var("c0")), Const(1), Var("clen"), Const(D), gm=True),
+             comment=f"row {xi}[{ii}[r]]")), comment="one table row per index (scalar reads the index)")
+    body: tuple[Stmt, ...] = (
+        Let("r0", E.mul(E.div(Var("t"), ct), tr)), Let("rlen", E.min(tr, E.sub(T, Var("r0")))),
+        Let("c0", E.mul(E.mod(Var("t"), ct), tc)), Let("clen", E.min(tc, E.sub(D, Var("c0")))),
+        Alloc(i_b), Copy(Region(i_b, Const(0), Const(1), Var("rlen"), Const(bufs[0].cols)),
+                         Region(ii, Var("r0"), Const(1), Var("rlen"), Const(T), gm=True), comment=f"copy in {ii}"),
+        EnQue(i_b), DeQue(i_b), Alloc(o_b), row, EnQue(o_b), Free(i_b), DeQue(o_b),
+        Copy(Region(yo, E.add(E.mul(Var("r0"), D), Var("c0")), Var("rlen"), Var("clen"), Const(D), gm=True),
+             Region(o_b, Const(0), Var("rlen"), Var("clen"), Const(bufs[1].cols)), comment=f"copy out {yo}"),
+        Free(o_b))
+    return _kernel(fk, names, bufs, body, total, bd,
+                   (("rows", T), ("cols", D), ("table_rows", E_rows), ("tile_rows", tr), ("tile_cols", tc)),
+                   f"gather of {T} rows of {D} from a {E_rows}-row table")

@@ -1,0 +1,69 @@
+"""Fusion: families, rules with reasons, views, and the DOT of kernels."""
+
+from __future__ import annotations
+
+import kernelstudio as ks
+from kernelstudio.fusion.partition import view_kind
+from kernelstudio.fusion.rules import RULES
+from tests.reference_kernels import REFERENCE
+
+
+def test_view_kinds():
+    assert view_kind((64, 512), (64, 512)) == "full"
+    assert view_kind((512,), (64, 512)) == "row"
+    assert view_kind((64, 1), (64, 512)) == "col"
+    assert view_kind((1,), (64, 512)) == "scalar"
+    assert view_kind((64,), (64, 512)) is None
+    assert view_kind((64, 1, 1), (1, 64, 20, 20), row_dims=2) == "col"
+
+
+def test_rules_have_reasons():
+    assert all(r.reason and r.name for r in RULES)
+
+
+def test_families():
+    conv = REFERENCE["conv_bias_relu"]()
+    assert [k.family for k in ks.create_schedule(conv).kernels] == ["cube_vector"]
+    assert [k.family for k in ks.create_schedule(conv, fuse=False).kernels] == ["cube", "vector", "vector"]
+    a = ks.placeholder((32, 64), "float16", name="a")
+    w = ks.placeholder((64, 48), "float16", name="w")
+    assert [k.family for k in ks.create_schedule(ks.matmul(a, w)).kernels] == ["cube"]
+    assert [k.family for k in ks.create_schedule(REFERENCE["softmax"]()).kernels] == ["vector"]
+
+
+def test_second_matmul_starts_a_kernel_and_reason_is_recorded():
+    a = ks.placeholder((32, 64), "float16", name="a")
+    w1 = ks.placeholder((64, 64), "float16", name="w1")
+    w2 = ks.placeholder((64, 16), "float16", name="w2")
+    out = ks.matmul(ks.relu(ks.matmul(a, w1)), w2)
+    s = ks.create_schedule(out)
+    assert [k.family for k in s.kernels] == ["cube_vector", "cube"]
+    assert s.kernels[1].reasons[0][1].name == "cube_root"
+    text = s.explain()
+    assert "cube_epilogue" in text and "cube_root" in text
+
+
+def test_unfused_keeps_a_composite_together():
+    out = REFERENCE["mla_prolog_lite"]()
+    s = ks.create_schedule(out, fuse=False)
+    ln = [k for k in s.kernels if any(n.composite and n.composite.name == "layer_norm" for n in k.nodes)]
+    assert len(ln) == 1 and all(n.composite and n.composite.name == "layer_norm" for n in ln[0].nodes)
+
+
+def test_dot_has_kernel_clusters():
+    out = REFERENCE["mla_prolog_lite"]()
+    dot = ks.create_schedule(out).to_dot()
+    assert "cluster" in dot and "(cube_vector)" in dot
+
+
+def test_one_kernel_with_a_full_and_a_column_output():
+    import numpy as np
+
+    x = ks.placeholder((16, 32), "float32", name="x")
+    y = ks.exp(x)
+    outs = (ks.relu(y), ks.reduce_sum(y, axis=-1))
+    s = ks.create_schedule(outs)
+    assert len(s.kernels) == 1 and len(s.kernels[0].outputs) == 2
+    inputs = ks.random_inputs(outs, seed=0)
+    for got, want in zip(ks.run_tiled(ks.lower(s, "ascend910b2"), inputs), ks.evaluate(outs, inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5)
