@@ -1,0 +1,133 @@
+"""Generated Ascend C: its shape (what an Ascend C author expects to read) and its numbers on the twin."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import kernelstudio as ks
+from kernelstudio import twin
+from kernelstudio.codegen import codegen, export_project, generate_files
+from kernelstudio.errors import UnsupportedError
+
+from . import programs, reference
+from .merge import merge
+
+
+def _kernel_src(prog) -> str:
+    return generate_files(prog)[f"op_kernel/{prog.kernels[0].name}.cpp"]
+
+
+def test_vector_kernel_reads_like_ascend_c() -> None:
+    prog, _ = programs.elementwise()
+    src = _kernel_src(prog)
+    for piece in ("class KernelScaleShiftRelu", "AscendC::TPipe pipe;", "__aicore__ inline void Init(",
+                  "__aicore__ inline void Process()", "__aicore__ inline void CopyIn(", "void Compute(",
+                  "void CopyOut(", "AscendC::TQue<AscendC::QuePosition::VECIN, BUFFER_NUM>",
+                  "constexpr int32_t BUFFER_NUM = 2;", "GET_TILING_DATA(tilingData, tiling);",
+                  "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);", "AscendC::DataCopyPad(",
+                  "// mul: g broadcast over rows", "// parallel: tiles over cores"):
+        assert piece in src, piece
+    assert "tileRows = static_cast<int32_t>(tiling.tileRows);" in src  # tiling constants, not literals
+    assert src.count("{") == src.count("}")
+
+
+def test_mix_kernel_uses_matmul_api_and_flags() -> None:
+    prog, _ = programs.mla_prolog_lite()
+    src = _kernel_src(prog)
+    for piece in ("KERNEL_TYPE_MIX_AIC_1_2", "REGIST_MATMUL_OBJ(&pipe, AscendC::GetSysWorkSpacePtr()",
+                  "matmulObj.SetTensorB(wGm, true);", "matmulObj.IterateAll(wsGm[m0 * N]);",
+                  "AscendC::CrossCoreSetFlag<0x2, PIPE_FIX>(0);", "AscendC::CrossCoreWaitFlag(0);",
+                  "if ASCEND_IS_AIC", "AscendC::GetUserWorkspace(workspace)", "GetTaskRation()"):
+        assert piece in src, piece
+
+
+def test_host_files() -> None:
+    prog, _ = programs.mla_prolog_lite()
+    files = generate_files(prog)
+    tiling = files["op_host/mla_prolog_lite_tiling.h"]
+    assert "BEGIN_TILING_DATA_DEF(MlaPrologLiteTilingData)" in tiling
+    assert "TILING_DATA_FIELD_DEF(uint32_t, tileM);" in tiling
+    assert "TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);" in tiling
+    assert "REGISTER_TILING_DATA_CLASS(MlaPrologLite, MlaPrologLiteTilingData)" in tiling
+    host = files["op_host/mla_prolog_lite.cpp"]
+    for piece in ("static ge::graphStatus TilingFunc(gert::TilingContext* context)", "SetBlockDim(3)",
+                  "tiling.cubeTilingData.baseK = 32;", 'this->Input("w")', 'AddConfig("ascend910b")',
+                  "OP_ADD(MlaPrologLite);"):
+        assert piece in host, piece
+    main = files["main.cpp"]
+    for piece in ("ICPU_RUN_KF(mla_prolog_lite, 3,", "AscendC::SetKernelMode(KernelMode::MIX_MODE);",
+                  'ReadFile("w.bin"', 'WriteFile("out.bin"', "ICPU_SET_TILING_KEY(0);"):
+        assert piece in main, piece
+
+
+def test_unfused_main_launches_kernels_in_order_with_gm_intermediate() -> None:
+    prog, _ = programs.unfused_chain()
+    main = generate_files(prog)["main.cpp"]
+    first, second = main.index("ICPU_RUN_KF(k0::ln_part"), main.index("ICPU_RUN_KF(k1::softmax_part")
+    assert first < second
+    assert "uint8_t* midGm = static_cast<uint8_t*>(AscendC::GmAlloc(1920));" in main
+    assert 'ReadFile("mid.bin"' not in main and 'WriteFile("mid.bin"' not in main
+
+
+def test_names_that_clash_with_cpp_are_renamed() -> None:
+    x = ks.placeholder((8, 32), "float16", name="half")
+    prog = reference.lower(ks.relu(x))
+    src = _kernel_src(prog)
+    assert "GM_ADDR half_," in src and "GM_ADDR half," not in src
+
+
+def test_convolution_is_reported_as_unsupported() -> None:
+    with pytest.raises(UnsupportedError, match="Img2Col"):
+        codegen(reference.lower(reference.conv_bias_relu()))
+
+
+def test_hand_built_programs_on_the_twin(twin_cache) -> None:
+    """Every statement form of the hand-built programs, in one binary, against NumPy references."""
+    built = [f() for f in programs.ALL.values()]
+    rng = np.random.default_rng(0)
+    inputs, expected = {}, {}
+    for i, (prog, ref) in enumerate(built):
+        inp = {n: rng.standard_normal(prog.tensor(n).shape).astype(np.float16) for n in prog.inputs}
+        inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
+        expected.update({f"c{i}_{n}": v for n, v in ref(inp).items()})
+    got = twin.run(codegen(merge([p for p, _ in built])), inputs, cache_dir=twin_cache)
+    for name, want in expected.items():
+        np.testing.assert_allclose(np.asarray(got[name], np.float32), want, rtol=2e-2, atol=2e-2, err_msg=name)
+
+
+CASES = [
+    ("mla_prolog_lite", True, None), ("mla_prolog_lite", False, None), ("mla_prolog_lite", True, False),
+    ("softmax", True, True), ("softmax", True, False), ("layer_norm", True, None), ("layer_norm", False, None),
+    ("chain", True, True), ("chain", False, False),
+]
+
+
+@pytest.mark.parametrize(("name", "fuse", "double"), CASES)
+def test_reference_kernels_three_way(name: str, fuse: bool, double: bool | None, twin_cache) -> None:
+    out = reference.REFERENCE[name]()
+    prog = reference.lower(out, fuse=fuse, double_buffer=double)
+    reference.three_way(out, prog, twin_cache)
+
+
+def test_matmul_epilogue_with_batch_and_tails(twin_cache) -> None:
+    x = ks.placeholder((2, 40, 96), "float16", name="x")
+    w = ks.placeholder((96, 80), "float16", name="w")
+    b = ks.placeholder((80,), "float16", name="b")
+    out = ks.leaky_relu(ks.matmul(x, w) + b, 0.1)
+    reference.three_way(out, reference.lower(out), twin_cache)
+
+
+def test_export_project(tmp_path) -> None:
+    prog, _ = programs.mla_prolog_lite()
+    root = export_project(prog, tmp_path / "proj")
+    for rel in ("op_kernel/mla_prolog_lite.cpp", "op_host/mla_prolog_lite.cpp", "op_host/mla_prolog_lite_tiling.h",
+                "main.cpp", "CMakeLists.txt", "README.md", "mla_prolog_lite.json"):
+        assert (root / rel).is_file(), rel
+    desc = json.loads((root / "mla_prolog_lite.json").read_text())
+    assert desc[0]["op"] == "MlaPrologLite"
+    assert [d["name"] for d in desc[0]["input_desc"]] == ["x", "w", "bias"]
+    assert desc[0]["output_desc"][0]["type"] == ["float16"]
+    assert "msopgen gen -i mla_prolog_lite.json" in (root / "README.md").read_text()
