@@ -35,6 +35,7 @@ class _Ctx:
         g = schedule.graph
         self.names: dict[Node, str] = {n: ident(g.names[n]) for n in g.nodes}
         self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
+        self.tiles: dict[str, dict] = {}  # auto/user tiles decided by split_loop, applied in stages
 
 
 def normalize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
@@ -55,14 +56,26 @@ def inline_injection(ctx: _Ctx, cfgs: Configs) -> Configs:
 
 
 def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
-    # tile sizes from split()/vectorize()/reorder() or the auto-schedule; tails are min(tile, extent - i*tile)
+    # tile sizes from split()/reorder() or the auto-schedule; tails are min(tile, extent - i*tile)
     out = {}
     for name, c in cfgs.items():
         fk = ctx.kernels[name]
         d = resolve_directives(fk, ctx.schedule.for_kernel(fk.name), ctx.profile)
         tiles = auto_tiles(fk, d, ctx.profile, _emit_one(ctx, name))
         validate_tiles(fk, tiles, ctx.profile)
-        out[name] = c.with_(**tiles)
+        ctx.tiles[name] = tiles
+        keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
+        out[name] = c.with_(**{k: tiles[k] for k in keys})
+    return out
+
+
+def vectorize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # the vector tile: columns per vector instruction (vector kernels), rows x columns per epilogue chunk
+    out = {}
+    for name, c in cfgs.items():
+        t = ctx.tiles[name]
+        keys = ("tile_rows", "tile_cols") if ctx.kernels[name].root is not None else ("tile_cols",)
+        out[name] = c.with_(**{k: t[k] for k in keys})
     return out
 
 
@@ -99,7 +112,8 @@ def plan_memory(ctx: _Ctx, cfgs: Configs) -> Configs:
 PASSES: list[tuple[str, Callable[[_Ctx, Configs], Configs]]] = [
     ("normalize_loop", normalize_loop),      # whole-space loop nests, one core, single buffers
     ("inline_injection", inline_injection),  # constants into vector-scalar instructions
-    ("split_loop", split_loop),              # tiles (user or auto) with tails
+    ("split_loop", split_loop),              # cube tiles / vector row tiles (user or auto), tails
+    ("vectorize_loop", vectorize_loop),      # vector tile length, epilogue chunks
     ("storage_align", storage_align),        # 16-element cube tiles, 32-byte on-chip rows
     ("double_buffer", double_buffer),        # TQue depth 2
     ("parallel_loop", parallel_loop),        # tiles over cores (block_dim)

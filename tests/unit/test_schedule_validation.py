@@ -143,8 +143,8 @@ def test_passes_are_named_and_recorded():
     prog = ks.lower(s, "ascend910b2")
     names = [n for n, _ in prog.passes]
     assert names == [n for n, _ in ks.PASSES]
-    assert {"normalize_loop", "inline_injection", "split_loop", "storage_align", "double_buffer",
-            "vectorize_loop" if "vectorize_loop" in names else "parallel_loop", "parallel_loop"} <= set(names)
+    assert {"normalize_loop", "inline_injection", "split_loop", "vectorize_loop", "storage_align",
+            "double_buffer", "parallel_loop", "plan_memory"} <= set(names)
     text = dict(prog.passes)
     for before, after in [("normalize_loop", "inline_injection"), ("inline_injection", "split_loop"),
                           ("storage_align", "double_buffer"), ("double_buffer", "parallel_loop")]:
@@ -153,6 +153,11 @@ def test_passes_are_named_and_recorded():
     sm = ks.lower(ks.create_schedule(REFERENCE["softmax"](cols=300)), "ascend910b2")
     t = dict(sm.passes)
     assert "in_x[3,300]f16" in t["split_loop"] and "in_x[3,304]f16" in t["storage_align"]  # 32-byte rows
+    out = REFERENCE["softmax"](cols=1000)
+    s2 = ks.create_schedule(out)
+    s2[out].split(-1, 128)
+    t = dict(ks.lower(s2, "ascend910b2").passes)
+    assert "multi-pass" not in t["split_loop"] and "multi-pass" in t["vectorize_loop"]
 
 
 def test_auto_schedule_uses_cores_and_double_buffers():
