@@ -118,8 +118,7 @@ class EventLog:
 
 
 class _Frame:
-    __slots__ = ("lid", "var", "v", "stop", "step", "body", "i", "n", "run_end", "prev", "mark",
-                 "smark", "nib", "s0", "icount")
+    __slots__ = ("lid", "var", "v", "stop", "step", "body", "i", "n", "run_end", "prev", "jump_s")
 
 
 class Runner:
@@ -216,41 +215,57 @@ class Runner:
             ends[i] = end
         return ends
 
-    def _try_jump(self, fr: _Frame, s: float) -> int:
-        """After iteration fr.i - 1 completed at scalar time s: copy identical iterations; return
-        how many were copied."""
+    def _snapshot(self, fr: _Frame, s: float, count: int) -> tuple:
         info = self.prog.loops[fr.lid]
         r_now, vals, struct = self._norm(s, info.pipes, info.bufs)
-        prev = fr.prev
-        fr.prev = (r_now, s, vals, struct)
-        if prev is None or prev[3] != struct or len(prev[2]) != len(vals):
-            return 0
-        for a, b in zip(prev[2], vals, strict=True):
-            if abs(a - b) > _TOL:
-                return 0
+        return (r_now, s, vals, struct, self.nib, self.events.total(),
+                {f: len(lst) for f, lst in self.sets.items()}, count)
+
+    def _try_jump(self, fr: _Frame, s: float) -> int:
+        """After iteration fr.i - 1 completed at scalar time s: if the last p iterations repeat
+        (p up to the lcm of the loop's queue depths), copy whole periods of the identical
+        iterations that follow; return how many iterations were copied."""
+        info = self.prog.loops[fr.lid]
+        now = self._snapshot(fr, s, self.simulated)
+        hist = fr.prev
+        hist.append(now)
+        if len(hist) > info.period + 1:
+            del hist[0]
         i = fr.i - 1  # the iteration just completed
         run_end = fr.run_end[i] if fr.run_end is not None else fr.n
-        r = run_end - (i + 1)
-        if r <= 0:
-            return 0
-        delta = r_now - prev[0]
-        c = s - prev[1]
-        if abs(delta - c) > _TOL and not (delta > c and self.nib == fr.nib):
-            return 0
-        seg = self.events.since(fr.mark)
-        sids = seg[:, 3].astype(np.int64)
-        step = float(fr.step)
-        tile_step = np.where(self.sid_outer[sids] == fr.lid, step, 0.0)
-        inner_step = np.where(self.sid_inner[sids] == fr.lid, step, 0.0)
-        self.events.add_copies(seg, r, delta, tile_step, inner_step)
-        for flag, lst in self.sets.items():
-            new = lst[fr.smark.get(flag, 0):]
-            if new:
-                lst.extend([x + j * delta for j in range(1, r + 1) for x in new])
-        self._shift(s, r * delta, info.pipes, info.bufs)
-        self.copied += r * (self.simulated - fr.icount)
-        fr.prev = (r_now + r * delta, s + r * c, vals, struct)
-        return r
+        rem = run_end - (i + 1)
+        for p in range(1, min(info.period, len(hist) - 1) + 1):
+            if rem < p:
+                break
+            old = hist[-1 - p]
+            if fr.run_end is not None and i - p + 1 >= 0 and fr.run_end[i - p + 1] != run_end:
+                break
+            if old[3] != now[3] or len(old[2]) != len(now[2]):
+                continue
+            if any(abs(a - b) > _TOL for a, b in zip(old[2], now[2], strict=True)):
+                continue
+            delta = now[0] - old[0]
+            c = s - old[1]
+            if abs(delta - c) > _TOL and not (delta > c and now[4] == old[4]):
+                continue
+            q = rem // p
+            seg = self.events.since(old[5])
+            sids = seg[:, 3].astype(np.int64)
+            step = float(fr.step)
+            # copy j of the p-iteration block: loop columns advance by j*p*step
+            tile_step = np.where(self.sid_outer[sids] == fr.lid, step * p, 0.0)
+            inner_step = np.where(self.sid_inner[sids] == fr.lid, step * p, 0.0)
+            self.events.add_copies(seg, q, delta, tile_step, inner_step)
+            for flag, lst in self.sets.items():
+                new = lst[old[6].get(flag, 0):]
+                if new:
+                    lst.extend([x + j * delta for j in range(1, q + 1) for x in new])
+            self._shift(s, q * delta, info.pipes, info.bufs)
+            self.copied += q * (now[7] - old[7])
+            hist.clear()
+            fr.jump_s = s + q * c
+            return q * p
+        return 0
 
     # --- the walk -----------------------------------------------------------------------------
     def run(self) -> bool:
@@ -323,7 +338,7 @@ class Runner:
                         self.simulated = count
                         r = self._try_jump(fr, t)
                         if r:
-                            t = fr.prev[1]
+                            t = fr.jump_s
                             fr.i += r
                             v += r * fr.step
                         if v >= fr.stop:
@@ -332,10 +347,6 @@ class Runner:
                             t += ic
                             pc += 1
                             continue
-                        fr.mark = self.events.total()
-                        fr.smark = {f: len(lst) for f, lst in self.sets.items()}
-                        fr.nib = nib
-                        fr.icount = count
                     fr.v = v
                     env[fr.var] = v
                     t += ic
@@ -356,13 +367,13 @@ class Runner:
                 fr = _Frame()
                 fr.lid, fr.var, fr.v, fr.stop, fr.step, fr.body, fr.i = lid, var, a, b, st, pc + 1, 0
                 fr.n = (b - a + st - 1) // st
-                fr.prev = None
+                fr.prev = []
                 if shortcuts and loops[lid].eligible:
                     fr.run_end = self._run_ends(fr)
-                    fr.mark = self.events.total()
-                    fr.smark = {f: len(lst) for f, lst in self.sets.items()}
-                    fr.nib = nib
-                    fr.icount = count
+                    self.nib, self.simulated = nib, count
+                    fr.prev.append(self._snapshot(fr, t - ic, count))
+                else:
+                    fr.run_end = None
                 stack.append(fr)
                 env[var] = a
                 pc += 1

@@ -15,6 +15,7 @@ buffer from the scalar is never extrapolated.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -93,6 +94,7 @@ class LoopInfo:
     outer_var: str  # the outermost loop variable enclosing this loop ("" if none)
     pipes: tuple[int, ...] = ()  # pipes and queue buffers its body touches (set after compiling)
     bufs: tuple[int, ...] = ()
+    period: int = 1  # longest repeat the shortcut looks for: lcm of the touched queue depths (<= 8)
 
 
 @dataclass(slots=True)
@@ -336,7 +338,10 @@ class _Compiler:
                 ops.append(None)  # patched below
                 self.body(s.body, lid if outer < 0 else outer, outer_var or s.var, lid)
                 ops.append((K_END, at))
-                self.loops[lid].pipes, self.loops[lid].bufs = _touched(ops[at + 1:])
+                info = self.loops[lid]
+                info.pipes, info.bufs = _touched(ops[at + 1:])
+                depths = [self.kernel.buffer(self.queue_bufs[b]).depth for b in info.bufs]
+                info.period = min(math.lcm(*depths), 8) if depths else 1
                 ops[at] = (K_LOOP, s.var, compile_expr(s.start), compile_expr(s.stop),
                            compile_expr(s.step), len(ops), lid)
             elif isinstance(s, If):
@@ -359,8 +364,7 @@ class _Compiler:
                 self.count += 1
             elif isinstance(s, CrossWait):
                 st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,
-                                 pipe=PIPE_INDEX["FLOW"], kind="wait", text=f"cross_wait flag={s.flag}",
-                                 outer_loop=outer, inner_loop=inner)
+                                 pipe=PIPE_INDEX["FLOW"], kind="wait", text=f"cross_wait flag={s.flag}")
                 self.statics.append(st)
                 ops.append((K_CWAIT, s.flag, st.sid))
                 self.count += 1
