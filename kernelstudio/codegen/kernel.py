@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..lower.tileir import If, Kernel, Let, Loop, Program, Tier
 from . import cube
 from .phases import Call, Inline, MethodDef, Plan, bound_members, buffers_of, plan_body
-from .scope import BLOCK_VARS, Scope, entry_name, local_name
+from .scope import Scope, entry_name, local_name
 from .vector import Method, emit_instr
 from .writer import Writer, ctype, pascal
 
@@ -85,13 +85,11 @@ def _walk_plan(plan: Plan):
 
 def _method(md: MethodDef, scope: Scope, w: Writer) -> None:
     params = ", ".join(f"int32_t {scope.var(p)}" for p in md.params)
-    comments = [s.comment for s in md.body if getattr(s, "comment", "")]
     with w.block(f"__aicore__ inline void {md.name}({params})"):
         m = Method(scope, w, taken={scope.var(p) for p in md.params})
         _get_tbufs(scope, w, md.body)
         for s in md.body:
             emit_instr(s, m)
-    _ = comments
     w("")
 
 
@@ -249,5 +247,3 @@ def kernel_source(prog: Program, k: Kernel) -> str:
         w(f"{cls} op;", f"op.Init({call}workspace, tilingData);", "op.Process();")
     return w.text()
 
-
-_ = BLOCK_VARS

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import UnsupportedError
-from ..lower.expr import Const, E, Expr, Var, ceil_div
+from ..lower.expr import Const, E, Var, ceil_div
 from ..lower.tileir import Alloc, Copy, CrossSet, CrossWait, DeQue, EnQue, Free, Reduce, Region, VecOp
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
@@ -386,5 +386,3 @@ def emit_instr(s: object, m: Method) -> None:
         m.w(f"// {comment}")
     rule(s, m)
 
-
-_ = Expr  # re-exported type for emitters' signatures

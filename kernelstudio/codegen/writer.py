@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -30,6 +31,7 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^0-9A-Za-z]+", name) if w]
 
 
+@functools.lru_cache(maxsize=4096)
 def camel(name: str) -> str:
     """`tile_rows` -> `tileRows` (member and field names)."""
     words = _words(name) or ["v"]

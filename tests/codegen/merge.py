@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kernelstudio.lower.tileir import GmTensor, Kernel, Program, Region
+from kernelstudio.lower.tileir import GmTensor, Program, Region
 
 
 def _rename(obj: object, names: dict[str, str]) -> object:
@@ -40,5 +40,3 @@ def merge(progs: list[Program], name: str = "cases") -> Program:
                    tuple(k for p in parts for k in p.kernels), tuple(n for p in parts for n in p.inputs),
                    tuple(n for p in parts for n in p.outputs), fused=False)
 
-
-_ = Kernel

@@ -23,7 +23,6 @@ from kernelstudio.lower.tileir import (
     EnQue,
     Free,
     GmTensor,
-    If,
     Kernel,
     Let,
     Loop,
@@ -322,5 +321,3 @@ def mla_prolog_lite(M: int = 64, N: int = 512, K: int = 256, tile_m: int = 16, t
 
 ALL = {"elementwise": elementwise, "softmax": softmax, "layer_norm": layer_norm,
        "unfused_chain": unfused_chain, "mla_prolog_lite": mla_prolog_lite}
-
-_ = If
