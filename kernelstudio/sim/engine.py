@@ -226,7 +226,7 @@ class Runner:
         (p up to the lcm of the loop's queue depths), copy whole periods of the identical
         iterations that follow; return how many iterations were copied."""
         info = self.prog.loops[fr.lid]
-        now = self._snapshot(fr, s, self.simulated)
+        now = self._snapshot(fr, s, self.simulated + self.copied)
         hist = fr.prev
         hist.append(now)
         if len(hist) > info.period + 1:
@@ -371,7 +371,7 @@ class Runner:
                 if shortcuts and loops[lid].eligible:
                     fr.run_end = self._run_ends(fr)
                     self.nib, self.simulated = nib, count
-                    fr.prev.append(self._snapshot(fr, t - ic, count))
+                    fr.prev.append(self._snapshot(fr, t - ic, count + self.copied))
                 else:
                     fr.run_end = None
                 stack.append(fr)

@@ -42,7 +42,9 @@ def report_table(fused: SimResult, unfused: SimResult, prog_fused: Program, prog
         ("launch overhead (us)", f"{c['fused_launch_us']:.1f}", f"{c['unfused_launch_us']:.1f}",
          f"{c['fused_launch_us'] - c['unfused_launch_us']:+.1f} us"),
         ("GM traffic (MB)", f"{c['fused_gm_bytes'] / 1e6:.3f}", f"{c['unfused_gm_bytes'] / 1e6:.3f}",
-         f"-{c['gm_share_removed']:.1%} ({c['gm_bytes_saved'] / 1e6:.3f} MB saved)"),
+         f"{-c['gm_share_removed']:+.1%} ({c['gm_bytes_saved'] / 1e6:+.3f} MB saved)"),
+        ("  of which HBM (MB)", f"{fused.metrics['hbm_bytes'] / 1e6:.3f}",
+         f"{unfused.metrics['hbm_bytes'] / 1e6:.3f}", _pct(fused.metrics["hbm_bytes"], unfused.metrics["hbm_bytes"])),
         ("roofline efficiency", f"{c['fused_efficiency']:.1%}", f"{c['unfused_efficiency']:.1%}", ""),
     ]
     head = ("", "fused", "unfused", "fused vs unfused")
