@@ -318,7 +318,10 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     else:
         unit_cols = cs.N if row_block else tn
         ws_name = f"{ident(fk.name)}_ws"
-        ws = GmTensor(ws_name, (bd, depth, tm, unit_cols), "float32", "workspace")
+        # FixPipe converts the float32 accumulator to the matmul's own dtype on the way out, exactly
+        # what the unfused matmul kernel stores: half the workspace bytes of a float32 hand-off
+        ws_dtype = out_node.dtype
+        ws = GmTensor(ws_name, (bd, depth, tm, unit_cols), ws_dtype, "workspace")
         slot_base = E.mul(E.add(E.mul(Var("blk"), depth), Var("slot")), tm * unit_cols)
         unit_lets = [Let("j", E.div(E.sub(t, Var("blk")), bd)), Let("slot", E.mod(Var("j"), depth))]
         wait_free = If(E.min(E.max(E.sub(Var("j"), depth - 1), 0), 1), (CrossWait(FLAG_FREE),),
@@ -328,7 +331,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             tile = c_tile(Var("n0"), nlen)
             fix = Copy(Region(ws_name, E.add(slot_base, Var("n0")), Var("mlen"), nlen, Const(unit_cols), gm=True),
                        Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
-                       comment="FixPipe: C tile -> workspace (float32)")
+                       comment=f"FixPipe: C tile -> workspace (float32 -> {ws_dtype})")
             n_loop = Loop("ni", Const(0), Const(nt), Const(1),
                           (Let("n0", n0), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0")))), *tile, fix, Free("c")),
                           comment=f"all {nt} n tiles of the row block: the epilogue needs whole rows")
@@ -336,7 +339,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         else:
             fix = Copy(Region(ws_name, slot_base, Var("mlen"), Var("nlen"), Const(unit_cols), gm=True),
                        Region("c", Const(0), Var("mlen"), Var("nlen"), Const(bufs["c"].cols)),
-                       comment="FixPipe: C tile -> workspace (float32)")
+                       comment=f"FixPipe: C tile -> workspace (float32 -> {ws_dtype})")
             body = [*unit_lets, *c_tile(Var("n0"), Var("nlen")), wait_free, fix, Free("c"),
                     CrossSet(FLAG_FULL, Pipe.FIX)]
         aic = (Loop("t", Var("blk"), Const(total), Const(bd), (*lets, *body),
@@ -347,7 +350,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         epi_inputs = {i for n in fk.nodes if n is not out_node for i in n.inputs}
         skip = {out_node} | {i for i in out_node.inputs if i not in epi_inputs}
         ins, outs = _operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base)
-        root_op = Operand(out_node, ws_name, "full", "float32",
+        root_op = Operand(out_node, ws_name, "full", ws_dtype,
                           lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
                               E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))
         vr = max(1, min(cfg.tile_rows, -(-tm // 2)))

@@ -198,22 +198,15 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     cand = {ax: [d[f"tile_{ax}"]] if d[f"tile_{ax}"] else [c for c in _TILE_CHOICES if c <= max(16, pad16(n))]
             for ax, n in (("m", M), ("n", N), ("k", K))}
     best = None
-    for tk in cand["k"]:
-        for tm in cand["m"]:
-            for tn in cand["n"]:
-                cfg = base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, aic_only=True)
-                k = emit(cfg)
-                if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
-                       if core == CoreType.AIC.value):
-                    score = (tm * tn, tk)
-                    if best is None or score > best[0]:
-                        best = (score, tm, tn, tk)
-        if best is not None:
+    # largest C tile first, then the largest k step: the first that fits wins
+    for tm, tn, tk in sorted(((m, n, k) for k in cand["k"] for m in cand["m"] for n in cand["n"]),
+                             key=lambda c: (c[0] * c[1], c[2]), reverse=True):
+        k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, aic_only=True))
+        if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
+               if core == CoreType.AIC.value):
+            best = (tm, tn, tk)
             break
-    if best is None:
-        tm, tn, tk = cand["m"][-1], cand["n"][-1], cand["k"][-1]
-    else:
-        _, tm, tn, tk = best
+    tm, tn, tk = best if best is not None else (cand["m"][-1], cand["n"][-1], cand["k"][-1])
 
     def units(tm: int, tn: int) -> int:
         return batch * -(-M // tm) * (1 if row_block else -(-N // tn))
