@@ -9,7 +9,9 @@
 
 from __future__ import annotations
 
-from . import errors, hw
+from . import errors, hw, twin
+from .build import Design, build
+from .codegen import codegen, export_project
 from .dsl import (
     Tensor,
     abs,
@@ -57,6 +59,7 @@ from .lower.pipeline import PASSES, lower
 from .lower.printer import format_program
 from .schedule.knobs import knob, knob_values
 from .schedule.schedule import Directive, Schedule, create_schedule
+from .sim import SimResult, simulate
 
 __all__ = [
     *errors.__all__,
@@ -68,5 +71,6 @@ __all__ = [
     "evaluate", "random_inputs", "format_graph", "to_dot",
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
     "lower", "PASSES", "format_program", "run_tiled",
+    "simulate", "SimResult", "codegen", "export_project", "twin", "build", "Design",
 ]
 __version__ = "0.1.0"
