@@ -1,0 +1,79 @@
+"""Simulator invariants on lowered random graphs x schedules (hypothesis)."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kernelstudio as ks
+from tests.property.test_tiled_props import graphs
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _schedule(out, fuse: bool, double: bool, cores: int):
+    s = ks.create_schedule(out, fuse=fuse)
+    for k in s.kernels:
+        st_ = s[k.name].double_buffer(double).parallel(None, cores)
+        if k.family == "vector":
+            st_.split(0, 4)
+        else:
+            st_.split("m", 16).split("n", 32).split("k", 32).vectorize(0, 4)
+    return ks.lower(s, "ascend910b2")
+
+
+@SETTINGS
+@given(out=graphs(), fuse=st.booleans(), double=st.booleans(), cores=st.integers(1, 8))
+def test_time_at_least_roofline_and_deterministic(out, fuse, double, cores):
+    prog = _schedule(out, fuse, double, cores)
+    a, b = ks.simulate(prog), ks.simulate(prog)
+    assert a.time_us >= a.metrics["roofline_bound_us"] * (1 - 1e-9)
+    assert a.time_us == b.time_us and a.traffic == b.traffic
+
+
+@SETTINGS
+@given(out=graphs(), fuse=st.booleans(), cores=st.integers(1, 8))
+def test_double_buffering_never_slower(out, fuse, cores):
+    t2 = ks.simulate(_schedule(out, fuse, True, cores)).time_us
+    t1 = ks.simulate(_schedule(out, fuse, False, cores)).time_us
+    assert t2 <= t1 * 1.001
+
+
+@SETTINGS
+@given(out=graphs(), fuse=st.booleans(), double=st.booleans(), cores=st.integers(1, 4))
+def test_more_cores_never_slower(out, fuse, double, cores):
+    few = ks.simulate(_schedule(out, fuse, double, cores)).time_us
+    many = ks.simulate(_schedule(out, fuse, double, cores * 2)).time_us
+    assert many <= few * 1.001
+
+
+@SETTINGS
+@given(out=graphs(), double=st.booleans(), cores=st.integers(1, 8))
+def test_fused_moves_no_more_gm_bytes_than_unfused(out, double, cores):
+    def gm(r):
+        return sum(v for k, v in r.traffic.items() if "GM" in k or "WS" in k)
+
+    assert gm(ks.simulate(_schedule(out, True, double, cores))) <= gm(ks.simulate(_schedule(out, False, double, cores)))
+
+
+@SETTINGS
+@given(out=graphs(), fuse=st.booleans(), double=st.booleans(), cores=st.integers(1, 8))
+def test_bytes_conserved_along_each_tier_chain(out, fuse, double, cores):
+    from kernelstudio.ir.ops import itemsize
+
+    prog = _schedule(out, fuse, double, cores)
+    t = ks.simulate(prog).traffic
+    # every A/B tile brought into L1 moves on to L0A/L0B exactly once
+    assert t.get("GM->L1", 0) == t.get("L1->L0A", 0) + t.get("L1->L0B", 0)
+    # every C element leaves L0C once, converted to the matmul's dtype
+    want_c = 0
+    for k in prog.kernels:
+        if k.family in ("cube", "cube_vector"):
+            tl = dict(k.tiling)
+            root = prog.tensor(k.params[-1])  # the output (cube) or workspace (mixed): the matmul dtype
+            want_c += tl["M"] * tl["N"] * tl["batch"] * itemsize(root.dtype)
+    assert t.get("L0C->GM", 0) + t.get("L0C->WS", 0) == want_c
+    # every element an AIV program writes to GM is written once
+    want_out = sum(prog.tensor(p).nbytes for k in prog.kernels if k.aiv for p in k.params
+                   if prog.tensor(p).role in ("output", "intermediate") and p in k.ops)
+    assert t.get("UB->GM", 0) == want_out
