@@ -46,6 +46,7 @@ COMPOSITES: dict[str, tuple[tuple[str, int], ...]] = {
     "square": (("mul", 1),),  # x * x
     "neg": (("muls", 1),),  # x * -1
     "where": (("compare", 1), ("select", 1)),  # mask = cond; select(mask, a, b)
+    "transpose": (("copy", 1),),  # Transpose moves every element once; no measured curve: VCOPY rate
     # 1 / (1 + exp(-x))
     "sigmoid": (("muls", 1), ("exp", 1), ("adds", 1), ("reciprocal", 1)),
     # x * sigmoid(x)

@@ -74,3 +74,16 @@ def test_fused_gm_traffic_not_above_unfused(name):
     d = ks.build(out, target="ascend910b2")
     gm = lambda r: sum(v for k, v in r.traffic.items() if "GM" in k or "WS" in k)  # noqa: E731
     assert gm(d.sim) <= gm(d.unfused_sim)
+
+
+def test_every_lowered_construct_simulates():
+    x = ks.placeholder((6, 40, 30), "float16", name="x")
+    tbl = ks.placeholder((16, 128), "float16", name="table")
+    idx = ks.placeholder((40,), "int32", name="idx")
+    s = ks.placeholder((64, 16), "float32", name="scores")
+    c = ks.placeholder((7, 30), "float32", name="c")
+    for out in [ks.transpose(x, (0, 2, 1)) * 2.0, ks.reshape(ks.relu(x), (240, 30)) + 1.0,
+                ks.broadcast_to(ks.placeholder((30,), "float32", name="b"), (7, 30)) * 3.0,
+                ks.topk(s, 4), ks.gather(tbl, idx) * 2.0, ks.where(c, c, 0.0)]:
+        r = ks.simulate(ks.lower(ks.create_schedule(out)))
+        assert r.time_us > 0 and r.traffic.get("UB->GM", 0) > 0
