@@ -155,12 +155,23 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
                    tuple(ctx.names[p] for p in g.placeholders), outs, fused=ctx.schedule.fuse)
 
 
+def _separated_targets() -> list[str]:
+    from ..hw import names
+
+    return [n for n in names() if get_profile(n).arch == "separated"]
+
+
 def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, name: str | None = None) -> Program:
     """Run the pass pipeline; the returned Program's `passes` holds (name, ir_text) after each pass."""
     profile = target if isinstance(target, HardwareProfile) else get_profile(target)
     for o in schedule.graph.outputs:
         if o.info.kind is Kind.LEAF:
             raise UnsupportedError(f"output {schedule.graph.names[o]} is an input or a constant, not a computation")
+    if profile.arch != "separated" and any(k.root is not None for k in schedule.kernels):
+        raise UnsupportedError(
+            f"{profile.name} is a coupled chip (one core, L0C -> UB, no FixPipe to GM): matmul/conv kernels "
+            f"lower for separated chips only so far; choose one of "
+            f"{', '.join(n for n in _separated_targets())} or keep to vector kernels on {profile.name}")
     ctx = _Ctx(schedule, profile, name or ident(schedule.graph.names[schedule.graph.outputs[0]]))
     cfgs: Configs = {}
     passes: list[tuple[str, str]] = []

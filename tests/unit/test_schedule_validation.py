@@ -166,3 +166,17 @@ def test_auto_schedule_uses_cores_and_double_buffers():
     k = prog.kernels[0]
     assert k.block_dim == 4  # 64 rows in row blocks of 16: every row block on its own core
     assert all(b.depth == 2 for b in k.buffers if b.queue is not None and b.tier.value != "L0C")
+
+
+def test_coupled_chip_refuses_cube_kernels_but_runs_vector_ones():
+    with pytest.raises(ks.UnsupportedError, match="coupled chip"):
+        ks.lower(ks.create_schedule(REFERENCE["mla_prolog_lite"]()), "ascend310p3")
+    out = REFERENCE["softmax"]()
+    prog = ks.lower(ks.create_schedule(out), "ascend310p3")
+    assert prog.target == "ascend310p3" and prog.kernels[0].family == "vector"
+
+
+@pytest.mark.parametrize("target", ["ascend910b1", "ascend910b3", "ascend910b4", "ascend950"])
+def test_every_separated_target_builds_mla(target):
+    d = ks.build(REFERENCE["mla_prolog_lite"](), target=target)
+    assert d.sim.time_us < d.unfused_sim.time_us
