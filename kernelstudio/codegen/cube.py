@@ -1,5 +1,7 @@
 """The cube-core (AIC) program as Matmul high-level API calls.
 
+Convolution kernels (an Img2Col in the AIC program) use the cube basic API instead: see conv.py.
+
 The TileIR's AIC program walks C tiles; per tile it runs a k loop of GM->L1 (nd2nz), L1->L0A/L0B
 and Mmad into L0C, then one FixPipe copy L0C->GM (the output, or the workspace the AIVs read) and
 maybe a `CrossSet`. The Matmul object runs exactly that k loop and FixPipe itself, so per C tile we
@@ -56,6 +58,7 @@ from ..lower.tileir import (
     Tier,
     walk,
 )
+from .conv import ConvPart, is_conv
 from .scope import Scope
 from .writer import Writer, ctype
 
@@ -124,8 +127,11 @@ def find_operands(scope: Scope, stmts: tuple[Stmt, ...]) -> MatmulOperands:
 
 
 def cube_tiling(scope: Scope) -> dict[str, int]:
-    """TCubeTiling field values for this kernel (see the module docstring for the mapping)."""
+    """TCubeTiling field values for this kernel (see the module docstring for the mapping); none for conv
+    kernels, whose cube part uses the basic API (conv.py)."""
     k = scope.kernel
+    if is_conv(k.aic):
+        return {}
     t = scope.tiling
     bufs = {b.tier: b for b in k.buffers if b.tier in CUBE_TIERS and b.tier is not Tier.L1}
     l1 = [b for b in k.buffers if b.tier is Tier.L1]
@@ -164,16 +170,23 @@ def _mnk(scope: Scope, ops: MatmulOperands) -> tuple[int, int, int]:
 
 
 class CubePart:
-    """Emits the AIC program (`ProcessCube`) and the Matmul object's members and registration."""
+    """Emits the AIC program (`ProcessCube`) and the Matmul object's members and registration; conv kernels
+    (an Img2Col in the cube program) are emitted with the cube basic API by `conv.ConvPart` instead."""
 
     def __init__(self, scope: Scope):
         self.scope = scope
+        self.conv = ConvPart(scope) if is_conv(scope.kernel.aic) else None
+        if self.conv is not None:
+            return
         self.ops = find_operands(scope, scope.kernel.aic)
         self.cube_bufs = _cube_buffers(scope)
         self.tiling = cube_tiling(scope)
 
     # ---- members and Init ----------------------------------------------------------------------
     def emit(self, members: Writer, init: Writer, methods: Writer) -> None:
+        if self.conv is not None:
+            self.conv.emit(members, init, methods)
+            return
         sc, ops = self.scope, self.ops
         a_t = ctype(sc.prog.tensor(ops.a.buf).dtype)
         b_t = ctype(sc.prog.tensor(ops.b.buf).dtype)

@@ -3,6 +3,7 @@
 #define KS_TWIN_KERNEL_OPERATOR_H
 
 #include "ks_twin/copy.h"
+#include "ks_twin/cube_basic.h"
 #include "ks_twin/layout.h"
 #include "ks_twin/pipe.h"
 #include "ks_twin/runtime.h"
