@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..lower.tileir import Kernel, Program
 from .kernel import kernel_params, workspace_layout
+from .layout import topk_spec, topk_tiling_call
 from .scope import Scope, entry_name
 from .writer import Writer, camel, pascal
 
@@ -47,14 +48,19 @@ def tiling_header(prog: Program, k: Kernel) -> str:
     guard = f"{k.name.upper()}_TILING_H"
     fields, cube = tiling_values(prog, k)
     w = Writer()
+    topk = topk_spec(prog, k)
     w(f"// Tiling data of {k.name}: the schedule's constants, read by the kernel with GET_TILING_DATA.",
-      f"#ifndef {guard}", f"#define {guard}", '#include "register/tilingdata_base.h"', "")
-    w(f"BEGIN_TILING_DATA_DEF({name}TilingData)")
+      f"#ifndef {guard}", f"#define {guard}", '#include "register/tilingdata_base.h"')
+    if topk is not None:
+        w('#include "tiling/tiling_api.h"  // TopkTiling')
+    w("", f"BEGIN_TILING_DATA_DEF({name}TilingData)")
     with w.indented():
         for f, _ in fields:
             w(f"TILING_DATA_FIELD_DEF(uint32_t, {f});")
         if cube:
             w("TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);")
+        if topk is not None:
+            w("TILING_DATA_FIELD_DEF_STRUCT(TopkTiling, topkTilingData);")
     w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({name}, {name}TilingData)")
     w(f"#endif  // {guard}")
     return w.text()
@@ -66,6 +72,12 @@ def _fill(w: Writer, var: str, prog: Program, k: Kernel, setter: bool) -> None:
         w(f"{var}.set_{f}({v});" if setter else f"{var}.{f} = {v};")
     for f, v in cube.items():
         w(f"{var}.cubeTilingData.{f} = {v};")
+    topk = topk_spec(prog, k)
+    if topk is not None:
+        if not setter:
+            w("platform_ascendc::PlatformAscendC ascendcPlatform;")
+        w(f"// TopK: one row of {topk.n} (padded to {topk.inner}) per call, top {topk.k}",
+          topk_tiling_call(topk, "ascendcPlatform", f"{var}.topkTilingData"))
 
 
 def host_source(prog: Program, k: Kernel) -> str:
@@ -88,13 +100,13 @@ def host_source(prog: Program, k: Kernel) -> str:
                                    [f"{camel(p)}Shape.GetDim({d}) != {n}" for d, n in enumerate(shape)])
                 with w.block(f"if ({cond})"):
                     w("return ge::GRAPH_FAILED;")
-            w(f"{name}TilingData tiling;")
+            w("auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
+              f"{name}TilingData tiling;")
             _fill(w, "tiling", prog, k, setter=True)
             w(f"context->SetBlockDim({k.block_dim});", "context->SetTilingKey(0);",
               "tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), "
               "context->GetRawTilingData()->GetCapacity());",
               "context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
-              "auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
               "size_t* currentWorkspace = context->GetWorkspaceSizes(1);",
               f"currentWorkspace[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + {workspace_bytes(prog, k)};",
               "return ge::GRAPH_SUCCESS;")

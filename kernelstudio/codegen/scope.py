@@ -71,6 +71,7 @@ class Scope:
     locals_: dict[str, str] = field(default_factory=dict)  # buffer -> bound LocalTensor name
     members: set[str] = field(default_factory=set)  # buffers whose LocalTensor is a class member
     work: dict[str, int] = field(default_factory=dict)  # dtype -> elements of reduce scratch
+    scratch: dict[str, tuple[int, str]] = field(default_factory=dict)  # TBuf member -> (bytes, purpose)
 
     def __post_init__(self) -> None:
         self.tiling = dict(self.kernel.tiling)
@@ -142,6 +143,12 @@ class Scope:
     def need_work(self, dtype: str, elems: int) -> None:
         """Ask for reduce scratch of `elems` elements of `dtype` (the kernel gets one TBuf)."""
         self.work[dtype] = max(self.work.get(dtype, 0), elems)
+
+    def need_scratch(self, member: str, nbytes: int, purpose: str) -> str:
+        """Ask for a VECCALC TBuf named `member` of at least `nbytes` (32-byte rounded); returns `member`."""
+        old = self.scratch.get(member, (0, purpose))[0]
+        self.scratch[member] = (max(old, (nbytes + 31) // 32 * 32, 32), purpose)
+        return member
 
 
 def local_name(name: str) -> str:

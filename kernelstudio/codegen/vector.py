@@ -11,6 +11,9 @@ for the vector pipe (`V_S` event), as on the chip.
 Copies. GM<->UB moves use `DataCopy` when every row is whole 32-byte blocks (provably, for all
 loop values), else `DataCopyPad` with `DataCopyExtParams` (byte lengths, GM gaps in bytes, UB gaps
 in 32-byte blocks), which is how tails are moved.
+
+select (ks.where), transpose and TopK, and the events around scalar reads of UB, are in layout.py,
+which adds its rules to the tables here.
 """
 
 from __future__ import annotations
@@ -283,8 +286,8 @@ def _vec_unary(op: str, s: VecOp, m: Method) -> None:
             m.w(f"AscendC::Duplicate({rows.operand(s.dst)}, static_cast<{t}>({v}), {rows.count});")
     elif op == "copy":
         isz = sc.itemsize(s.dst)
-        if _contiguous(s.dst) and _contiguous(src) and sc.multiple(E.mul(E.mul(s.dst.rows, s.dst.cols), isz),
-                                                                    BLOCK):
+        whole = sc.multiple(E.mul(E.mul(s.dst.rows, s.dst.cols), isz), BLOCK)
+        if _kind(src, s.dst) == "full" and _contiguous(s.dst) and _contiguous(src) and whole:
             m.w(f"AscendC::DataCopy({sc.at(s.dst)}, {sc.at(src)}, {sc.expr(E.mul(s.dst.rows, s.dst.cols))});")
         else:
             zero = c_float(0.0, sc.dtype(s.dst))
@@ -310,17 +313,11 @@ def _round_mode(src: str, dst: str) -> str:
     return "CAST_NONE"
 
 
-def _vec_select(op: str, s: VecOp, m: Method) -> None:
-    raise UnsupportedError(f"kernel {m.scope.kernel.name}: where/select is not emitted as Ascend C yet; "
-                           "compute it unfused or rewrite it with maximum/minimum")
-
-
 VEC_RULES: dict[str, Callable[[str, VecOp, Method], None]] = {
     **{op: _vec_binary for op in BINARY},
     **{op: _vec_with_scalar for op in (*WITH_SCALAR, "duplicate")},
     **{op: _vec_unary for op in (*UNARY, "neg", "square", "copy", "cast")},
-    "select": _vec_select,
-}
+}  # select and transpose: added by layout.py
 
 
 def _vecop(s: VecOp, m: Method) -> None:
@@ -385,4 +382,3 @@ def emit_instr(s: object, m: Method) -> None:
     if comment:
         m.w(f"// {comment}")
     rule(s, m)
-
