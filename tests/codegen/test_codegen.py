@@ -10,7 +10,6 @@ import pytest
 import kernelstudio as ks
 from kernelstudio import twin
 from kernelstudio.codegen import codegen, export_project, generate_files
-from kernelstudio.errors import UnsupportedError
 
 from . import programs, reference
 from .merge import merge
@@ -77,11 +76,6 @@ def test_names_that_clash_with_cpp_are_renamed() -> None:
     prog = reference.lower(ks.relu(x))
     src = _kernel_src(prog)
     assert "GM_ADDR half_," in src and "GM_ADDR half," not in src
-
-
-def test_convolution_is_reported_as_unsupported() -> None:
-    with pytest.raises(UnsupportedError, match="Img2Col"):
-        codegen(reference.lower(reference.conv_bias_relu()))
 
 
 def test_hand_built_programs_on_the_twin(twin_cache) -> None:
