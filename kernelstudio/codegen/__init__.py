@@ -1,7 +1,8 @@
 """Ascend C code generation from TileIR: `codegen(prog) -> CodeBundle`, `export_project(prog, dir)`.
 
 Per kernel: `op_kernel/<name>.cpp` (kernel.py; vector statements in vector.py, cube statements as
-Matmul API calls in cube.py), `op_host/<name>_tiling.h` and `op_host/<name>.cpp` (host.py). One
+Matmul API calls in cube.py, or for convolutions as cube basic-API calls in conv.py),
+`op_host/<name>_tiling.h` and `op_host/<name>.cpp` (host.py). One
 `main.cpp` launches the program's kernels in order on the CPU twin (ICPU_RUN_KF) with GM
 intermediates allocated there.
 """
