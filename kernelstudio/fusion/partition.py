@@ -21,7 +21,7 @@ from ..ir.node import Node
 from ..ir.ops import Kind, Op
 from .rules import FusionRule, rule
 
-__all__ = ["FusedKernel", "FusionPlan", "partition", "view_kind"]
+__all__ = ["FusedKernel", "FusionPlan", "partition", "view_kind", "row_period"]
 
 
 def view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | None = None) -> str | None:
@@ -45,6 +45,26 @@ def view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | No
         return "col"
     if row_one and col_one:
         return "scalar"
+    if row_period(shape, space, row_dims) is not None and (col_full or col_one):
+        return "full" if col_full else "col"  # repeats every row_period rows (e.g. a per-channel bias)
+    return None
+
+
+def row_period(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | None = None) -> int | None:
+    """For a tensor whose row dims are 1s followed by the space's trailing row dims (a [C,1,1] bias on
+    [N,C,H,W], a [S,D] table on [B,S,D]): the number of rows after which its rows repeat. None when
+    the tensor has no such periodic layout (including when it is simply full or broadcast)."""
+    if len(shape) > len(space) or not space:
+        return None
+    p = len(space) - 1 if row_dims is None else row_dims
+    lead_s = ((1,) * (len(space) - len(shape)) + tuple(shape))[:p]
+    lead_o = space[:p]
+    for j in range(1, p):
+        if all(d == 1 for d in lead_s[:j]) and lead_s[j:] == lead_o[j:] and lead_s[:j] != lead_o[:j]:
+            n = 1
+            for d in lead_o[j:]:
+                n *= d
+            return n
     return None
 
 
@@ -89,6 +109,14 @@ class FusedKernel:
 
     def input_view(self, node: Node) -> str | None:
         return view_kind(node.shape, self.space, self.row_dims)
+
+    def input_period(self, node: Node) -> int | None:
+        """Rows after which `node`'s rows repeat on this kernel's space (see row_period)."""
+        return row_period(node.shape, self.space, self.row_dims)
+
+    @property
+    def row_periods(self) -> tuple[int, ...]:
+        return tuple(p for i in self.inputs if (p := self.input_period(i)) is not None)
 
     def has_row_reduction(self) -> bool:
         return any(n.info.kind is Kind.REDUCE for n in self.nodes)

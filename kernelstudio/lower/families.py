@@ -40,10 +40,13 @@ ZERO = Const(0)
 
 
 def _gm_region(name: str, view: str, cols_total: int, row_base: Expr = ZERO,
-               col_base: Expr = ZERO):
-    """Region function for a GM tensor laid out on the [rows, cols] space as `view`."""
+               col_base: Expr = ZERO, period: int | None = None):
+    """Region function for a GM tensor laid out on the [rows, cols] space as `view`; a tensor whose
+    rows repeat every `period` rows reads row r at r % period (chunks never cross a period)."""
     def region(r0: Expr, rlen: Expr, c0: Expr, clen: Expr) -> Region:
         r, c = E.add(row_base, r0), E.add(col_base, c0)
+        if period is not None:
+            r = E.mod(r, period)
         if view == "full":
             return Region(name, E.add(E.mul(r, cols_total), c), rlen, clen, Const(cols_total), gm=True)
         if view == "row":
@@ -68,7 +71,7 @@ def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base
                 f"{list(fk.space)} iteration space as a full tile, row vector, column vector or scalar; "
                 "broadcast it explicitly with broadcast_to or reshape it")
         ins.append(Operand(i, names[i], view, i.dtype,
-                           _gm_region(names[i], view, fk.cols, row_base, col_base)))
+                           _gm_region(names[i], view, fk.cols, row_base, col_base, fk.input_period(i))))
     for o in fk.outputs:
         view = fk.view(o)
         outs.append(Operand(o, names[o], view, o.dtype,

@@ -128,12 +128,30 @@ def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProf
                 raise ScheduleError(f"kernel {fk.name}: split('{ax}', {v}) is not a multiple of 16; cube tiles "
                                     f"are 16x16 fractals: use {max(16, v // 16 * 16)} or {(v // 16 + 1) * 16}")
     else:
+        g = _period_gcd(fk)
+        tr = tiles.get("tile_rows", 1)
+        if g and g % tr:
+            name = next(str(i.shape) for i in fk.inputs if fk.input_period(i))
+            divs = [d for d in (g, g // 2, g // 4, 16, 8, 4, 2, 1) if d and g % d == 0]
+            raise ScheduleError(f"kernel {fk.name}: an input of shape {name} repeats every {g} rows; a tile of "
+                                f"{tr} rows would straddle a repeat: use a divisor of {g} such as "
+                                f"{', '.join(str(d) for d in dict.fromkeys(divs))}")
         per = max(32 // itemsize(n.dtype) for n in (*fk.nodes, *fk.inputs))
         tc = tiles["tile_cols"]
         if tc < fk.cols and tc % per:
             raise ScheduleError(f"kernel {fk.name}: a vector tile of {tc} columns is not a whole number of "
                                 f"32-byte blocks ({per} elements); use a multiple of {per} or the whole row "
                                 f"({fk.cols})")
+
+
+def _period_gcd(fk: FusedKernel) -> int:
+    """gcd of the row periods of a vector kernel's periodic inputs (0: none)."""
+    import math
+
+    g = 0
+    for p in fk.row_periods:
+        g = math.gcd(g, p)
+    return g
 
 
 def _pow2_at_most(n: int) -> int:
@@ -177,10 +195,14 @@ def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
             continue
         tr = max(1, -(-R // cores)) if R >= cores else 1
         tr = min(tr, 1024)
+        g = _period_gcd(fk)
         while tr >= 1:
+            if g and g % tr:  # tiles must not straddle the repeat of a periodic input
+                tr -= 1
+                continue
             if _fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
                 return {"tile_rows": tr, "tile_cols": tc, "order": d["order"]}
-            tr //= 2
+            tr = tr // 2 if not g else tr - 1
     return {"tile_rows": tr_user or 1, "tile_cols": tc_cands[-1], "order": d["order"]}
 
 

@@ -97,3 +97,10 @@ def test_conv_bias_relu_reference_size_three_way(twin_cache) -> None:
     start = time.perf_counter()
     reference.three_way(out, reference.lower(out), twin_cache)
     assert time.perf_counter() - start < 60
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_batched_conv_with_per_channel_bias_three_way(fuse: bool, twin_cache) -> None:
+    # the [Cout,1,1] bias repeats every Cout rows of the [N*Cout, H*W] space
+    out = conv_bias_relu(n=2, hw=(10, 9), cout=24)
+    reference.three_way(out, reference.lower(out, fuse=fuse), twin_cache, seed=7)

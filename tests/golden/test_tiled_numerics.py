@@ -123,3 +123,26 @@ def test_topk_values_and_indices_share_one_kernel():
     v, i = ks.topk(s, 4)
     sch = ks.create_schedule((v, i))
     assert len(sch.kernels) == 1 and len(sch.kernels[0].outputs) == 2
+
+
+@pytest.mark.parametrize("fuse", [True, False])
+def test_periodic_operands_batched_conv_bias_and_shared_table(fuse):
+    out = REFERENCE["conv_bias_relu"](n=3, cin=16, hw=12, cout=32)
+    _check(out, ks.lower(ks.create_schedule(out, fuse=fuse), "ascend910b2"))
+    a = ks.placeholder((3, 10, 24), "float32", name="a")
+    t = ks.placeholder((10, 24), "float32", name="t")
+    out = ks.exp(a) + t
+    s = ks.create_schedule(out, fuse=fuse)
+    for k in s.kernels:
+        s[k.name].split(0, 1).split(1, 5)  # 5 rows: a divisor of the 10-row repeat of t
+    _check(out, ks.lower(s, "ascend910b2"))
+
+
+def test_tile_straddling_a_periodic_operand_is_refused():
+    a = ks.placeholder((3, 10, 24), "float32", name="a")
+    t = ks.placeholder((10, 24), "float32", name="t")
+    out = ks.exp(a) + t
+    s = ks.create_schedule(out)
+    s[out].split(1, 4)
+    with pytest.raises(ks.ScheduleError, match="repeats every 10 rows"):
+        ks.lower(s, "ascend910b2")
