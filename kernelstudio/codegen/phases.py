@@ -86,7 +86,7 @@ def exprs_of(s: Stmt) -> list[Expr]:
     if isinstance(s, Mmad):
         out += [s.m, s.k, s.n, s.init]
     if isinstance(s, Img2Col):
-        out += [s.oh0, s.h0, s.pixels]
+        out += [s.p0, s.pixels, s.k0, s.klen, s.h0]
     if isinstance(s, TopK):
         out.append(s.index_base)
     return out
