@@ -14,10 +14,10 @@ from kernelstudio.codegen import codegen
 TOL = {"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-4)}
 
 
-def mla_prolog_lite() -> ks.Tensor:
-    x = ks.placeholder((1, 64, 256), "float16", name="x")
-    w = ks.placeholder((512, 256), "float16", name="w")
-    b = ks.placeholder((512,), "float16", name="bias")
+def mla_prolog_lite(m: int = 64, k: int = 256, n: int = 512) -> ks.Tensor:
+    x = ks.placeholder((1, m, k), "float16", name="x")
+    w = ks.placeholder((n, k), "float16", name="w")
+    b = ks.placeholder((n,), "float16", name="bias")
     return ks.gelu(ks.layer_norm(ks.matmul(x, w, transpose_b=True)) + b)
 
 
@@ -46,18 +46,19 @@ def conv_bias_relu() -> ks.Tensor:
 
 REFERENCE: dict[str, Callable[[], ks.Tensor]] = {
     "mla_prolog_lite": mla_prolog_lite, "softmax": softmax, "layer_norm": layer_norm, "chain": chain,
+    # sizes that divide no tile: m, k, n tails in the cube part and row tails in the epilogue
+    "mla_prolog_lite_tails": lambda: mla_prolog_lite(50, 200, 300),
 }
 
 
 def lower(out: ks.Tensor, fuse: bool = True, double_buffer: bool | None = None,
           split: tuple[int | str, int] | None = None) -> ks.lower.__class__:
     s = ks.create_schedule(out, fuse=fuse)
-    if double_buffer is not None or split is not None:
-        st = s[out]
-        if double_buffer is not None:
-            st.double_buffer(double_buffer)
-        if split is not None:
-            st.split(*split)
+    if double_buffer is not None:
+        for k in s.kernels:  # every kernel of the plan, unfused ones included
+            s[k.name].double_buffer(double_buffer)
+    if split is not None:
+        s[out].split(*split)
     return ks.lower(s, target="ascend910b2")
 
 

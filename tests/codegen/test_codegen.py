@@ -92,11 +92,8 @@ def test_hand_built_programs_on_the_twin(twin_cache) -> None:
         np.testing.assert_allclose(np.asarray(got[name], np.float32), want, rtol=2e-2, atol=2e-2, err_msg=name)
 
 
-CASES = [
-    ("mla_prolog_lite", True, None), ("mla_prolog_lite", False, None), ("mla_prolog_lite", True, False),
-    ("softmax", True, True), ("softmax", True, False), ("layer_norm", True, None), ("layer_norm", False, None),
-    ("chain", True, True), ("chain", False, False),
-]
+CASES = [(name, fuse, double) for name in ("mla_prolog_lite", "mla_prolog_lite_tails", "softmax", "layer_norm",
+                                            "chain") for fuse in (True, False) for double in (True, False)]
 
 
 @pytest.mark.parametrize(("name", "fuse", "double"), CASES)
