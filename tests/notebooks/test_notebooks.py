@@ -17,4 +17,5 @@ def test_notebook_runs(path):
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    assert any("max |golden - tiled|" in o.get("text", "") for o in outputs)
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "max |golden - tiled|" in text and "max |golden - twin|" in text and "speedup from fusion" in text
