@@ -5,7 +5,7 @@
   L2 (per-core L2 rate x AI cores) for L2-resident data (workspaces, and intermediates read soon
   after an earlier kernel wrote them while they still fit `l2_bytes`). Its duration is
   `max(curve, bytes * share / chip_bytes_per_cycle)`, where `share` is the time-averaged number of
-  moves on that memory in flight during it (multicore.py computes it).
+  moves on that memory in flight during its executions in the same wave (multicore.py computes it).
 - Mmad: `mmad_cycles(m, k, n, dtype)`; 2*m*k*n flops.
 - Vector ops and reductions: `vector_cycles(op, dtype, rows*cols)` (reductions with `rows=`, and an
   extra add/max over the row results when accumulating).

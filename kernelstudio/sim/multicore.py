@@ -6,23 +6,33 @@ g*aiv_per_aic + sub. Blocks placed on the same core(s) run one after another (wa
 starts when its cores finished the previous block. Each block is simulated from idle cores, so
 its timeline relative to its start does not depend on the wave it runs in.
 
-Memory sharing (exact and simple). A GM move's duration is max(single-core curve,
+Memory sharing, per wave. A GM move's duration is max(single-core curve,
 bytes * share / chip bytes per cycle) on its memory (HBM, or L2 for L2-resident data; costs.py).
-`share` of a static move instruction is the time-averaged number of moves on that memory in
-flight (all cores, itself included) during its executions: sum over its executions of the
-integral of the in-flight count, divided by their total duration. It is found by fixed-point
-iteration: simulate with share 1, measure, simulate again with the measured shares, until the
-shares change by less than 1% (at most MAX_PASSES simulations). With n identical cores streaming
-together this gives each exactly 1/n of the chip bandwidth.
+Block b runs in wave b // (core groups). `share` of a static move instruction in a wave is the
+time-averaged number of moves on that memory in flight (all cores and waves, itself included)
+during its executions in that wave: sum over those executions of the integral of the in-flight
+count, divided by their total duration. So a sparsely populated last wave sees its own
+concurrency, not the crowded first wave's. Shares are found by fixed-point iteration: simulate
+with share 1, measure, simulate again with the measured shares, until no share changes by more
+than 1% (at most MAX_PASSES simulations). With n identical cores streaming together this gives
+each exactly 1/n of the chip bandwidth.
+
+Waves make time not monotone in the core count: blocks that do not fill the last wave run at
+the single-core curve while the chip's bandwidth idles, so 49 one-tile blocks take a crowded
+48-block wave plus a latency-bound 1-block wave on 48 cores but two half-full, bandwidth-bound
+waves on 26 cores (faster). What does hold: k times the cores is never slower (each of its waves
+does the work of k waves of the smaller chip, and a move's time is subadditive in the number of
+moves sharing the memory), and neither is a chip that runs every block in one wave.
 
 Shortcuts (off with exact=True). Blocks whose fingerprints (program.fingerprint: sizes, trip
-counts, branches) are equal are simulated once and their events copied to the other blocks'
-cores and start times; steady-state loops are extrapolated inside the engine. Both are exact
-when their preconditions hold; tests compare them with the full simulation.
+counts, branches) are equal and whose waves have equal shares are simulated once and their events
+copied to the other blocks' cores and start times; steady-state loops are extrapolated inside the
+engine. Both are exact when their preconditions hold; tests compare them with the full simulation.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,9 +75,9 @@ class ProgramRun:
     statics: list[StaticInstr]
     kernels: list[KernelRun]
     passes: int
-    shares: dict[int, float]
+    shares: dict[int, float]  # sid -> share averaged over all its executions (measured last)
+    wave_shares: dict[tuple[int, int], float]  # (sid, wave) -> share the final pass priced with
     memory: dict[int, str]  # sid -> "hbm" | "l2" for GM moves
-    pricer: Pricer
     outer_ids: np.ndarray
 
 
@@ -106,20 +116,27 @@ def _env(kernel: Kernel, blk: int, sub: int) -> dict:
     return env
 
 
-def _classes(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcuts: bool) -> list[int]:
-    """For each block, the block simulated in its place (itself, or an identical earlier block)."""
+def _block_keys(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcuts: bool) -> list[tuple]:
+    """Per block: its fingerprint over all its cores, or a key unique to it (no shortcut)."""
     _, cores_of = _placement(kernel, profile)
     layout = cores_of(0)
-    classes: dict = {}
-    rep_of: list[int] = []
+    keys: list[tuple] = []
     for b in range(kernel.block_dim):
         key: tuple = ("u", b)
         if shortcuts:
             fps = tuple(fingerprint(sides[side], _env(kernel, b, sub)) for side, sub, _ in layout)
             if all(f is not None for f in fps):
                 key = fps
-        rep_of.append(classes.setdefault(key, b))
-    return rep_of
+        keys.append(key)
+    return keys
+
+
+def _classes(keys: list[tuple], waves: list[int], wave_key: dict[int, tuple]) -> list[int]:
+    """For each block, the block simulated in its place (itself, or an earlier block with the same
+    fingerprint whose wave has the same memory shares)."""
+    classes: dict = {}
+    return [classes.setdefault((key, wave_key.get(w, ())), b)
+            for b, (key, w) in enumerate(zip(keys, waves, strict=True))]
 
 
 @dataclass
@@ -130,17 +147,20 @@ class _KernelSim:
     sim: dict[int, tuple[float, list[np.ndarray], int, int]]  # rep -> (cycles, rows per core, ...)
     starts: list[float]
     cycles: float
+    waves: list[int]  # per block: its wave (how many blocks ran on its cores before it)
 
 
-def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list[int], pricer: Pricer,
-                     profile, shortcuts: bool, outer_ids: np.ndarray, inner_ids: np.ndarray) -> _KernelSim:
+def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list[int],
+                     pricer_of: Callable[[int], Pricer], profile, shortcuts: bool, outer_ids: np.ndarray,
+                     inner_ids: np.ndarray) -> _KernelSim:
+    """Simulate each block class once (block `rep` priced by `pricer_of(rep)`) and place every block."""
     groups, cores_of = _placement(kernel, profile)
     layout = cores_of(0)
     sim: dict[int, tuple[float, list[np.ndarray], int, int]] = {}
     for rep in sorted(set(rep_of)):
         runners = []
         for side, sub, _ in layout:
-            r = Runner(sides[side], _env(kernel, rep, sub), pricer, profile.scalar_issue_cycles,
+            r = Runner(sides[side], _env(kernel, rep, sub), pricer_of(rep), profile.scalar_issue_cycles,
                        shortcuts, outer_ids, inner_ids)
             r.name = f"kernel {kernel.name} block {rep} {side}{sub if side == 'aiv' else ''}"
             runners.append(r)
@@ -159,7 +179,8 @@ def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list
         g = b % groups
         starts.append(free_at[g])
         free_at[g] += sim[rep_of[b]][0]
-    return _KernelSim(kernel, sides, rep_of, sim, starts, max(free_at) if free_at else 0.0)
+    waves = [b // groups for b in range(kernel.block_dim)]
+    return _KernelSim(kernel, sides, rep_of, sim, starts, max(free_at) if free_at else 0.0, waves)
 
 
 def _materialize(ks: _KernelSim, profile, outer_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -225,38 +246,48 @@ def _remap_tiles(a: np.ndarray, rep_bounds: dict, own_bounds: dict, outer_ids: n
         a[m, 4] = s1 + (a[m, 4] - s0) / st0 * st1
 
 
-def _shares(sims: list[_KernelSim], memory: dict[int, str], nstatics: int) -> dict[int, float]:
-    """Time-averaged number of same-memory moves in flight during each static move (see module doc).
+def _round(x: float) -> float:
+    """A share to 9 significant digits: waves whose shares differ only by rounding noise of the
+    time integrals (far below the 1% convergence tolerance) price identically and share a class."""
+    return float(f"{x:.9g}")
+
+
+def _shares(sims: list[_KernelSim], memory: dict[int, str],
+            nstatics: int) -> tuple[dict[tuple[int, int], float], dict[int, float]]:
+    """Time-averaged number of same-memory moves in flight during each static move (see module doc):
+    per (static instruction, wave), and per static instruction over all its executions.
 
     Blocks of one class starting at the same time have identical moves: they count once, weighted."""
-    out: dict[int, float] = {}
+    per_wave: dict[tuple[int, int], float] = {}
+    overall: dict[int, float] = {}
     if not memory:
-        return out
+        return per_wave, overall
     lut = np.zeros(max(nstatics, 1), dtype=np.int64)
     for sid, kind in memory.items():
         lut[sid] = 1 if kind == "hbm" else 2
     for ks in sims:
-        groups: dict[tuple[int, float], int] = {}
+        groups: dict[tuple[int, float, int], int] = {}
         for b, rep in enumerate(ks.rep_of):
-            key = (rep, ks.starts[b])
+            key = (rep, ks.starts[b], ks.waves[b])
             groups[key] = groups.get(key, 0) + 1
+        nwaves = max(ks.waves, default=0) + 1
         gm_rows = {}
         for rep, (_, arrays, _, _) in ks.sim.items():
             parts = [a[lut[a[:, 3].astype(np.int64)] > 0] for a in arrays if len(a)]
             gm_rows[rep] = np.concatenate(parts) if parts else np.empty((0, 8))
         for kind in (1, 2):
             ss, ee, ids, ws = [], [], [], []
-            for (rep, start), count in groups.items():
+            for (rep, start, wave), count in groups.items():
                 a = gm_rows[rep]
                 m = (lut[a[:, 3].astype(np.int64)] == kind) & (a[:, 1] > a[:, 0])
                 if m.any():
                     ss.append(a[m, 0] + start)
                     ee.append(a[m, 1] + start)
-                    ids.append(a[m, 3].astype(np.int64))
+                    ids.append(a[m, 3].astype(np.int64) * nwaves + wave)
                     ws.append(np.full(int(m.sum()), float(count)))
             if not ss:
                 continue
-            s, e, sid, w = (np.concatenate(x) for x in (ss, ee, ids, ws))
+            s, e, idx, w = (np.concatenate(x) for x in (ss, ee, ids, ws))
             b = np.concatenate([s, e])
             d = np.concatenate([w, -w])
             order = np.argsort(b, kind="stable")
@@ -264,11 +295,29 @@ def _shares(sims: list[_KernelSim], memory: dict[int, str], nstatics: int) -> di
             cover = np.cumsum(d)
             f = np.concatenate([[0.0], np.cumsum(cover[:-1] * np.diff(b))])
             integral = np.interp(e, b, f) - np.interp(s, b, f)
-            num = np.bincount(sid, weights=integral * w)
-            den = np.bincount(sid, weights=(e - s) * w)
+            num = np.bincount(idx, weights=integral * w)
+            den = np.bincount(idx, weights=(e - s) * w)
             for i in np.nonzero(den)[0]:
-                out[int(i)] = max(1.0, float(num[i] / den[i]))
-    return out
+                per_wave[(int(i) // nwaves, int(i) % nwaves)] = max(1.0, _round(num[i] / den[i]))
+            sid = idx // nwaves
+            num_s = np.bincount(sid, weights=integral * w)
+            den_s = np.bincount(sid, weights=(e - s) * w)
+            for i in np.nonzero(den_s)[0]:
+                overall[int(i)] = max(1.0, float(num_s[i] / den_s[i]))
+    return per_wave, overall
+
+
+class _Pricers:
+    """One Pricer per distinct set of shares (blocks of waves with equal shares reuse its tables)."""
+
+    def __init__(self, profile, statics: list[StaticInstr], l2_sets: list[set[str]]) -> None:
+        self.args = (profile, statics, l2_sets)
+        self.made: dict[tuple, Pricer] = {}
+
+    def get(self, shares: tuple[tuple[int, float], ...]) -> Pricer:
+        if shares not in self.made:
+            self.made[shares] = Pricer(*self.args, dict(shares))
+        return self.made[shares]
 
 
 def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
@@ -287,21 +336,35 @@ def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
     l2_sets = l2_resident_tensors(prog, profile.l2_bytes)
     probe = Pricer(profile, statics, l2_sets)
     memory = {s.sid: probe.memory_of(s) for s in statics if probe.memory_of(s)}
-    reps = [_classes(k, sides_per_kernel[i], profile, not exact) for i, k in enumerate(prog.kernels)]
-    shares: dict[int, float] = {}
+    keys = [_block_keys(k, sides_per_kernel[i], profile, not exact) for i, k in enumerate(prog.kernels)]
+    waves = []
+    for k in prog.kernels:
+        groups, _ = _placement(k, profile)
+        waves.append([b // groups for b in range(k.block_dim)])
+    shares: dict[tuple[int, int], float] = {}
+    overall: dict[int, float] = {}
+    pricers = _Pricers(profile, statics, l2_sets)
     passes = 0
     while True:
-        pricer = Pricer(profile, statics, l2_sets, shares)
-        sims = [_simulate_kernel(k, sides_per_kernel[i], reps[i], pricer, profile, not exact, outer_ids,
-                                 inner_ids) for i, k in enumerate(prog.kernels)]
+        by_wave: dict[tuple[int, int], dict[int, float]] = {}
+        for (sid, w), v in shares.items():
+            by_wave.setdefault((statics[sid].kernel, w), {})[sid] = v
+        sims = []
+        for i, k in enumerate(prog.kernels):
+            wave_key = {w: tuple(sorted(d.items())) for (kk, w), d in by_wave.items() if kk == i}
+            rep_of = _classes(keys[i], waves[i], wave_key)
+            sims.append(_simulate_kernel(
+                k, sides_per_kernel[i], rep_of,
+                lambda b, ws=waves[i], wk=wave_key: pricers.get(wk.get(ws[b], ())),
+                profile, not exact, outer_ids, inner_ids))
         passes += 1
         if passes >= MAX_PASSES:
             break
-        new = _shares(sims, memory, len(statics))
+        new, overall = _shares(sims, memory, len(statics))
         changed = any(abs(new.get(s, 1.0) - shares.get(s, 1.0)) > SHARE_TOLERANCE * shares.get(s, 1.0)
                       for s in set(new) | set(shares))
         if not changed:
             break
         shares = new
     runs = [_kernel_run(ks, profile, len(statics)) for ks in sims]
-    return ProgramRun(statics, runs, passes, shares, memory, pricer, outer_ids)
+    return ProgramRun(statics, runs, passes, overall, shares, memory, outer_ids)
