@@ -116,14 +116,14 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
                 Let("c0", E.mul(ci, tc)), Let("clen", E.min(tc, E.sub(C, Var("c0"))))]
         body = vb.chunk(Var("r0"), Var("rlen"), Var("c0"), Var("clen"))
         scheme = ""
-    loop = Loop("t", Var("blk"), Const(total), Const(bd), (*lets, *body),
+    loop = Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),
                 comment=f"parallel_loop: {total} tiles of {tr}x{tc} over {bd} cores")
     notes = list(cfg.notes) + ([scheme] if scheme else [])
     return Kernel(
         name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
         params=tuple(names[i] for i in fk.inputs) + tuple(names[o] for o in fk.outputs),
         buffers=tuple(vb.buffers.values()), aiv=(loop,),
-        tiling=(("rows", R), ("cols", C), ("tile_rows", tr), ("tile_cols", tc), ("tiles", total)),
+        tiling=(("rows", R), ("cols", C), ("tile_rows", tr), ("tile_cols", tc), ("tiles", total), ("block_dim", bd)),
         ops=tuple(names[n] for n in fk.nodes), notes=tuple(notes), vec_per_block=1)
 
 
@@ -293,7 +293,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                         b_layout="nk" if (cs.tb or cs.conv) else "kn", a_layout="km" if cs.ta else "mk",
                         comment=f"{names[cs.root]} = {cs.root.op.value}"),
                    Free("a2"), Free("b2")]
-        s += [Alloc("c"), Loop("ko", Const(0), Const(kt), Const(1), tuple(k_body),
+        s += [Alloc("c"), Loop("ko", Const(0), Var("k_tiles"), Const(1), tuple(k_body),
                                comment=f"split_loop: k in tiles of {tk}")]
         if cs.conv:
             s.append(Free("slab"))
@@ -313,7 +313,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                  Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
                       comment=f"FixPipe: {out_name} float32 -> {out_node.dtype}"),
                  Free("c")]
-        aic = (Loop("t", Var("blk"), Const(total), Const(bd), (*lets, *stmts),
+        aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *stmts),
                     comment=f"parallel_loop: {total} C tiles of {tm}x{tn} over {bd} cores"),)
         kernel_type, vec = "AIC_ONLY", 1
         params = (cs.a_name, cs.b_name, out_name)
@@ -335,7 +335,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             fix = Copy(Region(ws_name, E.add(slot_base, Var("n0")), Var("mlen"), nlen, Const(unit_cols), gm=True),
                        Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
                        comment=f"FixPipe: C tile -> workspace (float32 -> {ws_dtype})")
-            n_loop = Loop("ni", Const(0), Const(nt), Const(1),
+            n_loop = Loop("ni", Const(0), Var("n_tiles"), Const(1),
                           (Let("n0", n0), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0")))), *tile, fix, Free("c")),
                           comment=f"all {nt} n tiles of the row block: the epilogue needs whole rows")
             body = [*unit_lets, wait_free, n_loop, CrossSet(FLAG_FULL, Pipe.FIX)]
@@ -345,7 +345,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                        comment=f"FixPipe: C tile -> workspace (float32 -> {ws_dtype})")
             body = [*unit_lets, *c_tile(Var("n0"), Var("nlen")), wait_free, fix, Free("c"),
                     CrossSet(FLAG_FULL, Pipe.FIX)]
-        aic = (Loop("t", Var("blk"), Const(total), Const(bd), (*lets, *body),
+        aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),
                     comment=f"parallel_loop: {total} {'row blocks' if row_block else 'C tiles'} over {bd} cores"),)
         # ---- the AIV epilogue
         row_base = E.add(E.mul(Var("bi"), cs.M), Var("m0"))
@@ -391,7 +391,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                     Let("half", ceil_div(Var("mlen"), 2)), Let("rs", E.mul(Var("sub"), Var("half"))),
                     Let("rl", E.max(0, E.min(Var("half"), E.sub(Var("mlen"), Var("rs"))))),
                     chunk_loop, CrossSet(FLAG_FREE, Pipe.MTE2)]
-        aiv = (Loop("t", Var("blk"), Const(total), Const(bd), tuple(aiv_body),
+        aiv = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), tuple(aiv_body),
                     comment="same walk as the cube core; each AIV takes half the rows"),)
         bufs.update(vb.buffers)
         kernel_type, vec = "MIX_AIC_1_2", 2
@@ -400,7 +400,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         ops = tuple(names[n] for n in fk.nodes)
         cfg = cfg.noted(scheme)
     tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
-              ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total))
+              ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total),
+              ("block_dim", bd))
     if mixed and not cfg.aic_only:
         tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,

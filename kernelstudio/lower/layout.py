@@ -46,11 +46,11 @@ def _ub(name: str, dtype: str, rows: int, cols: int, depth: int, q: QuePos | Non
 
 def _kernel(fk: FusedKernel, names: dict[Node, str], bufs: list[Buffer], body: tuple[Stmt, ...], total: int,
             bd: int, tiling: tuple[tuple[str, int], ...], note: str) -> Kernel:
-    loop = Loop("t", Var("blk"), Const(total), Const(bd), body,
+    loop = Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), body,
                 comment=f"parallel_loop: {total} tiles over {bd} cores")
     return Kernel(name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
                   params=tuple(names[i] for i in fk.inputs) + tuple(names[o] for o in fk.outputs),
-                  buffers=tuple(bufs), aiv=(loop,), tiling=tiling + (("tiles", total),),
+                  buffers=tuple(bufs), aiv=(loop,), tiling=tiling + (("tiles", total), ("block_dim", bd)),
                   ops=tuple(names[n] for n in fk.nodes), notes=(note,), vec_per_block=1)
 
 
