@@ -99,6 +99,7 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
     total = rt * ct
     bd = max(1, min(cfg.cores, total))
     lets: list[Stmt]
+    pre: list[Stmt] = []
     if reduce or ct == 1:
         lets = [Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(R, E.mul(Var("t"), tr))))]
         if reduce and tc < C:
@@ -106,6 +107,7 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
             scheme = (f"row reduction: multi-pass over column chunks of {tc} (a {C}-wide row does not fit "
                       f"UB at this tile); statistics first, then the outputs")
         else:
+            pre = vb.hoist(Const(C))  # row vectors (bias, gamma) are the same for every tile
             body = vb.chunk(Var("r0"), Var("rlen"), Const(0), Const(C))
             scheme = ("row reduction: full-row tiles (each tile holds whole rows in UB)" if reduce else "")
     else:
@@ -122,7 +124,7 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
     return Kernel(
         name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
         params=tuple(names[i] for i in fk.inputs) + tuple(names[o] for o in fk.outputs),
-        buffers=tuple(vb.buffers.values()), aiv=(loop,),
+        buffers=tuple(vb.buffers.values()), aiv=(*pre, loop),
         tiling=(("rows", R), ("cols", C), ("tile_rows", tr), ("tile_cols", tc), ("tiles", total), ("block_dim", bd)),
         ops=tuple(names[n] for n in fk.nodes), notes=tuple(notes), vec_per_block=1)
 
@@ -362,11 +364,13 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                         VecConfig(vr, vc, depth, cfg.aligned, cfg.inline_scalars), skip=(out_node,),
                         row_len=cs.N)
         ucols = Const(cs.N) if row_block else Var("nlen")
+        pre: list[Stmt] = []
         if row_block and vc < cs.N:
             inner = vb.multipass(Const(0), Var("crlen"), Const(0), ucols, "ci")
             scheme = (f"row reduction epilogue: multi-pass over column chunks of {vc} (rows of {cs.N} do "
                       "not fit UB); each AIV re-reads its rows from the L2-resident workspace")
         elif row_block:
+            pre = vb.hoist(ucols)  # row vectors (bias, gamma) are the same for every row block
             inner = vb.chunk(Const(0), Var("crlen"), Const(0), ucols)
             scheme = (f"row reduction epilogue: full rows ({cs.N} columns) per chunk of {vr} rows; the cube "
                       f"computes all {nt} n tiles of a row block before handing it over")
@@ -391,8 +395,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                     Let("half", ceil_div(Var("mlen"), 2)), Let("rs", E.mul(Var("sub"), Var("half"))),
                     Let("rl", E.max(0, E.min(Var("half"), E.sub(Var("mlen"), Var("rs"))))),
                     chunk_loop, CrossSet(FLAG_FREE, Pipe.MTE2)]
-        aiv = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), tuple(aiv_body),
-                    comment="same walk as the cube core; each AIV takes half the rows"),)
+        aiv = (*pre, Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), tuple(aiv_body),
+                          comment="same walk as the cube core; each AIV takes half the rows"))
         bufs.update(vb.buffers)
         kernel_type, vec = "MIX_AIC_1_2", 2
         params = (*dict.fromkeys([cs.a_name, cs.b_name, *(names[i] for i in fk.inputs if i is not out_node)]),

@@ -105,6 +105,7 @@ class VectorBody:
         self._free: dict[str, list[str]] = {}
         self._n = 0
         self._stage = self._stages()
+        self.hoisted: dict[Node, Region] = {}  # loop-invariant inputs loaded once (see hoist)
 
     # ---- buffers ------------------------------------------------------------------------
     def _shape(self, view: str, dtype: str) -> tuple[int, int]:
@@ -281,15 +282,29 @@ class VectorBody:
                 last[i] = idx
         return last
 
+    def hoist(self, c_total: Expr) -> list[Stmt]:
+        """Load row-vector and scalar inputs once, before the tile loop, into buffers kept for every
+        full-width chunk (loop-invariant: they do not depend on the rows); returns those statements."""
+        out: list[Stmt] = []
+        for o in self.inputs.values():
+            if o.view in ("row", "scalar"):
+                buf = self._buffer(f"acc_{ident(o.name)}_{o.view}", o.view, self.cdt, None, f"{o.name} kept")
+                vals: dict[Node, Region] = {}
+                frees: list[Stmt] = []
+                self._load(o, Const(0), Const(1), Const(0), c_total, out, out, vals, frees, dst_buf=buf)
+                self.hoisted[o.node] = vals[o.node]
+        return out
+
     def chunk(self, r0: Expr, rlen: Expr, c0: Expr, clen: Expr) -> list[Stmt]:
         """All ops on one resident chunk: CopyIn, Compute, CopyOut (the full-row scheme)."""
         copy_in: list[Stmt] = []
         compute: list[Stmt] = []
         copy_out: list[Stmt] = []
         frees: list[Stmt] = []
-        vals: dict[Node, Region] = {}
+        vals: dict[Node, Region] = dict(self.hoisted)
         for o in self.inputs.values():
-            self._load(o, r0, rlen, c0, clen, copy_in, compute, vals, frees)
+            if o.node not in self.hoisted:
+                self._load(o, r0, rlen, c0, clen, copy_in, compute, vals, frees)
         keep = {o.node for o in self.outputs}
         last = self._last_uses(self.nodes)
         for idx, n in enumerate(self.nodes):
