@@ -71,4 +71,5 @@ def round_to(dtype: str, a: np.ndarray | float) -> np.ndarray:
     if target.kind == "i" and arr.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             return np.trunc(arr).astype(np.int64).astype(target)
-    return arr.astype(target)
+    with np.errstate(over="ignore"):  # out-of-range floats become +-inf, as a hardware cast does
+        return arr.astype(target)
