@@ -48,12 +48,10 @@ def _plan(scope: Scope, stmts: tuple) -> tuple[Plan, list[MethodDef]]:
     return plan, methods
 
 
-def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method, synced: frozenset[str] = frozenset()) -> None:
-    """Process() statements; `synced`: buffers whose scalar reads an enclosing loop already waited for."""
+def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method) -> None:
+    """Process() statements (loops, lets, ifs, method calls, inline instructions)."""
     for node in plan:
         if isinstance(node, Let):
-            for ev in layout.let_events(scope, layout.loaded_buffers(node) - synced):
-                m.sync(ev)
             w(f"const int32_t {scope.var(node.var)} = {scope.expr(node.value)};")
         elif isinstance(node, Call):
             md = node.method
@@ -64,13 +62,7 @@ def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method, synced: frozenset
         else:
             stmt, children = node
             c = f"  // {stmt.comment}" if stmt.comment else ""
-            post: list[str] = []
-            inner = synced
             if isinstance(stmt, Loop):
-                pre, post, covered = layout.loop_events(scope, stmt)
-                for ev in pre:
-                    m.sync(ev)
-                inner = synced | covered
                 v = scope.var(stmt.var)
                 step = scope.expr(stmt.step)
                 inc = f"++{v}" if step == "1" else f"{v} += {step}"
@@ -80,10 +72,8 @@ def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method, synced: frozenset
                 head = f"if ({scope.expr(stmt.cond)})"
             w(head + " {" + c)
             with w.indented():
-                _emit_plan(children, scope, w, m, inner)
+                _emit_plan(children, scope, w, m)
             w("}")
-            for ev in post:
-                m.sync(ev)
 
 
 def _walk_plan(plan: Plan):

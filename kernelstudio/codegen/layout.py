@@ -20,11 +20,10 @@ TopK. The high-level `TopK<T, isInitIndex=true>` API in Normal mode, one row per
 `ArithProgression` 0..inner-1; rows whose length is not a multiple of 32 are copied into a scratch
 row of `inner` elements padded with -inf. Values come out descending, ties to the lower index.
 
-Gather. A loop whose `Let` reads `Load(buf, i)` is preceded by `SetFlag/WaitFlag<HardEvent::MTE2_S>`
-(or `V_S` when a vector op wrote buf), so the scalar read waits for the copy of the index tile. GM->UB
-copies into a VECOUT tensor inside a loop are MTE2 writes that the queue's V->MTE3 events do not
-cover: the loop is preceded by `MTE3_MTE2` (the slot's previous copy-out is done) and followed by
-`MTE2_MTE3` (the rows have landed before the copy-out).
+Gather. The TileIR carries the events a gather needs as SetFlag/WaitFlag pairs (MTE2 -> S before the
+scalar reads the index tile; MTE3 -> MTE2 and MTE2 -> MTE3 around the row copies into a VECOUT tensor,
+which the queue's V -> MTE3 events do not cover); vector.py prints them as FetchEventID + SetFlag +
+WaitFlag.
 """
 
 from __future__ import annotations
@@ -33,14 +32,13 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.expr import Bin, Const, E, Expr, Load, Var
-from ..lower.tileir import Copy, Kernel, Let, Loop, Program, QuePos, Stmt, TopK, VecOp, walk
+from ..lower.expr import Const, E, Var
+from ..lower.tileir import Kernel, Program, QuePos, TopK, VecOp, walk
 from .scope import Scope
 from .vector import INSTR_RULES, VEC_RULES, Method, _kind, _Rows
 from .writer import Writer, c_float, ctype
 
-__all__ = ["LAYOUT_VEC_RULES", "LAYOUT_INSTR_RULES", "TopkSpec", "topk_spec", "topk_tmp_bytes", "loop_events",
-           "let_events", "loaded_buffers"]
+__all__ = ["LAYOUT_VEC_RULES", "LAYOUT_INSTR_RULES", "TopkSpec", "topk_spec", "topk_tmp_bytes"]
 
 BROADCAST = ("col", "scalar")
 
@@ -256,48 +254,6 @@ def topk_members(prog: Program, k: Kernel, members: Writer, init: Writer) -> Non
     if topk_spec(prog, k) is not None:
         members("TopkTiling topkTiling;")
         init("topkTiling = tiling.topkTilingData;")
-
-
-# ---- scalar reads of UB (gather) -----------------------------------------------------------------
-def _loads(e: Expr) -> set[str]:
-    if isinstance(e, Load):
-        return {e.buf} | _loads(e.index)
-    if isinstance(e, Bin):
-        return _loads(e.a) | _loads(e.b)
-    return set()
-
-
-def loaded_buffers(stmt: Let) -> set[str]:
-    """Buffers a Let reads on the scalar unit."""
-    return _loads(stmt.value)
-
-
-def _written(stmts: tuple[Stmt, ...]) -> set[str]:
-    out: set[str] = set()
-    for s in walk(stmts):
-        if isinstance(s, (Copy, VecOp)) and not s.dst.gm:
-            out.add(s.dst.buf)
-        elif isinstance(s, TopK):
-            out |= {s.values.buf, s.indices.buf}
-    return out
-
-
-def let_events(scope: Scope, bufs: set[str]) -> list[str]:
-    """Events a scalar read of `bufs` waits on (sorted, one each)."""
-    return sorted({"MTE2_S" if scope.buffer(b).queue is QuePos.VECIN else "V_S" for b in bufs})
-
-
-def loop_events(scope: Scope, loop: Loop) -> tuple[list[str], list[str], set[str]]:
-    """(events before the loop, events after it, buffers whose scalar reads the pre-loop events cover)."""
-    direct = set().union(*(loaded_buffers(s) for s in loop.body if isinstance(s, Let)))
-    covered = direct - _written(loop.body)
-    pre = let_events(scope, covered)
-    post: list[str] = []
-    if any(isinstance(s, Copy) and s.src.gm and not s.dst.gm and scope.buffer(s.dst.buf).queue is QuePos.VECOUT
-           for s in loop.body):
-        pre.append("MTE3_MTE2")
-        post.append("MTE2_MTE3")
-    return pre, post, covered
 
 
 LAYOUT_VEC_RULES = {"select": _vec_select, "transpose": _vec_transpose}

@@ -23,7 +23,20 @@ from dataclasses import dataclass, field
 
 from ..errors import UnsupportedError
 from ..lower.expr import Const, E, Var, ceil_div
-from ..lower.tileir import Alloc, Copy, CrossSet, CrossWait, DeQue, EnQue, Free, Reduce, Region, VecOp
+from ..lower.tileir import (
+    Alloc,
+    Copy,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    Reduce,
+    Region,
+    SetFlag,
+    VecOp,
+    WaitFlag,
+)
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
 
@@ -40,6 +53,7 @@ class Method:
     w: Writer
     declared: set[str] = field(default_factory=set)
     taken: set[str] = field(default_factory=set)
+    flags: dict[tuple, str] = field(default_factory=dict)  # set_flag waiting for its wait_flag: event var
 
     def fresh(self, base: str) -> str:
         name, k = base, 1
@@ -367,9 +381,27 @@ def _reduce(s: Reduce, m: Method) -> None:
         m.sync("S_V")
 
 
+def _event(s: SetFlag | WaitFlag) -> str:
+    return f"AscendC::HardEvent::{s.src.value}_{s.dst.value}"
+
+
+def _set_flag(s: SetFlag, m: Method) -> None:
+    ev = m.fresh("eventId")
+    m.flags[(s.src, s.dst, s.event)] = ev
+    m.w(f"auto {ev} = pipe.FetchEventID({_event(s)});", f"AscendC::SetFlag<{_event(s)}>({ev});")
+
+
+def _wait_flag(s: WaitFlag, m: Method) -> None:
+    ev = m.flags.pop((s.src, s.dst, s.event), None)
+    if ev is None:
+        raise UnsupportedError(f"kernel {m.scope.kernel.name}: wait_flag {s.src.value}->{s.dst.value} has no "
+                               "set_flag before it in the same method")
+    m.w(f"AscendC::WaitFlag<{_event(s)}>({ev});")
+
+
 INSTR_RULES: dict[type, Callable] = {
     Alloc: _alloc, DeQue: _deque, EnQue: _enque, Free: _free, CrossSet: _cross_set, CrossWait: _cross_wait,
-    Copy: _copy, VecOp: _vecop, Reduce: _reduce,
+    Copy: _copy, VecOp: _vecop, Reduce: _reduce, SetFlag: _set_flag, WaitFlag: _wait_flag,
 }
 
 

@@ -36,9 +36,11 @@ from ..lower.tileir import (
     Program,
     Reduce,
     Region,
+    SetFlag,
     Stmt,
     TopK,
     VecOp,
+    WaitFlag,
 )
 
 __all__ = ["run_tiled"]
@@ -215,8 +217,8 @@ class _Machine:
             if not core.fifo[s.buf]:
                 raise KernelStudioError(f"run_tiled: DeQue of empty queue {s.buf}")
             core.bound[s.buf] = core.fifo[s.buf].popleft()
-        elif isinstance(s, Free):
-            pass
+        elif isinstance(s, (Free, SetFlag, WaitFlag)):
+            pass  # ordering only: the interpreter runs instructions in program order
         elif isinstance(s, Copy):
             v, _ = self.read(s.src, env, core)
             self.write(s.dst, v.astype(np.float64) if v.dtype.kind == "f" else v, env, core)

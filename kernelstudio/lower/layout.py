@@ -21,12 +21,15 @@ from .tileir import (
     Kernel,
     Let,
     Loop,
+    Pipe,
     QuePos,
     Region,
+    SetFlag,
     Stmt,
     Tier,
     TopK,
     VecOp,
+    WaitFlag,
 )
 from .vector_body import ident
 
@@ -178,7 +181,13 @@ def _gather(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kerne
         Let("c0", E.mul(E.mod(Var("t"), ct), tc)), Let("clen", E.min(tc, E.sub(D, Var("c0")))),
         Alloc(i_b), Copy(Region(i_b, Const(0), Const(1), Var("rlen"), Const(bufs[0].cols)),
                          Region(ii, Var("r0"), Const(1), Var("rlen"), Const(T), gm=True), comment=f"copy in {ii}"),
-        EnQue(i_b), DeQue(i_b), Alloc(o_b), row, EnQue(o_b), Free(i_b), DeQue(o_b),
+        EnQue(i_b), DeQue(i_b),
+        SetFlag(Pipe.MTE2, Pipe.S, 0), WaitFlag(Pipe.MTE2, Pipe.S, 0),  # indices in UB before the scalar reads
+        Alloc(o_b),
+        SetFlag(Pipe.MTE3, Pipe.MTE2, 0), WaitFlag(Pipe.MTE3, Pipe.MTE2, 0),  # the slot's last copy-out done
+        row,
+        SetFlag(Pipe.MTE2, Pipe.MTE3, 0), WaitFlag(Pipe.MTE2, Pipe.MTE3, 0),  # rows landed before copy-out
+        EnQue(o_b), Free(i_b), DeQue(o_b),
         Copy(Region(yo, E.add(E.mul(Var("r0"), D), Var("c0")), Var("rlen"), Var("clen"), Const(D), gm=True),
              Region(o_b, Const(0), Var("rlen"), Var("clen"), Const(bufs[1].cols)), comment=f"copy out {yo}"),
         Free(o_b))

@@ -19,10 +19,12 @@ from .tileir import (
     Program,
     Reduce,
     Region,
+    SetFlag,
     Stmt,
     Tier,
     TopK,
     VecOp,
+    WaitFlag,
     pipe_of,
 )
 
@@ -71,6 +73,10 @@ def _instr(s: Stmt, tiers: dict[str, Tier]) -> str:
         return f"{s.pipe.value:<4} cross_set(flag={s.flag})"
     if isinstance(s, CrossWait):
         return f"{'S':<4} cross_wait(flag={s.flag})"
+    if isinstance(s, SetFlag):
+        return f"{s.src.value:<4} set_flag({s.src.value}->{s.dst.value}, event={s.event})"
+    if isinstance(s, WaitFlag):
+        return f"{s.dst.value:<4} wait_flag({s.src.value}->{s.dst.value}, event={s.event})"
     raise TypeError(type(s))
 
 

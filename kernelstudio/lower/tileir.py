@@ -30,8 +30,9 @@ issues into the PIPES' queues without stalling itself (that is why double buffer
   `CrossWait(flag)` blocks the following instructions of this core (all pipes) until a matching
   set of the other side of the block arrived (counting semaphore; mode 2: an AIC set wakes both
   AIVs; the AIC's wait needs a set from each of its AIVs).
-- A `Load` in an expression (scalar GetValue from UB) stalls the scalar until the pipes that wrote
-  that buffer finished.
+- `SetFlag(src, dst, e)` / `WaitFlag(src, dst, e)` order two pipes of one core where no queue does:
+  a scalar `Load` (GetValue) of UB data an MTE2 copy brought in, or MTE2 filling an output queue
+  that MTE3 drains. A `Load` itself carries no synchronisation.
 
 Semantics of each instruction are in its docstring; `pipe_of` says which pipe runs it.
 """
@@ -47,7 +48,7 @@ from .expr import Const, Expr
 __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
     "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "TopK", "Alloc", "EnQue", "DeQue", "Free",
-    "CrossSet", "CrossWait", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
+    "CrossSet", "CrossWait", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
     "VECTOR_OPS", "pipe_of", "walk",
 ]
 
@@ -304,6 +305,27 @@ class CrossWait:
 
 
 @dataclass(frozen=True, slots=True)
+class SetFlag:
+    """set_flag(src, dst, event): fires once every earlier instruction of pipe `src` on this core is done.
+
+    For hand-offs the queues do not cover (a scalar read of UB, or MTE2 filling an output queue)."""
+
+    src: Pipe
+    dst: Pipe
+    event: int
+
+
+@dataclass(frozen=True, slots=True)
+class WaitFlag:
+    """wait_flag(src, dst, event): the instructions of pipe `dst` issued after it (the scalar itself when
+    `dst` is S) wait for the oldest matching SetFlag."""
+
+    src: Pipe
+    dst: Pipe
+    event: int
+
+
+@dataclass(frozen=True, slots=True)
 class Let:
     var: str
     value: Expr
@@ -330,7 +352,7 @@ class If:
 
 
 Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | TopK | Alloc | EnQue | DeQue | Free | CrossSet
-         | CrossWait)
+         | CrossWait | SetFlag | WaitFlag)
 Stmt = Instr | Let | Loop | If
 
 
@@ -397,6 +419,10 @@ def pipe_of(instr: Instr, tier_of: dict[str, Tier]) -> Pipe:
         return Pipe.MTE1
     if isinstance(instr, (VecOp, Reduce, TopK)):
         return Pipe.V
+    if isinstance(instr, SetFlag):
+        return instr.src
+    if isinstance(instr, WaitFlag):
+        return instr.dst
     return Pipe.S
 
 

@@ -10,11 +10,13 @@ its pipe is free, and the slots it touches are released by their queue flags:
 - `EnQue(buf)` fires when the writers of the bound slot finished; `DeQue(buf)` binds the oldest
   enqueued slot, and instructions touching it wait for that EnQue (a wait_flag on the consumer
   pipe: the scalar runs on, so double buffering overlaps by itself as the queue depth allows).
+- `SetFlag(src, dst, e)` fires when pipe `src` finished its earlier work; `WaitFlag(src, dst, e)`
+  holds pipe `dst` (the scalar itself when `dst` is S) until the oldest matching set fired.
 - `CrossSet(flag, pipe)` fires when all earlier work of `pipe` on the core is done;
   `CrossWait(flag)` stalls this core's scalar until the matching set arrived (counting
   semaphore; an AIC set wakes both AIVs; the AIC needs a set from each AIV). A `Let` that reads a
-  buffer (`Load`) stalls the scalar until every pipe of the core is idle; the value read is taken
-  as 0 (the simulator has no data), so it may steer offsets but should not steer sizes.
+  buffer (`Load`) relies on the program's WaitFlag for its ordering; the value read is taken as 0
+  (the simulator has no data), so it may steer offsets but should not steer sizes.
 
 Steady-state shortcut: at the end of an iteration of an eligible loop (program.py) the core's
 state (pipe and slot times, queue contents) is compared with the previous iteration's, relative
@@ -40,6 +42,8 @@ from .program import (
     K_END,
     K_ENQUE,
     K_FREE,
+    K_FSET,
+    K_FWAIT,
     K_IF,
     K_LET,
     K_LOOP,
@@ -152,6 +156,7 @@ class Runner:
         self.stack: list[_Frame] = []
         self.events = EventLog()
         self.sets: dict[int, list[float]] = {}
+        self.flags: dict[tuple, list[float]] = {}  # intra-core set_flag fire times, oldest first
         self.waited: dict[int, int] = {}
         self.partners: list[Runner] = []
         self.simulated = 0  # instructions walked one by one
@@ -378,12 +383,7 @@ class Runner:
                 env[var] = a
                 pc += 1
             elif k == K_LET:
-                if op[3]:  # reads a buffer: wait for the pipes
-                    idle = max(pf)
-                    if idle > t:
-                        self._stall(t, idle, scalar_sid, -1)
-                        t = idle
-                        self.span = t
+                if op[3]:  # reads a buffer (ordered by an explicit WaitFlag(..., S) before it)
                     env[op[1]] = op[2](env, _zero_load)
                 else:
                     env[op[1]] = op[2](env)
@@ -481,6 +481,30 @@ class Runner:
                     self._stall(t, ready, scalar_sid, op[2])
                     t = ready
                     self.span = t
+                t += ic
+                count += 1
+                pc += 1
+            elif k == K_FSET:  # fires when the source pipe has finished its earlier work
+                fire = pf[op[2]]
+                if t > fire:
+                    fire = t
+                self.flags.setdefault(op[1], []).append(fire)
+                t += ic
+                count += 1
+                pc += 1
+            elif k == K_FWAIT:  # the destination pipe (or the scalar) waits for the oldest set
+                pending = self.flags.get(op[1])
+                if not pending:
+                    raise self._err(f"wait_flag {op[1][0]}->{op[1][1]} event {op[1][2]} with no set_flag "
+                                    "before it: the program would hang")
+                fire = pending.pop(0)
+                if op[2] == 0:  # S: the scalar itself stalls
+                    if fire > t:
+                        self._stall(t, fire, scalar_sid, op[3])
+                        t = fire
+                        self.span = t
+                elif pf[op[2]] < fire:
+                    pf[op[2]] = fire
                 t += ic
                 count += 1
                 pc += 1

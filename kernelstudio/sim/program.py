@@ -38,23 +38,25 @@ from ..lower.tileir import (
     Program,
     Reduce,
     Region,
+    SetFlag,
     Stmt,
     Tier,
     TopK,
     VecOp,
+    WaitFlag,
     pipe_of,
 )
 from .errors import SimulationError
 
 __all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "compile_side",
            "K_WORK", "K_LET", "K_LOOP", "K_END", "K_IF", "K_ALLOC", "K_ENQUE", "K_DEQUE",
-           "K_FREE", "K_CSET", "K_CWAIT"]
+           "K_FREE", "K_CSET", "K_CWAIT", "K_FSET", "K_FWAIT"]
 
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX", "FLOW")  # FLOW: scalar stalls on flags
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 
 (K_WORK, K_LET, K_LOOP, K_END, K_IF, K_ALLOC, K_ENQUE, K_DEQUE, K_FREE, K_CSET,
- K_CWAIT) = range(11)
+ K_CWAIT, K_FSET, K_FWAIT) = range(13)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +175,7 @@ def _analyse_loop(loop: Loop) -> tuple[bool, tuple, tuple | None, tuple]:
     def visit(stmts: tuple[Stmt, ...], inner: set[str], top: bool) -> None:
         nonlocal eligible, keyable
         for s in stmts:
-            if isinstance(s, CrossWait):
+            if isinstance(s, (CrossWait, SetFlag, WaitFlag)):
                 eligible = False
             if any(_has_load(e) for e in _exprs_all(s)):
                 eligible = False
@@ -217,7 +219,9 @@ def _touched(ops: list) -> tuple[tuple[int, ...], tuple[int, ...]]:
             bufs.update(op[5])
         elif k in (K_ALLOC, K_ENQUE, K_DEQUE, K_FREE):
             bufs.add(op[1])
-        elif k == K_CSET:
+        elif k in (K_CSET, K_FSET):
+            pipes.add(op[2])
+        elif k == K_FWAIT:
             pipes.add(op[2])
     return tuple(sorted(pipes)), tuple(sorted(bufs))
 
@@ -361,6 +365,16 @@ class _Compiler:
                 self.count += 1
             elif isinstance(s, CrossSet):
                 ops.append((K_CSET, s.flag, PIPE_INDEX[s.pipe.value]))
+                self.count += 1
+            elif isinstance(s, SetFlag):
+                ops.append((K_FSET, (s.src.value, s.dst.value, s.event), PIPE_INDEX[s.src.value]))
+                self.count += 1
+            elif isinstance(s, WaitFlag):
+                st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,
+                                 pipe=PIPE_INDEX["FLOW"], kind="wait",
+                                 text=f"wait_flag {s.src.value}->{s.dst.value} event={s.event}")
+                self.statics.append(st)
+                ops.append((K_FWAIT, (s.src.value, s.dst.value, s.event), PIPE_INDEX[s.dst.value], st.sid))
                 self.count += 1
             elif isinstance(s, CrossWait):
                 st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,

@@ -166,3 +166,18 @@ def test_deadlock_is_reported():
     body = tuple(s for s in loop.body if type(s).__name__ != "CrossSet")
     with pytest.raises(SimulationError, match="deadlock"):
         simulate(replace(p, kernels=(replace(k, aic=(replace(loop, body=body),)),)))
+
+
+def test_wait_flag_holds_its_pipe_until_the_set_fires():
+    import kernelstudio as ks
+
+    tbl = ks.placeholder((16, 128), "float16", name="table")
+    idx = ks.placeholder((40,), "int32", name="idx")
+    prog = ks.lower(ks.create_schedule(ks.gather(tbl, idx)), "ascend910b2")
+    r = ks.simulate(prog, exact=True)
+    copies = [e for e in r.events if e.core == "core0.veccore0" and e.pipe in ("MTE2", "MTE3")]
+    idx_in = next(e for e in copies if "idx" in e.instr)
+    rows = [e for e in copies if "table" in e.instr]
+    out = next(e for e in copies if e.pipe == "MTE3")
+    assert all(row.start_us >= idx_in.end_us for row in rows)  # MTE2 -> S before the index read
+    assert out.start_us >= max(row.end_us for row in rows)  # MTE2 -> MTE3 before the copy-out

@@ -180,3 +180,16 @@ def test_coupled_chip_refuses_cube_kernels_but_runs_vector_ones():
 def test_every_separated_target_builds_mla(target):
     d = ks.build(REFERENCE["mla_prolog_lite"](), target=target)
     assert d.sim.time_us < d.unfused_sim.time_us
+
+
+def test_gather_orders_scalar_reads_with_explicit_flags():
+    from kernelstudio.lower.tileir import Pipe, SetFlag, WaitFlag, walk
+
+    tbl = ks.placeholder((16, 128), "float16", name="table")
+    idx = ks.placeholder((40,), "int32", name="idx")
+    prog = ks.lower(ks.create_schedule(ks.gather(tbl, idx)), "ascend910b2")
+    stmts = list(walk(prog.kernels[0].aiv))
+    pairs = [(s.src, s.dst) for s in stmts if isinstance(s, SetFlag)]
+    assert (Pipe.MTE2, Pipe.S) in pairs and (Pipe.MTE2, Pipe.MTE3) in pairs
+    assert sum(isinstance(s, WaitFlag) for s in stmts) == len(pairs)
+    assert "wait_flag(MTE2->S" in prog.passes[-1][1]
