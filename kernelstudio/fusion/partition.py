@@ -158,6 +158,21 @@ def _is_row_reduce(n: Node) -> bool:
     return n.info.kind is Kind.REDUCE and axes == (n.inputs[0].ndim - 1,)
 
 
+def _reduce_space(n: Node) -> tuple[tuple[int, ...], int]:
+    """([outer, reduced, inner], row dims) of a reduction over adjacent axes; ([outer, reduced], 1) when
+    nothing follows the reduced axes (a row reduction of that view)."""
+    shape, axes = n.inputs[0].shape, tuple(n.attr("axes"))
+    lo, hi = (axes[0], axes[-1]) if axes else (0, len(shape) - 1)
+    outer = red = inner = 1
+    for d in shape[:lo]:
+        outer *= d
+    for d in shape[lo:hi + 1]:
+        red *= d
+    for d in shape[hi + 1:]:
+        inner *= d
+    return ((outer, red), 1) if inner == 1 else ((outer, red, inner), 2)
+
+
 def _node_view(n: Node, g: _Group) -> str | None:
     """The view `n` would have in group `g`, or None if it does not fit g's [rows, cols] tiles."""
     for i in n.inputs:
@@ -193,6 +208,8 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
         elif n.op in _LAYOUT_OPS or (n.info.kind is Kind.REDUCE and not _is_row_reduce(n)):
             g = _Group(len(groups), n, "vector", n.inputs[0].shape if n.info.kind is Kind.REDUCE else n.shape,
                        closed=True)
+            if n.info.kind is Kind.REDUCE:  # iterate the reduction as [outer, reduced, inner]
+                g.space, g.row_dims = _reduce_space(n)
             if n.op is Op.BROADCAST_TO:
                 for p in range(len(n.shape) - 1, 0, -1):
                     if view_kind(n.inputs[0].shape, n.shape, p):

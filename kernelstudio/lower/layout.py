@@ -23,6 +23,7 @@ from .tileir import (
     Loop,
     Pipe,
     QuePos,
+    Reduce,
     Region,
     SetFlag,
     Stmt,
@@ -33,7 +34,7 @@ from .tileir import (
 )
 from .vector_body import ident
 
-__all__ = ["lower_layout_kernel", "LAYOUT_LOWERED"]
+__all__ = ["lower_layout_kernel", "LAYOUT_LOWERED", "is_axis_reduce", "lower_axis_reduce"]
 
 LAYOUT_LOWERED = (Op.TRANSPOSE, Op.TOPK, Op.GATHER)
 
@@ -194,3 +195,123 @@ def _gather(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kerne
     return _kernel(fk, names, bufs, body, total, bd,
                    (("rows", T), ("cols", D), ("table_rows", E_rows), ("tile_rows", tr), ("tile_cols", tc)),
                    f"gather of {T} rows of {D} from a {E_rows}-row table")
+
+
+# ---- reductions over axes other than the last ------------------------------------------------------
+def is_axis_reduce(fk: FusedKernel) -> bool:
+    """A kernel of one reduction that does not reduce (only) the last axis of a row tile."""
+    n = fk.nodes[0]
+    return len(fk.nodes) == 1 and n.info.kind.value == "reduce" and fk.view(n) != "col"
+
+
+def lower_axis_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+    """reduce_sum/mean/max over adjacent axes a0..a1 of x viewed as [outer, red, inner].
+
+    inner == 1 (trailing axes, or all axes): row reduction of [outer, red] streamed over column
+    chunks. inner > 1: each tile owns `tc` columns of one outer slice and accumulates the `red` rows
+    into a row vector, one vector instruction per row."""
+    n = fk.nodes[0]
+    x = n.inputs[0]
+    axes = tuple(n.attr("axes"))
+    if list(axes) != list(range(axes[0], axes[-1] + 1)):
+        raise UnsupportedError(f"{names[n]} = {n.op.value}(axes={list(axes)}): only adjacent axes are lowered; "
+                               "reduce in two steps")
+    shape = x.shape
+    outer = inner = red = 1
+    for d in shape[:axes[0]]:
+        outer *= d
+    for d in shape[axes[0]:axes[-1] + 1]:
+        red *= d
+    for d in shape[axes[-1] + 1:]:
+        inner *= d
+    cdt = "float32" if x.dtype in ("float16", "bfloat16", "float32") else "int32"
+    op = {"reduce_sum": "sum", "reduce_mean": "sum", "reduce_max": "max"}[n.op.value]
+    init = -3.0e38 if op == "max" else 0.0
+    xi, yo = names[x], names[n]
+    if inner == 1:
+        return _row_reduce(fk, names, cfg, x, n, outer, red, cdt, op, init)
+    tr, tc = max(1, min(cfg.tile_rows, red)), min(cfg.tile_cols, inner)
+    ct = -(-inner // tc)
+    total = outer * ct
+    bd = max(1, min(cfg.cores, total))
+    b_in = _ub(f"in_{ident(xi)}", x.dtype, tr, tc, cfg.depth, QuePos.VECIN, f"{xi} rows")
+    b_f = _ub("tmp_full", cdt, tr, tc, 1, None, f"{cdt} rows")
+    b_acc = _ub(f"acc_{ident(yo)}", cdt, 1, tc, 1, None, f"{op} over {red} rows")
+    b_out = _ub(f"out_{ident(yo)}", n.dtype, 1, tc, cfg.depth, QuePos.VECOUT, f"{yo} to GM")
+    acc = Region(b_acc.name, Const(0), Const(1), Var("clen"), Const(b_acc.cols))
+    vop = "add" if op == "sum" else "max"
+    rows = Loop("r", Const(0), Var("rlen"), Const(1), (
+        VecOp(vop, acc, (acc, Region(b_f.name, E.mul(Var("r"), b_f.cols), Const(1), Var("clen"),
+                                     Const(b_f.cols))), comment=f"{yo} {op}= row r"),),
+        comment="one vector instruction per reduced row")
+    chunk = Loop("rc", Const(0), Const(-(-red // tr)), Const(1), (
+        Let("q0", E.mul(Var("rc"), tr)), Let("rlen", E.min(tr, E.sub(red, Var("q0")))),
+        Alloc(b_in.name),
+        Copy(Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),
+             Region(xi, E.add(E.mul(Var("o"), red * inner), E.add(E.mul(Var("q0"), inner), Var("c0"))),
+                    Var("rlen"), Var("clen"), Const(inner), gm=True), comment=f"copy in {xi}"),
+        EnQue(b_in.name), DeQue(b_in.name),
+        VecOp("cast" if x.dtype != cdt else "copy", Region(b_f.name, Const(0), Var("rlen"), Var("clen"),
+                                                           Const(b_f.cols)),
+              (Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),),
+              comment=f"{xi} {x.dtype} -> {cdt}"),
+        Free(b_in.name), rows), comment=f"the {red} reduced rows in chunks of {tr}")
+    tail: list[Stmt] = []
+    if n.op.value == "reduce_mean":
+        tail.append(VecOp("muls", acc, (acc,), 1.0 / red, comment=f"mean = sum / {red}"))
+    out_r = Region(b_out.name, Const(0), Const(1), Var("clen"), Const(b_out.cols))
+    tail += [Alloc(b_out.name), VecOp("cast" if n.dtype != cdt else "copy", out_r, (acc,),
+                                      comment=f"{yo} {cdt} -> {n.dtype}"),
+             EnQue(b_out.name), DeQue(b_out.name),
+             Copy(Region(yo, E.add(E.mul(Var("o"), inner), Var("c0")), Const(1), Var("clen"), Const(inner), gm=True),
+                  out_r, comment=f"copy out {yo}"), Free(b_out.name)]
+    body: tuple[Stmt, ...] = (
+        Let("o", E.div(Var("t"), ct)), Let("c0", E.mul(E.mod(Var("t"), ct), tc)),
+        Let("clen", E.min(tc, E.sub(inner, Var("c0")))),
+        VecOp("duplicate", acc, (), init, comment=f"init {yo}"), chunk, *tail)
+    return _kernel(fk, names, [b_in, b_f, b_acc, b_out], body, total, bd,
+                   (("outer", outer), ("red", red), ("inner", inner), ("tile_rows", tr), ("tile_cols", tc)),
+                   f"{op} over axes {list(axes)}: {red} rows accumulated into row vectors of {tc} columns")
+
+
+def _row_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig, x: Node, n: Node, rows: int, cols: int,
+                cdt: str, op: str, init: float) -> Kernel:
+    """[rows, cols] row reduction streamed over column chunks (trailing axes, or all axes as one row)."""
+    xi, yo = names[x], names[n]
+    tr, tc = max(1, min(cfg.tile_rows, rows)), min(cfg.tile_cols, cols)
+    total = -(-rows // tr)
+    bd = max(1, min(cfg.cores, total))
+    b_in = _ub(f"in_{ident(xi)}", x.dtype, tr, tc, cfg.depth, QuePos.VECIN, f"{xi} chunk")
+    b_f = _ub("tmp_full", cdt, tr, tc, 1, None, f"{cdt} chunk")
+    b_acc = Buffer(f"acc_{ident(yo)}", Tier.UB, cdt, _pad(tr, cdt), 1, 1, None, CoreType.AIV, "row statistic")
+    b_out = Buffer(f"out_{ident(yo)}", Tier.UB, n.dtype, _pad(tr, n.dtype), 1, cfg.depth, QuePos.VECOUT, CoreType.AIV,
+                   f"{yo} to GM")
+    acc = Region(b_acc.name, Const(0), Var("rlen"), Const(1), Const(1))
+    full = Region(b_f.name, Const(0), Var("rlen"), Var("clen"), Const(b_f.cols))
+    loop = Loop("ci", Const(0), Const(-(-cols // tc)), Const(1), (
+        Let("c0", E.mul(Var("ci"), tc)), Let("clen", E.min(tc, E.sub(cols, Var("c0")))),
+        Alloc(b_in.name),
+        Copy(Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),
+             Region(xi, E.add(E.mul(Var("r0"), cols), Var("c0")), Var("rlen"), Var("clen"), Const(cols), gm=True),
+             comment=f"copy in {xi}"),
+        EnQue(b_in.name), DeQue(b_in.name),
+        VecOp("cast" if x.dtype != cdt else "copy", full,
+              (Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),), comment=f"{xi} -> {cdt}"),
+        Free(b_in.name),
+        Reduce(op, acc, full, accumulate=True, comment=f"{yo} {op}= chunk")),
+        comment=f"column chunks of {tc}")
+    tail: list[Stmt] = []
+    if n.op.value == "reduce_mean":
+        tail.append(VecOp("muls", acc, (acc,), 1.0 / cols, comment=f"mean = sum / {cols}"))
+    out_r = Region(b_out.name, Const(0), Var("rlen"), Const(1), Const(1))
+    tail += [Alloc(b_out.name),
+             VecOp("cast" if n.dtype != cdt else "copy", out_r, (acc,), comment=f"{yo} -> {n.dtype}"),
+             EnQue(b_out.name), DeQue(b_out.name),
+             Copy(Region(yo, Var("r0"), Var("rlen"), Const(1), Const(1), gm=True), out_r, comment=f"copy out {yo}"),
+             Free(b_out.name)]
+    body: tuple[Stmt, ...] = (
+        Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(rows, Var("r0")))),
+        VecOp("duplicate", acc, (), init, comment=f"init {yo}"), loop, *tail)
+    return _kernel(fk, names, [b_in, b_f, b_acc, b_out], body, total, bd,
+                   (("rows", rows), ("cols", cols), ("tile_rows", tr), ("tile_cols", tc)),
+                   f"{op} of rows of {cols} streamed over column chunks of {tc}")

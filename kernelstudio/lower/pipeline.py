@@ -18,7 +18,7 @@ from ..ir.ops import Kind
 from ..schedule.schedule import Schedule
 from .config import KernelConfig
 from .families import lower_cube_kernel, lower_vector_kernel
-from .layout import LAYOUT_LOWERED, lower_layout_kernel
+from .layout import LAYOUT_LOWERED, is_axis_reduce, lower_axis_reduce, lower_layout_kernel
 from .printer import format_program
 from .tileir import GmTensor, Kernel, Program
 from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
@@ -129,6 +129,8 @@ def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
             return lower_cube_kernel(fk, ctx.names, cfg)[0]
         if fk.nodes[0].op in LAYOUT_LOWERED:
             return lower_layout_kernel(fk, ctx.names, cfg)
+        if is_axis_reduce(fk):
+            return lower_axis_reduce(fk, ctx.names, cfg)
         return lower_vector_kernel(fk, ctx.names, cfg)
     return emit
 

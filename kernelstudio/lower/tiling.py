@@ -173,6 +173,8 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
 def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     R, C, cores = fk.rows, fk.cols, d["cores"]
     per = max(32 // itemsize(n.dtype) for n in (*fk.nodes, *fk.inputs))
+    if len(fk.space) == 3 and fk.nodes[0].info.kind.value == "reduce" and len(fk.nodes) == 1:
+        return _auto_axis_reduce(fk, d, profile, emit, base, per)
     tr_user, tc_user = d["tile_rows"], d["tile_cols"]
     reduce = fk.has_row_reduction()
     if tc_user is not None:
@@ -204,6 +206,20 @@ def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
                 return {"tile_rows": tr, "tile_cols": tc, "order": d["order"]}
             tr = tr // 2 if not g else tr - 1
     return {"tile_rows": tr_user or 1, "tile_cols": tc_cands[-1], "order": d["order"]}
+
+
+def _auto_axis_reduce(fk, d, profile, emit, base: KernelConfig, per: int) -> dict[str, Any]:
+    """[outer, reduced, inner]: tiles are (outer, column chunk) pairs spread over the cores; each
+    accumulates the reduced rows in chunks of tile_rows."""
+    outer, red, inner = fk.space
+    share = -(-inner // max(1, d["cores"] // outer))
+    tc = d["tile_cols"] or min(inner, max(per, -(-share // per) * per))
+    tr = d["tile_rows"] or min(red, 64)
+    while tr > 1 and not _fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
+        tr //= 2
+    while tc > per and not _fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
+        tc = max(per, tc // 2 // per * per)
+    return {"tile_rows": tr, "tile_cols": tc, "order": d["order"]}
 
 
 def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
