@@ -21,7 +21,7 @@ from ..ir.node import Node
 from ..ir.ops import Kind, Op
 from .rules import FusionRule, rule
 
-__all__ = ["FusedKernel", "FusionPlan", "partition", "view_kind", "row_period"]
+__all__ = ["FusedKernel", "FusionPlan", "partition", "view_kind", "row_period", "row_map"]
 
 
 def view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | None = None) -> str | None:
@@ -47,7 +47,35 @@ def view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | No
         return "scalar"
     if row_period(shape, space, row_dims) is not None and (col_full or col_one):
         return "full" if col_full else "col"  # repeats every row_period rows (e.g. a per-channel bias)
+    if row_map(shape, space, row_dims) is not None and col_full:
+        return "full"  # broadcast along inner row dims: gathered row by row (whole 32-byte rows in UB)
     return None
+
+
+def row_map(shape: tuple[int, ...], space: tuple[int, ...],
+            row_dims: int | None = None) -> tuple[tuple[int, int, int], ...] | None:
+    """For a tensor broadcast along some row dims of the space in a way no single strided window can
+    read ([64,1,512] on [64,8,512]): per row dim (space extent, rows of the space inside it, the
+    tensor's row stride or 0 where it broadcasts). None for tensors that need no row map."""
+    if len(shape) > len(space) or not space:
+        return None
+    p = len(space) - 1 if row_dims is None else row_dims
+    s = ((1,) * (len(space) - len(shape)) + tuple(shape))
+    lead_s, lead_o = s[:p], space[:p]
+    if lead_s == lead_o or all(d == 1 for d in lead_s) or row_period(shape, space, row_dims) is not None:
+        return None
+    if any(a != b and a != 1 for a, b in zip(lead_s, lead_o, strict=True)):
+        return None
+    out = []
+    for d in range(p):
+        inner_o = 1
+        for e in lead_o[d + 1:]:
+            inner_o *= e
+        stride = 1
+        for e in lead_s[d + 1:]:
+            stride *= e
+        out.append((lead_o[d], inner_o, stride if lead_s[d] != 1 else 0))
+    return tuple(out)
 
 
 def row_period(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | None = None) -> int | None:
@@ -109,6 +137,9 @@ class FusedKernel:
 
     def input_view(self, node: Node) -> str | None:
         return view_kind(node.shape, self.space, self.row_dims)
+
+    def input_row_map(self, node: Node) -> tuple[tuple[int, int, int], ...] | None:
+        return row_map(node.shape, self.space, self.row_dims)
 
     def input_period(self, node: Node) -> int | None:
         """Rows after which `node`'s rows repeat on this kernel's space (see row_period)."""
@@ -181,6 +212,8 @@ def _node_view(n: Node, g: _Group) -> str | None:
         k = view_kind(i.shape, g.space, g.row_dims)
         if k is None or (i in g.views and g.views[i] != k):
             return None  # e.g. a keepdims=False statistic used as a row vector
+    if row_map(n.shape, g.space, g.row_dims) is not None:
+        return None  # a result smaller than the tiles: it starts a kernel of its own shape
     if n.info.kind is Kind.REDUCE:
         row_reduce = _is_row_reduce(n) and g.row_dims == len(g.space) - 1
         if not row_reduce or view_kind(n.inputs[0].shape, g.space, g.row_dims) != "full":
@@ -219,10 +252,12 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
             g = _Group(len(groups), n, "vector", n.inputs[0].shape, closed=False)
         else:
             g = _Group(len(groups), n, "vector", n.shape, closed=False)
-            for p in range(len(n.shape) - 1, 0, -1):  # a [rows, cols] split every operand maps onto
-                if all(view_kind(i.shape, n.shape, p) for i in n.inputs if i.op is not Op.CONST):
-                    g.row_dims = p
-                    break
+            # a [rows, cols] split every operand maps onto, strided windows preferred to row gathers
+            ins = [i for i in n.inputs if i.op is not Op.CONST]
+            splits = [p for p in range(len(n.shape) - 1, 0, -1) if all(view_kind(i.shape, n.shape, p) for i in ins)]
+            clean = [p for p in splits if not any(row_map(i.shape, n.shape, p) for i in ins)]
+            if clean or splits:
+                g.row_dims = (clean or splits)[0]
         groups.append(g)
         add(g, n, rule(why), "full" if g.closed else (_node_view(n, g) or "full"))
         if n.composite is not None:

@@ -58,6 +58,26 @@ def _gm_region(name: str, view: str, cols_total: int, row_base: Expr = ZERO,
     return region
 
 
+def _row_region(name: str, view: str, cols_total: int, row_base: Expr, col_base: Expr,
+                rmap: tuple[tuple[int, int, int], ...] | None):
+    """Per-row GM window of a tensor broadcast along inner row dims (None when a strided window does)."""
+    if rmap is None:
+        return None
+
+    def region(r: Expr, c0: Expr, clen: Expr) -> Region:
+        g = E.add(row_base, r)
+        src: Expr = Const(0)
+        for extent, inner, stride in rmap:
+            if stride:
+                src = E.add(src, E.mul(E.mod(E.div(g, inner), extent), stride))
+        if view == "full":
+            return Region(name, E.add(E.mul(src, cols_total), E.add(col_base, c0)), Const(1), clen,
+                          Const(cols_total), gm=True)
+        return Region(name, src, Const(1), Const(1), Const(1), gm=True)
+
+    return region
+
+
 def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base: Expr = ZERO,
               col_base: Expr = ZERO) -> tuple[list[Operand], list[Operand]]:
     ins, outs = [], []
@@ -71,7 +91,8 @@ def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base
                 f"{list(fk.space)} iteration space as a full tile, row vector, column vector or scalar; "
                 "broadcast it explicitly with broadcast_to or reshape it")
         ins.append(Operand(i, names[i], view, i.dtype,
-                           _gm_region(names[i], view, fk.cols, row_base, col_base, fk.input_period(i))))
+                           _gm_region(names[i], view, fk.cols, row_base, col_base, fk.input_period(i)),
+                           _row_region(names[i], view, fk.cols, row_base, col_base, fk.input_row_map(i))))
     for o in fk.outputs:
         view = fk.view(o)
         outs.append(Operand(o, names[o], view, o.dtype,

@@ -66,6 +66,7 @@ class Operand:
     view: str  # full | row | col | scalar
     dtype: str
     region: GmRegion
+    row_region: Callable[[Expr, Expr, Expr], Region] | None = None  # (row, c0, clen): one row at a time
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,8 +250,19 @@ class VectorBody:
         if qname not in self.buffers:
             self._buffer(qname, o.view, o.dtype, QuePos.VECIN, f"{o.name} from GM")
         ub = self.region(qname, o.view, rlen, clen)
-        copy_in += [Alloc(qname), Copy(ub, o.region(r0, rlen, c0, clen), comment=f"copy in {o.name}"),
-                    EnQue(qname)]
+        if o.row_region is None:
+            copy_in += [Alloc(qname), Copy(ub, o.region(r0, rlen, c0, clen), comment=f"copy in {o.name}"),
+                        EnQue(qname)]
+        else:  # broadcast along inner row dims: one row copy per tile row
+            var = f"g_{ident(o.name)}"
+            b = self.buffers[qname]
+            row = (Region(qname, E.mul(Var(var), b.cols), Const(1), clen, Const(b.cols)) if o.view == "full"
+                   else Region(qname, Var(var), Const(1), Const(1), Const(1)))
+            copy_in += [Alloc(qname),
+                        Loop(var, Const(0), rlen, Const(1),
+                             (Copy(row, o.row_region(E.add(r0, Var(var)), c0, clen), comment=f"copy in {o.name}"),),
+                             comment=f"{o.name} is broadcast inside the rows: gathered row by row"),
+                        EnQue(qname)]
         compute.append(DeQue(qname))
         if o.dtype != self.cdt or dst_buf is not None:
             buf = dst_buf or self._scratch(o.view)

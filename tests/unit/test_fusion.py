@@ -67,3 +67,14 @@ def test_one_kernel_with_a_full_and_a_column_output():
     inputs = ks.random_inputs(outs, seed=0)
     for got, want in zip(ks.run_tiled(ks.lower(s, "ascend910b2"), inputs), ks.evaluate(outs, inputs), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_row_map_of_inner_broadcasts():
+    from kernelstudio.fusion.partition import row_map
+
+    assert row_map((4, 1, 64), (4, 8, 64)) == ((4, 8, 1), (8, 1, 0))
+    assert row_map((4, 8, 64), (4, 8, 64)) is None  # full
+    assert row_map((8, 64), (4, 8, 64)) is None  # periodic: a strided window per tile
+    assert view_kind((4, 1, 64), (4, 8, 64)) == "full"
+    assert view_kind((4, 1, 1), (4, 8, 64)) is None  # a one-element row gather would misalign UB
+    assert view_kind((4, 3, 64), (4, 8, 64)) is None
