@@ -36,6 +36,14 @@ class _Ctx:
         self.names: dict[Node, str] = {n: ident(g.names[n]) for n in g.nodes}
         self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
         self.tiles: dict[str, dict] = {}  # auto/user tiles decided by split_loop, applied in stages
+        self._user: dict[str, dict] = {}
+
+    def user(self, name: str) -> dict:
+        """The user's directives for kernel `name`, resolved against the target (cached)."""
+        if name not in self._user:
+            fk = self.kernels[name]
+            self._user[name] = resolve_directives(fk, self.schedule.for_kernel(fk.name), self.profile)
+        return self._user[name]
 
 
 def normalize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
@@ -60,8 +68,7 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     out = {}
     for name, c in cfgs.items():
         fk = ctx.kernels[name]
-        d = resolve_directives(fk, ctx.schedule.for_kernel(fk.name), ctx.profile)
-        tiles = auto_tiles(fk, d, ctx.profile, _emit_one(ctx, name))
+        tiles = auto_tiles(fk, ctx.user(name), ctx.profile, _emit_one(ctx, name))
         validate_tiles(fk, tiles, ctx.profile)
         ctx.tiles[name] = tiles
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
@@ -86,20 +93,12 @@ def storage_align(ctx: _Ctx, cfgs: Configs) -> Configs:
 
 def double_buffer(ctx: _Ctx, cfgs: Configs) -> Configs:
     # queue depth 2 (ping-pong) unless double_buffer(False): copies overlap compute
-    out = {}
-    for name, c in cfgs.items():
-        d = resolve_directives(ctx.kernels[name], ctx.schedule.for_kernel(ctx.kernels[name].name), ctx.profile)
-        out[name] = c.with_(depth=d["depth"])
-    return out
+    return {name: c.with_(depth=ctx.user(name)["depth"]) for name, c in cfgs.items()}
 
 
 def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     # tiles dealt round robin over block_dim cores (all cores unless parallel(cores=...))
-    out = {}
-    for name, c in cfgs.items():
-        d = resolve_directives(ctx.kernels[name], ctx.schedule.for_kernel(ctx.kernels[name].name), ctx.profile)
-        out[name] = c.with_(cores=d["cores"])
-    return out
+    return {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
 
 
 def plan_memory(ctx: _Ctx, cfgs: Configs) -> Configs:
