@@ -7,7 +7,7 @@ what every decision did to the IR.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..errors import UnsupportedError
 from ..fusion.partition import FusedKernel
@@ -175,10 +175,39 @@ def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, 
             f"{', '.join(n for n in _separated_targets())} or keep to vector kernels on {profile.name}")
     ctx = _Ctx(schedule, profile, name or ident(schedule.graph.names[schedule.graph.outputs[0]]))
     cfgs: Configs = {}
-    passes: list[tuple[str, str]] = []
+    steps: list[tuple[str, Configs]] = []
     for pname, fn in PASSES:
         cfgs = fn(ctx, cfgs)
-        passes.append((pname, format_program(_emit(ctx, cfgs))))
+        steps.append((pname, cfgs))
     prog = _emit(ctx, cfgs)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
-                   prog.fused, tuple(passes))
+                   prog.fused, PassLog(ctx, steps))
+
+
+class PassLog(Sequence):
+    """(pass name, IR text after the pass) for every pass, printed when first read: the decisions are
+    kept, so a lower() that nobody inspects does not pay for seven printouts."""
+
+    def __init__(self, ctx: _Ctx, steps: list[tuple[str, Configs]]):
+        self._ctx, self._steps = ctx, steps
+        self._text: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = range(len(self))[i]
+        if i not in self._text:
+            self._text[i] = format_program(_emit(self._ctx, self._steps[i][1]))
+        return self._steps[i][0], self._text[i]
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(name for name, _ in self._steps))
+
+    def __repr__(self) -> str:
+        return f"PassLog({[name for name, _ in self._steps]})"

@@ -40,6 +40,7 @@ Semantics of each instruction are in its docstring; `pipe_of` says which pipe ru
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..ir.ops import itemsize
@@ -390,7 +391,7 @@ class Program:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     fused: bool = True
-    passes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    passes: Sequence[tuple[str, str]] = field(default=(), compare=False)  # (pass, IR text) after each pass
 
     def tensor(self, name: str) -> GmTensor:
         for t in self.tensors:
