@@ -51,4 +51,4 @@ def test_identical_blocks_are_simulated_once():
     fast = simulate(P.vector_program(rows=48 * 64, cols=512, tile=16, block_dim=48))
     assert fast.stats["block_classes"] == [1]
     tail = simulate(P.mix_program(m=200, n=256, k=256, tm=16, block_dim=6))
-    assert 1 < tail.stats["block_classes"][0] < 6
+    assert tail.stats["block_classes"][0] in range(2, 6)
