@@ -125,8 +125,8 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         lets = [Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(R, E.mul(Var("t"), tr))))]
         if reduce and tc < C:
             body = vb.multipass(Var("r0"), Var("rlen"), Const(0), Const(C), "ci")
-            scheme = (f"row reduction: multi-pass over column chunks of {tc} (a {C}-wide row does not fit "
-                      f"UB at this tile); statistics first, then the outputs")
+            scheme = (f"row reduction: multi-pass over column chunks of {tc} (narrower than the {C}-wide row, "
+                      f"by split(-1, ...) or because whole rows do not fit UB); statistics first, then the outputs")
         else:
             pre = vb.hoist(Const(C))  # row vectors (bias, gamma) are the same for every tile
             body = vb.chunk(Var("r0"), Var("rlen"), Const(0), Const(C))
@@ -388,8 +388,9 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         pre: list[Stmt] = []
         if row_block and vc < cs.N:
             inner = vb.multipass(Const(0), Var("crlen"), Const(0), ucols, "ci")
-            scheme = (f"row reduction epilogue: multi-pass over column chunks of {vc} (rows of {cs.N} do "
-                      "not fit UB); each AIV re-reads its rows from the L2-resident workspace")
+            scheme = (f"row reduction epilogue: multi-pass over column chunks of {vc} (narrower than the "
+                      f"{cs.N}-wide row, by vectorize(-1, ...) or because whole rows do not fit UB); each AIV "
+                      "re-reads its rows from the L2-resident workspace")
         elif row_block:
             pre = vb.hoist(ucols)  # row vectors (bias, gamma) are the same for every row block
             inner = vb.chunk(Const(0), Var("crlen"), Const(0), ucols)
