@@ -112,6 +112,8 @@ class Pricer:
             count = max(rows, 0) * max(cols, 0)
             if st.op == "cast":
                 cyc = c.vector_cycles("cast", st.dtype, count, dst_dtype=st.dst_dtype)
+            elif st.op == "select":  # the TileIR select tests cond != 0 first: compare + select
+                cyc = c.vector_cycles("where", st.dtype, count)
             else:
                 cyc = c.vector_cycles(st.op, st.dtype, count)
             out = (cyc, 0, count)
