@@ -46,7 +46,7 @@ from ..lower.tileir import (
     Tier,
     walk,
 )
-from .scope import Scope
+from .scope import Scope, control_head
 from .writer import Writer, ctype
 
 __all__ = ["ConvPart", "is_conv"]
@@ -144,17 +144,8 @@ class ConvPart:
         for s in stmts:
             if isinstance(s, Let):
                 w(f"const int32_t {sc.var(s.var)} = {sc.expr(s.value)};")
-            elif isinstance(s, Loop):
-                step, v = sc.expr(s.step), sc.var(s.var)
-                inc = f"++{v}" if step == "1" else f"{v} += {step}"
-                c = f"  // {s.comment}" if s.comment else ""
-                w(f"for (int32_t {v} = {sc.expr(s.start)}; {v} < {sc.expr(s.stop)}; {inc}) {{{c}")
-                with w.indented():
-                    self._body(s.body, w)
-                w("}")
-            elif isinstance(s, If):
-                c = f"  // {s.comment}" if s.comment else ""
-                w(f"if ({sc.expr(s.cond)}) {{{c}")
+            elif isinstance(s, (Loop, If)):
+                w(control_head(s, sc))
                 with w.indented():
                     self._body(s.body, w)
                 w("}")

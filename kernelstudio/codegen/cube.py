@@ -59,7 +59,7 @@ from ..lower.tileir import (
     walk,
 )
 from .conv import ConvPart, is_conv
-from .scope import Scope
+from .scope import Scope, control_head
 from .writer import Writer, ctype
 
 __all__ = ["CubePart", "cube_tiling", "MatmulOperands"]
@@ -237,17 +237,8 @@ class CubePart:
                 absorbed.clear()
             elif isinstance(s, Let):
                 w(f"const int32_t {sc.var(s.var)} = {sc.expr(s.value)};")
-            elif isinstance(s, Loop):
-                step, v = sc.expr(s.step), sc.var(s.var)
-                inc = f"++{v}" if step == "1" else f"{v} += {step}"
-                c = f"  // {s.comment}" if s.comment else ""
-                w(f"for (int32_t {v} = {sc.expr(s.start)}; {v} < {sc.expr(s.stop)}; {inc}) {{{c}")
-                with w.indented():
-                    self._body(s.body, w)
-                w("}")
-            elif isinstance(s, If):
-                c = f"  // {s.comment}" if s.comment else ""
-                w(f"if ({sc.expr(s.cond)}) {{{c}")
+            elif isinstance(s, (Loop, If)):
+                w(control_head(s, sc))
                 with w.indented():
                     self._body(s.body, w)
                 w("}")

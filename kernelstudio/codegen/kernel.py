@@ -5,10 +5,10 @@ Process and the CopyIn/Compute/CopyOut methods cut from the TileIR (see phases.p
 
 from __future__ import annotations
 
-from ..lower.tileir import If, Kernel, Let, Loop, Program, Tier
+from ..lower.tileir import Kernel, Let, Program, Tier
 from . import cube, layout
 from .phases import Call, Inline, MethodDef, Plan, bound_members, buffers_of, plan_body
-from .scope import Scope, entry_name, local_name
+from .scope import Scope, control_head, entry_name, local_name
 from .vector import Method, emit_instr
 from .writer import Writer, ctype, pascal
 
@@ -61,16 +61,7 @@ def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method) -> None:
                 emit_instr(s, m)
         else:
             stmt, children = node
-            c = f"  // {stmt.comment}" if stmt.comment else ""
-            if isinstance(stmt, Loop):
-                v = scope.var(stmt.var)
-                step = scope.expr(stmt.step)
-                inc = f"++{v}" if step == "1" else f"{v} += {step}"
-                head = f"for (int32_t {v} = {scope.expr(stmt.start)}; {v} < {scope.expr(stmt.stop)}; {inc})"
-            else:
-                assert isinstance(stmt, If)
-                head = f"if ({scope.expr(stmt.cond)})"
-            w(head + " {" + c)
+            w(control_head(stmt, scope))
             with w.indented():
                 _emit_plan(children, scope, w, m)
             w("}")

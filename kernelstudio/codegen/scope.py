@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..lower.expr import Bin, Const, Expr, Load, evaluate, free_vars, simplify, to_c
-from ..lower.tileir import Buffer, Kernel, Program, Region, Tier
+from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, Tier
 from .writer import Writer, camel, ctype
 
 __all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple"]
@@ -149,6 +149,16 @@ class Scope:
         old = self.scratch.get(member, (0, purpose))[0]
         self.scratch[member] = (max(old, (nbytes + 31) // 32 * 32, 32), purpose)
         return member
+
+
+def control_head(stmt: Loop | If, scope: Scope) -> str:
+    """`for (...) {  // comment` or `if (...) {  // comment` for a TileIR loop or if."""
+    c = f"  // {stmt.comment}" if stmt.comment else ""
+    if isinstance(stmt, Loop):
+        v, step = scope.var(stmt.var), scope.expr(stmt.step)
+        inc = f"++{v}" if step == "1" else f"{v} += {step}"
+        return f"for (int32_t {v} = {scope.expr(stmt.start)}; {v} < {scope.expr(stmt.stop)}; {inc}) {{{c}"
+    return f"if ({scope.expr(stmt.cond)}) {{{c}"
 
 
 def local_name(name: str) -> str:
