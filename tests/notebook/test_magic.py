@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import MLA_CELL, studio_of
 from IPython.utils.capture import capture_output
 
 from kernelstudio.build import Design
 from kernelstudio.notebook.magic import MagicUsageError, parse_args
+from tests.notebook.cells import MLA_CELL, studio_of
 
 
 def run(sh, line: str, body: str):
