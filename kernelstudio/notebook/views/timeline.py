@@ -8,6 +8,7 @@ the merged counts are reported and the full detail stays in the Chrome trace.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = ["core_sort_key", "timeline_data"]
 _CORE_RE = re.compile(r"core(\d+)\.(cube|vec)core(\d+)")
 
 
+@functools.lru_cache(maxsize=4096)
 def core_sort_key(label: str) -> tuple:
     """core0.cubecore0 < core0.veccore0 < core0.veccore1 < core1.cubecore0 ...; host first."""
     m = _CORE_RE.fullmatch(label)
@@ -29,6 +31,7 @@ def core_sort_key(label: str) -> tuple:
     return (int(m.group(1)), 0 if m.group(2) == "cube" else 1, int(m.group(3)), label)
 
 
+@functools.lru_cache(maxsize=4096)
 def _core_number(label: str) -> int:
     m = _CORE_RE.fullmatch(label)
     return int(m.group(1)) if m else -1
