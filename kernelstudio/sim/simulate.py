@@ -14,6 +14,7 @@ from ..lower.tileir import Program
 from .multicore import ProgramRun, core_label, run_program
 from .program import PIPES
 from .results import EventTable, SimResult
+from .roofline import compulsory_bytes, kernel_roofline
 
 __all__ = ["simulate", "resolve_profile"]
 
@@ -55,17 +56,14 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
     kind = np.array([s.kind for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
     mem = np.array([run.memory.get(s.sid, "") for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
     pipe_of = np.array([s.pipe for s in run.statics] + [0], dtype=np.int64)[:max(nstat, 1)]
-    peak = np.ones(max(nstat, 1))
-    for s in run.statics:
-        if s.kind == "mmad":
-            peak[s.sid] = profile.peak_flops(s.dtype) / 1e6  # flops per us
-    l2_chip_bps = profile.l2_read_bytes_per_cycle * profile.aic_cores * profile.clock_hz
+    dtypes = [s.dtype for s in run.statics]
+    compulsory = compulsory_bytes(prog)
     kernels = []
     starts = []
     t = 0.0
     bound_us = 0.0
     per_sid = np.zeros((max(nstat, 1), 3))
-    totals = {"hbm": 0.0, "l2": 0.0, "cube": 0.0, "flops": 0.0}
+    totals = {"hbm": 0.0, "l2": 0.0, "cube": 0.0, "flops": 0.0, "compulsory": 0.0}
     used: set[int] = set()
     for kidx, kr in enumerate(run.kernels):
         t += launch
@@ -75,11 +73,11 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
         dur = kr.cycles / mhz
         hbm = float(ps[mem == "hbm", 0].sum())
         l2 = float(ps[mem == "l2", 0].sum())
-        is_mmad = kind == "mmad"
-        cube_flops = float(ps[is_mmad, 1].sum())
-        compute_us = float((ps[is_mmad, 1] / peak[is_mmad]).sum())
-        k_bound = max(compute_us, hbm / profile.hbm_bytes_per_s * 1e6, l2 / l2_chip_bps * 1e6)
+        cube_flops = float(ps[kind == "mmad", 1].sum())
+        roof = kernel_roofline(profile, ps, kind, dtypes, compulsory[kidx])
+        k_bound = roof.bound_us
         bound_us += k_bound
+        totals["compulsory"] += roof.compulsory_bytes
         totals["hbm"] += hbm
         totals["l2"] += l2
         totals["cube"] += cube_flops
@@ -89,6 +87,10 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
         kernels.append({"name": kr.name, "family": k.family, "kernel_type": k.kernel_type,
                         "start_us": t, "end_us": t + dur, "time_us": dur, "blocks": k.block_dim,
                         "cores": len(kr.cores_used), "roofline_bound_us": k_bound,
+                        "roofline_limiter": roof.limiter, "compulsory_bytes": roof.compulsory_bytes,
+                        "efficiency": k_bound / dur if dur else 0.0,
+                        "traffic_amplification": (hbm + l2) / roof.compulsory_bytes if roof.compulsory_bytes
+                        else 0.0,
                         "hbm_bytes": int(hbm), "l2_bytes": int(l2), "cube_flops": int(cube_flops)})
         t += dur
 
@@ -114,6 +116,8 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
             traffic[s.edge] = traffic.get(s.edge, 0) + int(per_sid[s.sid, 0])
     busy = np.bincount(pipe_of, weights=per_sid[:, 2], minlength=len(PIPES)) / mhz
     metrics = _metrics(profile, busy, used, t, bound_us, totals, len(prog.kernels))
+    metrics["roofline_limiter"] = max(kernels, key=lambda k: k["roofline_bound_us"])["roofline_limiter"] \
+        if kernels else ""
     stats = {"passes": run.passes, "instructions_simulated": sum(k.simulated for k in run.kernels),
              "instructions_represented": sum(k.represented for k in run.kernels),
              "block_classes": [k.classes for k in run.kernels],
@@ -151,6 +155,8 @@ def _metrics(profile, busy: np.ndarray, used: set[int], time_us: float, bound_us
         "bandwidth_pct": 100.0 * gm_bytes / secs / profile.hbm_bytes_per_s if secs else 0.0,
         "roofline_bound_us": bound_us,
         "efficiency": bound_us / time_us if time_us else 0.0,
+        "compulsory_bytes": int(totals["compulsory"]),
+        "traffic_amplification": gm_bytes / totals["compulsory"] if totals["compulsory"] else 0.0,
         "launch_overhead_us": nkernels * profile.launch_overhead_us,
         "cores_used": len(used),
     }

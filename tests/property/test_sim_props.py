@@ -29,6 +29,10 @@ def test_time_at_least_roofline_and_deterministic(out, fuse, double, cores):
     a, b = ks.simulate(prog), ks.simulate(prog)
     assert a.time_us >= a.metrics["roofline_bound_us"] * (1 - 1e-9)
     assert a.time_us == b.time_us and a.traffic == b.traffic
+    # no kernel beats its own bound; every plan moves at least the compulsory bytes
+    for k in a.kernels:
+        assert k["time_us"] >= k["roofline_bound_us"] * (1 - 1e-9)
+    assert a.metrics["traffic_amplification"] >= 1 - 1e-9
 
 
 @SETTINGS
