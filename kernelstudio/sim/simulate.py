@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import TargetError
 from ..lower.tileir import Program
+from .l2 import check_override
 from .multicore import ProgramRun, core_label, run_program
 from .program import PIPES
 from .results import EventTable, SimResult
@@ -35,13 +36,16 @@ def resolve_profile(prog: Program, profile: Any = None):
     return profile
 
 
-def simulate(prog: Program, *, profile: Any = None, exact: bool = False) -> SimResult:
+def simulate(prog: Program, *, profile: Any = None, exact: bool = False,
+             l2_hit_ratio: float | None = None) -> SimResult:
     """Simulate `prog` on `profile` (default: the program's target).
 
     exact=True turns the shortcuts off (identical blocks simulated once, steady-state loops
-    extrapolated); results agree within 1% either way, the shortcuts are just faster."""
+    extrapolated); results agree within 1% either way, the shortcuts are just faster.
+    l2_hit_ratio (0..1) replaces the L2 model for every GM read but the workspaces' (which stay in
+    L2), for side-by-side comparison with tools that take a fixed cache-hit ratio."""
     profile = resolve_profile(prog, profile)
-    run = run_program(prog, profile, exact=exact)
+    run = run_program(prog, profile, exact=exact, l2_hit_ratio=check_override(l2_hit_ratio))
     return _result(prog, profile, run)
 
 
@@ -54,7 +58,13 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
     texts = tuple(s.text for s in run.statics) + tuple(f"launch {k.name}" for k in prog.kernels)
     nstat = len(run.statics)
     kind = np.array([s.kind for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
-    mem = np.array([run.memory.get(s.sid, "") for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
+    hit = np.zeros(max(nstat, 1))
+    gm = np.zeros(max(nstat, 1), dtype=bool)
+    reads = np.zeros(max(nstat, 1), dtype=bool)
+    for sid, h in run.hits.items():
+        hit[sid] = h
+        gm[sid] = True
+        reads[sid] = not run.statics[sid].gm_write
     pipe_of = np.array([s.pipe for s in run.statics] + [0], dtype=np.int64)[:max(nstat, 1)]
     dtypes = [s.dtype for s in run.statics]
     compulsory = compulsory_bytes(prog)
@@ -63,7 +73,8 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
     t = 0.0
     bound_us = 0.0
     per_sid = np.zeros((max(nstat, 1), 3))
-    totals = {"hbm": 0.0, "l2": 0.0, "cube": 0.0, "flops": 0.0, "compulsory": 0.0}
+    totals = {"hbm": 0.0, "l2": 0.0, "cube": 0.0, "flops": 0.0, "compulsory": 0.0, "read": 0.0,
+              "l2_read": 0.0, "hbm_read": 0.0}
     used: set[int] = set()
     for kidx, kr in enumerate(run.kernels):
         t += launch
@@ -71,8 +82,11 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
         ps = kr.per_sid
         per_sid += ps
         dur = kr.cycles / mhz
-        hbm = float(ps[mem == "hbm", 0].sum())
-        l2 = float(ps[mem == "l2", 0].sum())
+        hbm = float((ps[gm, 0] * (1.0 - hit[gm])).sum())
+        l2 = float((ps[gm, 0] * hit[gm]).sum())
+        read = float(ps[reads, 0].sum())
+        l2_read = float((ps[reads, 0] * hit[reads]).sum())
+        hbm_read = read - l2_read
         cube_flops = float(ps[kind == "mmad", 1].sum())
         roof = kernel_roofline(profile, ps, kind, dtypes, compulsory[kidx])
         k_bound = roof.bound_us
@@ -80,6 +94,9 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
         totals["compulsory"] += roof.compulsory_bytes
         totals["hbm"] += hbm
         totals["l2"] += l2
+        totals["read"] += read
+        totals["l2_read"] += l2_read
+        totals["hbm_read"] += hbm_read
         totals["cube"] += cube_flops
         totals["flops"] += float(ps[:, 1].sum())
         used.update(kr.cores_used)
@@ -91,7 +108,9 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
                         "efficiency": k_bound / dur if dur else 0.0,
                         "traffic_amplification": (hbm + l2) / roof.compulsory_bytes if roof.compulsory_bytes
                         else 0.0,
-                        "hbm_bytes": int(hbm), "l2_bytes": int(l2), "cube_flops": int(cube_flops)})
+                        "hbm_bytes": int(hbm), "l2_bytes": int(l2), "hbm_read_bytes": int(hbm_read),
+                        "hbm_write_bytes": int(hbm - hbm_read), "l2_hit_ratio": l2_read / read if read else 0.0,
+                        "cube_flops": int(cube_flops)})
         t += dur
 
     def build() -> dict[str, np.ndarray]:
@@ -114,6 +133,10 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
     for s in run.statics:
         if s.edge and per_sid[s.sid, 0]:
             traffic[s.edge] = traffic.get(s.edge, 0) + int(per_sid[s.sid, 0])
+    if totals["hbm_read"] >= 0.5:
+        traffic["HBM->L2"] = int(round(totals["hbm_read"]))
+    if totals["hbm"] - totals["hbm_read"] >= 0.5:
+        traffic["L2->HBM"] = int(round(totals["hbm"] - totals["hbm_read"]))
     busy = np.bincount(pipe_of, weights=per_sid[:, 2], minlength=len(PIPES)) / mhz
     metrics = _metrics(profile, busy, used, t, bound_us, totals, len(prog.kernels))
     metrics["roofline_limiter"] = max(kernels, key=lambda k: k["roofline_bound_us"])["roofline_limiter"] \
@@ -151,6 +174,11 @@ def _metrics(profile, busy: np.ndarray, used: set[int], time_us: float, bound_us
         "gm_bytes": int(gm_bytes),
         "hbm_bytes": int(totals["hbm"]),
         "l2_bytes": int(totals["l2"]),
+        "hbm_read_bytes": int(round(totals["hbm_read"])),
+        "hbm_write_bytes": int(round(totals["hbm"] - totals["hbm_read"])),
+        "l2_read_bytes": int(round(totals["l2_read"])),
+        "l2_hit_ratio": totals["l2_read"] / totals["read"] if totals["read"] else 0.0,
+        "hbm_gbps": totals["hbm"] / secs / 1e9 if secs else 0.0,
         "gm_gbps": gm_bytes / secs / 1e9 if secs else 0.0,
         "bandwidth_pct": 100.0 * gm_bytes / secs / profile.hbm_bytes_per_s if secs else 0.0,
         "roofline_bound_us": bound_us,
