@@ -25,6 +25,7 @@ class KernelConfig:
     depth: int = 1
     aligned: bool = False
     inline_scalars: bool = False
+    compute_dtype: str = ""  # vector math dtype: "" = float32 (int32 for integer kernels), "float16" native
     aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
     notes: tuple[str, ...] = ()
 

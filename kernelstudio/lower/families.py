@@ -114,7 +114,8 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
     else:
         ins, outs = _operands(fk, names, set())
     reduce = fk.has_row_reduction()
-    vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars))
+    vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars,
+                                                          compute_dtype=cfg.compute_dtype))
     rt = -(-R // tr)
     ct = 1 if reduce else -(-C // tc)
     total = rt * ct
@@ -382,7 +383,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
         vc = min(cfg.tile_cols, unit_cols)
         vb = VectorBody(fk, names, [root_op, *ins], outs,
-                        VecConfig(vr, vc, depth, cfg.aligned, cfg.inline_scalars), skip=(out_node,),
+                        VecConfig(vr, vc, depth, cfg.aligned, cfg.inline_scalars, compute_dtype=cfg.compute_dtype),
+                        skip=(out_node,),
                         row_len=cs.N)
         ucols = Const(cs.N) if row_block else Var("nlen")
         pre: list[Stmt] = []

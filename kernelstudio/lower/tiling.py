@@ -55,7 +55,8 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
     cube = fk.root is not None
     max_cores = profile.aic_cores if cube else profile.aiv_cores
     out: dict[str, Any] = {"tile_m": None, "tile_n": None, "tile_k": None, "tile_rows": None, "tile_cols": None,
-                           "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2}
+                           "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
+                           "compute_dtype": "auto"}
     for d in directives:
         if d.kind == "split":
             if cube:
@@ -90,6 +91,8 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                 out["order"] = (a,) + tuple(x for x in out["order"] if x != a)
         elif d.kind == "double_buffer":
             out["depth"] = 2 if d.value else 1
+        elif d.kind == "compute_dtype":
+            out["compute_dtype"] = d.value
     return out
 
 

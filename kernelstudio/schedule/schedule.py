@@ -15,7 +15,8 @@ from ..ir.node import Node
 __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DIRECTIVE_KINDS"]
 
 CUBE_AXES = ("m", "n", "k")
-DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize")
+DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize", "compute_dtype")
+COMPUTE_DTYPES = ("auto", "float16", "float32")
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +150,11 @@ class Stage:
     def double_buffer(self, on: bool = True) -> Stage:
         return self._add("double_buffer", None, on)
 
+    def compute_dtype(self, dtype: str) -> Stage:
+        """Dtype of the vector math: "auto" (float16 where every op rounds as the golden model does,
+        the default), "float16" (native; an error if an op needs float32) or "float32"."""
+        return self._add("compute_dtype", None, dtype)
+
     def vectorize(self, axis: str | int, factor: int) -> Stage:
         return self._add("vectorize", axis, factor)
 
@@ -206,6 +212,9 @@ def _validate(k: FusedKernel, d: Directive) -> None:
         if d.axis == "k":
             raise ScheduleError(f"kernel {k.name}: parallel over 'k' would split the L0C accumulation "
                                 "across cores; parallelise 'm' or 'n'")
+    elif d.kind == "compute_dtype" and d.value not in COMPUTE_DTYPES:
+        raise ScheduleError(f"kernel {k.name}: compute_dtype {d.value!r} is not one of "
+                            f"{', '.join(COMPUTE_DTYPES)}; 'auto' computes in float16 where precision allows")
     elif d.kind == "double_buffer" and not isinstance(d.value, bool):
         raise ScheduleError(f"kernel {k.name}: double_buffer takes True or False, got {d.value!r}")
 
