@@ -73,6 +73,8 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         ctx.tiles[name] = tiles
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
         out[name] = c.with_(**{k: tiles[k] for k in keys})
+        if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
+            out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
     return out
 
 
@@ -113,7 +115,12 @@ def compute_dtype(ctx: _Ctx, cfgs: Configs) -> Configs:
 
 def double_buffer(ctx: _Ctx, cfgs: Configs) -> Configs:
     # queue depth 2 (ping-pong) unless double_buffer(False): copies overlap compute
-    return {name: c.with_(depth=ctx.user(name)["depth"]) for name, c in cfgs.items()}
+    # (L1 slabs as l1_depth(...) says, else as the queues)
+    out = {}
+    for name, c in cfgs.items():
+        u = ctx.user(name)
+        out[name] = c.with_(depth=u["depth"], depth_a1=u["depth_a1"] or 0, depth_b1=u["depth_b1"] or 0)
+    return out
 
 
 def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
