@@ -249,11 +249,15 @@ def _auto_l1_steps(fk, d, profile, emit, base: KernelConfig, tiles: tuple[int, i
     cands = [(a, b) for a in ([ua] if ua else _L1_STEPS) for b in ([ub] if ub else _L1_STEPS)
              if max(a, b) % min(a, b) == 0 and (a <= kt or a == ua) and (b <= kt or b == ub)]
     ranked = sorted(cands, key=lambda ab: (-min(tm * ab[0], tn * ab[1]), tm * ab[0] + tn * ab[1]))
+    # one emit with single k tiles; a slab's slot grows linearly with its step
+    one = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, step_ka=1, step_kb=1,
+                          depth_a1=d.get("depth_a1") or 0, depth_b1=d.get("depth_b1") or 0, aic_only=True))
+    l1 = {b.name: b for b in one.buffers if b.tier is Tier.L1 and b.core is CoreType.AIC}
+    if "a1" not in l1 or "b1" not in l1:
+        return ua or 1, ub or 1
+    rest = sum(b.nbytes for n, b in l1.items() if n not in ("a1", "b1"))
     for a, b in ranked:
-        k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, step_ka=a, step_kb=b,
-                            depth_a1=d.get("depth_a1") or 0, depth_b1=d.get("depth_b1") or 0, aic_only=True))
-        if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
-               if core == CoreType.AIC.value):
+        if rest + l1["a1"].nbytes * a + l1["b1"].nbytes * b <= profile.l1_bytes:
             return a, b
     return ua or 1, ub or 1
 
