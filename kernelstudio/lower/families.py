@@ -231,8 +231,9 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         return name
 
     # the L1 level: one load of A (B) brings sa (sb) k tiles; the larger step must be a multiple of
-    # the smaller (TCubeTiling stepKa / stepKb); conv kernels load one k tile at a time
-    sa, sb = (1, 1) if cs.conv else (max(1, min(cfg.step_ka, kt)), max(1, min(cfg.step_kb, kt)))
+    # the smaller (TCubeTiling stepKa / stepKb)
+    # conv: the weights (A) load in slabs; the img2col source already holds every channel's rows
+    sa, sb = max(1, min(cfg.step_ka, kt)), 1 if cs.conv else max(1, min(cfg.step_kb, kt))
     if max(sa, sb) % min(sa, sb):
         sa = sb = min(sa, sb)
     da1, db1 = cfg.depth_a1 or depth, cfg.depth_b1 or depth
@@ -332,6 +333,34 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                    Free("a2"), Free("b2")]
         if not cs.conv and (sa > 1 or sb > 1):
             s += [Alloc("c"), *_l1_k_loops(cs, bufs, tk, sa, sb, n0, nlen, a_off, b_off, names)]
+        elif cs.conv and sa > 1:
+            kx = Var("kx")
+            slen = E.min(tk * sa, E.sub(cs.K, E.mul(kx, tk)))
+            cols = Const(bufs["a1"].cols)
+            w_src = Region(cs.b_name, E.add(E.mul(Var("m0"), cs.K), E.mul(kx, tk)), Var("mlen"), slen,
+                           Const(cs.K), gm=True)
+            a2 = Region("a2", Const(0), Var("mlen"), klen, Const(bufs["a2"].cols))
+            b2 = Region("b2", Const(0), nlen, klen, Const(bufs["b2"].cols))
+            inner = (Let("k0", E.mul(ko, tk)), Let("klen", E.min(tk, E.sub(cs.K, Var("k0")))),
+                     Alloc("a2"), Copy(a2, Region("a1", E.mul(E.sub(ko, kx), tk), Var("mlen"), klen, cols),
+                                       comment="L1 -> L0A: one k tile of the resident weight slab"),
+                     EnQue("a2"), Alloc("b2"),
+                     Img2Col(b2, Region("slab", Const(0), Const(cs.cin), Const(slab_rows * cs.w),
+                                        Const(slab_rows * cs.w)),
+                             cs.cin, cs.h, cs.w, cs.kh, cs.kw, cs.stride, cs.pad, cs.ow, slab_rows,
+                             n0, nlen, k0, klen, Var("h0"), comment="img2col: patches of this pixel tile"),
+                     EnQue("b2"), DeQue("a2"), DeQue("b2"),
+                     Mmad(Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)), a2, b2, Var("mlen"),
+                          klen, nlen, E.sub(1, E.min(ko, 1)), b_layout="nk", a_layout="mk",
+                          comment=f"{names[cs.root]} = {cs.root.op.value}"),
+                     Free("a2"), Free("b2"))
+            s += [Alloc("c"), Loop("kx", Const(0), Var("k_tiles"), Const(sa), (
+                Alloc("a1"), Copy(Region("a1", Const(0), Var("mlen"), slen, cols), w_src, nd2nz=True,
+                                  comment=f"L1: {sa} k tiles of the weights from k tile kx"),
+                EnQue("a1"), DeQue("a1"),
+                Loop("ko", kx, E.min(E.add(kx, sa), Var("k_tiles")), Const(1), inner,
+                     comment=f"split_loop: k in tiles of {tk} from the L1 slab"),
+                Free("a1")), comment=f"L1: weights in slabs of {sa} k tiles of {tk}")]
         else:
             s += [Alloc("c"), Loop("ko", Const(0), Var("k_tiles"), Const(1), tuple(k_body),
                                    comment=f"split_loop: k in tiles of {tk}")]

@@ -238,26 +238,30 @@ _L1_STEPS = (1, 2, 4, 8, 16)
 def _auto_l1_steps(fk, d, profile, emit, base: KernelConfig, tiles: tuple[int, int, int],
                    K: int) -> tuple[int, int]:
     """k tiles per L1 load of A and of B: the pair whose smaller slab is largest (big moves use the
-    GM->L1 path best), then the least L1, that fits L1 with the slabs' buffering; 1 for conv."""
+    GM->L1 path best), then the least L1, that fits L1 with the slabs' buffering. Conv: the largest
+    weight slab that fits beside the img2col source (B stays 1)."""
     tm, tn, tk = tiles
     ua, ub = d.get("step_ka"), d.get("step_kb")
-    if fk.root.op.value == "conv2d":
-        return ua or 1, ub or 1
+    conv = fk.root.op.value == "conv2d"
+    if conv:  # the weights load in slabs; B is the img2col source, which holds all of K already
+        ub = 1
     if ua and ub:
         return ua, ub
     kt = -(-K // tk)
     cands = [(a, b) for a in ([ua] if ua else _L1_STEPS) for b in ([ub] if ub else _L1_STEPS)
              if max(a, b) % min(a, b) == 0 and (a <= kt or a == ua) and (b <= kt or b == ub)]
-    ranked = sorted(cands, key=lambda ab: (-min(tm * ab[0], tn * ab[1]), tm * ab[0] + tn * ab[1]))
+    ranked = sorted(cands, key=lambda ab: (-ab[0],) if conv else
+                    (-min(tm * ab[0], tn * ab[1]), tm * ab[0] + tn * ab[1]))
     # one emit with single k tiles; a slab's slot grows linearly with its step
     one = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, step_ka=1, step_kb=1,
                           depth_a1=d.get("depth_a1") or 0, depth_b1=d.get("depth_b1") or 0, aic_only=True))
     l1 = {b.name: b for b in one.buffers if b.tier is Tier.L1 and b.core is CoreType.AIC}
-    if "a1" not in l1 or "b1" not in l1:
+    if "a1" not in l1:
         return ua or 1, ub or 1
     rest = sum(b.nbytes for n, b in l1.items() if n not in ("a1", "b1"))
+    b1 = l1["b1"].nbytes if "b1" in l1 else 0
     for a, b in ranked:
-        if rest + l1["a1"].nbytes * a + l1["b1"].nbytes * b <= profile.l1_bytes:
+        if rest + l1["a1"].nbytes * a + b1 * b <= profile.l1_bytes:
             return a, b
     return ua or 1, ub or 1
 

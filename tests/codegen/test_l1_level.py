@@ -136,3 +136,32 @@ def test_simulator_shortcuts_agree_with_the_full_simulation_on_l1_loops(k_steps)
     fast, full = ks.simulate(prog), ks.simulate(prog, exact=True)
     assert fast.time_us == pytest.approx(full.time_us, rel=0.01)
     assert fast.traffic == full.traffic
+
+
+def _conv(cin: int, hw: int, cout: int):
+    x = ks.placeholder((1, cin, hw, hw), "float16", name="x")
+    w = ks.placeholder((cout, cin, 3, 3), "float16", name="w")
+    b = ks.placeholder((cout, 1, 1), "float16", name="bias")
+    return ks.relu(ks.conv2d(x, w, padding="SAME") + b)
+
+
+def test_conv_weights_load_in_l1_slabs_beside_the_img2col_source():
+    prog = ks.lower(ks.create_schedule(_conv(64, 112, 64)), "ascend910b2")
+    t = dict(prog.kernels[0].tiling)
+    assert t["step_ka"] > 1 and t["step_kb"] == 1  # the img2col source already holds all of K
+    l1 = _l1(prog)
+    assert l1["a1"].cols == t["tile_k"] * t["step_ka"] and "slab" in l1
+    assert sum(b.nbytes for b in l1.values()) <= ks.hw.get("ascend910b2").l1_bytes
+    flat = ks.create_schedule(_conv(64, 112, 64))
+    flat[flat.kernels[0].name].l1_k_steps(1)
+    assert ks.simulate(prog).time_us < ks.simulate(ks.lower(flat, "ascend910b2")).time_us
+
+
+@pytest.mark.parametrize(("args", "steps"), [((32, 20, 48), 2), ((16, 15, 32), 3), ((48, 12, 16), 4)])
+def test_three_way_conv_with_weight_slabs_and_k_tails(twin_cache, args, steps):
+    out = _conv(*args)
+    s = ks.create_schedule(out)
+    s[s.kernels[0].name].split("k", 64).l1_k_steps(steps)
+    prog = ks.lower(s, "ascend910b2")
+    assert dict(prog.kernels[0].tiling)["K"] % (64 * steps) != 0  # the last weight slab is partial
+    three_way(out, prog, twin_cache)
