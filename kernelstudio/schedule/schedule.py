@@ -156,7 +156,8 @@ class Stage:
     def l1_k_steps(self, a: int, b: int | None = None) -> Stage:
         """How many k tiles one L1 load of A (and of B; default: as A) brings — TCubeTiling stepKa and
         stepKb. The slab stays in L1 while its k tiles move on to L0A/L0B one by one; the larger
-        step must be a multiple of the smaller."""
+        step must be a multiple of the smaller. Conv kernels take A's step for their weights; their
+        B is the img2col source, which already holds every channel's input rows."""
         return self._add("l1_k_steps", None, (a, a if b is None else b))
 
     def l1_depth(self, a: int, b: int | None = None) -> Stage:
