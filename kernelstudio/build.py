@@ -52,9 +52,20 @@ class Design:
 def build(outputs: Any, target: str | HardwareProfile = "ascend910b2", *, schedule: Schedule | None = None,
           name: str | None = None) -> Design:
     """Schedule (or take `schedule`), lower, simulate, and do the same for the unfused baseline."""
+    from .errors import ScheduleError
+    from .validate import need_schedule
+
     outs = outputs if isinstance(outputs, Sequence) and not hasattr(outputs, "node") else (outputs,)
-    sched = schedule if schedule is not None else create_schedule(list(outs))
+    base = create_schedule(list(outs), fuse=False)  # checks that `outputs` are tensors
+    if schedule is None:
+        sched = create_schedule(list(outs))
+    else:
+        sched = need_schedule(schedule, "build(schedule=...)")
+        if tuple(sched.graph.outputs) != tuple(base.graph.outputs):
+            want = ", ".join(base.graph.names[o] for o in base.graph.outputs)
+            got = ", ".join(sched.graph.names[o] for o in sched.graph.outputs)
+            raise ScheduleError(f"build: the schedule computes {got} but the outputs passed are {want}; "
+                                f"pass the schedule made by ks.create_schedule of these outputs")
     prog = lower(sched, target, name=name)
-    base = create_schedule(list(outs), fuse=False)
     base_prog = lower(base, target, name=name)
     return Design(sched, prog, simulate(prog), base, base_prog, simulate(base_prog))

@@ -13,14 +13,16 @@ from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..lower.expr import Bin, Const, Expr, Load, evaluate, free_vars, simplify, to_c
 from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, Tier
+from ..names import C_SYMBOLS
 from .writer import Writer, camel, ctype
 
 __all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple"]
 
 ZERO = Const(0)
 
-# Names a TileIR variable must not take in C++: types, keywords and the class's own members.
-RESERVED = frozenset({
+# Names a TileIR variable or a kernel must not take in C++: types, keywords, the class's own members,
+# and the C library / C++ / Ascend C symbols of `kernelstudio.names.C_SYMBOLS`.
+RESERVED = C_SYMBOLS | frozenset({
     "half", "float", "int", "double", "char", "bool", "auto", "const", "for", "if", "else", "while", "do",
     "return", "class", "struct", "new", "delete", "this", "private", "public", "template", "typename",
     "default", "case", "switch", "break", "continue", "static", "signed", "unsigned", "short", "long",

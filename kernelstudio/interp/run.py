@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import numpy_dtype, round_to
-from ..errors import InputError, KernelStudioError
+from ..errors import KernelStudioError
 from ..lower.expr import compile_expr
 from ..lower.tileir import (
     Alloc,
@@ -318,20 +318,16 @@ def _run_kernel(m: _Machine, k: Kernel) -> None:
 
 def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np.ndarray, ...]:
     """Execute `prog` on `inputs` (name -> array); returns the output (a tuple for several)."""
-    missing = [n for n in prog.inputs if n not in inputs]
-    extra = [n for n in inputs if n not in prog.inputs]
-    if missing or extra:
-        want = ", ".join(f"{t.name}{list(t.shape)} {t.dtype}" for t in prog.tensors if t.role == "input")
-        raise InputError(f"run_tiled({prog.name}): missing {missing or 'nothing'}, unexpected "
-                         f"{extra or 'nothing'}; expected {want}")
+    from ..validate import check_inputs, need_program
+
+    prog = need_program(prog, "run_tiled")
+    specs = [(t.name, t.shape, t.dtype) for t in prog.tensors if t.role == "input"]
+    arrays = check_inputs(f"run_tiled({prog.name})", specs, inputs)
     gm: dict[str, np.ndarray] = {}
     for t in prog.tensors:
         if t.role == "input":
-            a = np.asarray(inputs[t.name])
-            if a.shape != t.shape:
-                raise InputError(f"run_tiled({prog.name}): input {t.name} has shape {list(a.shape)}, "
-                                 f"expected {list(t.shape)}")
-            gm[t.name] = round_to(t.dtype, a).reshape(-1).copy()
+            with np.errstate(all="ignore"):
+                gm[t.name] = round_to(t.dtype, arrays[t.name]).reshape(-1).copy()
         else:
             dt = numpy_dtype(t.dtype)
             fill = np.nan if dt.kind == "f" else 0

@@ -165,35 +165,14 @@ def _expected(phs: Mapping[str, Node]) -> str:
 
 
 def _feeds(graph: Graph, inputs: Mapping[str, object]) -> dict[Node, np.ndarray]:
+    from ..validate import check_inputs
+
     phs = _placeholders(graph, "evaluate")
-    if not isinstance(inputs, Mapping):
-        raise InputError(
-            f"evaluate: inputs must be a mapping name -> array, got {type(inputs).__name__}; "
-            f"expected {_expected(phs)}"
-        )
-    missing = [k for k in phs if k not in inputs]
-    unexpected = [k for k in inputs if k not in phs]
-    if missing or unexpected:
-        parts = [f"missing {missing}"] if missing else []
-        parts += [f"unexpected {unexpected}"] if unexpected else []
-        raise InputError(f"evaluate: {'; '.join(parts)}; expected inputs: {_expected(phs)}")
+    arrays = check_inputs("evaluate", [(k, p.shape, p.dtype) for k, p in phs.items()], inputs)
     feeds = {}
     for name, p in phs.items():
-        try:
-            arr = np.asarray(inputs[name])
-        except (TypeError, ValueError) as e:
-            raise InputError(f"evaluate: input {name!r} is not an array ({e})") from None
-        if arr.dtype.kind not in "biuf":
-            raise InputError(
-                f"evaluate: input {name!r} has dtype {arr.dtype}; expected numbers for {p.dtype}"
-            )
-        if arr.shape != p.shape:
-            raise InputError(
-                f"evaluate: input {name!r} has shape {_fmt(arr.shape)} but placeholder {name} is "
-                f"{_fmt(p.shape)} {p.dtype}"
-            )
         with np.errstate(all="ignore"):  # out-of-range values overflow to inf / wrap, as documented
-            feeds[p] = _dt.round_to(p.dtype, arr)
+            feeds[p] = _dt.round_to(p.dtype, arrays[name])
     return feeds
 
 

@@ -39,6 +39,9 @@ def simulate(prog: Program, *, profile: Any = None, exact: bool = False) -> SimR
 
     exact=True turns the shortcuts off (identical blocks simulated once, steady-state loops
     extrapolated); results agree within 1% either way, the shortcuts are just faster."""
+    from ..validate import need_program
+
+    prog = need_program(prog, "simulate")
     profile = resolve_profile(prog, profile)
     run = run_program(prog, profile, exact=exact)
     return _result(prog, profile, run)

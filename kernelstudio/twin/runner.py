@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
-from ..errors import CompileError, InputError, TwinError
+from ..errors import CompileError, TwinError
 from .bundle import CodeBundle, TensorSpec
 
 __all__ = [
@@ -188,32 +188,18 @@ def _describe_compile_error(code: CodeBundle, stderr: str) -> str:
     return msg
 
 
-def _to_storage(spec: TensorSpec, value: object, kernel: str) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        raise InputError(f"kernel {kernel!r}: input {spec.name!r} has dtype {arr.dtype}; pass numbers ({spec.dtype})")
-    if arr.shape != spec.shape:
-        raise InputError(
-            f"kernel {kernel!r}: input {spec.name!r} has shape {arr.shape} but the kernel reads {spec.shape} "
-            f"({spec.dtype}); reshape the array or regenerate the kernel for this shape"
-        )
-    if spec.dtype == "bfloat16":
-        return to_bf16_bits(arr.astype(np.float32))
-    return np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
+def _to_storage(spec: TensorSpec, arr: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        if spec.dtype == "bfloat16":
+            return to_bf16_bits(arr.astype(np.float32))
+        return np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
 
 
 def _check_inputs(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    expected = [t.name for t in code.inputs]
-    missing = [n for n in expected if n not in inputs]
-    extra = sorted(set(inputs) - set(expected))
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing {missing}")
-        if extra:
-            parts.append(f"unexpected {extra}")
-        raise InputError(f"kernel {code.name!r} takes inputs {expected}: {', '.join(parts)}")
-    return {t.name: _to_storage(t, inputs[t.name], code.name) for t in code.inputs}
+    from ..validate import check_inputs
+
+    arrays = check_inputs(f"kernel {code.name!r}", [(t.name, t.shape, t.dtype) for t in code.inputs], inputs)
+    return {t.name: _to_storage(t, arrays[t.name]) for t in code.inputs}
 
 
 def _read_output(spec: TensorSpec, path: Path, kernel: str) -> np.ndarray:
@@ -262,6 +248,10 @@ def run(
     bfloat16 tensors come back as float32 arrays holding bfloat16 values. `keep_dir` keeps the
     .bin files of the run there; `cache_dir` overrides where compiled binaries are kept.
     """
+    from ..validate import as_number, need_bundle
+
+    code = need_bundle(code, "twin.run")
+    timeout_s = as_number(timeout_s, "twin.run: timeout_s (seconds the kernel may run)", positive=True)
     storage = _check_inputs(code, inputs)
     binary = compile(code, cache_dir=cache_dir)
     with tempfile.TemporaryDirectory(prefix="ks-twin-run-") as tmp:
