@@ -49,10 +49,13 @@ def codegen(prog: Program):  # -> kernelstudio.twin.bundle.CodeBundle
     )
 
 
-def export_project(prog: Program, out_dir: str | Path) -> Path:
-    """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory."""
+def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = False) -> Path:
+    """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory.
+
+    `out_dir` must be empty or new unless `overwrite=True`, which replaces the files an earlier
+    export wrote there (and refuses to touch any other file)."""
     from ..validate import need_program
     from .project import write_project
 
     prog = need_program(prog, "export_project")
-    return write_project(prog, Path(out_dir), generate_files(prog))
+    return write_project(prog, out_dir, generate_files(prog), overwrite=overwrite)

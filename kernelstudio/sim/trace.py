@@ -65,6 +65,7 @@ def chrome_trace(result: SimResult, path: str | None = None, *, max_events: int 
              "otherData": {"program": result.program, "target": result.target,
                            "time_us": result.time_us}}
     if path is not None:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(trace, f)
+        from ..files import write_text
+
+        write_text(path, json.dumps(trace))
     return trace

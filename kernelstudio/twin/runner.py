@@ -18,6 +18,8 @@ import numpy as np
 
 from ..dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
 from ..errors import CompileError, TwinError
+from ..files import os_error, write_text
+from ..names import inside
 from .bundle import CodeBundle, TensorSpec
 
 __all__ = [
@@ -131,13 +133,14 @@ def compile_bundle(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None
     binary = _binary_path(code, cache_dir)
     if binary.is_file():
         return CompileResult(binary, True, time.perf_counter() - start)
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    build = Path(tempfile.mkdtemp(prefix="build-", dir=binary.parent))
+    try:
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        build = Path(tempfile.mkdtemp(prefix="build-", dir=binary.parent))
+    except OSError as e:
+        raise os_error(e, binary.parent, "create the twin's cache directory") from None
     try:
         for rel, text in code.files.items():
-            dst = build / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_text(text)
+            write_text(inside(build, rel), text)
         out = build / code.name
         cmd = [CXX, *compile_flags(code), f"-I{include_dir()}", "main.cpp", "-o", str(out)]
         try:
@@ -256,11 +259,14 @@ def run(
     binary = compile(code, cache_dir=cache_dir)
     with tempfile.TemporaryDirectory(prefix="ks-twin-run-") as tmp:
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        for name, arr in storage.items():
-            arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(work / f"{name}.bin")
-        for spec in code.outputs:
-            (work / f"{spec.name}.bin").unlink(missing_ok=True)
+        try:
+            work.mkdir(parents=True, exist_ok=True)
+            for name, arr in storage.items():
+                arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(inside(work, f"{name}.bin"))
+            for spec in code.outputs:
+                inside(work, f"{spec.name}.bin").unlink(missing_ok=True)
+        except OSError as e:
+            raise os_error(e, work, "write the run's files in") from None
         try:
             proc = subprocess.run([str(binary)], cwd=work, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired as e:
