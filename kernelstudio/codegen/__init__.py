@@ -45,6 +45,7 @@ def codegen(prog: Program):  # -> kernelstudio.twin.bundle.CodeBundle
         inputs=tuple(specs[n] for n in prog.inputs),
         outputs=tuple(specs[n] for n in prog.outputs),
         target=prog.target,
+        profile=prog.profile,
         workspace_bytes=ws,
     )
 

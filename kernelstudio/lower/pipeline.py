@@ -191,7 +191,7 @@ def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, 
     prog = _emit(ctx, cfgs)
     _check_gm(prog, profile)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
-                   prog.fused, PassLog(ctx, steps))
+                   prog.fused, PassLog(ctx, steps), profile)
 
 
 def _check_gm(prog: Program, profile: HardwareProfile) -> None:

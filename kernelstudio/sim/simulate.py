@@ -26,7 +26,7 @@ def resolve_profile(prog: Program, profile: Any = None):
     from .. import hw
 
     if profile is None:
-        profile = prog.target
+        profile = prog.profile if getattr(prog, "profile", None) is not None else prog.target
     if isinstance(profile, str):
         return hw.get(profile)
     if not hasattr(profile, "costs"):

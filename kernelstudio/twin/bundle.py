@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from types import MappingProxyType
+from typing import Any
 
 from ..dtypes import check_dtype
 from ..errors import InputError
@@ -57,6 +58,7 @@ class CodeBundle:
     outputs: tuple[TensorSpec, ...]
     target: str = "ascend910b2"
     workspace_bytes: int = 0
+    profile: Any = None  # the HardwareProfile lowered for (overrides included); else `target` is looked up
 
     def __post_init__(self) -> None:
         files = {}

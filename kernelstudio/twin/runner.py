@@ -13,6 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -77,8 +78,11 @@ def default_cache_dir() -> Path:
     return Path(base) / "kernelstudio" / "twin"
 
 
-def capacity_macros(target: str) -> dict[str, int]:
-    """On-chip memory sizes of `target` as the -D macros the twin headers check against."""
+def capacity_macros(target: Any) -> dict[str, int]:
+    """On-chip memory sizes of `target` (a profile name or a HardwareProfile) as the -D macros the twin
+    headers check against."""
+    if hasattr(target, "ub_bytes"):
+        return {macro: int(getattr(target, name)) for macro, name in _PROFILE_FIELDS.items()}
     try:
         from .. import hw
     except ImportError:
@@ -92,7 +96,7 @@ def capacity_macros(target: str) -> dict[str, int]:
 
 def compile_flags(code: CodeBundle) -> list[str]:
     """Every g++ flag used for `code`, include dir excluded."""
-    macros = capacity_macros(code.target)
+    macros = capacity_macros(code.profile if code.profile is not None else code.target)
     macros["KS_WORKSPACE_BYTES"] = code.workspace_bytes
     return [*BASE_FLAGS, *(f"-D{k}={v}" for k, v in sorted(macros.items()))]
 
