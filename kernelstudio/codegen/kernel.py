@@ -55,7 +55,7 @@ def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method) -> None:
     """Process() statements (loops, lets, ifs, method calls, inline instructions)."""
     for node in plan:
         if isinstance(node, Let):
-            w(f"const int32_t {scope.var(node.var)} = {scope.expr(node.value)};")
+            w(f"const {scope.index_t} {scope.var(node.var)} = {scope.expr(node.value)};")
         elif isinstance(node, Call):
             md = node.method
             w(f"{md.name}({', '.join(scope.var(p) for p in md.params)});")
@@ -79,7 +79,7 @@ def _walk_plan(plan: Plan):
 
 
 def _method(md: MethodDef, scope: Scope, w: Writer) -> None:
-    params = ", ".join(f"int32_t {scope.var(p)}" for p in md.params)
+    params = ", ".join(f"{scope.index_t} {scope.var(p)}" for p in md.params)
     with w.block(f"__aicore__ inline void {md.name}({params})"):
         m = Method(scope, w, taken={scope.var(p) for p in md.params})
         _get_tbufs(scope, w, md.body)
