@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import numpy_dtype, round_to
-from ..errors import KernelStudioError
+from ..errors import InputError, KernelStudioError
 from ..lower.expr import compile_expr
 from ..lower.tileir import (
     Alloc,
@@ -111,6 +111,7 @@ class _Core:
     """Buffers and queue state of one core of one block."""
 
     def __init__(self, kernel: Kernel, core: str):
+        self.kernel = kernel
         self.slots: dict[str, list[np.ndarray]] = {}
         self.dtype: dict[str, str] = {}
         self.bound: dict[str, int] = {}
@@ -150,6 +151,8 @@ class _Machine:
         arr, dt = self._arr(r, core)
         idx = self._idx(r, env, core)
         if idx.size and (idx.min() < 0 or idx.max() >= arr.size):
+            if r.gm and (_has_load(r.offset) or self.prog.tensor(r.buf).role == "input"):  # data-dependent
+                raise self._bad_gather(r, idx, core)
             raise KernelStudioError(f"run_tiled: region {r} reads [{idx.min()}, {idx.max()}] outside "
                                     f"{r.buf} of {arr.size} elements")
         return arr[idx], dt
@@ -163,6 +166,21 @@ class _Machine:
             raise KernelStudioError(f"run_tiled: region {r} writes [{idx.min()}, {idx.max()}] outside "
                                     f"{r.buf} of {arr.size} elements")
         arr[idx] = round_to(dt, np.broadcast_to(values, idx.shape))
+
+    def _bad_gather(self, r: Region, idx: np.ndarray, core: _Core) -> InputError:
+        """An out-of-range gather index in the user's terms: the gather, the index input, the value."""
+        t = self.prog.tensor(r.buf)
+        rows = t.shape[0] if t.shape else 1
+        per_row = max(t.size // max(rows, 1), 1)
+        bad = idx[(idx < 0) | (idx >= t.size)]
+        value = int(bad.flat[0]) // per_row if bad.size else -1
+        k = core.kernel
+        index_inputs = [p for p in k.params if p != r.buf and self.prog.tensor(p).role != "output"
+                        and self.prog.tensor(p).dtype.startswith("int")]
+        src = f" from {', '.join(index_inputs)}" if index_inputs else ""
+        return InputError(f"run_tiled({self.prog.name}): gather in kernel {k.name}: index {value}{src} is out of "
+                          f"range [0, {rows}) for axis 0 of the gathered tensor {t.name} {list(t.shape)}; "
+                          f"pass indices in [0, {rows})")
 
     def _loader(self, core: _Core):
         def load(buf: str, index: int) -> int:
@@ -281,6 +299,14 @@ class _Machine:
         idx = base + c * s.slab_rows * s.in_w + (h - h0) * s.in_w + w
         vals = np.where(ok, src[np.where(ok, idx, 0)], 0)
         self.write(s.dst, vals, env, core)
+
+
+def _has_load(e: Any) -> bool:
+    from ..lower.expr import Bin, Load
+
+    if isinstance(e, Load):
+        return True
+    return isinstance(e, Bin) and (_has_load(e.a) or _has_load(e.b))
 
 
 def peers_of_aic(peers: list[Any]) -> list[Any]:
