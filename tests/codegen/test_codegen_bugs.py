@@ -131,3 +131,20 @@ def test_cube_kernels_past_2_31_elements_are_refused_clearly(monkeypatch) -> Non
     prog = ks.lower(ks.create_schedule(ks.matmul(y, y)))
     with pytest.raises(ks.UnsupportedError, match=r"GM tensor \w+ \[64, 64\] has 4,096 elements .*32-bit offsets"):
         ks.codegen(prog)
+
+
+@pytest.mark.parametrize("split", [None, 2, 7])
+def test_size_one_middle_dim_is_a_row_broadcast_not_a_period(split, twin_cache: Path) -> None:
+    # x (N, 1, 64) + b (64,): b repeats every row, so any row tile is legal (was "period 1")
+    x = ks.placeholder((96, 1, 64), "float16", name="x")
+    b = ks.placeholder((64,), "float16", name="b")
+    out = x + b
+    s = ks.create_schedule(out)
+    if split is not None:
+        s[out].split(0, split)
+    prog = ks.lower(s)
+    inputs = ks.random_inputs(out)
+    np.testing.assert_array_equal(ks.run_tiled(prog, inputs), ks.evaluate(out, inputs))
+    if split is None:
+        assert prog.kernels[0].tiling_value("tile_rows") > 1
+        _twin_equals_interpreter(out, twin_cache)
