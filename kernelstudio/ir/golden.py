@@ -10,6 +10,11 @@ Precision semantics (a promise to users):
   truncation toward zero then wrap for float -> int). So a float16 tensor always holds float16
   values, and a composite such as layer_norm on float16 rounds each of its primitive steps.
 - Scalar constants are rounded to their node's dtype too (0.1 in a float16 graph is 0.0999755859375).
+- `evaluate(out, inputs, schedule=s)` follows the plan of `s` instead (the precision model the
+  back ends implement): float values stay float32 inside a fused kernel and are rounded only where
+  the plan stores them (a kernel's outputs), casts them, or where the cube unit writes its result;
+  a mean is a float32 sum times float32(1/count). It then equals `run_tiled` bit for bit wherever
+  the arithmetic is exactly specified; matmul/conv (k-tile accumulation order) agree within one ulp.
 - Arrays are returned in their NumPy holding dtype: float16, float32 (also for bfloat16, holding
   bfloat16-exact values), int8, int32.
 
@@ -142,6 +147,18 @@ GOLDEN: dict[Op, Rule] = {
 }
 
 
+def _mean_as_planned(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    # the kernels sum a row in float32, then multiply by float32(1 / count) (a Muls, not a division)
+    a, axes = args[0], n.attr("axes")
+    count = int(np.prod([a.shape[i] for i in (axes if isinstance(axes, tuple) else (axes,))]))
+    total = np.sum(a, axis=axes, keepdims=n.attr("keepdims"))
+    return total * np.float32(1.0 / count) if a.dtype == np.float32 else total / count
+
+
+# Rules that differ when the golden model follows a plan's arithmetic (evaluate(..., schedule=s)).
+PLAN_RULES: dict[Op, Rule] = {Op.REDUCE_MEAN: _mean_as_planned}
+
+
 def _upcast(a: np.ndarray, dtype: str) -> np.ndarray:
     return a.astype(np.float32 if dtype in FLOAT_DTYPES else np.int64, copy=False)
 
@@ -179,13 +196,19 @@ def _feeds(graph: Graph, inputs: Mapping[str, object]) -> dict[Node, np.ndarray]
 # --- public ---------------------------------------------------------------------------------------
 
 
-def evaluate(outputs: object, inputs: Mapping[str, object]) -> np.ndarray | tuple[np.ndarray, ...]:
+def evaluate(outputs: object, inputs: Mapping[str, object], *,
+             schedule: object = None) -> np.ndarray | tuple[np.ndarray, ...]:
     """Golden values of `outputs` (a Tensor, or a tuple/list of them) for `inputs` (name -> array).
 
-    Returns one array, or a tuple for a tuple/list of outputs. See the module doc for precision.
+    Returns one array, or a tuple for a tuple/list of outputs. See the module doc for precision:
+    by default every node rounds to its dtype (the framework reference). With `schedule=s` the
+    model follows the plan instead: a float value is rounded where the plan stores it (a kernel's
+    output written to GM) or casts it, and stays float32 inside a fused kernel, as the generated
+    code keeps it.
     """
     nodes, single = as_nodes(outputs)
     graph = Graph(nodes)
+    rounds = _rounding_points(graph, schedule)
     feeds = _feeds(graph, inputs)
     remaining = {n: len(graph.users[n]) for n in graph.nodes}
     keep = set(nodes)
@@ -196,13 +219,37 @@ def evaluate(outputs: object, inputs: Mapping[str, object]) -> np.ndarray | tupl
                 args: list[np.ndarray] = [feeds[n]]
             else:
                 args = [_upcast(env[i], i.dtype) for i in n.inputs]
-            env[n] = _dt.round_to(n.dtype, GOLDEN[n.op](n, args))  # astype: a fresh array
+            rule = PLAN_RULES.get(n.op, GOLDEN[n.op]) if rounds is not None else GOLDEN[n.op]
+            value = rule(n, args)
+            if rounds is None or n in rounds or n.dtype not in FLOAT_DTYPES:
+                env[n] = _dt.round_to(n.dtype, value)  # astype: a fresh array
+            else:  # kept in float32 on chip: not rounded to the node's dtype
+                env[n] = np.asarray(value, dtype=np.float32)
             for i in dict.fromkeys(n.inputs):  # free intermediates after their last use
                 remaining[i] -= 1
                 if remaining[i] == 0 and i not in keep:
                     del env[i]
     results = tuple(env[n] for n in nodes)
     return results[0] if single else results
+
+
+def _rounding_points(graph: Graph, schedule: object) -> set[Node] | None:
+    """Nodes whose value the plan of `schedule` rounds to their dtype (None: every node)."""
+    if schedule is None:
+        return None
+    from ..validate import need_schedule
+
+    s = need_schedule(schedule, "evaluate(schedule=...)")
+    if set(s.graph.outputs) != set(graph.outputs) or set(s.graph.nodes) != set(graph.nodes):
+        raise InputError("evaluate: the schedule was made for another graph; pass the schedule "
+                         "ks.create_schedule made from these outputs")
+    stored: set[Node] = set(graph.placeholders)
+    for k in s.kernels:
+        stored.update(k.outputs)
+        if k.root is not None:
+            stored.add(k.root)  # the cube unit's result leaves L0C in the matmul's dtype
+    stored.update(n for n in graph.nodes if n.op in (Op.CAST, Op.CONST))
+    return stored
 
 
 def _source(node: Node) -> Node | None:
