@@ -42,6 +42,10 @@ def simulate(prog: Program, *, profile: Any = None, exact: bool = False) -> SimR
     from ..validate import need_program
 
     prog = need_program(prog, "simulate")
+    if not isinstance(exact, (bool, np.bool_)):
+        from ..errors import InputError
+
+        raise InputError(f"simulate: exact must be True or False, got {exact!r}")
     profile = resolve_profile(prog, profile)
     run = run_program(prog, profile, exact=exact)
     return _result(prog, profile, run)
