@@ -2,6 +2,7 @@
 reference); `evaluate(out, inputs, schedule=s)` follows the plan: float values stay float32 inside
 a fused kernel and are rounded where the plan stores them (kernel outputs), casts them, or where the
 cube unit writes its result; a mean is a float32 sum times float32(1/count), as the kernels do it.
+(tests/property/test_random_pipeline.py checks the same on ~230 random full-row vector programs.)
 
 Which comparison each test makes:
 - plan golden == run_tiled, bit for bit, for elementwise arithmetic, casts, softmax, layer_norm;
