@@ -114,14 +114,14 @@ def test_chrome_trace_path_errors_name_the_path(tmp_path: Path) -> None:
     assert (tmp_path / "deep" / "t.json").stat().st_size > 0
 
 
-def test_twin_keep_dir_errors_name_the_path(tmp_path: Path) -> None:
+def test_twin_keep_dir_errors_name_the_path(tmp_path: Path, twin_cache: Path) -> None:
     x = ks.placeholder((16, 64), "float32", name="x")
     out = ks.relu(x)
     code = ks.codegen(ks.lower(ks.create_schedule(out)))
     f = tmp_path / "a_file"
     f.write_text("")
     with pytest.raises(InputError, match=f"cannot write the run's files in {f}"):
-        ks.twin.run(code, ks.random_inputs(out), keep_dir=str(f), cache_dir=tmp_path / "cache")
+        ks.twin.run(code, ks.random_inputs(out), keep_dir=str(f), cache_dir=twin_cache)
 
 
 # --- the command line --------------------------------------------------------------------------------------
