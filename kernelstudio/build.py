@@ -64,12 +64,25 @@ def build(outputs: Any, target: str | HardwareProfile = "ascend910b2", *, schedu
           name: str | None = None, compare: bool = True) -> Design:
     """Schedule (or take `schedule`), lower, simulate, and (unless `compare=False`) do the same for the
     unfused baseline."""
+    from .errors import ScheduleError
+    from .validate import need_schedule
+
     outs = outputs if isinstance(outputs, Sequence) and not hasattr(outputs, "node") else (outputs,)
-    sched = schedule if schedule is not None else create_schedule(list(outs))
+    base = create_schedule(list(outs), fuse=False)  # checks that `outputs` are tensors
+    if schedule is None:
+        sched = create_schedule(list(outs))
+    else:
+        sched = need_schedule(schedule, "build(schedule=...)")
+        if tuple(sched.graph.outputs) != tuple(base.graph.outputs):
+            want = ", ".join(base.graph.names[o] for o in base.graph.outputs)
+            got = ", ".join(sched.graph.names[o] for o in sched.graph.outputs)
+            raise ScheduleError(f"build: the schedule computes {got} but the outputs passed are {want}; "
+                                f"pass the schedule made by ks.create_schedule of these outputs")
     prog = lower(sched, target, name=name)
     d = Design(sched, prog, simulate(prog), name=name or prog.name)
     if compare:
-        d.unfused_schedule, d.unfused_program, d.unfused_sim = build_unfused(list(outs), target, name=name)
+        base_prog = lower(base, target, name=name)
+        d.unfused_schedule, d.unfused_program, d.unfused_sim = base, base_prog, simulate(base_prog)
     return d
 
 

@@ -7,12 +7,18 @@ FILE.py defines the graph with the DSL (``import kernelstudio as ks``) and eithe
 module-level ``out`` tensor or defines ``build()`` returning the output tensor (or a Schedule, to
 choose tiles and cores). `build` writes the CANN project (op_host/, op_kernel/, main.cpp, CMake,
 msOpGen JSON, README), ``report.txt`` (program, kernels, simulated time when the simulator is
-installed) and ``trace.json`` (Chrome trace) when the simulator is available.
+installed) and ``trace.json`` (Chrome trace) when the simulator is available. Re-running into the
+same directory replaces the files an earlier build wrote there and refuses to touch any other.
+
+Exit codes: 0 done; 1 the design or its build failed (the message says why, with FILE:LINE for an
+error raised by the design file itself); 2 the command could not run (usage, an output path that
+cannot be written, an unexpected internal error). No traceback is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import runpy
 import sys
 from pathlib import Path
@@ -44,17 +50,40 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _where(path: Path, e: BaseException) -> str:
+    """`FILE:LINE` of the innermost frame of `e` inside the design file, else the file name."""
+    if isinstance(e, SyntaxError) and e.lineno is not None:
+        return f"{path}:{e.lineno}"
+    line = None
+    tb = e.__traceback__
+    target = str(path.resolve())
+    while tb is not None:
+        try:
+            same = str(Path(tb.tb_frame.f_code.co_filename).resolve()) == target
+        except OSError:
+            same = False
+        if same:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return f"{path}:{line}" if line is not None else str(path)
+
+
 def load_design(path: Path) -> Any:
     """The output tensor (or Schedule) a design file defines."""
+    if path.is_dir():
+        raise InputError(f"design file {path} is a directory; pass the Python file that sets `out` or defines build()")
     if not path.is_file():
         raise InputError(f"design file {path} does not exist")
     try:
         ns = runpy.run_path(str(path), run_name="__kernelstudio__")
         design = ns["build"]() if callable(ns.get("build")) else None
-    except KernelStudioError:
-        raise
-    except Exception as e:  # the user's file: report it in one line
-        raise InputError(f"{path} failed: {type(e).__name__}: {e}") from e
+    except SystemExit as e:
+        raise InputError(f"{_where(path, e)}: the design file called sys.exit({e.code!r}) while being loaded; "
+                         "a design file should define `out` or build(), not exit") from None
+    except KernelStudioError as e:
+        raise type(e)(f"{_where(path, e)}: {e}") from e
+    except Exception as e:  # the user's file: report it in one line, with its line number
+        raise InputError(f"{_where(path, e)}: {type(e).__name__}: {e}") from e
     if design is not None:
         return design
     if "out" in ns:
@@ -72,7 +101,7 @@ def _schedule(design: Any, fuse: bool) -> Any:
     raise InputError(f"the design gave a {type(design).__name__}; expected a kernelstudio Tensor or Schedule")
 
 
-def _simulate(prog: Any, out: Path) -> list[str]:
+def _simulate(prog: Any, extra: dict[str, str]) -> list[str]:
     """Simulated time and a Chrome trace when the simulator is installed; a note otherwise."""
     try:
         import kernelstudio as ks
@@ -81,25 +110,27 @@ def _simulate(prog: Any, out: Path) -> list[str]:
     except (ImportError, AttributeError):
         return ["simulation: skipped (the simulator is not available in this installation)"]
     sim = simulate(prog)
-    sim.to_chrome_trace(str(out / "trace.json"))
+    extra["trace.json"] = json.dumps(sim.to_chrome_trace())
     return [f"simulated time: {sim.time_us:.2f} us", "trace: trace.json (open in Perfetto or chrome://tracing)"]
 
 
 def build(file: str, target: str, out_dir: str, fuse: bool = True) -> Path:
     """Lower the design in `file` for `target` and write code, report and trace into `out_dir`."""
     import kernelstudio as ks
-    from kernelstudio.codegen import export_project
+    from kernelstudio.codegen import generate_files
+    from kernelstudio.codegen.project import write_project
 
     sched = _schedule(load_design(Path(file)), fuse)
     prog = ks.lower(sched, target=target)
-    out = export_project(prog, out_dir)
+    out = Path(out_dir)
+    extra = {}
     lines = [f"kernelstudio build of {prog.name} for {target} ({'fused' if prog.fused else 'unfused'})", ""]
     for k in prog.kernels:
         lines.append(f"kernel {k.name}: {k.family}, {k.kernel_type}, block_dim {k.block_dim}, "
                      f"ops {', '.join(k.ops) or '-'}")
-    lines += ["", *_simulate(prog, out), "", ks.format_program(prog)]
-    (out / "report.txt").write_text("\n".join(lines) + "\n")
-    return out
+    lines += ["", *_simulate(prog, extra), "", ks.format_program(prog)]
+    extra["report.txt"] = "\n".join(lines) + "\n"
+    return write_project(prog, out, generate_files(prog), overwrite=True, extra=extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
     except _UsageError as e:
-        print(f"kernelstudio: error: {e}", file=sys.stderr)
+        msg = str(e)
+        if "required: command" in msg:
+            msg = ("no command given; use `kernelstudio build FILE.py --out DIR` or `kernelstudio targets` "
+                   "(kernelstudio build --help for the options)")
+        print(f"kernelstudio: error: {msg}", file=sys.stderr)
         return 2
     try:
         if args.command == "targets":
@@ -116,12 +151,25 @@ def main(argv: list[str] | None = None) -> int:
             for name in hw.names():
                 print(name)
             return 0
+        try:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            print(f"kernelstudio: error: cannot create the output directory {args.out}: {e.strerror or e}; "
+                  "pass --out a directory you can write to", file=sys.stderr)
+            return 2
         out = build(args.file, args.target, args.out, fuse=not args.no_fuse)
         print(f"wrote {out}")
         return 0
     except KernelStudioError as e:
         print(f"kernelstudio: error: {str(e).splitlines()[0]}", file=sys.stderr)
         return 1
+    except OSError as e:
+        print(f"kernelstudio: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 - never a traceback on the command line
+        print(f"kernelstudio: internal error: {type(e).__name__}: {e}; please report it with the design file",
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ __all__ = [
     "KnobError",
     "TwinError",
     "CompileError",
+    "StageError",
 ]
 
 
@@ -62,3 +63,8 @@ class TwinError(KernelStudioError, RuntimeError):
 
 class CompileError(KernelStudioError, RuntimeError):
     """Generated code did not compile against the CPU twin."""
+
+
+class StageError(KernelStudioError, TypeError):
+    """An object from the wrong stage of the flow (a Tensor where a Program is needed): a step was
+    skipped; the message names the call to make first."""

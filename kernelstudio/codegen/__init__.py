@@ -34,7 +34,9 @@ def generate_files(prog: Program) -> dict[str, str]:
 def codegen(prog: Program):  # -> kernelstudio.twin.bundle.CodeBundle
     """Generate the Ascend C of `prog` as a CodeBundle the CPU twin can compile and run."""
     from ..twin.bundle import CodeBundle, TensorSpec
+    from ..validate import need_program
 
+    prog = need_program(prog, "codegen")
     specs = {t.name: TensorSpec(t.name, t.shape, t.dtype) for t in prog.tensors}
     ws = max((workspace_bytes(prog, k) for k in prog.kernels), default=0)
     return CodeBundle(
@@ -43,12 +45,18 @@ def codegen(prog: Program):  # -> kernelstudio.twin.bundle.CodeBundle
         inputs=tuple(specs[n] for n in prog.inputs),
         outputs=tuple(specs[n] for n in prog.outputs),
         target=prog.target,
+        profile=prog.profile,
         workspace_bytes=ws,
     )
 
 
-def export_project(prog: Program, out_dir: str | Path) -> Path:
-    """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory."""
+def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = False) -> Path:
+    """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory.
+
+    `out_dir` must be empty or new unless `overwrite=True`, which replaces the files an earlier
+    export wrote there (and refuses to touch any other file)."""
+    from ..validate import need_program
     from .project import write_project
 
-    return write_project(prog, Path(out_dir), generate_files(prog))
+    prog = need_program(prog, "export_project")
+    return write_project(prog, out_dir, generate_files(prog), overwrite=overwrite)

@@ -5,6 +5,9 @@ Process and the CopyIn/Compute/CopyOut methods cut from the TileIR (see phases.p
 
 from __future__ import annotations
 
+from ..errors import UnsupportedError
+from ..ir.ops import itemsize
+from ..lower.scratch import REDUCE_WORK, scratch_buffers
 from ..lower.tileir import Kernel, Let, Program, Tier
 from . import cube, layout
 from .phases import Call, Inline, MethodDef, Plan, bound_members, buffers_of, plan_body
@@ -52,7 +55,7 @@ def _emit_plan(plan: Plan, scope: Scope, w: Writer, m: Method) -> None:
     """Process() statements (loops, lets, ifs, method calls, inline instructions)."""
     for node in plan:
         if isinstance(node, Let):
-            w(f"const int32_t {scope.var(node.var)} = {scope.expr(node.value)};")
+            w(f"const {scope.index_t} {scope.var(node.var)} = {scope.expr(node.value)};")
         elif isinstance(node, Call):
             md = node.method
             w(f"{md.name}({', '.join(scope.var(p) for p in md.params)});")
@@ -76,7 +79,7 @@ def _walk_plan(plan: Plan):
 
 
 def _method(md: MethodDef, scope: Scope, w: Writer) -> None:
-    params = ", ".join(f"int32_t {scope.var(p)}" for p in md.params)
+    params = ", ".join(f"{scope.index_t} {scope.var(p)}" for p in md.params)
     with w.block(f"__aicore__ inline void {md.name}({params})"):
         m = Method(scope, w, taken={scope.var(p) for p in md.params})
         _get_tbufs(scope, w, md.body)
@@ -137,14 +140,18 @@ def _buffers(scope: Scope, parts: _Parts, depth_const: int) -> None:
             parts.init(f"pipe.InitBuffer({scope.que_name(b.name)}, {depth}, {size});{what}")
     for buf in sorted(scope.members):
         parts.members(f"AscendC::LocalTensor<{ctype(scope.buffer(buf).dtype)}> {scope.tensor_name(buf)};")
+    # scratch TBufs are decided by lowering's scratch_buffers (so its UB check counts them); the
+    # statements emitted above only asked for them, and each request must fit what was decided
+    decided = scratch_buffers(k)
+    asked = dict(scope.scratch)
     if scope.work:
-        elems = {dt: n for dt, n in scope.work.items()}
-        nbytes = max(n * (4 if dt in ("float32", "int32") else 2 if dt != "int8" else 1)
-                     for dt, n in elems.items())
-        nbytes = (nbytes + 31) // 32 * 32
-        parts.members("AscendC::TBuf<AscendC::QuePosition::VECCALC> workBuf;")
-        parts.init(f"pipe.InitBuffer(workBuf, {nbytes});  // ReduceSum/ReduceMax scratch")
-    for member, (nbytes, purpose) in sorted(scope.scratch.items()):
+        asked[REDUCE_WORK] = (max(n * itemsize(dt) for dt, n in scope.work.items()), "reduce")
+    for member, (nbytes, _) in asked.items():
+        if member not in decided or decided[member][0] < nbytes:
+            have = decided.get(member, (0, ""))[0]
+            raise UnsupportedError(f"kernel {k.name}: the emitted code needs {nbytes} B of scratch {member} but "
+                                   f"lowering planned {have} B; this is a bug in kernelstudio, please report it")
+    for member, (nbytes, purpose) in sorted(decided.items()):
         parts.members(f"AscendC::TBuf<AscendC::QuePosition::VECCALC> {member};")
         parts.init(f"pipe.InitBuffer({member}, {nbytes});  // {purpose}")
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..lower.expr import Const, E, Var
+from ..lower.scratch import topk_tmp_bytes
 from ..lower.tileir import Kernel, Program, QuePos, TopK, VecOp, walk
 from .scope import Scope
 from .vector import INSTR_RULES, VEC_RULES, Method, _kind, _Rows
@@ -175,11 +176,6 @@ class TopkSpec:
     inner: int
     k: int
     dtype: str
-
-
-def topk_tmp_bytes(inner: int, outter: int = 1) -> int:
-    """tmpLocal bytes TopK needs (the twin's GetTopKMaxMinTmpSize: two proposal areas + one index row)."""
-    return (2 * 8 * inner * outter + 4 * inner + 31) // 32 * 32
 
 
 def topk_spec(prog: Program, k: Kernel) -> TopkSpec | None:

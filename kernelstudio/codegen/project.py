@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..errors import InputError
+from ..files import write_tree
 from ..lower.tileir import Program
+from ..names import check_name
 from .host import GE_DTYPES
 from .kernel import kernel_params
 from .writer import pascal
 
-__all__ = ["write_project", "op_json"]
+__all__ = ["write_project", "project_files", "op_json"]
 
 _JSON_TYPES = {k: v.removeprefix("ge::DT_").lower() for k, v in GE_DTYPES.items()}
 _JSON_TYPES.update({"float16": "float16", "float32": "float", "bfloat16": "bfloat16"})
@@ -86,17 +87,17 @@ written the same way.
 """
 
 
-def write_project(prog: Program, out: Path, files: dict[str, str]) -> Path:
-    """Write the project files under `out` (created if missing)."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"export_project: {out} exists and is not a directory; pick another path")
-    out.mkdir(parents=True, exist_ok=True)
+def project_files(prog: Program, files: dict[str, str]) -> dict[str, str]:
+    """The generated files plus CMakeLists.txt, the msOpGen JSON and the README."""
     all_files = dict(files)
     all_files["CMakeLists.txt"] = _cmake(prog)
     all_files[f"{prog.name}.json"] = json.dumps(op_json(prog), indent=4) + "\n"
     all_files["README.md"] = _readme(prog)
-    for rel, text in all_files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return out
+    return all_files
+
+
+def write_project(prog: Program, out: Path, files: dict[str, str], *, overwrite: bool = False,
+                  extra: dict[str, str] | None = None) -> Path:
+    """Write the project files (and `extra` ones) under `out` (see `kernelstudio.files.write_tree`)."""
+    check_name(prog.name, "export_project")
+    return write_tree(out, {**project_files(prog, files), **(extra or {})}, overwrite=overwrite)

@@ -13,14 +13,16 @@ from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..lower.expr import Bin, Const, Expr, Load, evaluate, free_vars, simplify, to_c
 from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, Tier
+from ..names import C_SYMBOLS
 from .writer import Writer, camel, ctype
 
 __all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple"]
 
 ZERO = Const(0)
 
-# Names a TileIR variable must not take in C++: types, keywords and the class's own members.
-RESERVED = frozenset({
+# Names a TileIR variable or a kernel must not take in C++: types, keywords, the class's own members,
+# and the C library / C++ / Ascend C symbols of `kernelstudio.names.C_SYMBOLS`.
+RESERVED = C_SYMBOLS | frozenset({
     "half", "float", "int", "double", "char", "bool", "auto", "const", "for", "if", "else", "while", "do",
     "return", "class", "struct", "new", "delete", "this", "private", "public", "template", "typename",
     "default", "case", "switch", "break", "continue", "static", "signed", "unsigned", "short", "long",
@@ -28,6 +30,11 @@ RESERVED = frozenset({
     "operator", "namespace", "using", "register", "volatile", "union", "enum", "goto", "sizeof",
     "matmul", "AscendC", "optiling", "ops", "main", "std", "ks_twin",
 })
+
+# Largest element offset 32-bit index arithmetic holds. Kernels touching a bigger GM tensor compute
+# GM offsets and Let values in int64_t (vector kernels) or are refused (see Scope.__post_init__).
+INDEX_LIMIT = 2**31 - 1
+TILING_LIMIT = 2**31 - 1  # tiling constants are 32-bit fields
 
 # TileIR variables bound by the launch, not by the program: block index and AIV sub-block index.
 BLOCK_VARS = {"blk": "blockIdx", "sub": "subBlockIdx"}
@@ -77,6 +84,25 @@ class Scope:
         self.tiling = dict(self.kernel.tiling)
         self._buffers = {b.name: b for b in self.kernel.buffers}
         self._fields = {n: camel(n) for n in self.tiling}
+        big = [t for t in self.prog.tensors if t.name in self.kernel.params and t.size > INDEX_LIMIT]
+        self.wide = bool(big)
+        if not big:
+            return
+        k, t = self.kernel, max(big, key=lambda t: t.size)
+        where = f"kernel {k.name}: GM tensor {t.name} {list(t.shape)} has {t.size:,} elements (over 2^31 - 1)"
+        if k.aic:
+            raise UnsupportedError(f"{where}; generated cube kernels index GM with 32-bit offsets, so each "
+                                   "tensor is limited to 2^31 - 1 elements; split the matmul/conv into launches")
+        over = {n: v for n, v in self.tiling.items() if abs(v) > TILING_LIMIT}
+        if over:
+            n, v = next(iter(over.items()))
+            raise UnsupportedError(f"{where}; its tiling value {n} = {v:,} does not fit the 32-bit tiling fields; "
+                                   "reshape the tensor so no dimension passes 2^31 - 1, or split it into launches")
+
+    @property
+    def index_t(self) -> str:
+        """The C++ type of Let values and method parameters: int64_t once GM offsets pass 2^31."""
+        return "int64_t" if self.wide else "int32_t"
 
     # ---- variables -----------------------------------------------------------------------------
     def field_name(self, tiling_name: str) -> str:
@@ -135,7 +161,13 @@ class Scope:
         """`xGm[offset]` / `xLocal[offset]` for the region start (plus `extra` elements)."""
         base = self.gm_name(r.buf) if r.gm else self.tensor_name(r.buf)
         off = simplify(Bin("+", r.offset, extra))
-        return base if off == Const(0) else f"{base}[{self.expr(off)}]"
+        if off == Const(0):
+            return base
+        if r.gm and self.wide:  # every variable widened first, so products cannot wrap at 2^31
+            text = to_c(off, lambda v: f"static_cast<int64_t>({self.var(v)})",
+                        lambda b, i: f"{self.tensor_name(b)}.GetValue({i})")
+            return f"{base}[{text}]"
+        return f"{base}[{self.expr(off)}]"
 
     def is_ub(self, r: Region) -> bool:
         return not r.gm and self.buffer(r.buf).tier is Tier.UB

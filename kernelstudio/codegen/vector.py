@@ -175,7 +175,7 @@ def _kind(src: Region, dst: Region) -> str:
     or "scalar" (one value for the whole tile)."""
     one_row = src.rows == Const(1) and dst.rows != Const(1)
     one_col = src.cols == Const(1) and dst.cols != Const(1)
-    if one_row and one_col:
+    if one_row and (one_col or src.cols == Const(1)):  # 1x1 over a tile, or over a one-column tile
         return "scalar"
     return "row" if one_row else "col" if one_col else "full"
 

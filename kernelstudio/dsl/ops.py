@@ -19,8 +19,9 @@ from functools import reduce as _fold
 
 import numpy as np
 
+from .. import names as _names
 from ..dtypes import check_dtype
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..errors import DTypeError, ShapeError
 from ..ir.node import Composite, Node
 from ..ir.ops import DTYPES, FLOAT_DTYPES, Op
 from . import shapes as S
@@ -61,17 +62,10 @@ def composite_scope(name: str) -> Iterator[Composite]:
 
 
 def check_name(op: str, name: object) -> str:
-    """A node name: None -> "" (the graph names it), else an ASCII identifier."""
+    """A node name: None -> "" (the graph names it), else a C identifier (`kernelstudio.names`)."""
     if name is None:
         return ""
-    if not isinstance(name, str):
-        raise DTypeError(f"{op}: name must be a str or None, got {type(name).__name__} {name!r}")
-    if not (name.isidentifier() and name.isascii()):
-        raise UnsupportedError(
-            f"{op}: name {name!r} is not an identifier; use letters, digits and '_' (not starting "
-            "with a digit), since names become buffer and variable names in generated code"
-        )
-    return name
+    return _names.check_name(name, op)
 
 
 def _scalar_or_tensor(op: str, what: str, v: object) -> Operand:

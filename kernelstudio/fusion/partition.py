@@ -92,7 +92,8 @@ def row_period(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | N
             n = 1
             for d in lead_o[j:]:
                 n *= d
-            return n
+            if n > 1:  # a period of one row is a plain row broadcast ([64] on [4096,1,64])
+                return n
     return None
 
 

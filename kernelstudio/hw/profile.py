@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import tomllib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -142,7 +143,7 @@ class HardwareProfile:
                 f"{self.name}: cannot override {', '.join(map(repr, unknown))}; "
                 f"valid fields: {', '.join(valid)}"
             )
-        values = {k: (float(v) if k in _FLOAT_FIELDS and _is_number(v) else v) for k, v in fields.items()}
+        values = {k: _plain(k, v) for k, v in fields.items()}
         sources = tuple((k, "user" if k in fields else s) for k, s in self.sources)
         notes = tuple((k, n) for k, n in self.notes if k not in fields)
         return dataclasses.replace(self, **values, sources=sources, notes=notes)
@@ -160,6 +161,19 @@ def _cost_model(profile: HardwareProfile) -> CostModel:
     return CostModel(profile)
 
 
+def _plain(key: str, v: Any) -> Any:
+    """An override value with NumPy scalars made Python ones (ints stay ints for int fields)."""
+    import numpy as np
+
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, np.integer):
+        v = int(v)
+    elif isinstance(v, np.floating):
+        v = float(v)
+    return float(v) if key in _FLOAT_FIELDS and _is_number(v) else v
+
+
 def _is_number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
@@ -174,8 +188,8 @@ def _validate(p: HardwareProfile) -> None:
             raise bad(f"{f} must be a non-negative int, got {v!r}")
     for f in _FLOAT_FIELDS:
         v = getattr(p, f)
-        if not _is_number(v) or v < 0:
-            raise bad(f"{f} must be a non-negative number, got {v!r}")
+        if not _is_number(v) or not math.isfinite(v) or v < 0:
+            raise bad(f"{f} must be a finite non-negative number, got {v!r}")
     for f in _BOOL_FIELDS:
         if not isinstance(getattr(p, f), bool):
             raise bad(f"{f} must be true or false, got {getattr(p, f)!r}")
@@ -186,9 +200,13 @@ def _validate(p: HardwareProfile) -> None:
         raise bad(f"a {p.arch} chip has aiv_per_aic={want}, got {p.aiv_per_aic}")
     if p.aiv_cores != p.aic_cores * p.aiv_per_aic:
         raise bad(f"aiv_cores={p.aiv_cores} must be aic_cores x aiv_per_aic = {p.aic_cores * p.aiv_per_aic}")
-    for f in ("aic_cores", "clock_mhz", "cube_macs_per_cycle", "ub_bytes"):
+    # rates and sizes the simulator divides by, or that bound every tile
+    for f in ("aic_cores", "clock_mhz", "cube_macs_per_cycle", "ub_bytes", "hbm_bytes_per_s",
+              "l2_read_bytes_per_cycle", "l2_write_bytes_per_cycle", "hbm_bytes", "l1_bytes", "l0a_bytes",
+              "l0b_bytes", "l0c_bytes", "hccs_bytes_per_s"):
         if getattr(p, f) <= 0:
-            raise bad(f"{f} must be positive, got {getattr(p, f)!r}")
+            raise bad(f"{f} must be positive, got {getattr(p, f)!r}; it is a rate or size the simulator "
+                      "divides by")
 
 
 def profile_from_toml(text: str, origin: str = "<toml>") -> HardwareProfile:

@@ -111,6 +111,7 @@ class _Core:
     """Buffers and queue state of one core of one block."""
 
     def __init__(self, kernel: Kernel, core: str):
+        self.kernel = kernel
         self.slots: dict[str, list[np.ndarray]] = {}
         self.dtype: dict[str, str] = {}
         self.bound: dict[str, int] = {}
@@ -150,6 +151,8 @@ class _Machine:
         arr, dt = self._arr(r, core)
         idx = self._idx(r, env, core)
         if idx.size and (idx.min() < 0 or idx.max() >= arr.size):
+            if r.gm and (_has_load(r.offset) or self.prog.tensor(r.buf).role == "input"):  # data-dependent
+                raise self._bad_gather(r, idx, core)
             raise KernelStudioError(f"run_tiled: region {r} reads [{idx.min()}, {idx.max()}] outside "
                                     f"{r.buf} of {arr.size} elements")
         return arr[idx], dt
@@ -163,6 +166,21 @@ class _Machine:
             raise KernelStudioError(f"run_tiled: region {r} writes [{idx.min()}, {idx.max()}] outside "
                                     f"{r.buf} of {arr.size} elements")
         arr[idx] = round_to(dt, np.broadcast_to(values, idx.shape))
+
+    def _bad_gather(self, r: Region, idx: np.ndarray, core: _Core) -> InputError:
+        """An out-of-range gather index in the user's terms: the gather, the index input, the value."""
+        t = self.prog.tensor(r.buf)
+        rows = t.shape[0] if t.shape else 1
+        per_row = max(t.size // max(rows, 1), 1)
+        bad = idx[(idx < 0) | (idx >= t.size)]
+        value = int(bad.flat[0]) // per_row if bad.size else -1
+        k = core.kernel
+        index_inputs = [p for p in k.params if p != r.buf and self.prog.tensor(p).role != "output"
+                        and self.prog.tensor(p).dtype.startswith("int")]
+        src = f" from {', '.join(index_inputs)}" if index_inputs else ""
+        return InputError(f"run_tiled({self.prog.name}): gather in kernel {k.name}: index {value}{src} is out of "
+                          f"range [0, {rows}) for axis 0 of the gathered tensor {t.name} {list(t.shape)}; "
+                          f"pass indices in [0, {rows})")
 
     def _loader(self, core: _Core):
         def load(buf: str, index: int) -> int:
@@ -283,6 +301,14 @@ class _Machine:
         self.write(s.dst, vals, env, core)
 
 
+def _has_load(e: Any) -> bool:
+    from ..lower.expr import Bin, Load
+
+    if isinstance(e, Load):
+        return True
+    return isinstance(e, Bin) and (_has_load(e.a) or _has_load(e.b))
+
+
 def peers_of_aic(peers: list[Any]) -> list[Any]:
     return [p for p in peers if p[0] == "aiv"] or peers
 
@@ -318,20 +344,16 @@ def _run_kernel(m: _Machine, k: Kernel) -> None:
 
 def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np.ndarray, ...]:
     """Execute `prog` on `inputs` (name -> array); returns the output (a tuple for several)."""
-    missing = [n for n in prog.inputs if n not in inputs]
-    extra = [n for n in inputs if n not in prog.inputs]
-    if missing or extra:
-        want = ", ".join(f"{t.name}{list(t.shape)} {t.dtype}" for t in prog.tensors if t.role == "input")
-        raise InputError(f"run_tiled({prog.name}): missing {missing or 'nothing'}, unexpected "
-                         f"{extra or 'nothing'}; expected {want}")
+    from ..validate import check_inputs, need_program
+
+    prog = need_program(prog, "run_tiled")
+    specs = [(t.name, t.shape, t.dtype) for t in prog.tensors if t.role == "input"]
+    arrays = check_inputs(f"run_tiled({prog.name})", specs, inputs)
     gm: dict[str, np.ndarray] = {}
     for t in prog.tensors:
         if t.role == "input":
-            a = np.asarray(inputs[t.name])
-            if a.shape != t.shape:
-                raise InputError(f"run_tiled({prog.name}): input {t.name} has shape {list(a.shape)}, "
-                                 f"expected {list(t.shape)}")
-            gm[t.name] = round_to(t.dtype, a).reshape(-1).copy()
+            with np.errstate(all="ignore"):
+                gm[t.name] = round_to(t.dtype, arrays[t.name]).reshape(-1).copy()
         else:
             dt = numpy_dtype(t.dtype)
             fill = np.nan if dt.kind == "f" else 0

@@ -10,6 +10,13 @@ Precision semantics (a promise to users):
   truncation toward zero then wrap for float -> int). So a float16 tensor always holds float16
   values, and a composite such as layer_norm on float16 rounds each of its primitive steps.
 - Scalar constants are rounded to their node's dtype too (0.1 in a float16 graph is 0.0999755859375).
+- `evaluate(out, inputs, schedule=s)` follows the plan of `s` instead (the precision model the
+  back ends implement): float values stay float32 inside a fused kernel and are rounded where the
+  plan stores them to GM (a kernel's outputs; the kernel itself goes on with the float32 value),
+  casts them, or where the cube unit writes its result; scalar constants stay float32; a mean is a
+  float32 row sum times float32(1/count) and sigmoid is 1/(1+exp(-x)), as the kernels compute them.
+  It then equals `run_tiled` bit for bit for vector kernels that reduce whole rows; matmul/conv
+  (k-tile order) and multi-pass row reductions (column-chunk order) agree within rounding.
 - Arrays are returned in their NumPy holding dtype: float16, float32 (also for bfloat16, holding
   bfloat16-exact values), int8, int32.
 
@@ -142,6 +149,25 @@ GOLDEN: dict[Op, Rule] = {
 }
 
 
+def _mean_as_planned(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    # the kernels sum a row in float32, then multiply by float32(1 / count) (a Muls, not a division)
+    a, axes = args[0], n.attr("axes")
+    count = int(np.prod([a.shape[i] for i in (axes if isinstance(axes, tuple) else (axes,))]))
+    total = np.sum(a, axis=axes, keepdims=n.attr("keepdims"))
+    return total * np.float32(1.0 / count) if a.dtype == np.float32 else total / count
+
+
+def _sigmoid_as_planned(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    # the kernels compute 1 / (1 + exp(-x)) in float32 (exp(-x) may overflow to inf: the result is 0)
+    a = args[0]
+    one = a.dtype.type(1) if a.dtype.kind == "f" else 1.0
+    return one / (one + np.exp(-a))
+
+
+# Rules that differ when the golden model follows a plan's arithmetic (evaluate(..., schedule=s)).
+PLAN_RULES: dict[Op, Rule] = {Op.REDUCE_MEAN: _mean_as_planned, Op.SIGMOID: _sigmoid_as_planned}
+
+
 def _upcast(a: np.ndarray, dtype: str) -> np.ndarray:
     return a.astype(np.float32 if dtype in FLOAT_DTYPES else np.int64, copy=False)
 
@@ -165,65 +191,93 @@ def _expected(phs: Mapping[str, Node]) -> str:
 
 
 def _feeds(graph: Graph, inputs: Mapping[str, object]) -> dict[Node, np.ndarray]:
+    from ..validate import check_inputs
+
     phs = _placeholders(graph, "evaluate")
-    if not isinstance(inputs, Mapping):
-        raise InputError(
-            f"evaluate: inputs must be a mapping name -> array, got {type(inputs).__name__}; "
-            f"expected {_expected(phs)}"
-        )
-    missing = [k for k in phs if k not in inputs]
-    unexpected = [k for k in inputs if k not in phs]
-    if missing or unexpected:
-        parts = [f"missing {missing}"] if missing else []
-        parts += [f"unexpected {unexpected}"] if unexpected else []
-        raise InputError(f"evaluate: {'; '.join(parts)}; expected inputs: {_expected(phs)}")
+    arrays = check_inputs("evaluate", [(k, p.shape, p.dtype) for k, p in phs.items()], inputs)
     feeds = {}
     for name, p in phs.items():
-        try:
-            arr = np.asarray(inputs[name])
-        except (TypeError, ValueError) as e:
-            raise InputError(f"evaluate: input {name!r} is not an array ({e})") from None
-        if arr.dtype.kind not in "biuf":
-            raise InputError(
-                f"evaluate: input {name!r} has dtype {arr.dtype}; expected numbers for {p.dtype}"
-            )
-        if arr.shape != p.shape:
-            raise InputError(
-                f"evaluate: input {name!r} has shape {_fmt(arr.shape)} but placeholder {name} is "
-                f"{_fmt(p.shape)} {p.dtype}"
-            )
         with np.errstate(all="ignore"):  # out-of-range values overflow to inf / wrap, as documented
-            feeds[p] = _dt.round_to(p.dtype, arr)
+            feeds[p] = _dt.round_to(p.dtype, arrays[name])
     return feeds
 
 
 # --- public ---------------------------------------------------------------------------------------
 
 
-def evaluate(outputs: object, inputs: Mapping[str, object]) -> np.ndarray | tuple[np.ndarray, ...]:
+def evaluate(outputs: object, inputs: Mapping[str, object], *,
+             schedule: object = None) -> np.ndarray | tuple[np.ndarray, ...]:
     """Golden values of `outputs` (a Tensor, or a tuple/list of them) for `inputs` (name -> array).
 
-    Returns one array, or a tuple for a tuple/list of outputs. See the module doc for precision.
+    Returns one array, or a tuple for a tuple/list of outputs. See the module doc for precision:
+    by default every node rounds to its dtype (the framework reference). With `schedule=s` the
+    model follows the plan instead: a float value is rounded where the plan stores it (a kernel's
+    output written to GM) or casts it, and stays float32 inside a fused kernel, as the generated
+    code keeps it.
     """
     nodes, single = as_nodes(outputs)
     graph = Graph(nodes)
+    plan = _plan_points(graph, schedule)
     feeds = _feeds(graph, inputs)
     remaining = {n: len(graph.users[n]) for n in graph.nodes}
     keep = set(nodes)
     env: dict[Node, np.ndarray] = {}
+    raw: dict[Node, np.ndarray] = {}  # float32 values of stored nodes, as their own kernel goes on using them
     with np.errstate(all="ignore"):
         for n in graph.nodes:
             if n.op is Op.PLACEHOLDER:
                 args: list[np.ndarray] = [feeds[n]]
             else:
-                args = [_upcast(env[i], i.dtype) for i in n.inputs]
-            env[n] = _dt.round_to(n.dtype, GOLDEN[n.op](n, args))  # astype: a fresh array
+                args = [_upcast(raw[i] if i in raw and plan.home.get(i) == plan.home.get(n) else env[i], i.dtype)
+                        for i in n.inputs]
+            rule = PLAN_RULES.get(n.op, GOLDEN[n.op]) if plan is not None else GOLDEN[n.op]
+            value = rule(n, args)
+            if plan is None or n in plan.everywhere or n.dtype not in FLOAT_DTYPES:
+                env[n] = _dt.round_to(n.dtype, value)  # astype: a fresh array
+            elif n in plan.stored:  # rounded in GM; the kernel that computed it keeps the float32 value
+                env[n] = _dt.round_to(n.dtype, value)
+                raw[n] = np.asarray(value, dtype=np.float32)
+            else:  # kept in float32 on chip: not rounded to the node's dtype
+                env[n] = np.asarray(value, dtype=np.float32)
             for i in dict.fromkeys(n.inputs):  # free intermediates after their last use
                 remaining[i] -= 1
                 if remaining[i] == 0 and i not in keep:
                     del env[i]
+                    raw.pop(i, None)
     results = tuple(env[n] for n in nodes)
     return results[0] if single else results
+
+
+class _Plan:
+    """Where a plan rounds: `everywhere` (inputs, casts, cube results: every reader sees the rounded
+    value), `stored` (kernel outputs: rounded in GM, float32 inside their own kernel), `home` (kernel
+    index of every computed node)."""
+
+    def __init__(self, everywhere: set[Node], stored: set[Node], home: dict[Node, int]):
+        self.everywhere, self.stored, self.home = everywhere, stored, home
+
+
+def _plan_points(graph: Graph, schedule: object) -> _Plan | None:
+    """The rounding points of the plan of `schedule` (None: round every node)."""
+    if schedule is None:
+        return None
+    from ..validate import need_schedule
+
+    s = need_schedule(schedule, "evaluate(schedule=...)")
+    if set(s.graph.outputs) != set(graph.outputs) or set(s.graph.nodes) != set(graph.nodes):
+        raise InputError("evaluate: the schedule was made for another graph; pass the schedule "
+                         "ks.create_schedule made from these outputs")
+    everywhere: set[Node] = set(graph.placeholders)
+    stored: set[Node] = set()
+    home: dict[Node, int] = {}
+    for i, k in enumerate(s.kernels):
+        stored.update(k.outputs)
+        home.update((n, i) for n in k.nodes)
+        if k.root is not None:
+            everywhere.add(k.root)  # the cube unit's result leaves L0C in the matmul's dtype
+    # casts round; scalar constants do not: kernels take them as float32 operands of Adds/Muls/...
+    everywhere.update(n for n in graph.nodes if n.op is Op.CAST)
+    return _Plan(everywhere, stored, home)
 
 
 def _source(node: Node) -> Node | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..errors import ScheduleError, UnsupportedError
+from ..errors import CapacityError, ScheduleError, TargetError, UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
@@ -192,6 +192,15 @@ def _separated_targets() -> list[str]:
 
 def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, name: str | None = None) -> Program:
     """Run the pass pipeline; the returned Program's `passes` holds (name, ir_text) after each pass."""
+    from ..names import check_name
+    from ..validate import need_schedule
+
+    schedule = need_schedule(schedule, "lower")
+    if not isinstance(target, (str, HardwareProfile)):
+        raise TargetError(f"lower: target must be a profile name or a HardwareProfile, got "
+                          f"{type(target).__name__} {target!r}; see ks.hw.names()")
+    if name is not None:
+        check_name(name, "lower")
     profile = target if isinstance(target, HardwareProfile) else get_profile(target)
     for o in schedule.graph.outputs:
         if o.info.kind is Kind.LEAF:
@@ -208,8 +217,20 @@ def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, 
         cfgs = fn(ctx, cfgs)
         steps.append((pname, cfgs))
     prog = _emit(ctx, cfgs)
+    _check_gm(prog, profile)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
-                   prog.fused, PassLog(ctx, steps))
+                   prog.fused, PassLog(ctx, steps), profile)
+
+
+def _check_gm(prog: Program, profile: HardwareProfile) -> None:
+    """Every GM tensor (inputs, outputs, intermediates, workspaces) together must fit device memory."""
+    total = sum(t.nbytes for t in prog.tensors)
+    if total > profile.hbm_bytes:
+        big = max(prog.tensors, key=lambda t: t.nbytes)
+        raise CapacityError(
+            f"program {prog.name}: its GM tensors need {total:,} B but {profile.name} has {profile.hbm_bytes:,} B "
+            f"of device memory (largest: {big.name} {list(big.shape)} {big.dtype} = {big.nbytes:,} B); "
+            "shrink the shapes or split the work across launches")
 
 
 class PassLog(Sequence):

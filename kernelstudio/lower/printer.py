@@ -128,6 +128,10 @@ def format_kernel(k: Kernel, prog: Program | None = None) -> str:
 
 
 def format_program(p: Program) -> str:
+    """The TileIR text of a Program (what the pass viewer shows)."""
+    from ..validate import need_program
+
+    p = need_program(p, "format_program")
     head = [f"program {p.name}  target={p.target}  {'fused' if p.fused else 'unfused'}  "
             f"kernels={len(p.kernels)}"]
     for t in p.tensors:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..ir.ops import itemsize
 from .expr import Const, Expr
@@ -392,6 +393,9 @@ class Program:
     outputs: tuple[str, ...]
     fused: bool = True
     passes: Sequence[tuple[str, str]] = field(default=(), compare=False)  # (pass, IR text) after each pass
+    # the HardwareProfile the program was lowered for (overrides included); simulate, codegen and the
+    # twin use it instead of looking `target` up again. None for hand-built programs.
+    profile: Any = None
 
     def tensor(self, name: str) -> GmTensor:
         for t in self.tensors:

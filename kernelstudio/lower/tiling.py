@@ -103,10 +103,15 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
 
 def usage(k: Kernel) -> dict[tuple[str, str], int]:
     """Bytes per (core type, tier) of a kernel's buffers, depth included."""
+    from .scratch import scratch_bytes
+
     u: dict[tuple[str, str], int] = {}
     for b in k.buffers:
         key = (b.core.value, b.tier.value)
         u[key] = u.get(key, 0) + b.nbytes
+    extra = scratch_bytes(k)  # the vector statements' own scratch (reduce work area, select mask, ...)
+    if extra:
+        u[("aiv", "UB")] = u.get(("aiv", "UB"), 0) + extra
     return u
 
 
@@ -116,6 +121,10 @@ def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
         if need > have:
             bufs = [b for b in k.buffers if b.core.value == core and b.tier.value == tier]
             listing = ", ".join(f"{b.name} {b.rows}x{b.cols} {b.dtype} x{b.depth} = {b.nbytes:,} B" for b in bufs)
+            if (core, tier) == ("aiv", "UB"):
+                from .scratch import scratch_buffers
+
+                listing += "".join(f", scratch {m} = {n:,} B" for m, (n, _) in sorted(scratch_buffers(k).items()))
             way = ("lower split('m'/'n'/'k', ...)" if tier != "UB" else
                    "lower split(...) / vectorize(-1, ...) on the vector tile")
             if tier == "L1":

@@ -62,8 +62,10 @@ def _compile(source: str, filename: str) -> tuple[Any, Any]:
 
 
 def run_cell(source: str, *, name: str, user_ns: Mapping[str, Any] | None = None,
-             values: Mapping[str, Any] | None = None) -> CellResult:
-    """Run `source` with the DSL preloaded over `user_ns` (DSL names win), knobs set to `values`."""
+             values: Mapping[str, Any] | None = None, strict: bool = True) -> CellResult:
+    """Run `source` with the DSL preloaded over `user_ns` (DSL names win), knobs set to `values`.
+
+    `strict=False` tolerates values for knobs this run does not reach (a knob inside an `if`)."""
     filename = f"<ascend_kernel {name}>"
     # the notebook's variables (an earlier cell's `out` or `s` would be taken for this cell's)
     ns: dict[str, Any] = {k: v for k, v in (user_ns or {}).items()
@@ -73,7 +75,7 @@ def run_cell(source: str, *, name: str, user_ns: Mapping[str, Any] | None = None
         body, last = _compile(source, filename)
     except SyntaxError as e:
         raise _cell_error(e, source, filename, e.lineno) from None
-    with knob_values(values) as ctx:
+    with knob_values(values, strict=strict) as ctx:
         try:
             exec(body, ns)
             value = eval(last, ns) if last is not None else None

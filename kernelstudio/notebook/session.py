@@ -35,28 +35,29 @@ class StudioSession:
     _baseline: dict[tuple, tuple] = field(default_factory=dict, repr=False)
 
     def build(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
-              compare: bool | None = None) -> Design:
+              compare: bool | None = None, strict: bool = True) -> Design:
         """Run the cell with these knob values (others at their defaults) and build the design, leaving the
-        session as it was (a sweep calls this); `rebuild` is the same and keeps the result."""
-        return self._build(values, target, compare)[0]
+        session as it was (a sweep calls this); `rebuild` is the same and keeps the result. A value for
+        a knob the cell never declares is a KnobError unless `strict=False`."""
+        return self._build(values, target, compare, strict)[0]
 
     def rebuild(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
-                compare: bool | None = None) -> Design:
+                compare: bool | None = None, strict: bool = True) -> Design:
         """`build`, and on success the session's design, knobs, target and compare flag move to the new
         ones; on error (a `KernelStudioError`) nothing changes."""
-        d, knobs, tgt, cmp_ = self._build(values, target, compare)
+        d, knobs, tgt, cmp_ = self._build(values, target, compare, strict)
         self.design, self.knobs, self.target, self.compare = d, knobs, tgt, cmp_
         return d
 
-    def _build(self, values: Mapping[str, Any] | None, target: str | None,
-               compare: bool | None) -> tuple[Design, dict[str, Knob], str, bool]:
+    def _build(self, values: Mapping[str, Any] | None, target: str | None, compare: bool | None,
+               strict: bool) -> tuple[Design, dict[str, Knob], str, bool]:
         tgt = self.target if target is None else target
         cmp_ = self.compare if compare is None else compare
         if tgt not in target_names():
             from ..errors import TargetError
 
             raise TargetError(f"unknown target {tgt!r}; choose one of {', '.join(target_names())}")
-        res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values)
+        res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values, strict=strict)
         d = build(list(res.outputs), tgt, schedule=res.schedule, name=self.name, compare=False)
         d.name, d.knobs = self.name, dict(res.values)
         if cmp_:

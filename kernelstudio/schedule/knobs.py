@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import difflib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ..errors import KnobError
 
@@ -55,18 +58,59 @@ def knob(name: str, default: Any, choices: Sequence[Any]) -> Any:
     ctx.seen[name] = Knob(name, default, ch)
     if name in ctx.values:
         value = ctx.values[name]
-        if value not in ch:
+        match = _choice(value, ch)
+        if match is _NONE:
             raise KnobError(f"knob {name}: value {value!r} is not among its choices {list(ch)}")
-        return value
+        return match
     return default
 
 
+_NONE = object()
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, np.integer)):
+        return "int"
+    if isinstance(v, (float, np.floating)):
+        return "float"
+    return type(v).__name__
+
+
+def _choice(value: Any, choices: tuple[Any, ...]) -> Any:
+    """The choice equal to `value` and of the same kind (16.0 is not the int choice 16, True is not 1);
+    NumPy scalars match their Python counterparts. `_NONE` when there is none."""
+    for c in choices:
+        if _kind(c) == _kind(value):
+            try:
+                if bool(c == value):
+                    return c
+            except (TypeError, ValueError):
+                continue
+    return _NONE
+
+
 @contextlib.contextmanager
-def knob_values(values: Mapping[str, Any] | None = None) -> Iterator[KnobContext]:
-    """Run a design with these knob values; yields the context whose `.seen` lists every knob met."""
+def knob_values(values: Mapping[str, Any] | None = None, *, strict: bool = True) -> Iterator[KnobContext]:
+    """Run a design with these knob values; yields the context whose `.seen` lists every knob met.
+
+    With `strict` (the default) a value for a knob the design never declared (a misspelt name) is a
+    KnobError when the block ends without another error."""
+    if values is not None and not isinstance(values, Mapping):
+        raise KnobError(f"knob_values takes a mapping knob name -> value, got {type(values).__name__}")
     ctx = KnobContext(dict(values or {}))
     token = _CTX.set(ctx)
     try:
         yield ctx
     finally:
         _CTX.reset(token)
+    unused = [k for k in ctx.values if k not in ctx.seen]
+    if strict and unused:
+        hints = []
+        for k in unused:
+            close = difflib.get_close_matches(str(k), list(ctx.seen), n=1)
+            hints.append(f"{k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        known = ", ".join(ctx.seen) or "none"
+        raise KnobError(f"knob_values: no knob named {', '.join(hints)} was met in the design; knobs met: "
+                        f"{known}; fix the name or pass strict=False to allow values for knobs a design may skip")

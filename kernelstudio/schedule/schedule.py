@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..errors import ScheduleError
 from ..fusion.partition import FusedKernel, FusionPlan, partition
 from ..ir.graph import Graph
@@ -54,6 +56,11 @@ class Schedule:
     def __init__(self, outputs: Sequence[Node], *, fuse: bool = True, keep_out: Iterable[Node] = (),
                  directives: Sequence[Directive] = ()):
         self.graph = Graph(tuple(outputs))
+        from ..ir.golden import _placeholders
+
+        _placeholders(self.graph, "create_schedule")  # two different placeholders may not share a name
+        for n in keep_out:
+            _check_in_graph(self.graph, n, "create_schedule(keep_out=...)")
         self.fuse = fuse
         self.keep_out: tuple[Node, ...] = tuple(keep_out)
         self.plan: FusionPlan = partition(self.graph, fuse=fuse, keep_out=self.keep_out)
@@ -87,6 +94,7 @@ class Schedule:
     def keep_out_of_fusion(self, tensor: Any) -> None:
         """Re-run fusion with `tensor`'s op kept out of fused kernels (its own kernel)."""
         node = _node_of(tensor)
+        _check_in_graph(self.graph, node, "keep_out_of_fusion")
         self.keep_out = (*self.keep_out, node)
         self.plan = partition(self.graph, fuse=self.fuse, keep_out=self.keep_out)
         names = {k.name for k in self.kernels}
@@ -96,7 +104,10 @@ class Schedule:
 
     def apply(self, d: Directive) -> None:
         """Validate and append one directive (used by stages and to replay saved schedules)."""
+        if not isinstance(d, Directive):
+            raise ScheduleError(f"apply takes a Directive, got {type(d).__name__}; use s[tensor].split(...) etc.")
         k = self.kernel(d.kernel)
+        d = _normalize(d)
         _validate(k, d)
         self.directives = (*self.directives, d)
 
@@ -122,8 +133,16 @@ class Schedule:
         return json.dumps([d.to_json() for d in self.directives])
 
     def replay(self, text: str) -> None:
-        for d in json.loads(text):
-            self.apply(Directive.from_json(d))
+        """Apply the directives saved by `to_json`; all or none (a bad entry leaves the schedule as it was)."""
+        from .replay import parse_directives
+
+        before = self.directives
+        try:
+            for d in parse_directives(text):
+                self.apply(d)
+        except BaseException:
+            self.directives = before
+            raise
 
     def __repr__(self) -> str:
         ks = ", ".join(f"{k.name}:{k.family}" for k in self.kernels)
@@ -178,6 +197,29 @@ class Stage:
         return f"Stage({self.kernel.name}, family={self.kernel.family})"
 
 
+def _check_in_graph(graph: Graph, node: Node, call: str) -> None:
+    if node not in graph.names:
+        raise ScheduleError(f"{call}: tensor {node.name or node.op.value} {list(node.shape)} is not part of this "
+                            "schedule's graph; pass a tensor computed on the way to the schedule's outputs")
+
+
+def _normalize(d: Directive) -> Directive:
+    """NumPy integers and bools in a directive become Python ones (so it compares, hashes and saves)."""
+    def norm(v: Any) -> Any:
+        if isinstance(v, tuple):
+            return tuple(norm(x) for x in v)
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        return v
+
+    axis, value = norm(d.axis), norm(d.value)
+    if axis is d.axis and value is d.value:
+        return d
+    return Directive(d.kind, d.kernel, axis, value)
+
+
 def _axes_text(k: FusedKernel) -> str:
     if k.family in ("cube", "cube_vector"):
         return '"m", "n", "k" or an output dim'
@@ -209,6 +251,10 @@ def _validate(k: FusedKernel, d: Directive) -> None:
     if d.kind in ("split", "vectorize"):
         _check_axis(k, d.kind, d.axis)
         _check_factor(k, d.kind, d.value)
+        if d.kind == "vectorize" and d.axis == "k":
+            raise ScheduleError(f"kernel {k.name}: vectorize('k', ...) has no meaning: 'k' is the matmul's "
+                                "reduction, the vector (epilogue) tile is rows 'm' and columns 'n'; use "
+                                "vectorize('n', ...) or vectorize(-1, ...), or split('k', ...) for the k tile")
     elif d.kind == "reorder":
         axes = d.axis if isinstance(d.axis, tuple) else (d.axis,)
         if not axes:
@@ -255,5 +301,15 @@ def create_schedule(outputs: Any, *, fuse: bool = True, keep_out: Iterable[Any] 
 
     `fuse=False` gives the unfused baseline (one kernel per op or library call); `keep_out` lists
     tensors whose ops stay out of fused kernels."""
+    from ..validate import as_bool
+
     outs = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
+    if not outs:
+        raise ScheduleError("create_schedule: no outputs given; pass the output tensor(s) of the graph")
+    fz = as_bool(fuse)
+    if fz is None:
+        raise ScheduleError(f"create_schedule: fuse must be True or False, got {fuse!r}")
+    fuse = fz
+    if isinstance(keep_out, (str, bytes)) or not isinstance(keep_out, Iterable):
+        raise ScheduleError(f"create_schedule: keep_out must be a list of tensors, got {type(keep_out).__name__}")
     return Schedule([_node_of(o) for o in outs], fuse=fuse, keep_out=[_node_of(t) for t in keep_out])

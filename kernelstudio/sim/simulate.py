@@ -28,7 +28,7 @@ def resolve_profile(prog: Program, profile: Any = None):
     from .. import hw
 
     if profile is None:
-        profile = prog.target
+        profile = prog.profile if getattr(prog, "profile", None) is not None else prog.target
     if isinstance(profile, str):
         return hw.get(profile)
     if not hasattr(profile, "costs"):
@@ -44,6 +44,13 @@ def simulate(prog: Program, *, profile: Any = None, exact: bool = False,
     extrapolated); results agree within 1% either way, the shortcuts are just faster.
     l2_hit_ratio (0..1) replaces the L2 model for every GM read but the workspaces' (which stay in
     L2), for side-by-side comparison with tools that take a fixed cache-hit ratio."""
+    from ..validate import need_program
+
+    prog = need_program(prog, "simulate")
+    if not isinstance(exact, (bool, np.bool_)):
+        from ..errors import InputError
+
+        raise InputError(f"simulate: exact must be True or False, got {exact!r}")
     profile = resolve_profile(prog, profile)
     run = run_program(prog, profile, exact=exact, l2_hit_ratio=check_override(l2_hit_ratio))
     return _result(prog, profile, run)

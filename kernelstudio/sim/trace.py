@@ -24,6 +24,11 @@ _LANE_ORDER = ("SCALAR", "CUBE", "VECTOR", "MTE1", "MTE2", "MTE3", "FIXP", "FLOW
 
 def chrome_trace(result: SimResult, path: str | None = None, *, max_events: int | None = None) -> dict:
     """Build (and optionally write) the trace; `max_events` keeps the earliest events only."""
+    if max_events is not None and (isinstance(max_events, bool) or not isinstance(max_events, (int, np.integer))
+                                   or max_events < 0):
+        from ..errors import InputError
+
+        raise InputError(f"to_chrome_trace: max_events must be an int >= 0 or None, got {max_events!r}")
     ev = result.events
     c = ev.columns
     order = np.argsort(c["start_us"], kind="stable")
@@ -65,6 +70,7 @@ def chrome_trace(result: SimResult, path: str | None = None, *, max_events: int 
              "otherData": {"program": result.program, "target": result.target,
                            "time_us": result.time_us}}
     if path is not None:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(trace, f)
+        from ..files import write_text
+
+        write_text(path, json.dumps(trace))
     return trace

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from types import MappingProxyType
+from typing import Any
 
 from ..dtypes import check_dtype
 from ..errors import InputError
@@ -27,7 +28,16 @@ class TensorSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise InputError(f"tensor name {self.name!r} must be a C identifier (it names the file <name>.bin)")
-        shape = tuple(int(d) for d in self.shape)
+        from ..validate import as_int
+
+        dims = (self.shape,) if as_int(self.shape) is not None else self.shape
+        try:
+            shape = tuple(as_int(d) for d in dims)
+        except TypeError:
+            raise InputError(f"tensor {self.name!r}: shape {self.shape!r} must be a tuple of ints") from None
+        if any(d is None for d in shape):
+            raise InputError(f"tensor {self.name!r}: shape {tuple(dims)!r} must hold whole numbers (ints), "
+                             "not floats or bools")
         if any(d < 0 for d in shape):
             raise InputError(f"tensor {self.name!r} has a negative dimension in shape {shape}")
         object.__setattr__(self, "shape", shape)
@@ -48,6 +58,7 @@ class CodeBundle:
     outputs: tuple[TensorSpec, ...]
     target: str = "ascend910b2"
     workspace_bytes: int = 0
+    profile: Any = None  # the HardwareProfile lowered for (overrides included); else `target` is looked up
 
     def __post_init__(self) -> None:
         files = {}
@@ -64,6 +75,11 @@ class CodeBundle:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise InputError(f"bundle {self.name!r}: tensor names {dup} are used more than once")
+        from ..names import check_name
+
+        check_name(self.name, "CodeBundle")
+        if isinstance(self.workspace_bytes, bool) or not isinstance(self.workspace_bytes, int):
+            raise InputError(f"bundle {self.name!r}: workspace_bytes must be an int, got {self.workspace_bytes!r}")
         if self.workspace_bytes < 0:
             raise InputError(f"bundle {self.name!r}: workspace_bytes {self.workspace_bytes} is negative")
         object.__setattr__(self, "files", MappingProxyType(files))

@@ -13,11 +13,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
-from ..errors import CompileError, InputError, TwinError
+from ..errors import CompileError, TwinError
+from ..files import os_error, write_text
+from ..names import inside
 from .bundle import CodeBundle, TensorSpec
 
 __all__ = [
@@ -75,8 +78,11 @@ def default_cache_dir() -> Path:
     return Path(base) / "kernelstudio" / "twin"
 
 
-def capacity_macros(target: str) -> dict[str, int]:
-    """On-chip memory sizes of `target` as the -D macros the twin headers check against."""
+def capacity_macros(target: Any) -> dict[str, int]:
+    """On-chip memory sizes of `target` (a profile name or a HardwareProfile) as the -D macros the twin
+    headers check against."""
+    if hasattr(target, "ub_bytes"):
+        return {macro: int(getattr(target, name)) for macro, name in _PROFILE_FIELDS.items()}
     try:
         from .. import hw
     except ImportError:
@@ -90,7 +96,7 @@ def capacity_macros(target: str) -> dict[str, int]:
 
 def compile_flags(code: CodeBundle) -> list[str]:
     """Every g++ flag used for `code`, include dir excluded."""
-    macros = capacity_macros(code.target)
+    macros = capacity_macros(code.profile if code.profile is not None else code.target)
     macros["KS_WORKSPACE_BYTES"] = code.workspace_bytes
     return [*BASE_FLAGS, *(f"-D{k}={v}" for k, v in sorted(macros.items()))]
 
@@ -131,13 +137,14 @@ def compile_bundle(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None
     binary = _binary_path(code, cache_dir)
     if binary.is_file():
         return CompileResult(binary, True, time.perf_counter() - start)
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    build = Path(tempfile.mkdtemp(prefix="build-", dir=binary.parent))
+    try:
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        build = Path(tempfile.mkdtemp(prefix="build-", dir=binary.parent))
+    except OSError as e:
+        raise os_error(e, binary.parent, "create the twin's cache directory") from None
     try:
         for rel, text in code.files.items():
-            dst = build / rel
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            dst.write_text(text)
+            write_text(inside(build, rel), text)
         out = build / code.name
         cmd = [CXX, *compile_flags(code), f"-I{include_dir()}", "main.cpp", "-o", str(out)]
         try:
@@ -188,32 +195,18 @@ def _describe_compile_error(code: CodeBundle, stderr: str) -> str:
     return msg
 
 
-def _to_storage(spec: TensorSpec, value: object, kernel: str) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
-        raise InputError(f"kernel {kernel!r}: input {spec.name!r} has dtype {arr.dtype}; pass numbers ({spec.dtype})")
-    if arr.shape != spec.shape:
-        raise InputError(
-            f"kernel {kernel!r}: input {spec.name!r} has shape {arr.shape} but the kernel reads {spec.shape} "
-            f"({spec.dtype}); reshape the array or regenerate the kernel for this shape"
-        )
-    if spec.dtype == "bfloat16":
-        return to_bf16_bits(arr.astype(np.float32))
-    return np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
+def _to_storage(spec: TensorSpec, arr: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        if spec.dtype == "bfloat16":
+            return to_bf16_bits(arr.astype(np.float32))
+        return np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
 
 
 def _check_inputs(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    expected = [t.name for t in code.inputs]
-    missing = [n for n in expected if n not in inputs]
-    extra = sorted(set(inputs) - set(expected))
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing {missing}")
-        if extra:
-            parts.append(f"unexpected {extra}")
-        raise InputError(f"kernel {code.name!r} takes inputs {expected}: {', '.join(parts)}")
-    return {t.name: _to_storage(t, inputs[t.name], code.name) for t in code.inputs}
+    from ..validate import check_inputs
+
+    arrays = check_inputs(f"kernel {code.name!r}", [(t.name, t.shape, t.dtype) for t in code.inputs], inputs)
+    return {t.name: _to_storage(t, arrays[t.name]) for t in code.inputs}
 
 
 def _read_output(spec: TensorSpec, path: Path, kernel: str) -> np.ndarray:
@@ -262,15 +255,22 @@ def run(
     bfloat16 tensors come back as float32 arrays holding bfloat16 values. `keep_dir` keeps the
     .bin files of the run there; `cache_dir` overrides where compiled binaries are kept.
     """
+    from ..validate import as_number, need_bundle
+
+    code = need_bundle(code, "twin.run")
+    timeout_s = as_number(timeout_s, "twin.run: timeout_s (seconds the kernel may run)", positive=True)
     storage = _check_inputs(code, inputs)
     binary = compile(code, cache_dir=cache_dir)
     with tempfile.TemporaryDirectory(prefix="ks-twin-run-") as tmp:
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
-        for name, arr in storage.items():
-            arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(work / f"{name}.bin")
-        for spec in code.outputs:
-            (work / f"{spec.name}.bin").unlink(missing_ok=True)
+        try:
+            work.mkdir(parents=True, exist_ok=True)
+            for name, arr in storage.items():
+                arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(inside(work, f"{name}.bin"))
+            for spec in code.outputs:
+                inside(work, f"{spec.name}.bin").unlink(missing_ok=True)
+        except OSError as e:
+            raise os_error(e, work, "write the run's files in") from None
         try:
             proc = subprocess.run([str(binary)], cwd=work, capture_output=True, text=True, timeout=timeout_s)
         except subprocess.TimeoutExpired as e:

@@ -177,3 +177,28 @@ def test_plain_ipython_prints_a_summary(capsys):
     printed = capsys.readouterr().out
     assert "fused vs unfused" in printed
     assert isinstance(m.shell.user_ns["vec"], Design)
+
+
+def test_a_knob_under_an_if_comes_and_goes(shell):
+    body = ('x = placeholder((64, 128), "float16", name="x")\n'
+            'out = relu(x)\n'
+            's = create_schedule(out)\n'
+            'if knob("tile_rows", True, [False, True]):\n'
+            '    s[out].split(0, knob("rows", 16, [8, 16]))\n')
+    res, _ = run(shell, "vec", body)
+    assert res.success
+    st = studio_of(shell, "vec")
+    assert list(st._knob_widgets) == ["tile_rows", "rows"]
+    st._knob_widgets["tile_rows"].value = False  # `rows` is no longer declared: not an error
+    assert st.error is None and list(st._knob_widgets) == ["tile_rows"]
+    st._knob_widgets["tile_rows"].value = True
+    assert list(st._knob_widgets) == ["tile_rows", "rows"]
+
+
+def test_session_build_refuses_a_misspelt_knob():
+    import kernelstudio as ks
+    from kernelstudio.notebook.session import StudioSession
+
+    ses = StudioSession("mla", MLA_CELL)
+    with pytest.raises(ks.KnobError, match="did you mean 'tile_m'"):
+        ses.build({"tile_mm": 32})

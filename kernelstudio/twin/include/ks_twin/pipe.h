@@ -2,6 +2,8 @@
 #ifndef KS_TWIN_PIPE_H
 #define KS_TWIN_PIPE_H
 
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <string>
@@ -236,6 +238,19 @@ private:
 class TPipe {
 public:
     TPipe() = default;
+    // With KS_TWIN_MEMORY_REPORT set in the environment, each pipe reports the bytes its InitBuffer
+    // calls took per memory on stderr when it goes away (tests compare them with lowering's plan).
+    ~TPipe()
+    {
+        if (std::getenv("KS_TWIN_MEMORY_REPORT") == nullptr) return;
+        char line[256];
+        int n = std::snprintf(line, sizeof line, "KS_TWIN_MEMORY %s", ks_twin::core_name());
+        for (int k = 0; k < ks_twin::MEM_COUNT && n > 0 && n < static_cast<int>(sizeof line); ++k) {
+            n += std::snprintf(line + n, sizeof line - n, " %s=%llu", ks_twin::mem_name(k),
+                               static_cast<unsigned long long>(used_[k]));
+        }
+        std::fprintf(stderr, "%s\n", line);  // one write per line: cores run as threads
+    }
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
 

@@ -1,0 +1,83 @@
+"""The vector core's scratch buffers, decided once from the TileIR.
+
+Some vector statements need UB scratch beyond the kernel's named buffers when they are spelt in
+Ascend C: ReduceSum/ReduceMax a work area, Select a bit mask (and the condition spread over a row
+when it is broadcast), the block Transpose two 16x16 blocks, TopK its tmpLocal, a source-index row
+and a padded row. `scratch_buffers(k)` is the one place that decides them: lowering counts them in
+the UB capacity check, and the code generator allocates exactly these (and checks each request fits).
+"""
+
+from __future__ import annotations
+
+from ..ir.ops import itemsize
+from .expr import Const, Expr, evaluate, free_vars
+from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
+
+__all__ = ["scratch_buffers", "scratch_bytes", "topk_tmp_bytes", "round32", "REDUCE_WORK", "TRANSPOSE_BLOCK"]
+
+REDUCE_WORK = "workBuf"
+TRANSPOSE_BLOCK = 16  # Transpose moves 16 x 16 blocks of 2-byte elements
+
+
+def round32(n: int) -> int:
+    return max((n + 31) // 32 * 32, 32)
+
+
+def topk_tmp_bytes(inner: int, outter: int = 1) -> int:
+    """tmpLocal bytes TopK needs (the twin's GetTopKMaxMinTmpSize: two proposal areas + one index row)."""
+    return (2 * 8 * inner * outter + 4 * inner + 31) // 32 * 32
+
+
+def _static(e: Expr, tiling: dict[str, int]) -> int | None:
+    try:
+        if any(v not in tiling for v in free_vars(e)):
+            return None
+        return evaluate(e, tiling)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return None
+
+
+def _broadcast(src: Region, dst: Region) -> bool:
+    """A select operand read as one value per row or one value for the tile."""
+    return src.cols == Const(1) and dst.cols != Const(1)
+
+
+def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
+    """VECCALC TBufs the vector program of `k` needs besides its own buffers: member -> (bytes, purpose)."""
+    bufs = {b.name: b for b in k.buffers}
+    tiling = dict(k.tiling)
+    out: dict[str, tuple[int, str]] = {}
+
+    def need(member: str, nbytes: int, purpose: str) -> None:
+        old = out.get(member, (0, purpose))[0]
+        out[member] = (max(old, round32(nbytes)), purpose)
+
+    for s in walk(k.aiv):
+        if isinstance(s, Reduce):
+            src = bufs[s.src.buf]
+            isz = itemsize(src.dtype)
+            need(REDUCE_WORK, (src.cols + 32 // isz) * isz, "ReduceSum/ReduceMax scratch")
+        elif isinstance(s, VecOp) and s.op == "select":
+            dst = bufs[s.dst.buf]
+            cap = dst.slot_elems
+            need("selMaskBuf", -(-cap // 8), "select mask, one bit per element")
+            if _broadcast(s.srcs[0], s.dst):
+                need("selCondBuf", cap * itemsize(dst.dtype), "select condition spread over a row")
+        elif isinstance(s, VecOp) and s.op == "transpose":
+            if itemsize(bufs[s.dst.buf].dtype) == 2:
+                need("transBuf", 2 * TRANSPOSE_BLOCK * TRANSPOSE_BLOCK * 2, "Transpose: one 16x16 block in, one out")
+        elif isinstance(s, TopK):
+            n = _static(s.src.cols, tiling)
+            if n is None:
+                continue  # the code generator refuses a row length that is not a tiling constant
+            inner, isz = -(-n // 32) * 32, itemsize(bufs[s.src.buf].dtype)
+            need("topkTmpBuf", topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
+            need("topkIndexBuf", inner * 4, "TopK source indices 0..inner-1")
+            if not (_static(s.src.stride, tiling) == inner and n == inner):
+                need("topkRowBuf", inner * isz, f"one row padded to {inner} with -inf")
+    return out
+
+
+def scratch_bytes(k: Kernel) -> int:
+    """Total UB bytes of `scratch_buffers(k)`."""
+    return sum(n for n, _ in scratch_buffers(k).values())
