@@ -1,0 +1,1 @@
+"""The notebook layer: the Studio, its magic and views, and the bridge to the "Ascend C" side panel."""

@@ -1,0 +1,109 @@
+"""The kernel side of the JupyterLab "Ascend C" side panel.
+
+Push: `publish` opens a comm to the front end's `PUSH_TARGET` with the message as its data, so a panel
+that is listening shows it at once. Pull: `install` registers `SYNC_TARGET`; after a page reload,
+kernel switch or a second tab the front end opens a comm to it and the kernel replays the latest
+message of every design. Where no front end listens (nbclient, plain IPython, VS Code, Notebook 7
+without the extension) the comm goes nowhere and nothing fails; the Studio's own Ascend C tab is
+the fallback view.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .messages import (
+    PUSH_TARGET,
+    SYNC_TARGET,
+    CodeMessage,
+    WithdrawMessage,
+    check_message,
+    is_sync_request,
+    withdraw_message,
+)
+
+__all__ = ["install", "publish", "withdraw", "latest", "frontend_seen"]
+
+_log = logging.getLogger("kernelstudio.panel")
+
+_latest: dict[str, CodeMessage] = {}   # design -> its latest message, replayed on sync
+_state = {"seq": 0, "installed": False, "synced": 0}
+
+
+def _comm_module() -> Any:
+    """The `comm` package (ipykernel swaps in its own `create_comm` and manager), or None."""
+    try:
+        import comm
+    except ImportError:
+        return None
+    return comm
+
+
+def _next_seq() -> int:
+    _state["seq"] += 1
+    return _state["seq"]
+
+
+def _push(message: CodeMessage | WithdrawMessage) -> None:
+    comm = _comm_module()
+    if comm is None:
+        return
+    channel = comm.create_comm(target_name=PUSH_TARGET, data=dict(message))
+    channel.close()
+
+
+def _on_sync(channel: Any, open_msg: dict[str, Any]) -> None:
+    """A front end (re)connected: send it the latest message of every design, oldest first."""
+    data = open_msg.get("content", {}).get("data") if isinstance(open_msg, dict) else None
+    if not is_sync_request(data):
+        _log.warning("kernelstudio: ignored a malformed side-panel sync request: %.200r", data)
+        channel.close()
+        return
+    _state["synced"] += 1
+    for message in latest():
+        channel.send(dict(message))
+    channel.close()
+
+
+def install(ipython: Any = None) -> None:
+    """Register the sync comm target so a (re)connected front end can ask for the latest code.
+
+    Called from `kernelstudio.load_ipython_extension`; calling it again does nothing."""
+    if _state["installed"]:
+        return
+    comm = _comm_module()
+    if comm is None:
+        return
+    comm.get_comm_manager().register_target(SYNC_TARGET, _on_sync)
+    _state["installed"] = True
+
+
+def publish(message: CodeMessage) -> None:
+    """Remember `message` as the latest of its design and push it to the side panel, if one listens.
+
+    The message gets the next sequence number (see `latest()`). Raises
+    PanelMessageError for a malformed or oversized message; never raises for want of a front end."""
+    sent = CodeMessage(**{**message, "seq": _next_seq()})  # type: ignore[typeddict-item]
+    check_message(sent)
+    _latest.pop(sent["design"], None)  # re-insert: dict order is replay order
+    _latest[sent["design"]] = sent
+    _push(sent)
+
+
+def withdraw(design: str) -> None:
+    """Drop `design` from the panel (a `--no-panel` re-run) and from the replay."""
+    _latest.pop(design, None)
+    message = withdraw_message(design, _next_seq())
+    check_message(message)
+    _push(message)
+
+
+def latest() -> list[CodeMessage]:
+    """The latest message of every design, oldest first (what a sync replays)."""
+    return sorted(_latest.values(), key=lambda m: m["seq"])
+
+
+def frontend_seen() -> bool:
+    """True once a JupyterLab front end with the side panel has asked this kernel for a replay."""
+    return _state["synced"] > 0
