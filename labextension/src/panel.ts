@@ -3,7 +3,7 @@
 import { Clipboard } from '@jupyterlab/apputils';
 import { CodeEditor, CodeEditorWrapper, IEditorServices } from '@jupyterlab/codeeditor';
 import { CodeMirrorEditor } from '@jupyterlab/codemirror';
-import { LabIcon } from '@jupyterlab/ui-components';
+import { copyIcon, downloadIcon, LabIcon } from '@jupyterlab/ui-components';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
 import { changedLinesField, showChangedLines } from './highlight';
@@ -19,9 +19,28 @@ export const ascendIcon = new LabIcon({ name: 'kernelstudio:ascend-c', svgstr: I
 
 const CPP_MIME = 'text/x-c++src';
 
-function fileLabel(path: string): string {
+function baseName(path: string): string {
   const slash = path.lastIndexOf('/');
   return slash < 0 ? path : path.slice(slash + 1);
+}
+
+/** A short tab label: what the file is, prefixed by its kernel when the program has several. */
+function fileLabel(path: string, kernels: string[]): string {
+  const base = baseName(path);
+  const several = kernels.length > 1;
+  for (const k of kernels) {
+    const prefix = several ? `${k} ` : '';
+    if (path === `op_kernel/${k}.cpp`) {
+      return `${prefix}kernel`;
+    }
+    if (path === `op_host/${k}_tiling.h`) {
+      return `${prefix}tiling.h`;
+    }
+    if (path === `op_host/${k}.cpp`) {
+      return `${prefix}host`;
+    }
+  }
+  return base;
 }
 
 function formatKnob(value: unknown): string {
@@ -159,6 +178,7 @@ export class AscendCodePanel extends Widget {
       top.appendChild(el('span', 'ks-panel-design', message.design));
     }
     top.appendChild(el('span', 'ks-panel-time', `${message.time_us.toFixed(2)} us`));
+    top.appendChild(this._actions(entry));
     header.appendChild(top);
     const kernels = message.kernels.length === 1 ? 'kernel' : 'kernels';
     header.appendChild(el('div', 'ks-panel-meta', `${message.target} · ${kernels} ${message.kernels.join(', ')}`));
@@ -169,7 +189,7 @@ export class AscendCodePanel extends Widget {
     }
     for (const [name, value] of entries) {
       const knob = el('span', 'ks-panel-knob');
-      knob.appendChild(el('span', 'ks-panel-knob-name', name));
+      knob.appendChild(el('span', 'ks-panel-knob-name', `${name}=`));
       knob.appendChild(el('span', 'ks-panel-knob-value', formatKnob(value)));
       knobs.appendChild(knob);
     }
@@ -181,7 +201,7 @@ export class AscendCodePanel extends Widget {
     tabs.replaceChildren();
     const list = el('div', 'ks-panel-tablist');
     for (const path of Object.keys(entry.message.files)) {
-      const tab = el('button', 'ks-panel-tab', fileLabel(path));
+      const tab = el('button', 'ks-panel-tab', fileLabel(path, entry.message.kernels));
       tab.title = path;
       tab.dataset.path = path;
       tab.setAttribute('role', 'tab');
@@ -200,25 +220,31 @@ export class AscendCodePanel extends Widget {
       list.appendChild(tab);
     }
     tabs.appendChild(list);
+  }
+
+  /** Copy and download buttons for the file on screen. */
+  private _actions(entry: Entry): HTMLElement {
     const actions = el('div', 'ks-panel-actions');
-    const copy = el('button', 'ks-panel-button ks-panel-copy', 'Copy');
+    const copy = el('button', 'ks-panel-button ks-panel-copy');
     copy.title = 'Copy this file to the clipboard';
+    copy.appendChild(copyIcon.element({ tag: 'span' }));
     copy.onclick = () => {
       if (this._file !== null) {
         Clipboard.copyToSystem(entry.message.files[this._file]);
-        copy.textContent = 'Copied';
-        window.setTimeout(() => (copy.textContent = 'Copy'), 1200);
+        copy.classList.add('ks-panel-done');
+        window.setTimeout(() => copy.classList.remove('ks-panel-done'), 1200);
       }
     };
-    const download = el('button', 'ks-panel-button ks-panel-download', 'Download');
+    const download = el('button', 'ks-panel-button ks-panel-download');
     download.title = 'Download this file';
+    download.appendChild(downloadIcon.element({ tag: 'span' }));
     download.onclick = () => {
       if (this._file !== null) {
         const blob = new Blob([entry.message.files[this._file]], { type: 'text/x-c++src' });
         const url = URL.createObjectURL(blob);
         const a = document.createElement('a');
         a.href = url;
-        a.download = fileLabel(this._file);
+        a.download = baseName(this._file);
         document.body.appendChild(a);
         a.click();
         a.remove();
@@ -226,7 +252,7 @@ export class AscendCodePanel extends Widget {
       }
     };
     actions.append(copy, download);
-    tabs.appendChild(actions);
+    return actions;
   }
 
   private _showFile(entry: Entry, scroll: boolean): void {
