@@ -74,3 +74,10 @@ __all__ = [
     "simulate", "SimResult", "codegen", "export_project", "twin", "build", "Design",
 ]
 __version__ = "0.1.0"
+
+
+def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's InteractiveShell, imported lazily
+    """`%load_ext kernelstudio`: registers the `%%ascend_kernel` magic (the Studio loads on first use)."""
+    from .notebook.magic import load
+
+    load(ipython)

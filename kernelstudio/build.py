@@ -13,7 +13,7 @@ from .lower.tileir import Program
 from .schedule.schedule import Schedule, create_schedule
 from .sim import SimResult, report_table, simulate
 
-__all__ = ["Design", "build"]
+__all__ = ["Design", "build", "build_unfused"]
 
 
 @dataclass
@@ -23,9 +23,11 @@ class Design:
     schedule: Schedule
     program: Program
     sim: SimResult
-    unfused_schedule: Schedule
-    unfused_program: Program
-    unfused_sim: SimResult
+    unfused_schedule: Schedule | None = None  # None when built with compare=False
+    unfused_program: Program | None = None
+    unfused_sim: SimResult | None = None
+    name: str = ""  # the design's name (the %%ascend_kernel NAME, or the program's)
+    knobs: dict[str, Any] = field(default_factory=dict)  # knob name -> value this design was built with
     _code: Any = field(default=None, repr=False)
 
     @property
@@ -41,8 +43,17 @@ class Design:
             self._code = codegen(self.program)
         return self._code
 
+    @property
+    def target(self) -> str:
+        return self.program.target
+
     def report(self, *, show: bool = True) -> str:
         """The fused-vs-unfused table (time, TFLOPS, bandwidth, launch overhead, GM traffic, speedup)."""
+        if self.unfused_sim is None or self.unfused_program is None:
+            text = self.sim.summary()
+            if show:
+                print(text)
+            return text
         text = report_table(self.sim, self.unfused_sim, self.program, self.unfused_program)
         if show:
             print(text)
@@ -50,11 +61,21 @@ class Design:
 
 
 def build(outputs: Any, target: str | HardwareProfile = "ascend910b2", *, schedule: Schedule | None = None,
-          name: str | None = None) -> Design:
-    """Schedule (or take `schedule`), lower, simulate, and do the same for the unfused baseline."""
+          name: str | None = None, compare: bool = True) -> Design:
+    """Schedule (or take `schedule`), lower, simulate, and (unless `compare=False`) do the same for the
+    unfused baseline."""
     outs = outputs if isinstance(outputs, Sequence) and not hasattr(outputs, "node") else (outputs,)
     sched = schedule if schedule is not None else create_schedule(list(outs))
     prog = lower(sched, target, name=name)
-    base = create_schedule(list(outs), fuse=False)
+    d = Design(sched, prog, simulate(prog), name=name or prog.name)
+    if compare:
+        d.unfused_schedule, d.unfused_program, d.unfused_sim = build_unfused(list(outs), target, name=name)
+    return d
+
+
+def build_unfused(outputs: list, target: str | HardwareProfile, *, name: str | None = None
+                  ) -> tuple[Schedule, Program, SimResult]:
+    """The unfused baseline of `outputs`: one kernel per op or library call, lowered and simulated."""
+    base = create_schedule(list(outputs), fuse=False)
     base_prog = lower(base, target, name=name)
-    return Design(sched, prog, simulate(prog), base, base_prog, simulate(base_prog))
+    return base, base_prog, simulate(base_prog)

@@ -84,10 +84,10 @@ def _node_line(g: Graph, n: Node, is_output: bool) -> str:
     return f'{_q(g.name(n))} [label={_q(label)}, fillcolor="{color}"{extra}];'
 
 
-def _kernel_of(g: Graph, clusters: Sequence[tuple[str, Sequence[object]]]) -> dict[Node, int]:
+def _kernel_of(g: Graph, clusters: Sequence[tuple]) -> dict[Node, int]:
     members = set(g.nodes)
     owner: dict[Node, int] = {}
-    for k, (kname, knodes) in enumerate(clusters):
+    for k, (kname, knodes, *_) in enumerate(clusters):
         for item in knodes:
             n = item if isinstance(item, Node) else getattr(item, "node", None)
             if not isinstance(n, Node) or n not in members:
@@ -102,13 +102,13 @@ def _kernel_of(g: Graph, clusters: Sequence[tuple[str, Sequence[object]]]) -> di
     return owner
 
 
-def to_dot(outputs: object, *, clusters: Sequence[tuple[str, Sequence[Node]]] = ()) -> str:
+def to_dot(outputs: object, *, clusters: Sequence[tuple] = ()) -> str:
     """Graphviz DOT text of the graph of `outputs`.
 
     Nodes show name, op, shape and dtype and are filled by the unit that runs them (cube, vector,
     scalar, leaf; see the legend). Composite calls are dashed clusters. `clusters` are optional
-    ``(kernel name, nodes)`` groups (the fusion pass passes its kernels); composite clusters nest
-    inside them.
+    ``(kernel name, nodes)`` or ``(kernel name, nodes, tooltip)`` groups (the fusion pass passes its
+    kernels); composite clusters nest inside them.
     """
     nodes, _ = as_nodes(outputs)
     g = Graph(nodes)
@@ -141,9 +141,12 @@ def to_dot(outputs: object, *, clusters: Sequence[tuple[str, Sequence[Node]]] = 
             if comp is not None:
                 lines.append(f"{indent}}}")
 
-    for k, (kname, _) in enumerate(clusters):
+    for k, cl in enumerate(clusters):
+        kname, tip = cl[0], (cl[2] if len(cl) > 2 else "")
         lines.append(f"  subgraph {_q(f'cluster_kernel_{k}')} {{")
         lines.append(f'    label={_q(_esc(f"kernel {kname}"))}; style="rounded,bold"; color="#264653";')
+        if tip:
+            lines.append(f"    tooltip={_q(_esc(tip))};")
         emit_group(groups[k], "    ", f"k{k}_")
         lines.append("  }")
     emit_group(groups[None], "  ", "")

@@ -112,8 +112,12 @@ def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
                    "lower split(...) / vectorize(-1, ...) on the vector tile")
             if any(b.depth > 1 for b in bufs):
                 way += " or turn off double_buffer"
-            raise CapacityError(f"kernel {k.name}: {tier} needs {need:,} B but {profile.name} has {have:,} B "
+            err = CapacityError(f"kernel {k.name}: {tier} needs {need:,} B but {profile.name} has {have:,} B "
                                 f"({listing}); {way}")
+            # the numbers as data, for views that draw the overflowing bar
+            err.kernel, err.tier, err.need, err.have = k.name, tier, need, have
+            err.buffers = tuple(bufs)
+            raise err
 
 
 def _fits(k: Kernel, profile: HardwareProfile) -> bool:

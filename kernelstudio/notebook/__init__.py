@@ -1,1 +1,4 @@
-"""The notebook layer: the Studio, its magic and views, and the bridge to the "Ascend C" side panel."""
+"""The notebook layer: `%%ascend_kernel` magic, the Studio widget and its views.
+
+The core library never imports this package; it imports IPython, ipywidgets and plotly lazily.
+"""

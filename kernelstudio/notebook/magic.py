@@ -1,0 +1,127 @@
+"""`%%ascend_kernel NAME [--target T] [--no-compare] [--no-panel]`: run a design cell and show its Studio.
+
+The cell body is Python with every DSL name preloaded; see `kernelstudio.notebook.cell`. The built
+design (graph, schedule, program, simulation, code, unfused comparison) is stored in the notebook
+namespace under NAME and follows every knob move. Errors print as one short message.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from IPython.core.magic import Magics, cell_magic, magics_class
+
+from ..errors import KernelStudioError
+from .cell import CellError
+from .session import StudioSession
+
+__all__ = ["AscendKernelMagics", "MagicArgs", "load", "parse_args"]
+
+USAGE = "%%ascend_kernel NAME [--target T] [--no-compare] [--no-panel]"
+
+
+class MagicUsageError(KernelStudioError):
+    """The magic's own line is malformed (name, flags, target)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[0;31mMagicUsageError\x1b[0m: {self}"]
+
+
+def _render_cell_error(self: CellError) -> list[str]:
+    return [f"\x1b[0;31m{self.kind}\x1b[0m{str(self)[len(self.kind):]}"]
+
+
+# IPython prints an exception with `_render_traceback_` as those lines instead of a traceback
+CellError._render_traceback_ = _render_cell_error  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class MagicArgs:
+    name: str
+    target: str = "ascend910b2"
+    compare: bool = True
+    panel: bool = True
+
+
+def parse_args(line: str) -> MagicArgs:
+    """NAME and flags of the magic line; a bad line raises `MagicUsageError` with the usage."""
+    try:
+        toks = shlex.split(line)
+    except ValueError as e:
+        raise MagicUsageError(f"cannot read the magic line {line!r} ({e}); usage: {USAGE}") from None
+    name = None
+    target, compare, panel = "ascend910b2", True, True
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        if t == "--target" or t.startswith("--target="):
+            if "=" in t:
+                target = t.split("=", 1)[1]
+            elif i + 1 < len(toks):
+                i += 1
+                target = toks[i]
+            else:
+                raise MagicUsageError(f"--target needs a value; usage: {USAGE}")
+        elif t == "--no-compare":
+            compare = False
+        elif t == "--no-panel":
+            panel = False
+        elif t.startswith("-"):
+            raise MagicUsageError(f"unknown option {t!r}; usage: {USAGE}")
+        elif name is None:
+            name = t
+        else:
+            raise MagicUsageError(f"one design name expected, got {name!r} and {t!r}; usage: {USAGE}")
+        i += 1
+    if name is None:
+        raise MagicUsageError(f"the design needs a name; usage: {USAGE}")
+    if not name.isidentifier() or len(name) > 64:
+        raise MagicUsageError(f"design name {name!r} must be a Python identifier of at most 64 characters "
+                              "(it becomes a variable and names the generated files), e.g. mla_prolog_lite")
+    from ..hw import names
+
+    if target not in names():
+        raise MagicUsageError(f"unknown target {target!r}; choose one of {', '.join(names())}")
+    return MagicArgs(name, target, compare, panel)
+
+
+@magics_class
+class AscendKernelMagics(Magics):
+    """Holds the live Studio of every design the notebook defined."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.studios: dict[str, Any] = {}
+
+    @cell_magic
+    def ascend_kernel(self, line: str, cell: str) -> None:
+        args = parse_args(line)
+        ns = self.shell.user_ns
+        session = StudioSession(args.name, cell, target=args.target, compare=args.compare, user_ns=ns)
+        try:
+            design = session.rebuild()
+        except CellError:
+            raise
+        except KernelStudioError as e:
+            raise CellError(f"{type(e).__name__}: {e}", kind=type(e).__name__, cause=e, lineno=None,
+                            line="") from None
+        ns[args.name] = design
+        if type(self.shell).__name__ == "TerminalInteractiveShell":
+            from .studio import Studio
+
+            print(Studio(session).summary())
+            return
+        from IPython.display import display
+
+        from .studio import Studio
+
+        studio = Studio(session, listeners=[lambda st: ns.__setitem__(args.name, st.session.design)])
+        self.studios[args.name] = studio
+        display(studio)
+
+
+def load(ipython: Any) -> None:
+    """Register the magic in `ipython`."""
+    ipython.register_magics(AscendKernelMagics)

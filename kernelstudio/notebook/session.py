@@ -1,0 +1,61 @@
+"""A Studio session: one `%%ascend_kernel` cell, rebuilt for each set of knob values and target.
+
+Pure library code (no widgets): `StudioSession.rebuild(values)` runs the cell body, lowers,
+simulates and returns a `Design`; the unfused baseline does not depend on the knobs, so it is
+built once per (graph, target) and reused. The last good design is kept: a bad setting raises,
+and the caller shows the error over the views it already has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..build import Design, build, build_unfused
+from ..hw import names as target_names
+from ..ir import format_graph
+from ..schedule.knobs import Knob
+from .cell import run_cell
+
+__all__ = ["StudioSession"]
+
+
+@dataclass
+class StudioSession:
+    """The cell `source` of design `name`, the notebook namespace it reads, and its last good build."""
+
+    name: str
+    source: str
+    target: str = "ascend910b2"
+    compare: bool = True
+    user_ns: Mapping[str, Any] | None = None
+    knobs: dict[str, Knob] = field(default_factory=dict)
+    design: Design | None = None  # the last good design
+    _baseline: dict[tuple, tuple] = field(default_factory=dict, repr=False)
+
+    def rebuild(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
+                compare: bool | None = None) -> Design:
+        """Run the cell with these knob values (others at their defaults) and build the design.
+
+        On success the session's design, knobs, target and compare flag move to the new ones; on
+        error (a `KernelStudioError`) nothing changes."""
+        tgt = self.target if target is None else target
+        cmp_ = self.compare if compare is None else compare
+        if tgt not in target_names():
+            from ..errors import TargetError
+
+            raise TargetError(f"unknown target {tgt!r}; choose one of {', '.join(target_names())}")
+        res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values)
+        d = build(list(res.outputs), tgt, schedule=res.schedule, name=self.name, compare=False)
+        d.name, d.knobs = self.name, dict(res.values)
+        if cmp_:
+            # the graph's text is its structure (composite ids renumbered per graph), a stable key
+            key = (format_graph(list(d.schedule.graph.outputs)), tgt)
+            if key not in self._baseline:
+                if len(self._baseline) > 8:
+                    self._baseline.clear()
+                self._baseline[key] = build_unfused(list(res.outputs), tgt, name=self.name)
+            d.unfused_schedule, d.unfused_program, d.unfused_sim = self._baseline[key]
+        self.design, self.knobs, self.target, self.compare = d, res.knobs, tgt, cmp_
+        return d

@@ -1,0 +1,254 @@
+"""The Studio widget: controls from the cell's knobs, metric cards, capacity bars and the view tabs.
+
+Moving a control re-runs the cell body with the new knob values and refreshes every view in place.
+Moves are coalesced (a burst of slider events builds once, with the latest values) and a result
+that finishes after a newer move was requested is dropped. A bad setting shows its error in a
+banner and keeps the last good views.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from ..errors import KernelStudioError
+from ..hw import names as target_names
+from ..schedule.knobs import Knob
+from . import render as R
+from . import views as V
+from .session import StudioSession
+
+__all__ = ["Studio"]
+
+_TABS = ("Fused DAG", "Memory flow", "Timeline", "Roofline", "Passes", "Ascend C")
+
+
+def _control(k: Knob, value: Any) -> W.Widget:
+    """A slider for numeric choices, a toggle for on/off, a dropdown otherwise."""
+    layout = W.Layout(width="auto")
+    style = {"description_width": "initial"}
+    if set(k.choices) <= {False, True} and len(k.choices) == 2:
+        return W.ToggleButton(value=bool(value), description=k.name, layout=layout, tooltip=f"knob {k.name}")
+    if all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in k.choices):
+        return W.SelectionSlider(options=list(k.choices), value=value, description=k.name, style=style,
+                                 continuous_update=True, layout=W.Layout(width="300px"))
+    opts = [(str(c), c) for c in k.choices]
+    return W.Dropdown(options=opts, value=value, description=k.name, style=style, layout=layout)
+
+
+class Studio(W.VBox):
+    """One design's live views; `session` holds the cell and its last good build."""
+
+    def __init__(self, session: StudioSession, *, listeners: list[Callable[[Studio], None]] | None = None) -> None:
+        self.session = session
+        self.listeners = list(listeners or [])
+        self.error: str | None = None
+        self._prev = None
+        self._prev_files: dict[str, str] | None = None
+        self._files: dict[str, str] = {}
+        self._data: dict[str, Any] = {}
+        self._seq = 0  # moves requested
+        self._done = 0  # the move the views show
+        self._hold = False  # set_knobs moves several controls: build once, after the last
+        self._scheduled = False  # a build is queued on the event loop
+        self._knob_widgets: dict[str, W.Widget] = {}
+        self.header = W.HTML()
+        self.trace_link = W.HTML()
+        self.trace_button = W.Button(description="trace", icon="download", tooltip="Chrome trace for Perfetto",
+                                     layout=W.Layout(width="auto"))
+        self.trace_button.on_click(lambda _: self._offer_trace())
+        self.target = W.Dropdown(options=list(target_names()), value=session.target, description="target",
+                                 layout=W.Layout(width="auto"))
+        self.compare = W.Checkbox(value=session.compare, description="compare with unfused", indent=False,
+                                  layout=W.Layout(width="auto"))
+        self.controls = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        self.banner = W.HTML()
+        self.cards = W.HTML()
+        self.changed = W.HTML()
+        self.capacity = W.HTML()
+        self.dag = W.HTML()
+        self.flow = R.new_flow_figure()
+        self.timeline = R.new_timeline_figure()
+        self.idle = W.HTML()
+        self.roofline = R.new_roofline_figure()
+        self.pass_pick = W.Dropdown(description="after pass", layout=W.Layout(width="auto"))
+        self.pass_view = W.HTML()
+        self.file_pick = W.ToggleButtons(style={"button_width": "auto"})
+        self.code_view = W.HTML()
+        self.tabs = W.Tab(children=[
+            self.dag, self.flow, W.VBox([self.timeline, self.idle]), self.roofline,
+            W.VBox([self.pass_pick, self.pass_view]), W.VBox([self.file_pick, self.code_view])])
+        self.tabs.titles = _TABS
+        self.tabs.selected_index = 2
+        self.pass_pick.observe(lambda ch: self._show_pass(), names="value")
+        self.file_pick.observe(lambda ch: self._show_file(), names="value")
+        self.tabs.observe(lambda ch: self._tab_changed(), names="selected_index")
+        self.target.observe(lambda ch: self.request(), names="value")
+        self.compare.observe(lambda ch: self.request(), names="value")
+        super().__init__([W.HBox([self.header, self.trace_button, self.trace_link],
+                                 layout=W.Layout(align_items="center")),
+                          self.controls, self.banner, self.cards, self.changed, self.capacity, self.tabs])
+        self.add_class("ks-studio")
+        self._build_controls()
+        if session.design is not None:
+            self._show(session.design)
+
+    # --- controls ---------------------------------------------------------------------------------
+    def _build_controls(self) -> None:
+        d = self.session.design
+        values = d.knobs if d is not None else {}
+        self._knob_widgets = {}
+        for name, k in self.session.knobs.items():
+            w = _control(k, values.get(name, k.default))
+            w.observe(lambda ch: self.request(), names="value")
+            self._knob_widgets[name] = w
+        self.controls.children = [*self._knob_widgets.values(), self.target, self.compare]
+
+    def knob_values(self) -> dict[str, Any]:
+        """The value every control shows now."""
+        return {n: w.value for n, w in self._knob_widgets.items()}
+
+    def set_knobs(self, **values: Any) -> None:
+        """Move controls (as a user would); one rebuild for all of them."""
+        self._hold = True
+        try:
+            for n, v in values.items():
+                if n not in self._knob_widgets:
+                    raise KernelStudioError(f"design {self.session.name} has no knob {n!r}; its knobs are "
+                                            f"{', '.join(self._knob_widgets) or 'none'}")
+                self._knob_widgets[n].value = v
+        finally:
+            self._hold = False
+        self.request()
+
+    # --- live rebuilds ----------------------------------------------------------------------------
+    def request(self) -> None:
+        """A control moved: build with the current values, coalescing a burst of moves into one build."""
+        self._seq += 1
+        if self._hold or self._scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:
+            self._flush()
+            return
+        self._scheduled = True
+        loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        seq = self._seq
+        try:
+            d = self.session.rebuild(self.knob_values(), target=self.target.value, compare=self.compare.value)
+        except KernelStudioError as e:
+            self._fail(str(e), V.overflow_bar(e))
+            return
+        except Exception as e:  # noqa: BLE001 - an internal error must not lose the views either
+            self._fail(f"internal error ({type(e).__name__}: {e}); please report it with the cell", None)
+            return
+        if seq != self._seq:
+            return  # a newer move arrived while this one built: its own build is queued
+        if set(self.session.knobs) != set(self._knob_widgets):
+            self._build_controls()
+        self._show(d)
+        self._done = seq
+
+    def _fail(self, message: str, overflow: dict[str, Any] | None) -> None:
+        self.error = message
+        self.banner.value = R.banner_html(message, overflow)
+
+    # --- views ------------------------------------------------------------------------------------
+    def _show(self, d: Any) -> None:
+        data = V.studio_data(d, self._prev, self._files or None, passes=False)
+        self._data = data
+        self._prev_files, self._files = self._files, data["files"]
+        self._prev = d
+        self.error = None
+        self.banner.value = ""
+        fam = ", ".join(f"{k.family} ({k.kernel_type})" for k in d.program.kernels)
+        self.header.value = (f'<b style="font-size:14px;">{d.name}</b> &middot; {d.target} &middot; '
+                             f'{len(d.program.kernels)} kernel(s): {fam}')
+        self.cards.value = R.cards_html(data["cards"])
+        self.changed.value = R.changed_html(data["changed"])
+        self.capacity.value = R.capacity_html(data["capacity"])
+        try:
+            self.dag.value = V.render_svg(data["dag_dot"])
+        except KernelStudioError as e:
+            self.dag.value = f"<pre>{e}</pre>"
+        R.update_flow(self.flow, data["flow"])
+        R.update_timeline(self.timeline, data["timeline"])
+        self.idle.value = R.idle_html(data.get("idle", []))
+        R.update_roofline(self.roofline, data["roofline"])
+        files = list(data["files"])
+        current = self.file_pick.value
+        if list(self.file_pick.options) != files:
+            self.file_pick.options = files
+        self.file_pick.value = current if current in files else files[0]
+        self._show_file()
+        self.trace_link.value = ""
+        if self.tabs.selected_index == _TABS.index("Passes"):
+            self._load_passes()
+        else:
+            self.pass_pick.options, self.pass_view.value = [], ""
+        for fn in self.listeners:
+            fn(self)
+
+    def _show_file(self) -> None:
+        path = self.file_pick.value
+        if path in self._files:
+            self.code_view.value = R.code_html(V.highlight_cpp(self._files[path]))
+
+    def _tab_changed(self) -> None:
+        if self.tabs.selected_index == _TABS.index("Passes") and not self.pass_pick.options:
+            self._load_passes()
+
+    def _load_passes(self) -> None:
+        d = self.session.design
+        if d is None:
+            return
+        self._passes = V.passes_data(d.program)
+        keep = self.pass_pick.value
+        names = [f"{p['name']} (+{p['added']} -{p['removed']})" for p in self._passes]
+        self.pass_pick.options = list(zip(names, range(len(names)), strict=True))
+        self.pass_pick.value = keep if isinstance(keep, int) and keep < len(names) else len(names) - 1
+        self._show_pass()
+
+    def _show_pass(self) -> None:
+        i = self.pass_pick.value
+        if isinstance(i, int) and 0 <= i < len(getattr(self, "_passes", [])):
+            self.pass_view.value = R.diff_html(self._passes[i]["diff"])
+
+    def _offer_trace(self) -> None:
+        d = self.session.design
+        if d is None:
+            return
+        trace = d.sim.to_chrome_trace(max_events=200_000)
+        data = base64.b64encode(json.dumps(trace).encode()).decode()
+        self.trace_link.value = (f'<a download="{d.name}.trace.json" href="data:application/json;base64,{data}">'
+                                 f"save {d.name}.trace.json</a> (open in ui.perfetto.dev)")
+
+    # --- outside a front end ----------------------------------------------------------------------
+    def summary(self) -> str:
+        """Text of the Studio for consoles and notebook runs without a widget front end."""
+        d = self.session.design
+        if d is None:
+            return f"design {self.session.name}: not built ({self.error})"
+        lines = [d.report(show=False)] if d.unfused_sim is not None else [d.sim.summary()]
+        if self.session.knobs:
+            lines.append("knobs: " + ", ".join(f"{n}={d.knobs.get(n)!r} of {list(k.choices)}"
+                                               for n, k in self.session.knobs.items()))
+        if self.error:
+            lines.append(f"not applied: {self.error}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/plain"] = self.summary()
+        return bundle

@@ -1,0 +1,77 @@
+"""Metric cards and the "what changed" strip: plain numbers from a design (and the one before it)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from ...sim.results import LANES
+
+__all__ = ["bottleneck", "code_diff_lines", "metric_cards", "what_changed"]
+
+_WORK_PIPES = ("MTE1", "MTE2", "MTE3", "M", "V", "FIX")
+
+
+def bottleneck(metrics: dict[str, Any]) -> str:
+    """The msprof lane name of the busiest working pipe (highest utilisation of its cores)."""
+    pipes = metrics.get("pipes", {})
+    best = max(_WORK_PIPES, key=lambda p: pipes.get(p, {}).get("utilisation", 0.0))
+    return LANES[best]
+
+
+def metric_cards(design: Any) -> dict[str, Any]:
+    """Predicted time, TFLOPS, GB/s (% of HBM), GM bytes, speedup vs unfused, roofline bound and
+    efficiency, bottleneck; `speedup` is None when the design has no unfused comparison."""
+    sim = design.sim
+    m = sim.metrics
+    un = design.unfused_sim
+    cards = {
+        "design": design.name, "target": sim.target, "kernels": [k["name"] for k in sim.kernels],
+        "families": [k["family"] for k in sim.kernels],
+        "time_us": sim.time_us, "tflops": m["tflops"], "gm_gbps": m["gm_gbps"],
+        "bandwidth_pct": m["bandwidth_pct"], "gm_bytes": m["gm_bytes"], "hbm_bytes": m["hbm_bytes"],
+        "roofline_bound_us": m["roofline_bound_us"], "efficiency": m["efficiency"],
+        "launch_overhead_us": m["launch_overhead_us"], "bottleneck": bottleneck(m),
+        "speedup": None, "unfused_time_us": None, "unfused_gm_bytes": None,
+    }
+    for key in ("traffic_amplification", "l2_hit_ratio"):
+        if key in m:
+            cards[key] = m[key]
+    if un is not None:
+        cards.update(speedup=un.time_us / sim.time_us if sim.time_us else None,
+                     unfused_time_us=un.time_us, unfused_gm_bytes=un.metrics["gm_bytes"])
+    return cards
+
+
+def code_diff_lines(old: dict[str, str], new: dict[str, str]) -> tuple[int, int]:
+    """(lines added, lines removed) over all generated files, old -> new."""
+    added = removed = 0
+    for path in sorted(set(old) | set(new)):
+        a, b = old.get(path, "").splitlines(), new.get(path, "").splitlines()
+        if a == b:
+            continue
+        for line in difflib.unified_diff(a, b, n=0, lineterm=""):
+            if line.startswith("+") and not line.startswith("+++"):
+                added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                removed += 1
+    return added, removed
+
+
+def what_changed(prev: Any | None, cur: Any, prev_files: dict[str, str] | None = None,
+                 cur_files: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """Knob moves, delta time, delta GM bytes, bottleneck before -> after, code lines changed;
+    None for the first design."""
+    if prev is None:
+        return None
+    knobs = {k: (prev.knobs.get(k), v) for k, v in cur.knobs.items() if prev.knobs.get(k) != v}
+    if prev.target != cur.target:
+        knobs["target"] = (prev.target, cur.target)
+    added, removed = code_diff_lines(prev_files or {}, cur_files or {})
+    return {
+        "knobs": knobs,
+        "d_time_us": cur.sim.time_us - prev.sim.time_us,
+        "d_gm_bytes": cur.sim.metrics["gm_bytes"] - prev.sim.metrics["gm_bytes"],
+        "bottleneck": (bottleneck(prev.sim.metrics), bottleneck(cur.sim.metrics)),
+        "code_lines": (added, removed),
+    }

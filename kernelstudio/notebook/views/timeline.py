@@ -1,0 +1,169 @@
+"""The profiler-style timeline: one lane per core x pipe, grouped per core as msprof/Insight show it.
+
+`timeline_data(sim)` turns a simulation's events into bars (lane, start, end, colour, hover text),
+cross-core flag arrows and, when asked, the unfused plan's kernels and launch gaps on the same time
+axis. Past `max_per_lane` events a lane's adjacent events are merged into spans (level of detail);
+the merged counts are reported and the full detail stays in the Chrome trace.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ...sim.results import LANES
+from .style import LANE_COLORS, LANE_ORDER, PONG, shade
+
+__all__ = ["core_sort_key", "timeline_data"]
+
+_CORE_RE = re.compile(r"core(\d+)\.(cube|vec)core(\d+)")
+
+
+def core_sort_key(label: str) -> tuple:
+    """core0.cubecore0 < core0.veccore0 < core0.veccore1 < core1.cubecore0 ...; host first."""
+    m = _CORE_RE.fullmatch(label)
+    if not m:
+        return (-1, 0, 0, label)
+    return (int(m.group(1)), 0 if m.group(2) == "cube" else 1, int(m.group(3)), label)
+
+
+def _core_number(label: str) -> int:
+    m = _CORE_RE.fullmatch(label)
+    return int(m.group(1)) if m else -1
+
+
+def _merge(start: np.ndarray, end: np.ndarray, nbytes: np.ndarray, cap: int) -> tuple[np.ndarray, ...]:
+    """Merge sorted events into at most `cap` spans of adjacent events: (start, end, bytes, count)."""
+    n = len(start)
+    group = (np.arange(n) * cap) // n
+    cuts = np.flatnonzero(np.diff(group)) + 1
+    idx = np.concatenate(([0], cuts))
+    return (np.minimum.reduceat(start, idx), np.maximum.reduceat(end, idx), np.add.reduceat(nbytes, idx),
+            np.diff(np.concatenate((idx, [n]))))
+
+
+def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = 2,
+                  max_per_lane: int = 2000) -> dict[str, Any]:
+    """Bars, lanes, arrows and level-of-detail notes of `sim` (the first `cores` AI cores; None = all)."""
+    ev = sim.events
+    c = ev.columns
+    core_labels = ev.core_labels
+    pipe_names = [LANES.get(p, p) for p in ev.pipes]
+    present = sorted({int(x) for x in np.unique(c["core"])} if len(ev) else set(),
+                     key=lambda i: core_sort_key(core_labels[i] if i < len(core_labels) else "host"))
+    numbers = sorted({_core_number(core_labels[i]) for i in present if i < len(core_labels)} - {-1})
+    shown = set(numbers if cores is None else numbers[:cores])
+    lanes: list[dict[str, Any]] = []
+    bars: dict[str, list] = {k: [] for k in ("lane", "start", "end", "color", "text", "pipe")}
+    lod: dict[str, int] = {}
+    lane_of: dict[tuple[int, int], int] = {}
+    for ci in present:
+        label = core_labels[ci] if ci < len(core_labels) else "host"
+        num = _core_number(label)
+        if num >= 0 and num not in shown:
+            continue
+        on_core = c["core"] == ci
+        pipes_here = {pipe_names[int(p)]: int(p) for p in np.unique(c["pipe"][on_core])}
+        order = [p for p in LANE_ORDER if p in pipes_here] + sorted(set(pipes_here) - set(LANE_ORDER))
+        for pname in order:
+            pi = pipes_here[pname]
+            sel = np.flatnonzero(on_core & (c["pipe"] == pi))
+            sel = sel[np.argsort(c["start_us"][sel], kind="stable")]
+            li = len(lanes)
+            lane_of[(ci, pi)] = li
+            lanes.append({"core": label, "pipe": pname, "label": f"{label} {pname}", "events": int(len(sel))})
+            _lane_bars(bars, li, pname, sel, c, ev.instr_text, max_per_lane, lod, lanes[-1]["label"])
+    arrows = _cross_arrows(c, core_labels, pipe_names, lane_of)
+    out: dict[str, Any] = {"lanes": lanes, "bars": bars, "arrows": arrows, "lod": lod,
+                           "time_us": sim.time_us, "cores_shown": sorted(shown), "cores_total": len(numbers),
+                           "unfused": None}
+    if unfused is not None:
+        out["unfused"] = _plan_lanes(unfused)
+    return out
+
+
+def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, instr_text: tuple, cap: int,
+               lod: dict, lane_label: str) -> None:
+    color = LANE_COLORS.get(pname, "#adb5bd")
+    start, end = c["start_us"][sel], c["end_us"][sel]
+    if len(sel) > cap:
+        s, e, b, n = _merge(start, end, c["bytes"][sel], cap)
+        lod[lane_label] = int(len(sel))
+        for i in range(len(s)):
+            bars["lane"].append(li)
+            bars["start"].append(float(s[i]))
+            bars["end"].append(float(e[i]))
+            bars["color"].append(color)
+            bars["pipe"].append(pname)
+            bars["text"].append(f"{n[i]} instructions merged (zoom in the Chrome trace for detail)<br>"
+                                f"{s[i]:.3f} - {e[i]:.3f} us, {int(b[i]):,} B")
+        return
+    slots = c["slot"][sel] if "slot" in c else np.full(len(sel), -1)
+    for j, i in enumerate(sel):
+        st, en = float(c["start_us"][i]), float(c["end_us"][i])
+        slot = int(slots[j])
+        bars["lane"].append(li)
+        bars["start"].append(st)
+        bars["end"].append(en)
+        bars["color"].append(shade(color, PONG) if slot == 1 else color)
+        bars["pipe"].append(pname)
+        parts = [instr_text[int(c["instr"][i])], f"{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)"]
+        if c["tile"][i] >= 0:
+            parts.append(f"tile {int(c['tile'][i])}, inner {int(c['inner'][i])}"
+                         + (f", slot {'pong' if slot == 1 else 'ping'}" if slot >= 0 else ""))
+        if c["bytes"][i]:
+            parts.append(f"{int(c['bytes'][i]):,} B")
+        if c["flops"][i]:
+            parts.append(f"{int(c['flops'][i]):,} flops")
+        if "why" in c and c["why_text"][i]:
+            parts.append(c["why_text"][i])
+        bars["text"].append("<br>".join(parts))
+
+
+def _cross_arrows(c: dict, core_labels: tuple, pipe_names: list, lane_of: dict) -> list[dict[str, Any]]:
+    """An arrow for every cross-core wait that stalled: from the partner's instruction that ended at
+    the release time (the set's pipe) to the waiting core's FLOWCTRL lane."""
+    arrows: list[dict[str, Any]] = []
+    if "FLOWCTRL" not in pipe_names:
+        return arrows
+    flow = pipe_names.index("FLOWCTRL")
+    waits = np.flatnonzero(c["pipe"] == flow)
+    for w in waits:
+        ci = int(c["core"][w])
+        if (ci, flow) not in lane_of:
+            continue
+        t = float(c["end_us"][w])
+        num = _core_number(core_labels[ci])
+        partners = [i for i, lab in enumerate(core_labels) if i != ci and _core_number(lab) == num
+                    and ("cube" in lab) != ("cube" in core_labels[ci])]
+        best = None
+        for p in partners:
+            hit = np.flatnonzero((c["core"] == p) & (np.abs(c["end_us"] - t) < 1e-9) & (c["pipe"] != flow))
+            if len(hit):
+                best = int(hit[-1])
+                break
+        if best is None:
+            continue
+        key = (int(c["core"][best]), int(c["pipe"][best]))
+        if key not in lane_of:
+            continue
+        arrows.append({"t": t, "from_lane": lane_of[key], "to_lane": lane_of[(ci, flow)],
+                       "text": f"cross-core flag: {core_labels[key[0]]} {pipe_names[key[1]]} -> "
+                               f"{core_labels[ci]} at {t:.3f} us"})
+    return arrows
+
+
+def _plan_lanes(sim: Any) -> dict[str, Any]:
+    """The unfused plan as kernel spans and launch gaps on one time axis."""
+    kernels = [{"name": k["name"], "family": k["family"], "start": k["start_us"], "end": k["end_us"]}
+               for k in sim.kernels]
+    gaps = []
+    c = sim.events.columns
+    if "LAUNCH" in sim.events.pipes:
+        li = sim.events.pipes.index("LAUNCH")
+        for i in np.flatnonzero(c["pipe"] == li):
+            gaps.append({"start": float(c["start_us"][i]), "end": float(c["end_us"][i]),
+                         "name": sim.events.instr_text[int(c["instr"][i])]})
+    return {"kernels": kernels, "gaps": gaps, "time_us": sim.time_us}
