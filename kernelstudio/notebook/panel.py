@@ -11,19 +11,23 @@ the fallback view.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from .messages import (
     PUSH_TARGET,
     SYNC_TARGET,
     CodeMessage,
+    PanelMessageError,
     WithdrawMessage,
     check_message,
     is_sync_request,
+    message_from_design,
     withdraw_message,
 )
 
-__all__ = ["install", "publish", "withdraw", "latest", "frontend_seen"]
+__all__ = ["install", "publish", "withdraw", "latest", "frontend_seen", "studio_listener", "cell_id",
+           "message_from_design"]
 
 _log = logging.getLogger("kernelstudio.panel")
 
@@ -107,3 +111,34 @@ def latest() -> list[CodeMessage]:
 def frontend_seen() -> bool:
     """True once a JupyterLab front end with the side panel has asked this kernel for a replay."""
     return _state["synced"] > 0
+
+
+def studio_listener(design: str, cell: str = "") -> Callable[[Any], None]:
+    """A Studio listener that publishes the Studio's design after every rebuild.
+
+    A design too large for the panel is logged and skipped: the Studio's own Ascend C tab shows it."""
+
+    def listener(studio: Any) -> None:
+        d = studio.session.design
+        if d is None:
+            return
+        try:
+            publish(message_from_design(design, d, dict(d.knobs), cell))
+        except PanelMessageError as e:
+            _log.warning("%s", e)
+
+    return listener
+
+
+def cell_id(shell: Any) -> str:
+    """The id of the notebook cell being executed (JupyterLab sends it), or "" when unknown."""
+    kernel = getattr(shell, "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    if get_parent is None:
+        return ""
+    try:
+        parent = get_parent("shell")
+    except TypeError:  # older ipykernel: no channel argument
+        parent = get_parent()
+    cid = (parent or {}).get("metadata", {}).get("cellId")
+    return cid if isinstance(cid, str) else ""

@@ -43,7 +43,7 @@ class Lab:
 
     def wait_notebook(self, name: str) -> None:
         self.page.wait_for_function(
-            """name => { const w = window.jupyterapp.shell.currentWidget;
+            """name => { const w = window.jupyterapp?.shell?.currentWidget;
                  return w && w.context && w.context.path.endsWith(name)
                    && w.sessionContext.session?.kernel?.status === 'idle'; }""",
             arg=name, timeout=BOOT_MS)
