@@ -88,6 +88,8 @@ def publish(message: CodeMessage) -> None:
 
     The message gets the next sequence number (see `latest()`). Raises
     PanelMessageError for a malformed or oversized message; never raises for want of a front end."""
+    if not isinstance(message, dict):
+        check_message(message)  # raises, naming what it got
     sent = CodeMessage(**{**message, "seq": _next_seq()})  # type: ignore[typeddict-item]
     check_message(sent)
     _latest.pop(sent["design"], None)  # re-insert: dict order is replay order
