@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +20,64 @@ import nbformat
 PANEL = "#kernelstudio-ascend-c"
 BOOT_MS = 120_000     # cold page + kernel + first build; generous for a loaded 2-core machine
 STEP_MS = 30_000
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium (or KS_CHROMIUM), which playwright drives without downloading a browser."""
+    for candidate in (os.environ.get("KS_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def jupyter_lab(root: Path, state: Path) -> Iterator[str]:
+    """Run JupyterLab on a free local port with notebooks under `root` and its own settings and
+    workspaces under `state`; yields the base URL and stops the server (by its pid) afterwards."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+           "--IdentityProvider.token=", "--ServerApp.password=", "--LabApp.expose_app_in_browser=True",
+           f"--LabApp.workspaces_dir={state / 'workspaces'}", f"--ServerApp.root_dir={root}",
+           "--ServerApp.disable_check_xsrf=True"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    settings = state / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(state / "runtime"), "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+           "JUPYTERLAB_SETTINGS_DIR": str(state / "settings")}
+    log_path = state / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{base}/api/status", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start; {log_path}:\n" + log_path.read_text()[-3000:])
+                time.sleep(0.3)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 class Lab:
