@@ -140,6 +140,14 @@ class Lab:
             "() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
             timeout=BOOT_MS)
 
+    def switch_kernel(self) -> None:
+        """Start a new kernel for the current notebook (a kernel switch: a new connection, new comms)."""
+        self.page.evaluate("""async () => { const w = window.jupyterapp.shell.currentWidget;
+                                 await w.sessionContext.changeKernel({name: 'python3'}); }""")
+        self.page.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=BOOT_MS)
+
     def execute(self, code: str) -> None:
         """Run `code` in the current notebook's kernel (not as a cell) and wait until it is done."""
         status = self.page.evaluate(

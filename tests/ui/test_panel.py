@@ -66,7 +66,7 @@ def test_tour_panel_shows_kernel_and_follows_slider(lab):
     assert lab.page.evaluate("() => navigator.clipboard.readText()") == expected
 
 
-def test_panel_survives_restart_and_reload(lab):
+def test_panel_survives_restart_kernel_switch_and_reload(lab):
     lab.open(lab.write_notebook("restart.ipynb", studio_notebook(design_cell("restarted"))))
     lab.run_all()
     first = lab.wait_panel("restarted", timeout_ms=120_000)
@@ -81,6 +81,15 @@ def test_panel_survives_restart_and_reload(lab):
     lab.move_slider("tile_m")
     live = lab.wait_panel("restarted", after_seq=1)
     assert "tile_m=32" in _flat(live) and int(live["changed"]) > 0
+
+    # A kernel switch is a new connection: the panel must hear the new kernel's Studio.
+    lab.switch_kernel()
+    lab.run_all()
+    switched = lab.wait_panel("restarted", after_seq=int(live["seq"]), timeout_ms=120_000)
+    assert switched["seq"] == "1" and "tile_m=16" in _flat(switched)
+    lab.move_slider("tile_m")
+    live = lab.wait_panel("restarted", after_seq=1)
+    assert "tile_m=32" in _flat(live)
 
     lab.save()
     lab.page.reload()
