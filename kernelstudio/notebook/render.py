@@ -146,6 +146,8 @@ def new_timeline_figure() -> Any:
     fig = go.FigureWidget()
     fig.add_bar(orientation="h", name="fused", hoverinfo="text", marker={"line": {"width": 0}})
     fig.add_bar(orientation="h", name="unfused plan", hoverinfo="text", marker={"line": {"width": 0}})
+    fig.add_bar(orientation="h", name="idle", hoverinfo="text", marker={"color": "rgba(250,82,82,0.10)",
+                "line": {"width": 0}}, width=0.5)
     fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, height=420, margin={"l": 10, "r": 10, "t": 24,
                       "b": 30}, xaxis={"title": "time (us)", "zeroline": False},
                       yaxis={"type": "category", "automargin": True, "tickfont": {"size": 10}}, dragmode="zoom",
@@ -185,6 +187,9 @@ def update_timeline(fig: Any, tl: dict[str, Any]) -> None:
         fig.data[0].update(y=y, base=b["start"], x=[e - s for s, e in zip(b["start"], b["end"], strict=True)],
                            marker_color=b["color"], hovertext=b["text"])
         fig.data[1].update(y=uy, base=ubase, x=ux, marker_color=ucol, hovertext=utext)
+        idle = tl.get("idle", [])
+        fig.data[2].update(y=[lanes[g["lane"]] for g in idle], base=[g["start"] for g in idle],
+                           x=[g["end"] - g["start"] for g in idle], hovertext=[g["text"] for g in idle])
         fig.layout.yaxis.categoryorder = "array"
         fig.layout.yaxis.categoryarray = list(reversed(order))
         fig.layout.height = height

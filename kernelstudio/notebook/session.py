@@ -34,12 +34,22 @@ class StudioSession:
     design: Design | None = None  # the last good design
     _baseline: dict[tuple, tuple] = field(default_factory=dict, repr=False)
 
+    def build(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
+              compare: bool | None = None) -> Design:
+        """Run the cell with these knob values (others at their defaults) and build the design, leaving the
+        session as it was (a sweep calls this); `rebuild` is the same and keeps the result."""
+        return self._build(values, target, compare)[0]
+
     def rebuild(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
                 compare: bool | None = None) -> Design:
-        """Run the cell with these knob values (others at their defaults) and build the design.
+        """`build`, and on success the session's design, knobs, target and compare flag move to the new
+        ones; on error (a `KernelStudioError`) nothing changes."""
+        d, knobs, tgt, cmp_ = self._build(values, target, compare)
+        self.design, self.knobs, self.target, self.compare = d, knobs, tgt, cmp_
+        return d
 
-        On success the session's design, knobs, target and compare flag move to the new ones; on
-        error (a `KernelStudioError`) nothing changes."""
+    def _build(self, values: Mapping[str, Any] | None, target: str | None,
+               compare: bool | None) -> tuple[Design, dict[str, Knob], str, bool]:
         tgt = self.target if target is None else target
         cmp_ = self.compare if compare is None else compare
         if tgt not in target_names():
@@ -57,5 +67,4 @@ class StudioSession:
                     self._baseline.clear()
                 self._baseline[key] = build_unfused(list(res.outputs), tgt, name=self.name)
             d.unfused_schedule, d.unfused_program, d.unfused_sim = self._baseline[key]
-        self.design, self.knobs, self.target, self.compare = d, res.knobs, tgt, cmp_
-        return d
+        return d, res.knobs, tgt, cmp_

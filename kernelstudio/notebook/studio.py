@@ -114,17 +114,19 @@ class Studio(W.VBox):
         return {n: w.value for n, w in self._knob_widgets.items()}
 
     def set_knobs(self, **values: Any) -> None:
-        """Move controls (as a user would); one rebuild for all of them."""
+        """Move controls from code, as a user would: one rebuild for all of them, done on return."""
+        unknown = [n for n in values if n not in self._knob_widgets]
+        if unknown:
+            raise KernelStudioError(f"design {self.session.name} has no knob {unknown[0]!r}; its knobs are "
+                                    f"{', '.join(self._knob_widgets) or 'none'}")
         self._hold = True
         try:
             for n, v in values.items():
-                if n not in self._knob_widgets:
-                    raise KernelStudioError(f"design {self.session.name} has no knob {n!r}; its knobs are "
-                                            f"{', '.join(self._knob_widgets) or 'none'}")
                 self._knob_widgets[n].value = v
         finally:
             self._hold = False
-        self.request()
+        self._seq += 1
+        self._flush()
 
     # --- live rebuilds ----------------------------------------------------------------------------
     def request(self) -> None:

@@ -52,16 +52,29 @@ from .program import (
     CoreProgram,
 )
 
-__all__ = ["EventLog", "Runner", "run_block", "EVENT_COLUMNS"]
+__all__ = ["EventLog", "Runner", "run_block", "EVENT_COLUMNS", "WHY_FLAG", "WHY_ISSUE", "WHY_NONE", "why_code"]
 
 # columns of an event row: start, end (cycles), pipe index, static instruction id, tile (outermost
-# enclosing loop variable, -1 outside loops), inner (innermost loop variable), bytes, flops
-EVENT_COLUMNS = ("start", "end", "pipe", "sid", "tile", "inner", "bytes", "flops")
+# enclosing loop variable, -1 outside loops), inner (innermost loop variable), bytes, flops, slot
+# (queue slot the instruction wrote, else read; -1 for none) and why (what held its start back:
+# see `why_code`)
+EVENT_COLUMNS = ("start", "end", "pipe", "sid", "tile", "inner", "bytes", "flops", "slot", "why")
 _NCOL = len(EVENT_COLUMNS)
 _NPIPE = len(PIPES)
 _FLOW = PIPES.index("FLOW")
 _PAST = -1e300  # a time at or before the scalar's: it can no longer delay anything
 _TOL = 1e-6  # cycles
+
+
+# `why` codes: what an instruction's start waited on (the cause of the idle gap before it, if any)
+WHY_NONE = -1.0  # its pipe was busy until it started (no gap)
+WHY_ISSUE = -2.0  # the scalar had not issued it yet
+WHY_FLAG = 1e6  # + sid of the wait instruction: a set/wait flag or a cross-core flag
+
+
+def why_code(buf: int, enque: bool) -> float:
+    """Code for "waited for a free slot of queue buffer `buf`" or "waited for its EnQue"."""
+    return 2.0 * buf + (1.0 if enque else 0.0)
 
 
 def _zero_load(buf: str, index: int) -> int:
@@ -145,6 +158,9 @@ class Runner:
         nb = len(prog.queue_bufs)
         d = prog.depths
         self.gate = [[0.0] * d[b] for b in range(nb)]
+        self.gwhy = [[WHY_NONE] * d[b] for b in range(nb)]  # why each slot's gate is where it is
+        self.pwhy = [WHY_NONE] * _NPIPE  # a pipe held back by a wait_flag
+        self.swhy = WHY_ISSUE  # why the scalar is late (the last stall it took)
         self.wend = [[0.0] * d[b] for b in range(nb)]
         self.rend = [[0.0] * d[b] for b in range(nb)]
         self.enq = [[0.0] * d[b] for b in range(nb)]
@@ -280,6 +296,8 @@ class Runner:
         env = self.env
         pf = self.pf
         gate, wend, rend, bound = self.gate, self.wend, self.rend, self.bound
+        gwhy, pwhy = self.gwhy, self.pwhy
+        swhy = self.swhy
         tables = self.pricer.tables
         price = self.pricer.price
         append = self.events.raw.append
@@ -304,19 +322,26 @@ class Runner:
                 issue = t
                 t += ic
                 o = pf[p]
+                why = pwhy[p]
                 for b in reads:
                     g = gate[b][bound[b]]
                     if g > o:
                         o = g
+                        why = gwhy[b][bound[b]]
                 for b in writes:
                     g = gate[b][bound[b]]
                     if g > o:
                         o = g
+                        why = gwhy[b][bound[b]]
                 if issue > o:
                     o = issue
                     nib += 1
+                    why = swhy
+                else:
+                    swhy = WHY_ISSUE
                 end = o + c[0]
                 pf[p] = end
+                pwhy[p] = WHY_NONE
                 for b in reads:
                     rr = rend[b]
                     s = bound[b]
@@ -330,7 +355,8 @@ class Runner:
                     rr = rend[b]
                     if rr[s] < end:
                         rr[s] = end
-                append((o, end, p, sid, env[ov] if ov else -1, env[iv] if iv else -1, c[1], c[2]))
+                slot = bound[writes[0]] if writes else (bound[reads[0]] if reads else -1)
+                append((o, end, p, sid, env[ov] if ov else -1, env[iv] if iv else -1, c[1], c[2], slot, why))
                 count += 1
                 pc += 1
             elif k == K_END:
@@ -409,6 +435,7 @@ class Runner:
                 bound[b] = s
                 self.ptr[b] = (s + 1) % d
                 gate[b][s] = self.freet[b][s]
+                gwhy[b][s] = 2.0 * b
                 wend[b][s] = 0.0
                 rend[b][s] = 0.0
                 t += ic
@@ -437,6 +464,7 @@ class Runner:
                 e = self.enq[b][s]
                 if gate[b][s] < e:
                     gate[b][s] = e
+                    gwhy[b][s] = 2.0 * b + 1.0
                 t += ic
                 count += 1
                 pc += 1
@@ -473,6 +501,7 @@ class Runner:
                     lst = other.sets.get(flag)
                     if lst is None or len(lst) <= n:
                         self.t, self.pc, self.nib, self.simulated = t, pc, nib, count
+                        self.swhy = swhy
                         return False
                     if lst[n] > ready:
                         ready = lst[n]
@@ -481,6 +510,7 @@ class Runner:
                     self._stall(t, ready, scalar_sid, op[2])
                     t = ready
                     self.span = t
+                    swhy = WHY_FLAG + op[2]
                 t += ic
                 count += 1
                 pc += 1
@@ -503,16 +533,19 @@ class Runner:
                         self._stall(t, fire, scalar_sid, op[3])
                         t = fire
                         self.span = t
+                        swhy = WHY_FLAG + op[3]
                 elif pf[op[2]] < fire:
                     pf[op[2]] = fire
+                    pwhy[op[2]] = WHY_FLAG + op[3]
                 t += ic
                 count += 1
                 pc += 1
             else:  # pragma: no cover - compile_side emits only the kinds above
                 raise self._err(f"unknown op {op!r}")
         self.t, self.pc, self.nib, self.simulated = t, pc, nib, count
+        self.swhy = swhy
         if t > self.span:
-            self.events.raw.append((self.span, t, 0, scalar_sid, -1, -1, 0, 0))
+            self.events.raw.append((self.span, t, 0, scalar_sid, -1, -1, 0, 0, -1, WHY_NONE))
             self.span = t
         self.done = True
         return True
@@ -520,9 +553,9 @@ class Runner:
     def _stall(self, t: float, until: float, scalar_sid: int, wait_sid: int) -> None:
         raw = self.events.raw
         if t > self.span:
-            raw.append((self.span, t, 0, scalar_sid, -1, -1, 0, 0))
+            raw.append((self.span, t, 0, scalar_sid, -1, -1, 0, 0, -1, WHY_NONE))
         if wait_sid >= 0:
-            raw.append((t, until, _FLOW, wait_sid, -1, -1, 0, 0))
+            raw.append((t, until, _FLOW, wait_sid, -1, -1, 0, 0, -1, WHY_FLAG + wait_sid))
 
 
 def run_block(runners: list[Runner], label: str) -> None:

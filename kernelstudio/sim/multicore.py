@@ -39,7 +39,7 @@ import numpy as np
 
 from ..lower.tileir import Kernel, Program
 from .costs import Pricer, l2_resident_tensors
-from .engine import Runner, run_block
+from .engine import EVENT_COLUMNS, WHY_FLAG, Runner, run_block
 from .errors import SimulationError
 from .program import CoreProgram, StaticInstr, compile_side, fingerprint, top_loop_bounds
 
@@ -63,10 +63,14 @@ class KernelRun:
     per_sid: np.ndarray  # (nstatics, 3): summed bytes, flops, busy cycles over all blocks
     _rows: tuple[np.ndarray, np.ndarray] | None = None
 
-    def rows(self, profile, outer_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(event rows with kernel-relative cycle times, core id per row) of every block."""
+    def rows(self, profile, outer_ids: np.ndarray,
+             why_text: Callable[[str], int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(event rows with kernel-relative cycle times, core id per row) of every block.
+
+        With `why_text` (text -> global index), the why column holds that index (-1: no wait) and
+        flag waits hold -2 - sid of the wait instruction."""
         if self._rows is None:
-            self._rows = _materialize(self.sim, profile, outer_ids)
+            self._rows = _materialize(self.sim, profile, outer_ids, why_text)
         return self._rows
 
 
@@ -183,11 +187,35 @@ def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list
     return _KernelSim(kernel, sides, rep_of, sim, starts, max(free_at) if free_at else 0.0, waves)
 
 
-def _materialize(ks: _KernelSim, profile, outer_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _why_lut(side: CoreProgram, why_text: Callable[[str], int]) -> np.ndarray:
+    """Local why-codes of one side -> global text index: 2*b a free slot of queue buffer b, 2*b+1 its
+    EnQue; the last entry is the scalar issuing late."""
+    lut = []
+    for name in side.queue_bufs:
+        lut += [why_text(f"a free slot of {name} (its Free)"), why_text(f"{name} filled (its EnQue)")]
+    lut.append(why_text("the scalar to issue it"))
+    return np.array(lut, dtype=np.float64)
+
+
+def _globalize_why(a: np.ndarray, lut: np.ndarray) -> None:
+    """Rewrite the why column: global text index, -1 for no wait, -2 - sid for a flag wait."""
+    w = a[:, 9]
+    flag = w >= WHY_FLAG
+    local = (w >= 0) & ~flag
+    out = np.full(len(w), -1.0)
+    out[local] = lut[w[local].astype(np.int64)]
+    out[flag] = -2.0 - (w[flag] - WHY_FLAG)
+    out[w == -2.0] = lut[-1]
+    a[:, 9] = out
+
+
+def _materialize(ks: _KernelSim, profile, outer_ids: np.ndarray,
+                 why_text: Callable[[str], int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Every block's events at its start time on its cores."""
     kernel = ks.kernel
     groups, cores_of = _placement(kernel, profile)
     rows, cores = [], []
+    luts: dict[str, np.ndarray] = {}
     bounds_cache: dict[tuple[str, int, int], dict] = {}
 
     def bounds(side: str, b: int, sub: int) -> dict:
@@ -205,11 +233,15 @@ def _materialize(ks: _KernelSim, profile, outer_ids: np.ndarray) -> tuple[np.nda
             a = arr.copy()
             a[:, 0] += start
             a[:, 1] += start
+            if why_text is not None:
+                if side not in luts:
+                    luts[side] = _why_lut(ks.sides[side], why_text)
+                _globalize_why(a, luts[side])
             if rep != b:
                 _remap_tiles(a, bounds(side, rep, sub), bounds(side, b, sub), outer_ids)
             rows.append(a)
             cores.append(np.full(len(a), core, dtype=np.int64))
-    all_rows = np.concatenate(rows) if rows else np.empty((0, 8))
+    all_rows = np.concatenate(rows) if rows else np.empty((0, len(EVENT_COLUMNS)))
     all_cores = np.concatenate(cores) if cores else np.empty(0, dtype=np.int64)
     return all_rows, all_cores
 
@@ -274,7 +306,7 @@ def _shares(sims: list[_KernelSim], memory: dict[int, str],
         gm_rows = {}
         for rep, (_, arrays, _, _) in ks.sim.items():
             parts = [a[lut[a[:, 3].astype(np.int64)] > 0] for a in arrays if len(a)]
-            gm_rows[rep] = np.concatenate(parts) if parts else np.empty((0, 8))
+            gm_rows[rep] = np.concatenate(parts) if parts else np.empty((0, len(EVENT_COLUMNS)))
         for kind in (1, 2):
             ss, ee, ids, ws = [], [], [], []
             for (rep, start, wave), count in groups.items():

@@ -29,6 +29,8 @@ class Event:
     inner: int
     bytes: int
     flops: int
+    slot: int = -1  # queue slot it wrote (else read): 0 ping, 1 pong; -1 none
+    why: str = ""  # what held its start back, when something did (see EventTable.why_text)
 
 
 class EventTable:
@@ -36,13 +38,16 @@ class EventTable:
 
     Columns: start_us, end_us, core, pipe, instr, kernel (indices into core_labels, pipes,
     instr_text, kernel_names), tile (outermost enclosing loop variable, -1 outside loops), inner
-    (innermost loop variable), bytes, flops. The columns are built on first use (a simulation with
-    shortcuts holds one copy per block class until then)."""
+    (innermost loop variable), bytes, flops, slot (queue slot written, else read; -1 none) and why
+    (index into `why_text`: what the instruction's start waited on; -1 nothing). The columns are built
+    on first use (a simulation with shortcuts holds one copy per block class until then)."""
 
     def __init__(self, columns: dict[str, np.ndarray] | None, core_labels: tuple[str, ...],
                  pipes: tuple[str, ...], instr_text: tuple[str, ...], kernel_names: tuple[str, ...],
-                 build: Callable[[], dict[str, np.ndarray]] | None = None) -> None:
+                 build: Callable[[], dict[str, np.ndarray]] | None = None,
+                 why_text: list[str] | None = None) -> None:
         self._columns = columns
+        self.why_text = why_text if why_text is not None else []  # filled when the columns are built
         self._build = build
         self.core_labels = core_labels
         self.pipes = pipes
@@ -65,7 +70,8 @@ class EventTable:
             pipe=self.pipes[int(c["pipe"][i])], start_us=float(c["start_us"][i]),
             end_us=float(c["end_us"][i]), instr=self.instr_text[int(c["instr"][i])],
             tile=int(c["tile"][i]), inner=int(c["inner"][i]), bytes=int(c["bytes"][i]),
-            flops=int(c["flops"][i]))
+            flops=int(c["flops"][i]), slot=int(c["slot"][i]) if "slot" in c else -1,
+            why=self.why_text[int(c["why"][i])] if "why" in c and c["why"][i] >= 0 else "")
 
     def __iter__(self) -> Iterator[Event]:
         for i in range(len(self)):
@@ -81,7 +87,7 @@ class EventTable:
                 idx = labels.index(want) if want in labels else -1
                 m &= self.columns[col] == idx
         return EventTable({k: v[m] for k, v in self.columns.items()}, self.core_labels, self.pipes,
-                          self.instr_text, self.kernel_names)
+                          self.instr_text, self.kernel_names, why_text=self.why_text)
 
     def to_dict(self, limit: int | None = None) -> dict[str, Any]:
         """Plain lists (first `limit` events by start time) for views."""
@@ -90,7 +96,8 @@ class EventTable:
             order = order[:limit]
         out: dict[str, Any] = {k: v[order].tolist() for k, v in self.columns.items()}
         out.update(core_labels=list(self.core_labels), pipes=list(self.pipes),
-                   instr_text=list(self.instr_text), kernel_names=list(self.kernel_names))
+                   instr_text=list(self.instr_text), kernel_names=list(self.kernel_names),
+                   why_text=list(self.why_text))
         return out
 
 

@@ -92,22 +92,36 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
                         "hbm_bytes": int(hbm), "l2_bytes": int(l2), "cube_flops": int(cube_flops)})
         t += dur
 
+    why_text: list[str] = []
+    why_index: dict[str, int] = {}
+
+    def intern(text: str) -> int:
+        if text not in why_index:
+            why_index[text] = len(why_text)
+            why_text.append(text)
+        return why_index[text]
+
     def build() -> dict[str, np.ndarray]:
         cols: dict[str, list[np.ndarray]] = {c: [] for c in (
-            "start_us", "end_us", "core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops")}
+            "start_us", "end_us", "core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops", "slot",
+            "why")}
         for kidx, kr in enumerate(run.kernels):
             t0 = starts[kidx]
             _add(cols, [t0 - launch], [t0], [ncores], [len(PIPES)], [nstat + kidx], [kidx], [-1], [-1],
-                 [0], [0])
-            rows, core = kr.rows(profile, run.outer_ids)
+                 [0], [0], [-1], [-1])
+            rows, core = kr.rows(profile, run.outer_ids, intern)
+            why = rows[:, 9].copy()
+            for code in np.unique(why[why <= -2]):
+                why[why == code] = intern(f"{texts[int(-2 - code)]} (its set had not arrived)")
             _add(cols, rows[:, 0] / mhz + t0, rows[:, 1] / mhz + t0, core, rows[:, 2], rows[:, 3],
-                 np.full(len(rows), kidx), rows[:, 4], rows[:, 5], rows[:, 6], rows[:, 7])
+                 np.full(len(rows), kidx), rows[:, 4], rows[:, 5], rows[:, 6], rows[:, 7], rows[:, 8], why)
         columns = {k: (np.concatenate(v) if v else np.empty(0)) for k, v in cols.items()}
-        for k in ("core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops"):
+        for k in ("core", "pipe", "instr", "kernel", "tile", "inner", "bytes", "flops", "slot", "why"):
             columns[k] = columns[k].astype(np.int64)
         return columns
 
-    events = EventTable(None, labels, pipes, texts, tuple(k.name for k in prog.kernels), build=build)
+    events = EventTable(None, labels, pipes, texts, tuple(k.name for k in prog.kernels), build=build,
+                        why_text=why_text)
     traffic: dict[str, int] = {}
     for s in run.statics:
         if s.edge and per_sid[s.sid, 0]:

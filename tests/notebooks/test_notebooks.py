@@ -17,13 +17,18 @@ def test_notebook_runs(path):
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    text = "".join(o.get("text", "") for o in outputs)
+    text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
     for expected in EXPECTED[path.name]:
         assert expected in text, expected
 
 
 EXPECTED = {
-    "00_tour.ipynb": ["max |golden - tiled|", "max |golden - twin|", "speedup from fusion"],
-    "01_schedules.ipynb": ["cube_epilogue", "cluster", "double_buffer", "cores=4 tile_m=16", "CapacityError",
+    "00_tour.ipynb": ["max |golden - tiled|", "max |golden - twin|", "speedup from fusion",
+                      "tile_m=16 of [16, 32, 64]"],
+    "01_conv_bias_relu.ipynb": ["intermediates in GM", "device time only", "launch_overhead_us = ",
+                                "max |golden - twin|", "fused vs unfused"],
+    "02_mla_prolog_lite.ipynb": ["L0B needs 131,072 B", "best:", "idle", "released by", "back to the best",
+                                 "speedup from fusion"],
+    "04_schedules.ipynb": ["cube_epilogue", "cluster", "double_buffer", "cores=4 tile_m=16", "CapacityError",
                            "multiple of 16", "multi-pass", "full rows"],
 }

@@ -11,6 +11,7 @@ from .capacity import capacity_bars, overflow_bar
 from .code import code_files, highlight_cpp
 from .dag import dag_dot, render_svg
 from .flow import flow_data, sankey_data
+from .idle import idle_breakdown, idle_gaps
 from .metrics import bottleneck, code_diff_lines, metric_cards, what_changed
 from .passes import pass_diff, passes_data
 from .roofline import roofline_data
@@ -18,8 +19,8 @@ from .timeline import timeline_data
 
 __all__ = [
     "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "dag_dot", "flow_data", "highlight_cpp",
-    "metric_cards", "overflow_bar", "pass_diff", "passes_data", "render_svg", "roofline_data", "sankey_data",
-    "studio_data", "timeline_data", "what_changed",
+    "idle_breakdown", "idle_gaps", "metric_cards", "overflow_bar", "pass_diff", "passes_data", "render_svg",
+    "roofline_data", "sankey_data", "studio_data", "timeline_data", "what_changed",
 ]
 
 
@@ -30,13 +31,15 @@ def studio_data(design: Any, prev: Any | None = None, prev_files: dict[str, str]
     `passes=False` leaves out the IR after each pass (printed on demand: a Studio prints them only
     while its Passes tab is open)."""
     files = code_files(design)
+    gaps = idle_gaps(design.sim, cores=cores)
     data = {
         "cards": metric_cards(design),
         "changed": what_changed(prev, design, prev_files, files),
         "capacity": capacity_bars(design.program),
         "dag_dot": dag_dot(design),
         "flow": flow_data(design),
-        "timeline": timeline_data(design.sim, unfused=design.unfused_sim, cores=cores),
+        "timeline": timeline_data(design.sim, unfused=design.unfused_sim, cores=cores, gaps=gaps),
+        "idle": idle_breakdown(design.sim, gaps=gaps),
         "roofline": roofline_data(design),
         "passes": passes_data(design.program) if passes else None,
         "files": files,

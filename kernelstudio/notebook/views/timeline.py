@@ -8,6 +8,7 @@ the merged counts are reported and the full detail stays in the Chrome trace.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = ["core_sort_key", "timeline_data"]
 _CORE_RE = re.compile(r"core(\d+)\.(cube|vec)core(\d+)")
 
 
+@functools.lru_cache(maxsize=4096)
 def core_sort_key(label: str) -> tuple:
     """core0.cubecore0 < core0.veccore0 < core0.veccore1 < core1.cubecore0 ...; host first."""
     m = _CORE_RE.fullmatch(label)
@@ -29,6 +31,7 @@ def core_sort_key(label: str) -> tuple:
     return (int(m.group(1)), 0 if m.group(2) == "cube" else 1, int(m.group(3)), label)
 
 
+@functools.lru_cache(maxsize=4096)
 def _core_number(label: str) -> int:
     m = _CORE_RE.fullmatch(label)
     return int(m.group(1)) if m else -1
@@ -45,8 +48,10 @@ def _merge(start: np.ndarray, end: np.ndarray, nbytes: np.ndarray, cap: int) -> 
 
 
 def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = 2,
-                  max_per_lane: int = 2000) -> dict[str, Any]:
-    """Bars, lanes, arrows and level-of-detail notes of `sim` (the first `cores` AI cores; None = all)."""
+                  max_per_lane: int = 2000, gaps: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Bars, lanes, arrows and level-of-detail notes of `sim` (the first `cores` AI cores; None = all).
+
+    `gaps` (from `idle.idle_gaps`) become hoverable idle spans on their lanes."""
     ev = sim.events
     c = ev.columns
     core_labels = ev.core_labels
@@ -74,9 +79,14 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = 2
             li = len(lanes)
             lane_of[(ci, pi)] = li
             lanes.append({"core": label, "pipe": pname, "label": f"{label} {pname}", "events": int(len(sel))})
-            _lane_bars(bars, li, pname, sel, c, ev.instr_text, max_per_lane, lod, lanes[-1]["label"])
+            _lane_bars(bars, li, pname, sel, c, ev, max_per_lane, lod, lanes[-1]["label"])
     arrows = _cross_arrows(c, core_labels, pipe_names, lane_of)
-    out: dict[str, Any] = {"lanes": lanes, "bars": bars, "arrows": arrows, "lod": lod,
+    lane_index = {lane["label"]: i for i, lane in enumerate(lanes)}
+    idle = [{"lane": lane_index[f"{g['core']} {g['pipe']}"], "start": g["start"], "end": g["end"],
+             "text": f"idle {(g['end'] - g['start']) * 1000:.1f} ns, waiting for {g['cause']}"
+                     + (f"<br>released by {g['released_by']}" if g["released_by"] else "")}
+            for g in (gaps or []) if f"{g['core']} {g['pipe']}" in lane_index]
+    out: dict[str, Any] = {"lanes": lanes, "bars": bars, "arrows": arrows, "lod": lod, "idle": idle,
                            "time_us": sim.time_us, "cores_shown": sorted(shown), "cores_total": len(numbers),
                            "unfused": None}
     if unfused is not None:
@@ -84,8 +94,9 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = 2
     return out
 
 
-def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, instr_text: tuple, cap: int,
+def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: Any, cap: int,
                lod: dict, lane_label: str) -> None:
+    instr_text, why_text = ev.instr_text, ev.why_text
     color = LANE_COLORS.get(pname, "#adb5bd")
     start, end = c["start_us"][sel], c["end_us"][sel]
     if len(sel) > cap:
@@ -117,8 +128,9 @@ def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, instr_
             parts.append(f"{int(c['bytes'][i]):,} B")
         if c["flops"][i]:
             parts.append(f"{int(c['flops'][i]):,} flops")
-        if "why" in c and c["why_text"][i]:
-            parts.append(c["why_text"][i])
+        w = int(c["why"][i]) if "why" in c else -1
+        if 0 <= w < len(why_text):
+            parts.append(f"started after: {why_text[w]}")
         bars["text"].append("<br>".join(parts))
 
 

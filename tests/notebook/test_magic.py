@@ -1,0 +1,179 @@
+"""%%ascend_kernel in an in-process shell: output, the namespace object, live rebuilds, errors."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.utils.capture import capture_output
+
+from kernelstudio.build import Design
+from kernelstudio.notebook.magic import MagicUsageError, parse_args
+from tests.notebook.cells import MLA_CELL, studio_of
+
+
+def run(sh, line: str, body: str):
+    with capture_output() as cap:
+        res = sh.run_cell(f"%%ascend_kernel {line}\n{body}")
+    return res, cap
+
+
+def test_magic_stores_the_design_and_displays_the_studio(shell):
+    res, cap = run(shell, "mla --target ascend910b2", MLA_CELL)
+    assert res.success, res.error_in_exec
+    d = shell.user_ns["mla"]
+    assert isinstance(d, Design)
+    assert d.name == "mla" and d.target == "ascend910b2"
+    assert d.knobs == {"tile_m": 16, "tile_n": 256, "tile_k": 64, "double_buffer": True}
+    assert d.unfused_sim is not None and d.unfused_sim.time_us > 0
+    assert "op_kernel/out.cpp" in d.code.files
+    [out] = cap.outputs
+    assert "application/vnd.jupyter.widget-view+json" in out.data
+    # without a widget front end the text/plain part is the Studio's summary
+    assert "fused vs unfused" in out.data["text/plain"] and "tile_m=16" in out.data["text/plain"]
+
+
+def test_knob_controls_follow_the_cell(shell):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    assert list(st._knob_widgets) == ["tile_m", "tile_n", "tile_k", "double_buffer"]
+    assert type(st._knob_widgets["tile_m"]).__name__ == "SelectionSlider"
+    assert list(st._knob_widgets["tile_m"].options) == [16, 32, 64]
+    assert type(st._knob_widgets["double_buffer"]).__name__ == "ToggleButton"
+
+
+def test_moving_a_slider_rebuilds_code_timeline_and_metrics(shell):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    before = shell.user_ns["mla"]
+    tl_before = st.timeline.data[0].base
+    st._knob_widgets["tile_m"].value = 32
+    after = shell.user_ns["mla"]
+    assert after is not before and after.knobs["tile_m"] == 32
+    assert after.program.kernels[0].tiling_value("tile_m") == 32
+    assert after.code.files != before.code.files
+    assert after.sim.time_us != before.sim.time_us
+    assert st.timeline.data[0].base != tl_before
+    assert "tile_m 16 &rarr; 32" in st.changed.value
+    assert f"{after.sim.time_us:,.2f} us" in st.cards.value
+    assert st.error is None and st.banner.value == ""
+
+
+def test_a_bad_setting_shows_the_banner_and_keeps_the_views(shell):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    good = shell.user_ns["mla"]
+    cards, timeline = st.cards.value, st.timeline.data[0].base
+    st._knob_widgets["tile_k"].value = 128  # double-buffered 256x128 B tiles overflow L0B
+    assert st.error is not None and "L0B needs 131,072 B" in st.error
+    assert "CapacityError" not in st.banner.value and "not applied" in st.banner.value
+    assert "200 %" in st.banner.value  # the overflowing bar, drawn past 100 %
+    assert shell.user_ns["mla"] is good
+    assert st.cards.value == cards and st.timeline.data[0].base == timeline
+    st._knob_widgets["double_buffer"].value = False  # now it fits: the banner clears
+    assert st.error is None and st.banner.value == ""
+    assert shell.user_ns["mla"].knobs == {"tile_m": 16, "tile_n": 256, "tile_k": 128, "double_buffer": False}
+
+
+def test_set_knobs_builds_once(shell, monkeypatch):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    calls = []
+    real = st.session.rebuild
+    monkeypatch.setattr(st.session, "rebuild", lambda *a, **k: calls.append(a) or real(*a, **k))
+    st.set_knobs(tile_m=64, double_buffer=False)
+    assert len(calls) == 1
+    assert shell.user_ns["mla"].knobs["tile_m"] == 64
+    with pytest.raises(Exception, match="has no knob 'tile_q'"):
+        st.set_knobs(tile_q=1)
+
+
+def test_a_result_older_than_the_latest_move_is_dropped(shell, monkeypatch):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    shown = st.cards.value
+    real = st.session.rebuild
+
+    def slow_rebuild(*a, **k):
+        d = real(*a, **k)
+        st._seq += 1  # a newer move arrives while this one builds
+        return d
+
+    monkeypatch.setattr(st.session, "rebuild", slow_rebuild)
+    st._flush()
+    assert st.cards.value == shown  # the stale result was not drawn
+
+
+def test_target_and_compare_controls(shell):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    st.compare.value = False
+    assert shell.user_ns["mla"].unfused_sim is None
+    st.target.value = "ascend910b4"
+    assert shell.user_ns["mla"].target == "ascend910b4"
+    assert "ascend910b4" in st.header.value
+
+
+def test_cell_error_is_short_and_names_the_line(shell):
+    res, cap = run(shell, "bad", 'x = placeholder((64, 256), "float16", name="x")\ny = matmul(x, x)\n')
+    assert not res.success
+    text = cap.stdout + cap.stderr
+    assert "ShapeError" in text and "cell line 2: y = matmul(x, x)" in text
+    assert "Traceback" not in text and len(text.splitlines()) <= 3
+    assert "bad" not in shell.user_ns
+
+
+def test_cell_without_output_says_what_to_do(shell):
+    res, cap = run(shell, "bad", 'x = placeholder((4, 4), "float16", name="x")\n')
+    assert not res.success
+    assert "assign the result to `out`" in cap.stdout + cap.stderr
+
+
+def test_last_expression_is_the_output(shell):
+    res, _ = run(shell, "vec --no-compare", 'x = placeholder((8, 64), "float16", name="x")\nrelu(x) + 1\n')
+    assert res.success
+    d = shell.user_ns["vec"]
+    assert d.unfused_sim is None and d.program.kernels[0].family == "vector"
+
+
+def test_cell_sees_notebook_variables(shell):
+    shell.user_ns["ROWS"] = 24
+    res, _ = run(shell, "vec", 'out = relu(placeholder((ROWS, 64), "float16", name="x"))\n')
+    assert res.success
+    assert shell.user_ns["vec"].program.tensor("x").shape == (24, 64)
+
+
+def test_syntax_error_is_short(shell):
+    res, cap = run(shell, "bad", "out = relu(\n")
+    assert not res.success
+    assert "SyntaxError" in cap.stdout + cap.stderr and "Traceback" not in cap.stdout + cap.stderr
+
+
+@pytest.mark.parametrize("line, words", [
+    ("", "needs a name"),
+    ("my-op", "must be a Python identifier"),
+    ("a b", "one design name expected"),
+    ("a --target", "--target needs a value"),
+    ("a --target ascend999", "unknown target 'ascend999'"),
+    ("a --fast", "unknown option '--fast'"),
+    ("a 'unclosed", "cannot read the magic line"),
+])
+def test_bad_magic_lines(line, words):
+    with pytest.raises(MagicUsageError, match=words):
+        parse_args(line)
+
+
+def test_flags_parse():
+    a = parse_args("mla --target=ascend910b4 --no-compare --no-panel")
+    assert (a.name, a.target, a.compare, a.panel) == ("mla", "ascend910b4", False, False)
+
+
+def test_plain_ipython_prints_a_summary(capsys):
+    from kernelstudio.notebook.magic import AscendKernelMagics
+
+    m = AscendKernelMagics.__new__(AscendKernelMagics)  # a shell that looks like terminal IPython
+    m.shell = type("S", (), {"user_ns": {}})()
+    m.shell.__class__.__name__ = "TerminalInteractiveShell"
+    m.studios = {}
+    m.ascend_kernel("vec", 'out = relu(placeholder((8, 64), "float16", name="x"))\n')
+    printed = capsys.readouterr().out
+    assert "fused vs unfused" in printed
+    assert isinstance(m.shell.user_ns["vec"], Design)

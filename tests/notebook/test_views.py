@@ -1,0 +1,210 @@
+"""The Studio's views as plain data: each checked against the design it is drawn from."""
+
+from __future__ import annotations
+
+import pytest
+
+import kernelstudio as ks
+from kernelstudio.notebook import views as V
+from kernelstudio.notebook.session import StudioSession
+from tests.reference_kernels import conv_bias_relu, mla_prolog_lite
+
+
+@pytest.fixture(scope="module")
+def mla():
+    return ks.build(mla_prolog_lite(), "ascend910b2")
+
+
+@pytest.fixture(scope="module")
+def conv():
+    return ks.build(conv_bias_relu(), "ascend910b2")
+
+
+@pytest.mark.parametrize("which", ["mla", "conv"])
+def test_sankey_bytes_equal_the_simulated_traffic(which, request):
+    d = request.getfixturevalue(which)
+    flow = V.flow_data(d)
+    for plan, sim in (("fused", d.sim), ("unfused", d.unfused_sim)):
+        moved = {lk["edge"]: lk["bytes"] for lk in flow[plan]["links"] if "Mmad" not in lk["edge"]}
+        assert moved == {e: b for e, b in sim.traffic.items() if b > 0}
+        assert flow[plan]["total_bytes"] == sum(sim.traffic.values())
+        nodes = flow[plan]["nodes"]
+        for lk in flow[plan]["links"]:
+            src, dst = nodes[lk["source"]], nodes[lk["target"]]
+            assert "->".join((src, dst)) or src != dst
+
+
+def test_fused_flow_has_no_gm_round_trip_of_the_intermediate(mla):
+    flow = V.flow_data(mla)
+    fused = {lk["edge"] for lk in flow["fused"]["links"]}
+    assert {"L0C->WS", "WS->UB"} <= fused  # the C tile goes through the workspace, not a GM output
+    assert V.flow_data(mla)["unfused"]["total_bytes"] > flow["fused"]["total_bytes"]
+
+
+def test_capacity_bars_equal_the_lowered_buffers(mla):
+    bars = V.capacity_bars(mla.program)
+    k = mla.program.kernels[0]
+    assert {b["tier"] for b in bars} == {"L1", "L0A", "L0B", "L0C", "UB"}
+    for bar in bars:
+        bufs = [b for b in k.buffers if b.tier.value == bar["tier"]]
+        assert bar["used"] == sum(b.nbytes for b in bufs)
+        assert sum(s["bytes"] for s in bar["segments"]) == bar["used"]
+        assert len(bar["segments"]) == sum(b.depth for b in bufs)
+        assert bar["capacity"] == ks.hw.get("ascend910b2").capacity_bytes(bar["tier"])
+        assert bar["pct"] == pytest.approx(100 * bar["used"] / bar["capacity"])
+
+
+def test_double_buffering_draws_two_half_slots():
+    def bars(db: bool):
+        out = mla_prolog_lite()
+        s = ks.create_schedule(out)
+        s[out].split("m", 16).split("n", 256).split("k", 64).double_buffer(db)
+        return {b["tier"]: b for b in V.capacity_bars(ks.lower(s, "ascend910b2"))}
+
+    one, two = bars(False), bars(True)
+    l0b1, l0b2 = one["L0B"]["segments"], two["L0B"]["segments"]
+    assert len(l0b1) == 1 and len(l0b2) == 2
+    assert l0b2[0]["bytes"] == l0b2[1]["bytes"] == l0b1[0]["bytes"]
+    assert two["L0B"]["used"] == 2 * one["L0B"]["used"]
+
+
+def test_capacity_error_carries_the_overflowing_bar():
+    out = mla_prolog_lite()
+    s = ks.create_schedule(out)
+    s[out].split("m", 16).split("n", 256).split("k", 128).double_buffer(True)
+    with pytest.raises(ks.CapacityError) as e:
+        ks.lower(s, "ascend910b2")
+    bar = V.overflow_bar(e.value)
+    assert (bar["tier"], bar["used"], bar["capacity"]) == ("L0B", 131072, 65536)
+    assert bar["pct"] == pytest.approx(200.0)
+    assert [s["slot"] for s in bar["segments"]] == [0, 1]
+    assert V.overflow_bar(ks.ScheduleError("no numbers")) is None
+
+
+def test_timeline_lanes_hold_every_event_of_the_shown_cores(mla):
+    tl = V.timeline_data(mla.sim, cores=None)
+    per_lane = {}
+    for lane in tl["bars"]["lane"]:
+        per_lane[lane] = per_lane.get(lane, 0) + 1
+    assert sum(lane["events"] for lane in tl["lanes"]) == len(mla.sim.events)
+    assert [per_lane.get(i, 0) for i in range(len(tl["lanes"]))] == [lane["events"] for lane in tl["lanes"]]
+    assert not tl["lod"]
+    labels = [lane["label"] for lane in tl["lanes"]]
+    assert labels[0] == "host LAUNCH"
+    # grouped per core, cube core before its vector cores, pipes in data-flow order
+    assert labels.index("core0.cubecore0 MTE2") < labels.index("core0.cubecore0 CUBE") < \
+        labels.index("core0.veccore0 MTE2") < labels.index("core1.cubecore0 MTE2")
+
+
+def test_timeline_shows_the_first_cores_and_says_so(mla):
+    tl = V.timeline_data(mla.sim, cores=1)
+    assert tl["cores_shown"] == [0] and tl["cores_total"] == mla.sim.kernels[0]["blocks"]
+    assert all(lane["core"] in ("host", "core0.cubecore0", "core0.veccore0", "core0.veccore1") for lane in tl["lanes"])
+
+
+def test_ping_and_pong_slots_get_two_shades(mla):
+    tl = V.timeline_data(mla.sim, cores=1)
+    b = tl["bars"]
+    mte2 = {c for c, p in zip(b["color"], b["pipe"], strict=True) if p == "MTE2"}
+    assert len(mte2) == 2  # double-buffered loads alternate slots
+
+
+def test_level_of_detail_merges_long_lanes():
+    from tests.sim.programs import vector_program
+
+    sim = ks.simulate(vector_program(rows=4096, cols=64, tile=8, depth=2, block_dim=1))
+    full = V.timeline_data(sim, cores=None, max_per_lane=100000)
+    lod = V.timeline_data(sim, cores=None, max_per_lane=50)
+    v = [i for i, lane in enumerate(lod["lanes"]) if lane["pipe"] == "VECTOR"][0]
+    assert lod["lanes"][v]["events"] > 50
+    assert sum(1 for x in lod["bars"]["lane"] if x == v) == 50
+    assert lod["lod"][lod["lanes"][v]["label"]] == lod["lanes"][v]["events"]
+    # merged spans cover exactly the time of the events they stand for
+    spans = [(s, e) for x, s, e in zip(lod["bars"]["lane"], lod["bars"]["start"], lod["bars"]["end"], strict=True)
+             if x == v]
+    evs = [(s, e) for x, s, e in zip(full["bars"]["lane"], full["bars"]["start"], full["bars"]["end"], strict=True)
+           if full["lanes"][x]["pipe"] == "VECTOR"]
+    assert spans[0][0] == min(s for s, _ in evs) and spans[-1][1] == max(e for _, e in evs)
+    assert not full["lod"]
+
+
+def test_cross_core_flags_become_arrows(mla):
+    tl = V.timeline_data(mla.sim, cores=1)
+    assert tl["arrows"]
+    for a in tl["arrows"]:
+        assert tl["lanes"][a["from_lane"]]["core"] == "core0.cubecore0"
+        assert tl["lanes"][a["to_lane"]]["pipe"] == "FLOWCTRL"
+
+
+def test_unfused_plan_on_the_same_axis(mla):
+    tl = V.timeline_data(mla.sim, unfused=mla.unfused_sim)
+    un = tl["unfused"]
+    assert [k["name"] for k in un["kernels"]] == [k["name"] for k in mla.unfused_sim.kernels]
+    assert len(un["gaps"]) == len(mla.unfused_program.kernels)
+    assert un["time_us"] == mla.unfused_sim.time_us
+
+
+def test_cards_and_what_changed(mla):
+    cards = V.metric_cards(mla)
+    assert cards["speedup"] == pytest.approx(mla.unfused_sim.time_us / mla.sim.time_us)
+    assert cards["gm_bytes"] == mla.sim.metrics["gm_bytes"]
+    assert cards["bottleneck"] in ("MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP")
+    src = "out = relu(placeholder((256, 512), 'float16', name='x'))\ns = create_schedule(out)\n" \
+          "s[out].split(0, knob('rows', 16, [8, 16, 32]))\n"
+    ses = StudioSession("v", src)
+    a = ses.rebuild()
+    b = ses.rebuild({"rows": 32})
+    ch = V.what_changed(a, b, a.code.files, b.code.files)
+    assert ch["knobs"] == {"rows": (16, 32)}
+    assert ch["d_time_us"] == pytest.approx(b.sim.time_us - a.sim.time_us)
+    assert ch["d_gm_bytes"] == b.sim.metrics["gm_bytes"] - a.sim.metrics["gm_bytes"]
+    added, removed = ch["code_lines"]
+    assert added > 0 and removed > 0
+    assert V.what_changed(None, a) is None
+
+
+def test_passes_diff_rebuilds_each_text(mla):
+    ps = V.passes_data(mla.program)
+    assert [p["name"] for p in ps] == [n for n, _ in mla.program.passes]
+    for p in ps:
+        assert "\n".join(line for k, line in p["diff"] if k != "-") == p["text"].rstrip("\n")
+    assert ps[0]["removed"] == 0
+
+
+def test_dag_has_kernel_clusters_with_fusion_reasons(mla):
+    dot = V.dag_dot(mla)
+    assert "cluster_kernel_0" in dot and "cube_epilogue" in dot
+    assert "tooltip=" in dot
+    svg = V.render_svg(dot)
+    assert svg.startswith("<svg") and "cube_epilogue" in svg
+
+
+def test_roofline_points(mla):
+    rf = V.roofline_data(mla)
+    prof = ks.hw.get("ascend910b2")
+    assert rf["peak_tflops"] == pytest.approx(prof.peak_flops("float16") / 1e12)
+    assert rf["ridge"] == pytest.approx(prof.peak_flops("float16") / prof.hbm_bytes_per_s)
+    labels = [p["label"] for p in rf["points"]]
+    assert labels[0] == "fused plan" and labels[-1] == "unfused plan"
+    assert rf["points"][0]["tflops"] == pytest.approx(mla.sim.metrics["flops"] / mla.sim.time_us / 1e6)
+
+
+def test_code_highlighting_keeps_the_text(mla):
+    import html
+    import re
+
+    files = V.code_files(mla)
+    assert set(files) == set(mla.code.files)
+    text = files[f"op_kernel/{mla.program.kernels[0].name}.cpp"]
+    out = V.highlight_cpp(text)
+    assert "<span" in out
+    plain = html.unescape(re.sub(r"<[^>]+>", "", out))
+    for line in text.splitlines()[:40]:
+        assert line.strip() in plain
+
+
+def test_studio_data_has_every_view(mla):
+    data = V.studio_data(mla)
+    assert set(data) == {"cards", "changed", "capacity", "dag_dot", "flow", "timeline", "idle", "roofline",
+                         "passes", "files"}
+    assert V.studio_data(mla, passes=False)["passes"] is None
