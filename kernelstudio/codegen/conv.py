@@ -236,6 +236,9 @@ class ConvPart:
         """L1 (NZ) -> L0A (zZ): for each 16-row fractal row, its k fractals (srcStride = m fractals)."""
         sc, c0 = self.scope, self.c0
         m_frac, k_frac = ceil_div(s.src.rows, 16), ceil_div(s.src.cols, c0)
+        # a k tile inside a weight slab starts (k offset / C0) column blocks of round16(m) x C0 in
+        base = "" if s.src.offset == Const(0) else \
+            f"{sc.expr(E.mul(E.div(s.src.offset, c0), E.mul(m_frac, 16 * c0)))} + "
         w("// L1 -> L0A: NZ -> zZ, one 16-row fractal row per LoadData")
         with _braces(w):
             w("AscendC::LoadData2DParams load2d;",
@@ -244,7 +247,7 @@ class ConvPart:
               "load2d.ifTranspose = false;")
             with w.block(f"for (int32_t mb = 0; mb < {sc.expr(m_frac)}; ++mb)"):
                 w(f"AscendC::LoadData({sc.tensor_name(s.dst.buf)}[mb * {sc.expr(E.mul(k_frac, 16 * c0))}], "
-                  f"{sc.tensor_name(s.src.buf)}[mb * {16 * c0}], load2d);")
+                  f"{sc.tensor_name(s.src.buf)}[{base}mb * {16 * c0}], load2d);")
 
     def _img2col(self, s: Img2Col, w: Writer) -> None:
         """Load3Dv2 over the loaded rows: pixels [p0, p0 + pixels) x patch columns [k0, k0 + klen)."""

@@ -28,8 +28,9 @@ Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_
 | baseM, baseK / dbL0A         | L0A buffer rows, cols / depth (rounded up to 16 / 32 bytes)  |
 | baseN / dbL0B                | L0B buffer rows ("nk") or cols ("kn") / depth                |
 | dbL0C                        | L0C buffer depth                                             |
-| depthA1, depthB1             | L1 A / B buffer depths (1 = single, 2 = double buffered)     |
-| stepKa, stepKb, stepM, stepN | 1: one base block per L1 load, as our k loop moves           |
+| stepKa, stepKb               | tiling "step_ka" / "step_kb": k tiles per L1 load (l1_k_steps)|
+| depthA1, depthB1             | base blocks in L1: L1 slots (l1_depth) x stepKa / stepKb     |
+| stepM, stepN                 | 1: one base block of M / N per L1 load (singleCore = base)   |
 | usedCoreNum                  | kernel block_dim                                             |
 | isBias                       | 0: bias is an epilogue vector op in our programs             |
 """
@@ -145,13 +146,15 @@ def cube_tiling(scope: Scope) -> dict[str, int]:
     base_m = _round(l0a.cols if ops.trans_a else l0a.rows, 16)
     base_k = _round(l0a.rows if ops.trans_a else l0a.cols, q)
     base_n = _round(l0b.rows if ops.trans_b else l0b.cols, 16)
-    depth_a1 = max((b.depth for b in l1 if b.queue is None or b.queue.value == "A1"), default=1)
-    depth_b1 = max((b.depth for b in l1 if b.queue is not None and b.queue.value == "B1"), default=1)
+    step_ka, step_kb = t.get("step_ka", 1), t.get("step_kb", 1)
+    # depthA1 / depthB1 count base blocks (baseM x baseK) held in L1: slots x k tiles per slab
+    depth_a1 = step_ka * max((b.depth for b in l1 if b.queue is None or b.queue.value == "A1"), default=1)
+    depth_b1 = step_kb * max((b.depth for b in l1 if b.queue is not None and b.queue.value == "B1"), default=1)
     return {
         "usedCoreNum": k.block_dim, "M": m_, "N": n_, "Ka": k_, "Kb": k_,
         "singleCoreM": t.get("tile_m", m_), "singleCoreN": t.get("tile_n", n_), "singleCoreK": k_,
         "baseM": base_m, "baseN": base_n, "baseK": base_k,
-        "depthA1": depth_a1, "depthB1": depth_b1, "stepM": 1, "stepN": 1, "stepKa": 1, "stepKb": 1,
+        "depthA1": depth_a1, "depthB1": depth_b1, "stepM": 1, "stepN": 1, "stepKa": step_ka, "stepKb": step_kb,
         "isBias": 0, "iterateOrder": 0, "dbL0A": l0a.depth, "dbL0B": l0b.depth, "dbL0C": l0c.depth,
     }
 

@@ -1,4 +1,4 @@
-"""Measured curves from calibration/*.csv as monotone piecewise-linear cycle tables.
+"""Measured curves from calibration/*.csv as piecewise-linear cycle tables through every point.
 
 Every curve maps a size (bytes, vector repeats or cube fractals) to the CYCLES of one instruction,
 start-up included. See calibration/README.md for units, the measuring clock and the cleaning.
@@ -18,8 +18,8 @@ from importlib import resources
 from ..errors import UnsupportedError
 
 __all__ = [
-    "Curve", "isotonic", "move_rows", "move_curve", "mmad_rows", "mmad_curve", "vector_rows",
-    "vector_curve", "vector_curve_keys", "measuring_clock_mhz", "VECTOR_GLITCH_FRACTION",
+    "Curve", "move_rows", "move_curve", "mmad_rows", "mmad_curve", "vector_rows",
+    "vector_curve", "vector_curve_keys", "measuring_clock_mhz", "move_cycles_at", "VECTOR_GLITCH_FRACTION",
 ]
 
 VECTOR_GLITCH_FRACTION = 0.1  # a vector row slower than this x its curve's median rate is a glitch
@@ -34,24 +34,12 @@ def _csv(name: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(_text(name))))
 
 
-def isotonic(ys: list[float]) -> list[float]:
-    """Closest non-decreasing sequence in relative squared error (pool adjacent violators)."""
-    blocks: list[list[float]] = []  # [mean, weight, count]
-    for y in ys:
-        blocks.append([y, 1.0 / (y * y), 1])
-        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
-            b, a = blocks.pop(), blocks.pop()
-            w = a[1] + b[1]
-            blocks.append([(a[0] * a[1] + b[0] * b[1]) / w, w, a[2] + b[2]])
-    out: list[float] = []
-    for mean, _, n in blocks:
-        out.extend([mean] * int(n))
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class Curve:
-    """Non-decreasing piecewise-linear y(x) through measured points, with both ends extended.
+    """Piecewise-linear y(x) through the measured points, with both ends extended.
+
+    The measured shape is kept: where a larger size measured faster (aligned sizes on the ND->NZ
+    GM->L1 path), so does the model.
 
     Below the first point: the first segment continued down to a fixed start-up cost (its intercept;
     proportional scaling if the intercept would be negative). Above the last point:
@@ -85,12 +73,13 @@ class Curve:
 
 
 def _build(points: list[tuple[float, float]], *, tail: str) -> Curve:
-    """Monotone curve through (x, cycles) points; `tail` = "slope" (least squares on the upper half)."""
+    """Curve through the (x, cycles) points (averaged where an x repeats); `tail` = "slope" (least
+    squares on the upper half) or "fractal" (Mmad)."""
     by_x: dict[float, list[float]] = {}
     for x, y in points:
         by_x.setdefault(x, []).append(y)
     xs = sorted(by_x)
-    ys = isotonic([statistics.fmean(by_x[x]) for x in xs])
+    ys = [statistics.fmean(by_x[x]) for x in xs]
     upper = list(zip(xs, ys, strict=True))[len(xs) // 2 :]
     slope = 0.0
     if len(upper) >= 2:
@@ -132,13 +121,22 @@ def measured_move_cycles(chip: str, size_bytes: int, gibps: float) -> float:
     return size_bytes / (gibps * 2**30 / (measuring_clock_mhz(chip) * 1e6))
 
 
+def move_cycles_at(size_bytes: int, gibps: float, clock_mhz: float) -> float:
+    """Cycles of a clock_mhz core that a move of size_bytes at gibps GiB/s lasts."""
+    return size_bytes / (gibps * 2**30 / (clock_mhz * 1e6))
+
+
 @functools.cache
-def move_curve(key: str, bandwidth_scale: float = 1.0) -> Curve:
-    """Cycles of one data move vs its size in bytes; bandwidth multiplied by `bandwidth_scale`."""
+def move_curve(key: str, bandwidth_scale: float = 1.0, clock_mhz: float | None = None) -> Curve:
+    """Cycles of one data move vs its size in bytes; bandwidth multiplied by `bandwidth_scale`.
+
+    The measured GiB/s become cycles of `clock_mhz` (the profile's clock, so a move lasts the
+    measured time on every profile); None keeps the clock the curve was counted at."""
     rows = move_rows()
     if key not in rows:
         raise UnsupportedError(f"no move curve {key!r}; known: {', '.join(sorted(rows))}")
-    pts = [(float(s), measured_move_cycles(c, s, g) / bandwidth_scale) for c, s, g in rows[key]]
+    pts = [(float(s), (measured_move_cycles(c, s, g) if clock_mhz is None else move_cycles_at(s, g, clock_mhz))
+            / bandwidth_scale) for c, s, g in rows[key]]
     return _build(pts, tail="slope")
 
 

@@ -1,11 +1,13 @@
 """CostModel: cycles of one data move, Mmad or vector instruction on one core of a profile.
 
-All results are CYCLES of the profile's core clock, start-up cost included, for ONE core and ONE
-instruction. They come from the measured msKPP curves (calibration/): piecewise-linear between
-measured sizes, made non-decreasing in size, extended below the smallest size with the curve's
-fixed start-up cost and above the largest with its asymptotic rate. Costs do not change with the
-clock: the curves were counted in cycles (see calibration/README.md), the profile's clock turns
-cycles into time. Lookups are memoised per CostModel, since a simulation asks for the same few
+All results are CYCLES of the profile's core clock (`clock_mhz`, the one clock of a profile),
+start-up cost included, for ONE core and ONE instruction. They come from the measured msKPP curves
+(calibration/): piecewise-linear through every measured size (the measured shape is kept, peaks at
+aligned sizes included), extended below the smallest size with the curve's fixed start-up cost and
+above the largest with its asymptotic rate. Data moves were measured as bandwidth (GiB/s): they
+become cycles of the profile's clock, so a move lasts its measured time on every profile. Mmad and
+vector instructions were counted in cycles of their unit: those cycles are kept, and the profile's
+clock turns them into time. Lookups are memoised per CostModel, since a simulation asks for the same few
 shapes millions of times.
 """
 
@@ -110,7 +112,7 @@ class CostModel:
                     f"{', '.join(with_nz)}"
                 )
             curve_key = spec.nd2nz_curve
-        cycles = cal.move_curve(curve_key, spec.bandwidth_scale)(nbytes) if nbytes else 0.0
+        cycles = cal.move_curve(curve_key, spec.bandwidth_scale, self.profile.clock_mhz)(nbytes) if nbytes else 0.0
         if len(self._move_memo) >= _MEMO_LIMIT:
             self._move_memo.clear()
         self._move_memo[key] = cycles

@@ -25,6 +25,11 @@ class KernelConfig:
     depth: int = 1
     aligned: bool = False
     inline_scalars: bool = False
+    step_ka: int = 1  # k tiles one L1 load of A brings (TCubeTiling stepKa)
+    step_kb: int = 1  # k tiles one L1 load of B brings (stepKb)
+    depth_a1: int = 0  # L1 slots of A / B slabs (depthA1 / depthB1 in slabs); 0 = the queue depth
+    depth_b1: int = 0
+    compute_dtype: str = ""  # vector math dtype: "" = float32 (int32 for integer kernels), "float16" native
     aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
     notes: tuple[str, ...] = ()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
@@ -114,7 +116,8 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
     else:
         ins, outs = _operands(fk, names, set())
     reduce = fk.has_row_reduction()
-    vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars))
+    vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars,
+                                                          compute_dtype=cfg.compute_dtype))
     rt = -(-R // tr)
     ct = 1 if reduce else -(-C // tc)
     total = rt * ct
@@ -227,8 +230,18 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         bufs[name] = Buffer(name, tier, dtype, rows, cols, d, q, CoreType.AIC, purpose)
         return name
 
+    # the L1 level: one load of A (B) brings sa (sb) k tiles; the larger step must be a multiple of
+    # the smaller (TCubeTiling stepKa / stepKb)
+    # conv: the weights (A) load in slabs; the img2col source already holds every channel's rows
+    sa, sb = max(1, min(cfg.step_ka, kt)), 1 if cs.conv else max(1, min(cfg.step_kb, kt))
+    if max(sa, sb) % min(sa, sb):
+        sa = sb = min(sa, sb)
+    da1, db1 = cfg.depth_a1 or depth, cfg.depth_b1 or depth
     a_rows, a_cols = (tk, tm) if cs.ta else (tm, tk)
-    buf("a1", Tier.L1, dt, a_rows, a_cols, depth, QuePos.A1, f"A tile of {cs.a_name if not cs.conv else cs.b_name}")
+    a1_rows, a1_cols = (tk * sa, tm) if cs.ta else (tm, tk * sa)
+    buf("a1", Tier.L1, dt, a1_rows, a1_cols, da1, QuePos.A1,
+        f"A {'slab' if sa > 1 else 'tile'} of {cs.a_name if not cs.conv else cs.b_name}"
+        + (f" ({sa} k tiles)" if sa > 1 else ""))
     buf("a2", Tier.L0A, dt, a_rows, a_cols, depth, QuePos.A2, "A fractal for Mmad")
     if cs.conv:
         spanned = -(-tn // cs.ow) + 1
@@ -238,7 +251,9 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         buf("b2", Tier.L0B, dt, tn, tk, depth, QuePos.B2, "img2col patches")
     else:
         b_rows, b_cols = (tn, tk) if cs.tb else (tk, tn)
-        buf("b1", Tier.L1, dt, b_rows, b_cols, depth, QuePos.B1, f"B tile of {cs.b_name}")
+        b1_rows, b1_cols = (tn, tk * sb) if cs.tb else (tk * sb, tn)
+        buf("b1", Tier.L1, dt, b1_rows, b1_cols, db1, QuePos.B1,
+            f"B {'slab' if sb > 1 else 'tile'} of {cs.b_name}" + (f" ({sb} k tiles)" if sb > 1 else ""))
         buf("b2", Tier.L0B, dt, b_rows, b_cols, depth, QuePos.B2, "B fractal for Mmad")
     c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
     buf("c", Tier.L0C, "float32", tm, tn, c_depth, QuePos.CO1, "C accumulator")
@@ -316,8 +331,39 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                         b_layout="nk" if (cs.tb or cs.conv) else "kn", a_layout="km" if cs.ta else "mk",
                         comment=f"{names[cs.root]} = {cs.root.op.value}"),
                    Free("a2"), Free("b2")]
-        s += [Alloc("c"), Loop("ko", Const(0), Var("k_tiles"), Const(1), tuple(k_body),
-                               comment=f"split_loop: k in tiles of {tk}")]
+        if not cs.conv and (sa > 1 or sb > 1):
+            s += [Alloc("c"), *_l1_k_loops(cs, bufs, tk, sa, sb, n0, nlen, a_off, b_off, names)]
+        elif cs.conv and sa > 1:
+            kx = Var("kx")
+            slen = E.min(tk * sa, E.sub(cs.K, E.mul(kx, tk)))
+            cols = Const(bufs["a1"].cols)
+            w_src = Region(cs.b_name, E.add(E.mul(Var("m0"), cs.K), E.mul(kx, tk)), Var("mlen"), slen,
+                           Const(cs.K), gm=True)
+            a2 = Region("a2", Const(0), Var("mlen"), klen, Const(bufs["a2"].cols))
+            b2 = Region("b2", Const(0), nlen, klen, Const(bufs["b2"].cols))
+            inner = (Let("k0", E.mul(ko, tk)), Let("klen", E.min(tk, E.sub(cs.K, Var("k0")))),
+                     Alloc("a2"), Copy(a2, Region("a1", E.mul(E.sub(ko, kx), tk), Var("mlen"), klen, cols),
+                                       comment="L1 -> L0A: one k tile of the resident weight slab"),
+                     EnQue("a2"), Alloc("b2"),
+                     Img2Col(b2, Region("slab", Const(0), Const(cs.cin), Const(slab_rows * cs.w),
+                                        Const(slab_rows * cs.w)),
+                             cs.cin, cs.h, cs.w, cs.kh, cs.kw, cs.stride, cs.pad, cs.ow, slab_rows,
+                             n0, nlen, k0, klen, Var("h0"), comment="img2col: patches of this pixel tile"),
+                     EnQue("b2"), DeQue("a2"), DeQue("b2"),
+                     Mmad(Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)), a2, b2, Var("mlen"),
+                          klen, nlen, E.sub(1, E.min(ko, 1)), b_layout="nk", a_layout="mk",
+                          comment=f"{names[cs.root]} = {cs.root.op.value}"),
+                     Free("a2"), Free("b2"))
+            s += [Alloc("c"), Loop("kx", Const(0), Var("k_tiles"), Const(sa), (
+                Alloc("a1"), Copy(Region("a1", Const(0), Var("mlen"), slen, cols), w_src, nd2nz=True,
+                                  comment=f"L1: {sa} k tiles of the weights from k tile kx"),
+                EnQue("a1"), DeQue("a1"),
+                Loop("ko", kx, E.min(E.add(kx, sa), Var("k_tiles")), Const(1), inner,
+                     comment=f"split_loop: k in tiles of {tk} from the L1 slab"),
+                Free("a1")), comment=f"L1: weights in slabs of {sa} k tiles of {tk}")]
+        else:
+            s += [Alloc("c"), Loop("ko", Const(0), Var("k_tiles"), Const(1), tuple(k_body),
+                                   comment=f"split_loop: k in tiles of {tk}")]
         if cs.conv:
             s.append(Free("slab"))
         s += [EnQue("c"), DeQue("c")]
@@ -382,7 +428,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
         vc = min(cfg.tile_cols, unit_cols)
         vb = VectorBody(fk, names, [root_op, *ins], outs,
-                        VecConfig(vr, vc, depth, cfg.aligned, cfg.inline_scalars), skip=(out_node,),
+                        VecConfig(vr, vc, depth, cfg.aligned, cfg.inline_scalars, compute_dtype=cfg.compute_dtype),
+                        skip=(out_node,),
                         row_len=cs.N)
         ucols = Const(cs.N) if row_block else Var("nlen")
         pre: list[Stmt] = []
@@ -428,9 +475,91 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
               ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total),
               ("block_dim", bd))
+    if sa > 1 or sb > 1:
+        tiling += (("step_ka", sa), ("step_kb", sb))
     if mixed and not cfg.aic_only:
         tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
                   notes=cfg.notes, vec_per_block=vec), ws
 
+
+
+def _l1_k_loops(cs: _CubeShape, bufs: dict[str, Buffer], tk: int, sa: int, sb: int, n0: Expr, nlen: Expr,
+                a_off: Expr, b_off: Expr, names: dict[Node, str]) -> list[Stmt]:
+    """The k loop with an L1 level: A (B) is loaded into L1 sa (sb) k tiles at a time and each k tile
+    moves on to L0A (L0B) from the resident slab. The operand with the larger step is loaded in the
+    outer loop, the other in a middle loop (when the steps differ); tails are min(...) everywhere."""
+    K = cs.K
+
+    def slab(which: str, kv: str, step: int) -> tuple[list[Stmt], Callable[[Expr, Expr], Region]]:
+        """(load statements for the slab starting at k tile `kv`, L1 region of k tile ko in it)."""
+        k0 = E.mul(Var(kv), tk)
+        slen = E.min(tk * step, E.sub(K, k0))
+        q = "a1" if which == "a" else "b1"
+        cols = Const(bufs[q].cols)
+        if which == "a":
+            if cs.ta:
+                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.M), Var("m0"))), slen, Var("mlen"),
+                             Const(cs.M), gm=True)
+                dst = Region(q, Const(0), slen, Var("mlen"), cols)
+            else:
+                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), K), k0)), Var("mlen"), slen,
+                             Const(K), gm=True)
+                dst = Region(q, Const(0), Var("mlen"), slen, cols)
+        elif cs.tb:
+            src = Region(cs.b_name, E.add(b_off, E.add(E.mul(n0, K), k0)), nlen, slen, Const(K), gm=True)
+            dst = Region(q, Const(0), nlen, slen, cols)
+        else:
+            src = Region(cs.b_name, E.add(b_off, E.add(E.mul(k0, cs.N), n0)), slen, nlen, Const(cs.N), gm=True)
+            dst = Region(q, Const(0), slen, nlen, cols)
+        load = [Alloc(q), Copy(dst, src, nd2nz=True, comment=f"L1: {step} k tiles of {which.upper()} from k tile {kv}"),
+                EnQue(q), DeQue(q)]
+
+        def sub(ko: Expr, klen: Expr) -> Region:
+            rel = E.mul(E.sub(ko, Var(kv)), tk)  # k offset inside the slab
+            kmajor = cs.ta if which == "a" else not cs.tb  # k runs down the rows of the slab
+            if which == "a":
+                return (Region(q, E.mul(rel, cols), klen, Var("mlen"), cols) if kmajor
+                        else Region(q, rel, Var("mlen"), klen, cols))
+            return (Region(q, E.mul(rel, cols), klen, nlen, cols) if kmajor
+                    else Region(q, rel, nlen, klen, cols))
+        return load, sub
+
+    outer_a = sa >= sb
+    big, small = (sa, sb) if outer_a else (sb, sa)
+    ko, klen = Var("ko"), Var("klen")
+    load_x, sub_x = slab("a" if outer_a else "b", "kx", big)
+    if sa == sb:
+        load_y, sub_y = slab("b", "kx", big)
+    else:
+        load_y, sub_y = slab("b" if outer_a else "a", "ky", small)
+    sub_a, sub_b = (sub_x, sub_y) if outer_a else (sub_y, sub_x)
+    a_sub, b_sub = sub_a(ko, klen), sub_b(ko, klen)
+    a2 = Region("a2", Const(0), a_sub.rows, a_sub.cols, Const(bufs["a2"].cols))
+    b2 = Region("b2", Const(0), b_sub.rows, b_sub.cols, Const(bufs["b2"].cols))
+    c = Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols))
+    inner_var = "kx" if sa == sb else "ky"
+    k_body: tuple[Stmt, ...] = (
+        Let("klen", E.min(tk, E.sub(K, E.mul(ko, tk)))),
+        Alloc("a2"), Copy(a2, a_sub, comment="L1 -> L0A: one k tile of the resident slab"), EnQue("a2"),
+        Alloc("b2"), Copy(b2, b_sub, comment="L1 -> L0B: one k tile of the resident slab"), EnQue("b2"),
+        DeQue("a2"), DeQue("b2"),
+        Mmad(c, a2, b2, Var("mlen"), klen, nlen, E.sub(1, E.min(ko, 1)),
+             b_layout="nk" if cs.tb else "kn", a_layout="km" if cs.ta else "mk",
+             comment=f"{names[cs.root]} = {cs.root.op.value}"),
+        Free("a2"), Free("b2"))
+    step = big if sa == sb else small
+    k_loop = Loop("ko", Var(inner_var), E.min(E.add(Var(inner_var), step), Var("k_tiles")), Const(1), k_body,
+                  comment=f"split_loop: k in tiles of {tk} from the L1 slab")
+    x_q, y_q = ("a1", "b1") if outer_a else ("b1", "a1")
+    if sa == sb:
+        body: tuple[Stmt, ...] = (*load_x, *load_y, k_loop, Free(x_q), Free(y_q))
+    else:
+        mid = Loop("ky", Var("kx"), E.min(E.add(Var("kx"), big), Var("k_tiles")), Const(small),
+                   (*load_y, k_loop, Free(y_q)),
+                   comment=f"L1: {y_q[0].upper()} in slabs of {small} k tiles inside the {big}-tile slab of "
+                           f"{x_q[0].upper()}")
+        body = (*load_x, mid, Free(x_q))
+    return [Loop("kx", Const(0), Var("k_tiles"), Const(big), body,
+                 comment=f"L1: A in slabs of {sa}, B in slabs of {sb} k tiles of {tk}")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..errors import UnsupportedError
+from ..errors import ScheduleError, UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
@@ -22,7 +22,7 @@ from .layout import LAYOUT_LOWERED, is_axis_reduce, lower_axis_reduce, lower_lay
 from .printer import format_program
 from .tileir import GmTensor, Kernel, Program
 from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
-from .vector_body import ident
+from .vector_body import ident, native_blockers
 
 __all__ = ["lower", "PASSES"]
 
@@ -73,6 +73,8 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         ctx.tiles[name] = tiles
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
         out[name] = c.with_(**{k: tiles[k] for k in keys})
+        if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
+            out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
     return out
 
 
@@ -91,9 +93,34 @@ def storage_align(ctx: _Ctx, cfgs: Configs) -> Configs:
     return {n: c.with_(aligned=True) for n, c in cfgs.items()}
 
 
+def compute_dtype(ctx: _Ctx, cfgs: Configs) -> Configs:
+    # vector math natively in float16 where every op rounds as the golden model does, else float32
+    out = {}
+    for name, c in cfgs.items():
+        fk = ctx.kernels[name]
+        want = ctx.user(name)["compute_dtype"]
+        nodes = [n for n in fk.nodes if n is not fk.root]
+        if fk.nodes[0].op in LAYOUT_LOWERED or is_axis_reduce(fk) or not nodes or want == "float32":
+            out[name] = c
+            continue
+        blockers = native_blockers(nodes, "float16")
+        if want == "float16" and blockers:
+            raise ScheduleError(
+                f"kernel {fk.name}: compute_dtype('float16') but {', '.join(blockers)} cannot be computed "
+                "natively in float16 with the golden model's rounding; use compute_dtype('auto') (float16 "
+                "where every op allows it) or compute_dtype('float32')")
+        out[name] = c.with_(compute_dtype="float16") if not blockers else c
+    return out
+
+
 def double_buffer(ctx: _Ctx, cfgs: Configs) -> Configs:
     # queue depth 2 (ping-pong) unless double_buffer(False): copies overlap compute
-    return {name: c.with_(depth=ctx.user(name)["depth"]) for name, c in cfgs.items()}
+    # (L1 slabs as l1_depth(...) says, else as the queues)
+    out = {}
+    for name, c in cfgs.items():
+        u = ctx.user(name)
+        out[name] = c.with_(depth=u["depth"], depth_a1=u["depth_a1"] or 0, depth_b1=u["depth_b1"] or 0)
+    return out
 
 
 def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
@@ -114,6 +141,7 @@ PASSES: list[tuple[str, Callable[[_Ctx, Configs], Configs]]] = [
     ("split_loop", split_loop),              # cube tiles / vector row tiles (user or auto), tails
     ("vectorize_loop", vectorize_loop),      # vector tile length, epilogue chunks
     ("storage_align", storage_align),        # 16-element cube tiles, 32-byte on-chip rows
+    ("compute_dtype", compute_dtype),        # float16 vector math where precision allows
     ("double_buffer", double_buffer),        # TQue depth 2
     ("parallel_loop", parallel_loop),        # tiles over cores (block_dim)
     ("plan_memory", plan_memory),            # capacity of L1/L0A/L0B/L0C/UB

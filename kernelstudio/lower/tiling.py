@@ -55,7 +55,9 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
     cube = fk.root is not None
     max_cores = profile.aic_cores if cube else profile.aiv_cores
     out: dict[str, Any] = {"tile_m": None, "tile_n": None, "tile_k": None, "tile_rows": None, "tile_cols": None,
-                           "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2}
+                           "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
+                           "compute_dtype": "auto", "step_ka": None, "step_kb": None, "depth_a1": None,
+                           "depth_b1": None}
     for d in directives:
         if d.kind == "split":
             if cube:
@@ -90,6 +92,12 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                 out["order"] = (a,) + tuple(x for x in out["order"] if x != a)
         elif d.kind == "double_buffer":
             out["depth"] = 2 if d.value else 1
+        elif d.kind == "compute_dtype":
+            out["compute_dtype"] = d.value
+        elif d.kind == "l1_k_steps":
+            out["step_ka"], out["step_kb"] = d.value
+        elif d.kind == "l1_depth":
+            out["depth_a1"], out["depth_b1"] = d.value
     return out
 
 
@@ -110,6 +118,8 @@ def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
             listing = ", ".join(f"{b.name} {b.rows}x{b.cols} {b.dtype} x{b.depth} = {b.nbytes:,} B" for b in bufs)
             way = ("lower split('m'/'n'/'k', ...)" if tier != "UB" else
                    "lower split(...) / vectorize(-1, ...) on the vector tile")
+            if tier == "L1":
+                way += ", fewer l1_k_steps(...) or l1_depth(1)"
             if any(b.depth > 1 for b in bufs):
                 way += " or turn off double_buffer"
             err = CapacityError(f"kernel {k.name}: {tier} needs {need:,} B but {profile.name} has {have:,} B "
@@ -226,6 +236,40 @@ def _auto_axis_reduce(fk, d, profile, emit, base: KernelConfig, per: int) -> dic
     return {"tile_rows": tr, "tile_cols": tc, "order": d["order"]}
 
 
+_L1_STEPS = (1, 2, 4, 8, 16)
+
+
+def _auto_l1_steps(fk, d, profile, emit, base: KernelConfig, tiles: tuple[int, int, int],
+                   K: int) -> tuple[int, int]:
+    """k tiles per L1 load of A and of B: the pair whose smaller slab is largest (big moves use the
+    GM->L1 path best), then the least L1, that fits L1 with the slabs' buffering. Conv: the largest
+    weight slab that fits beside the img2col source (B stays 1)."""
+    tm, tn, tk = tiles
+    ua, ub = d.get("step_ka"), d.get("step_kb")
+    conv = fk.root.op.value == "conv2d"
+    if conv:  # the weights load in slabs; B is the img2col source, which holds all of K already
+        ub = 1
+    if ua and ub:
+        return ua, ub
+    kt = -(-K // tk)
+    cands = [(a, b) for a in ([ua] if ua else _L1_STEPS) for b in ([ub] if ub else _L1_STEPS)
+             if max(a, b) % min(a, b) == 0 and (a <= kt or a == ua) and (b <= kt or b == ub)]
+    ranked = sorted(cands, key=lambda ab: (-ab[0],) if conv else
+                    (-min(tm * ab[0], tn * ab[1]), tm * ab[0] + tn * ab[1]))
+    # one emit with single k tiles; a slab's slot grows linearly with its step
+    one = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, step_ka=1, step_kb=1,
+                          depth_a1=d.get("depth_a1") or 0, depth_b1=d.get("depth_b1") or 0, aic_only=True))
+    l1 = {b.name: b for b in one.buffers if b.tier is Tier.L1 and b.core is CoreType.AIC}
+    if "a1" not in l1:
+        return ua or 1, ub or 1
+    rest = sum(b.nbytes for n, b in l1.items() if n not in ("a1", "b1"))
+    b1 = l1["b1"].nbytes if "b1" in l1 else 0
+    for a, b in ranked:
+        if rest + l1["a1"].nbytes * a + b1 * b <= profile.l1_bytes:
+            return a, b
+    return ua or 1, ub or 1
+
+
 def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     root = fk.root
     probe = emit(base.with_(tile_m=16, tile_n=16, tile_k=16, tile_rows=1, tile_cols=16, aic_only=True))
@@ -264,6 +308,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
         else:
             break
     out = {"tile_m": tm, "tile_n": tn, "tile_k": tk, "order": d["order"]}
+    out["step_ka"], out["step_kb"] = _auto_l1_steps(fk, d, profile, emit, base, (tm, tn, tk), K)
     if fk.family != "cube_vector":
         out.update(tile_rows=1, tile_cols=16)
         return out

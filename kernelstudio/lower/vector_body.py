@@ -2,8 +2,10 @@
 
 Used by vector kernels (the block is a tile) and by cube_vector epilogues (the block is the part of
 a C tile or row block one AIV handles). Every operand is a GM region function; every node is
-computed in float32 (int32 for integer-only kernels) on UB tiles, inputs cast on arrival and
-outputs cast on departure. Kernels with row reductions use one of two schemes:
+computed in the compute dtype on UB tiles — float32 (int32 for integer-only kernels), or float16
+natively when every op rounds as the golden model does (NATIVE_OPS; schedule directive
+compute_dtype) — inputs cast on arrival and outputs cast on departure where dtypes differ.
+Kernels with row reductions use one of two schemes:
 
 - full-row: the chunk spans every column; inputs are read once and all ops run on resident rows.
 - multi-pass: the chunk spans part of a row; pass p streams the columns to finish the row
@@ -39,7 +41,28 @@ from .tileir import (
     VecOp,
 )
 
-__all__ = ["Operand", "VecConfig", "VectorBody", "ident"]
+__all__ = ["Operand", "VecConfig", "VectorBody", "ident", "NATIVE_OPS", "native_blockers", "COMPUTE_DTYPES"]
+
+# Ops whose float16 result computed natively equals the golden model's (float32 math, result rounded
+# to float16): exact ops, and + - * whose float32 result rounded once is the correctly rounded fp16
+# result (float32 holds 2 x 11 + 2 bits). Division and the transcendental ops are left in float32.
+NATIVE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.RELU, Op.SQUARE,
+                        Op.LEAKY_RELU, Op.RESHAPE, Op.BROADCAST_TO, Op.WHERE, Op.CONST})
+COMPUTE_DTYPES = ("auto", "float16", "float32")
+
+
+def native_blockers(nodes: Sequence[Node], dtype: str = "float16") -> list[str]:
+    """The ops that keep `nodes` from being computed natively in `dtype` (empty: none do)."""
+    out = []
+    for n in nodes:
+        if n.op is Op.CONST:
+            continue
+        if n.op not in NATIVE_OPS:
+            out.append(f"{n.op.value} (computed in float32 for precision)")
+        elif n.dtype != dtype:
+            out.append(f"{n.op.value} on {n.dtype}")
+    return out
+
 
 GmRegion = Callable[[Expr, Expr, Expr, Expr], Region]  # (r0, rlen, c0, clen) -> GM region
 
@@ -77,6 +100,7 @@ class VecConfig:
     aligned: bool = True
     inline_scalars: bool = True
     core: CoreType = CoreType.AIV
+    compute_dtype: str = ""  # "" = float32 (int32 for integer-only kernels); "float16" = native
 
 
 def _pad(n: int, dtype: str, aligned: bool) -> int:
@@ -100,7 +124,7 @@ class VectorBody:
         for o in inputs:
             self.views[o.node] = o.view
         dts = {n.dtype for n in self.nodes} | {o.dtype for o in inputs}
-        self.cdt = "float32" if dts & set(FLOAT_DTYPES) else "int32"
+        self.cdt = cfg.compute_dtype or ("float32" if dts & set(FLOAT_DTYPES) else "int32")
         self.row_len = row_len if row_len is not None else fk.cols
         self.buffers: dict[str, Buffer] = {}
         self._free: dict[str, list[str]] = {}

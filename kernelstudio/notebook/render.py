@@ -11,7 +11,7 @@ from typing import Any
 from .views.style import LANE_COLORS, TIER_COLORS, shade
 
 __all__ = [
-    "banner_html", "capacity_html", "cards_html", "changed_html", "code_html", "diff_html", "idle_html",
+    "banner_html", "capacity_html", "cards_html", "changed_html", "code_html", "dag_html", "diff_html", "idle_html",
     "new_flow_figure", "new_roofline_figure", "new_timeline_figure", "update_flow", "update_roofline",
     "update_timeline",
 ]
@@ -121,9 +121,15 @@ def code_html(highlighted: str) -> str:
 def diff_html(diff: list[tuple[str, str]]) -> str:
     """A pass's IR with added lines green and removed lines red."""
     colors = {"+": "#d3f9d8", "-": "#ffe3e3", " ": "transparent"}
-    lines = "".join(f'<div style="background:{colors[k]}; white-space:pre;">{k} {html.escape(t)}</div>'
+    lines = "".join(f'<span style="display:block; background:{colors[k]};">{k} {html.escape(t)}</span>'
                     for k, t in diff)
-    return f'<div class="ks-pass" style="max-height:520px; overflow:auto; {_MONO}">{lines}</div>'
+    return (f'<div class="ks-pass" style="max-height:560px; overflow:auto;"><pre style="margin:0; '
+            f'line-height:1.35; {_MONO}">{lines}</pre></div>')
+
+
+def dag_html(svg: str) -> str:
+    """The DAG's SVG in a scrolling box (big graphs keep their readable size)."""
+    return f'<div class="ks-dag" style="max-height:640px; overflow:auto;">{svg}</div>'
 
 
 def idle_html(idle: list[dict[str, Any]]) -> str:
@@ -139,6 +145,7 @@ def idle_html(idle: list[dict[str, Any]]) -> str:
 
 
 # --- plotly figures -------------------------------------------------------------------------------
+_IDLE = "rgba(250,82,82,0.13)"  # idle gaps: faint, hoverable
 
 def new_timeline_figure() -> Any:
     import plotly.graph_objects as go
@@ -146,8 +153,7 @@ def new_timeline_figure() -> Any:
     fig = go.FigureWidget()
     fig.add_bar(orientation="h", name="fused", hoverinfo="text", marker={"line": {"width": 0}})
     fig.add_bar(orientation="h", name="unfused plan", hoverinfo="text", marker={"line": {"width": 0}})
-    fig.add_bar(orientation="h", name="idle", hoverinfo="text", marker={"color": "rgba(250,82,82,0.10)",
-                "line": {"width": 0}}, width=0.5)
+    fig.add_bar(orientation="h", name="idle", hoverinfo="text", marker={"color": _IDLE, "line": {"width": 0}})
     fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, height=420, margin={"l": 10, "r": 10, "t": 24,
                       "b": 30}, xaxis={"title": "time (us)", "zeroline": False},
                       yaxis={"type": "category", "automargin": True, "tickfont": {"size": 10}}, dragmode="zoom",
@@ -189,7 +195,8 @@ def update_timeline(fig: Any, tl: dict[str, Any]) -> None:
         fig.data[1].update(y=uy, base=ubase, x=ux, marker_color=ucol, hovertext=utext)
         idle = tl.get("idle", [])
         fig.data[2].update(y=[lanes[g["lane"]] for g in idle], base=[g["start"] for g in idle],
-                           x=[g["end"] - g["start"] for g in idle], hovertext=[g["text"] for g in idle])
+                           x=[g["end"] - g["start"] for g in idle], hovertext=[g["text"] for g in idle],
+                           marker_color=_IDLE, width=0.35)
         fig.layout.yaxis.categoryorder = "array"
         fig.layout.yaxis.categoryarray = list(reversed(order))
         fig.layout.height = height
@@ -224,9 +231,10 @@ def update_flow(fig: Any, flow: dict[str, Any]) -> None:
         sk(fig.data[1], u)
         fig.layout.annotations = [
             {"x": 0.24, "y": 1.07, "xref": "paper", "yref": "paper", "showarrow": False,
-             "text": f"fused: {_b(f['total_bytes'])} moved"},
+             "text": f"fused: GM {_b(f['gm_bytes'])}, {_b(f['total_bytes'])} through all tiers"},
             {"x": 0.76, "y": 1.07, "xref": "paper", "yref": "paper", "showarrow": False,
-             "text": f"unfused: {_b(u['total_bytes'])} moved" if u else "unfused: (compare is off)"},
+             "text": f"unfused: GM {_b(u['gm_bytes'])}, {_b(u['total_bytes'])} through all tiers" if u
+             else "unfused: (compare is off)"},
         ]
 
 

@@ -183,7 +183,7 @@ class Studio(W.VBox):
         self.changed.value = R.changed_html(data["changed"])
         self.capacity.value = R.capacity_html(data["capacity"])
         try:
-            self.dag.value = V.render_svg(data["dag_dot"])
+            self.dag.value = R.dag_html(V.render_svg(data["dag_dot"]))
         except KernelStudioError as e:
             self.dag.value = f"<pre>{e}</pre>"
         R.update_flow(self.flow, data["flow"])

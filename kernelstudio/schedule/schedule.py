@@ -15,7 +15,9 @@ from ..ir.node import Node
 __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DIRECTIVE_KINDS"]
 
 CUBE_AXES = ("m", "n", "k")
-DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize")
+DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize", "compute_dtype", "l1_k_steps",
+                   "l1_depth")
+COMPUTE_DTYPES = ("auto", "float16", "float32")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,12 +31,14 @@ class Directive:
 
     def to_json(self) -> dict[str, Any]:
         axis = list(self.axis) if isinstance(self.axis, tuple) else self.axis
-        return {"kind": self.kind, "kernel": self.kernel, "axis": axis, "value": self.value}
+        value = list(self.value) if isinstance(self.value, tuple) else self.value
+        return {"kind": self.kind, "kernel": self.kernel, "axis": axis, "value": value}
 
     @staticmethod
     def from_json(d: dict[str, Any]) -> Directive:
         axis = tuple(d["axis"]) if isinstance(d.get("axis"), list) else d.get("axis")
-        return Directive(d["kind"], d["kernel"], axis, d.get("value"))
+        value = tuple(d["value"]) if isinstance(d.get("value"), list) else d.get("value")
+        return Directive(d["kind"], d["kernel"], axis, value)
 
 
 def _node_of(t: Any) -> Node:
@@ -149,6 +153,24 @@ class Stage:
     def double_buffer(self, on: bool = True) -> Stage:
         return self._add("double_buffer", None, on)
 
+    def l1_k_steps(self, a: int, b: int | None = None) -> Stage:
+        """How many k tiles one L1 load of A (and of B; default: as A) brings — TCubeTiling stepKa and
+        stepKb. The slab stays in L1 while its k tiles move on to L0A/L0B one by one; the larger
+        step must be a multiple of the smaller. Conv kernels take A's step for their weights; their
+        B is the img2col source, which already holds every channel's input rows."""
+        return self._add("l1_k_steps", None, (a, a if b is None else b))
+
+    def l1_depth(self, a: int, b: int | None = None) -> Stage:
+        """L1 slots for A (and B) slabs: 2 double-buffers them (the next slab loads while the cube
+        works on this one), 1 single-buffers — TCubeTiling depthA1 / depthB1 in slabs. Default: as
+        double_buffer."""
+        return self._add("l1_depth", None, (a, a if b is None else b))
+
+    def compute_dtype(self, dtype: str) -> Stage:
+        """Dtype of the vector math: "auto" (float16 where every op rounds as the golden model does,
+        the default), "float16" (native; an error if an op needs float32) or "float32"."""
+        return self._add("compute_dtype", None, dtype)
+
     def vectorize(self, axis: str | int, factor: int) -> Stage:
         return self._add("vectorize", axis, factor)
 
@@ -206,6 +228,24 @@ def _validate(k: FusedKernel, d: Directive) -> None:
         if d.axis == "k":
             raise ScheduleError(f"kernel {k.name}: parallel over 'k' would split the L0C accumulation "
                                 "across cores; parallelise 'm' or 'n'")
+    elif d.kind in ("l1_k_steps", "l1_depth"):
+        if k.root is None:
+            raise ScheduleError(f"kernel {k.name}: {d.kind} applies to matmul/conv kernels (the cube's L1); "
+                                f"this kernel is {k.family}")
+        what = "k tiles per L1 load" if d.kind == "l1_k_steps" else "L1 slots"
+        for v in d.value:
+            _check_factor(k, d.kind, v, what)
+        a, b = d.value
+        if d.kind == "l1_k_steps" and max(a, b) % min(a, b):
+            raise ScheduleError(f"kernel {k.name}: l1_k_steps(a={a}, b={b}): the larger step must be a multiple "
+                                f"of the smaller (the smaller slab reloads inside the larger); use e.g. "
+                                f"l1_k_steps(a={a}, b={a * max(1, b // a) if b > a else a})")
+        if d.kind == "l1_depth" and max(a, b) > 2:
+            raise ScheduleError(f"kernel {k.name}: l1_depth(a={a}, b={b}): 1 (single) or 2 (double buffered) "
+                                "slots per operand")
+    elif d.kind == "compute_dtype" and d.value not in COMPUTE_DTYPES:
+        raise ScheduleError(f"kernel {k.name}: compute_dtype {d.value!r} is not one of "
+                            f"{', '.join(COMPUTE_DTYPES)}; 'auto' computes in float16 where precision allows")
     elif d.kind == "double_buffer" and not isinstance(d.value, bool):
         raise ScheduleError(f"kernel {k.name}: double_buffer takes True or False, got {d.value!r}")
 

@@ -1,11 +1,11 @@
 """Prices of instructions: the profile's CostModel applied to TileIR instructions, plus memory sharing.
 
 - Data moves: `move_cycles(src, dst, bytes, nd2nz=...)`, the measured single-core size curve.
-  A move touching GM also shares a chip-wide memory: HBM (`hbm_bytes_per_s`) for ordinary tensors,
-  L2 (per-core L2 rate x AI cores) for L2-resident data (workspaces, and intermediates read soon
-  after an earlier kernel wrote them while they still fit `l2_bytes`). Its duration is
-  `max(curve, bytes * share / chip_bytes_per_cycle)`, where `share` is the time-averaged number of
-  moves on that memory in flight during its executions in the same wave (multicore.py computes it).
+  A move touching GM also shares the chip's memories: a share h of its bytes hits L2 (l2.py) and
+  moves at the L2 rate (per-core L2 rate x AI cores), the rest at HBM's (`hbm_bytes_per_s`). Its
+  duration is `max(curve, bytes * share * (h / l2_chip + (1 - h) / hbm_chip))`, where `share` is
+  the time-averaged number of moves on its memory in flight during its executions in the same
+  wave (multicore.py computes it).
 - Mmad: `mmad_cycles(m, k, n, dtype)`; 2*m*k*n flops.
 - Vector ops and reductions: `vector_cycles(op, dtype, rows*cols)` (reductions with `rows=`, and an
   extra add/max over the row results when accumulating).
@@ -20,58 +20,30 @@ import math
 from collections.abc import Sequence
 
 from ..ir.ops import itemsize
-from ..lower.tileir import Program
 from .program import StaticInstr
 
-__all__ = ["Pricer", "l2_resident_tensors", "TOPK_NOTE"]
+__all__ = ["Pricer", "memory_kind", "TOPK_NOTE"]
 
 TOPK_NOTE = "TopK timed as ceil(log2(cols)) x (compare + select) over the tile (assumed sequence)"
 
 
-def l2_resident_tensors(prog: Program, l2_bytes: int) -> list[set[str]]:
-    """Per kernel: the GM tensors whose reads (and workspace writes) hit L2.
-
-    Workspaces always; an intermediate when an earlier kernel wrote it and the bytes written since
-    (including it) still fit in L2."""
-    out: list[set[str]] = []
-    written: list[str] = []  # most recent last
-    for k in prog.kernels:
-        here = set()
-        for name in k.params:
-            t = prog.tensor(name)
-            if t.role == "workspace":
-                here.add(name)
-            elif t.role == "intermediate" and name in written:
-                since = written[written.index(name):]
-                if sum(prog.tensor(n).nbytes for n in since) <= l2_bytes:
-                    here.add(name)
-        out.append(here)
-        for name in _written_by(k):
-            if name in written:
-                written.remove(name)
-            written.append(name)
-    return out
-
-
-def _written_by(kernel) -> list[str]:
-    from ..lower.tileir import Copy, walk
-
-    names: list[str] = []
-    for s in walk(kernel.aic + kernel.aiv):
-        if isinstance(s, Copy) and s.dst.gm and s.dst.buf not in names:
-            names.append(s.dst.buf)
-    return names
+def memory_kind(st: StaticInstr, hits: dict[int, float]) -> str:
+    """Which chip memory a GM move contends on: "l2" when all of it hits L2, else "hbm"; "" when it
+    is not a GM move."""
+    if st.kind != "copy" or not st.tensor:
+        return ""
+    return "l2" if hits.get(st.sid, 0.0) >= 1.0 else "hbm"
 
 
 class Pricer:
     """Cycles, bytes and flops of each (static instruction, sizes); memoised per instruction."""
 
-    def __init__(self, profile, statics: Sequence[StaticInstr], l2_sets: list[set[str]],
+    def __init__(self, profile, statics: Sequence[StaticInstr], hits: dict[int, float],
                  share: dict[int, float] | None = None) -> None:
         self.costs = profile.costs
         self.statics = statics
         self.share = share or {}
-        self.l2_sets = l2_sets
+        self.hits = hits
         self.hbm_chip = profile.hbm_bytes_per_s / profile.clock_hz
         self.l2_chip_read = profile.l2_read_bytes_per_cycle * profile.aic_cores
         self.l2_chip_write = profile.l2_write_bytes_per_cycle * profile.aic_cores
@@ -79,9 +51,7 @@ class Pricer:
 
     def memory_of(self, st: StaticInstr) -> str:
         """"hbm", "l2" or "" (not a GM move)."""
-        if st.kind != "copy" or not st.tensor:
-            return ""
-        return "l2" if st.tensor in self.l2_sets[st.kernel] else "hbm"
+        return memory_kind(st, self.hits)
 
     def price(self, sid: int, key: tuple) -> tuple[float, int, int]:
         """(cycles, bytes, flops) of static instruction `sid` with sizes `key`; cached."""
@@ -92,13 +62,10 @@ class Pricer:
             rows, cols = key
             nbytes = max(rows, 0) * max(cols, 0) * itemsize(st.dtype)
             cyc = c.move_cycles(st.src, st.dst, nbytes, nd2nz=st.nd2nz)
-            mem = self.memory_of(st)
-            if mem and nbytes:
-                if mem == "hbm":
-                    chip = self.hbm_chip
-                else:
-                    chip = self.l2_chip_write if st.gm_write else self.l2_chip_read
-                cyc = max(cyc, nbytes * self.share.get(sid, 1.0) / chip)
+            if st.tensor and nbytes:
+                h = self.hits.get(sid, 0.0)
+                l2 = self.l2_chip_write if st.gm_write else self.l2_chip_read
+                cyc = max(cyc, nbytes * self.share.get(sid, 1.0) * (h / l2 + (1.0 - h) / self.hbm_chip))
             out = (cyc, nbytes, 0)
         elif kind == "mmad":
             m, k, n = key

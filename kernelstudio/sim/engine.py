@@ -25,6 +25,8 @@ to the latest time R = max(scalar, pipes) with times at or below the scalar time
 delta = R_i - R_{i-1}, provided delta equals the scalar's own advance per iteration or the scalar
 bound no instruction's start in that iteration (it is running ahead and will stay ahead). The
 engine then copies the iteration's events and cross-core sets instead of simulating them.
+Loops of at most _MIN_TRIPS iterations (the k tiles of one L1 slab) are simply walked: comparing
+their states costs more than the rare jump saves, and walking is always exact.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ _NCOL = len(EVENT_COLUMNS)
 _NPIPE = len(PIPES)
 _FLOW = PIPES.index("FLOW")
 _PAST = -1e300  # a time at or before the scalar's: it can no longer delay anything
+_MIN_TRIPS = 4  # loops of this many trips or fewer are walked: too short for a jump to pay
 _TOL = 1e-6  # cycles
 
 
@@ -135,7 +138,7 @@ class EventLog:
 
 
 class _Frame:
-    __slots__ = ("lid", "var", "v", "stop", "step", "body", "i", "n", "run_end", "prev", "jump_s")
+    __slots__ = ("lid", "var", "v", "stop", "step", "body", "i", "n", "run_end", "prev", "jump_s", "watch")
 
 
 class Runner:
@@ -364,7 +367,7 @@ class Runner:
                 fr.i += 1
                 v = fr.v + fr.step
                 if v < fr.stop:
-                    if shortcuts and loops[fr.lid].eligible:
+                    if fr.watch:  # the shortcut watches this loop (eligible, enough trips)
                         self.nib = nib
                         self.simulated = count
                         r = self._try_jump(fr, t)
@@ -399,7 +402,8 @@ class Runner:
                 fr.lid, fr.var, fr.v, fr.stop, fr.step, fr.body, fr.i = lid, var, a, b, st, pc + 1, 0
                 fr.n = (b - a + st - 1) // st
                 fr.prev = []
-                if shortcuts and loops[lid].eligible:
+                fr.watch = shortcuts and loops[lid].eligible and fr.n > _MIN_TRIPS
+                if fr.watch:
                     fr.run_end = self._run_ends(fr)
                     self.nib, self.simulated = nib, count
                     fr.prev.append(self._snapshot(fr, t - ic, count + self.copied))

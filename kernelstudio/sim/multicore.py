@@ -38,9 +38,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..lower.tileir import Kernel, Program
-from .costs import Pricer, l2_resident_tensors
+from .costs import Pricer, memory_kind
 from .engine import EVENT_COLUMNS, WHY_FLAG, Runner, run_block
 from .errors import SimulationError
+from .l2 import initial_hits, model_hits
 from .program import CoreProgram, StaticInstr, compile_side, fingerprint, top_loop_bounds
 
 __all__ = ["MAX_PASSES", "KernelRun", "ProgramRun", "run_program", "core_label"]
@@ -81,8 +82,9 @@ class ProgramRun:
     passes: int
     shares: dict[int, float]  # sid -> share averaged over all its executions (measured last)
     wave_shares: dict[tuple[int, int], float]  # (sid, wave) -> share the final pass priced with
-    memory: dict[int, str]  # sid -> "hbm" | "l2" for GM moves
+    memory: dict[int, str]  # sid -> "hbm" | "l2" for GM moves (the memory each contends on)
     outer_ids: np.ndarray
+    hits: dict[int, float]  # sid -> share of a GM move's bytes served by L2 (l2.py)
 
 
 def core_label(profile, core: int) -> str:
@@ -342,8 +344,8 @@ def _shares(sims: list[_KernelSim], memory: dict[int, str],
 class _Pricers:
     """One Pricer per distinct set of shares (blocks of waves with equal shares reuse its tables)."""
 
-    def __init__(self, profile, statics: list[StaticInstr], l2_sets: list[set[str]]) -> None:
-        self.args = (profile, statics, l2_sets)
+    def __init__(self, profile, statics: list[StaticInstr], hits: dict[int, float]) -> None:
+        self.args = (profile, statics, hits)
         self.made: dict[tuple, Pricer] = {}
 
     def get(self, shares: tuple[tuple[int, float], ...]) -> Pricer:
@@ -352,8 +354,12 @@ class _Pricers:
         return self.made[shares]
 
 
-def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
-    """Simulate every kernel of `prog`, iterating the memory shares to their fixed point."""
+def run_program(prog: Program, profile, *, exact: bool = False,
+                l2_hit_ratio: float | None = None) -> ProgramRun:
+    """Simulate every kernel of `prog`, iterating the memory shares to their fixed point.
+
+    The first pass prices GM reads with the L2 hits known without byte counts (workspaces,
+    cross-kernel reuse); its byte counts then give the re-read hits (l2.py), fixed for later passes."""
     statics: list[StaticInstr] = []
     sides_per_kernel = []
     for kidx, k in enumerate(prog.kernels):
@@ -365,9 +371,8 @@ def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
         sides_per_kernel.append(sides)
     outer_ids = np.array([s.outer_loop for s in statics], dtype=np.int64)
     inner_ids = np.array([s.inner_loop for s in statics], dtype=np.int64)
-    l2_sets = l2_resident_tensors(prog, profile.l2_bytes)
-    probe = Pricer(profile, statics, l2_sets)
-    memory = {s.sid: probe.memory_of(s) for s in statics if probe.memory_of(s)}
+    hits = initial_hits(prog, statics, profile.l2_bytes, l2_hit_ratio)
+    memory = {s.sid: memory_kind(s, hits) for s in statics if memory_kind(s, hits)}
     keys = [_block_keys(k, sides_per_kernel[i], profile, not exact) for i, k in enumerate(prog.kernels)]
     waves = []
     for k in prog.kernels:
@@ -375,7 +380,7 @@ def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
         waves.append([b // groups for b in range(k.block_dim)])
     shares: dict[tuple[int, int], float] = {}
     overall: dict[int, float] = {}
-    pricers = _Pricers(profile, statics, l2_sets)
+    pricers = _Pricers(profile, statics, hits)
     passes = 0
     while True:
         by_wave: dict[tuple[int, int], dict[int, float]] = {}
@@ -387,7 +392,7 @@ def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
             rep_of = _classes(keys[i], waves[i], wave_key)
             sims.append(_simulate_kernel(
                 k, sides_per_kernel[i], rep_of,
-                lambda b, ws=waves[i], wk=wave_key: pricers.get(wk.get(ws[b], ())),
+                lambda b, ws=waves[i], wk=wave_key, pr=pricers: pr.get(wk.get(ws[b], ())),
                 profile, not exact, outer_ids, inner_ids))
         passes += 1
         if passes >= MAX_PASSES:
@@ -395,8 +400,16 @@ def run_program(prog: Program, profile, *, exact: bool = False) -> ProgramRun:
         new, overall = _shares(sims, memory, len(statics))
         changed = any(abs(new.get(s, 1.0) - shares.get(s, 1.0)) > SHARE_TOLERANCE * shares.get(s, 1.0)
                       for s in set(new) | set(shares))
+        if passes == 1 and memory and l2_hit_ratio is None:
+            moved = sum(_kernel_run(ks, profile, len(statics)).per_sid[:, 0] for ks in sims)
+            new_hits = model_hits(prog, statics, profile.l2_bytes, None, moved)
+            if any(abs(new_hits[s] - hits[s]) > 1e-9 for s in hits):
+                hits = new_hits
+                memory = {s.sid: memory_kind(s, hits) for s in statics if memory_kind(s, hits)}
+                pricers = _Pricers(profile, statics, hits)
+                changed = True
         if not changed:
             break
         shares = new
     runs = [_kernel_run(ks, profile, len(statics)) for ks in sims]
-    return ProgramRun(statics, runs, passes, overall, shares, memory, outer_ids)
+    return ProgramRun(statics, runs, passes, overall, shares, memory, outer_ids, hits)

@@ -25,6 +25,8 @@ def comparison(fused: SimResult, unfused: SimResult) -> dict[str, float]:
         "gm_bytes_saved": saved,
         "gm_share_removed": saved / u["gm_bytes"] if u["gm_bytes"] else 0.0,
         "fused_efficiency": f["efficiency"], "unfused_efficiency": u["efficiency"],
+        "fused_roofline_us": f["roofline_bound_us"], "unfused_roofline_us": u["roofline_bound_us"],
+        "fused_amplification": f["traffic_amplification"], "unfused_amplification": u["traffic_amplification"],
     }
 
 
@@ -45,7 +47,10 @@ def report_table(fused: SimResult, unfused: SimResult, prog_fused: Program, prog
          f"{-c['gm_share_removed']:+.1%} ({c['gm_bytes_saved'] / 1e6:+.3f} MB saved)"),
         ("  of which HBM (MB)", f"{fused.metrics['hbm_bytes'] / 1e6:.3f}",
          f"{unfused.metrics['hbm_bytes'] / 1e6:.3f}", _pct(fused.metrics["hbm_bytes"], unfused.metrics["hbm_bytes"])),
+        ("roofline bound (us)", f"{c['fused_roofline_us']:.2f}", f"{c['unfused_roofline_us']:.2f}", ""),
         ("roofline efficiency", f"{c['fused_efficiency']:.1%}", f"{c['unfused_efficiency']:.1%}", ""),
+        ("traffic amplification", f"{c['fused_amplification']:.2f}x", f"{c['unfused_amplification']:.2f}x",
+         ""),
     ]
     head = ("", "fused", "unfused", "fused vs unfused")
     widths = [max(len(r[i]) for r in (head, *rows)) for i in range(4)]

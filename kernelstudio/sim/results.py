@@ -135,9 +135,12 @@ class SimResult:
             f"({len(self.kernels)} kernel{'s' if len(self.kernels) != 1 else ''}, "
             f"launch overhead {m['launch_overhead_us']:.1f} us)",
             f"  compute   {m['tflops']:.2f} TFLOPS ({m['cube_flops']:,} cube flops)",
-            f"  memory    {m['gm_gbps']:.1f} GB/s GM ({m['bandwidth_pct']:.1f}% of HBM peak), "
-            f"{m['gm_bytes']:,} B",
-            f"  roofline  {m['roofline_bound_us']:.2f} us bound -> efficiency {m['efficiency']:.1%}",
+            f"  memory    {m['gm_gbps']:.1f} GB/s GM, {m['gm_bytes']:,} B: HBM {m['hbm_bytes']:,} B "
+            f"({m['hbm_gbps']:.1f} GB/s, {m['bandwidth_pct']:.1f}% of HBM peak), L2 {m['l2_bytes']:,} B "
+            f"(reads hit L2 {m['l2_hit_ratio']:.1%})",
+            f"  roofline  {m['roofline_bound_us']:.2f} us bound ({m['roofline_limiter']}) -> efficiency "
+            f"{m['efficiency']:.1%}; traffic amplification {m['traffic_amplification']:.2f}x "
+            f"({m['gm_bytes']:,} B moved for {m['compulsory_bytes']:,} B compulsory)",
         ]
         busy = sorted(m["pipes"].items(), key=lambda kv: -kv[1]["utilisation"])
         lines.append("  pipes     " + ", ".join(f"{LANES.get(p, p)} {v['utilisation']:.0%}"

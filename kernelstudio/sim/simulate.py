@@ -11,9 +11,11 @@ import numpy as np
 
 from ..errors import TargetError
 from ..lower.tileir import Program
+from .l2 import check_override
 from .multicore import ProgramRun, core_label, run_program
 from .program import PIPES
 from .results import EventTable, SimResult
+from .roofline import compulsory_bytes, kernel_roofline
 
 __all__ = ["simulate", "resolve_profile"]
 
@@ -34,13 +36,16 @@ def resolve_profile(prog: Program, profile: Any = None):
     return profile
 
 
-def simulate(prog: Program, *, profile: Any = None, exact: bool = False) -> SimResult:
+def simulate(prog: Program, *, profile: Any = None, exact: bool = False,
+             l2_hit_ratio: float | None = None) -> SimResult:
     """Simulate `prog` on `profile` (default: the program's target).
 
     exact=True turns the shortcuts off (identical blocks simulated once, steady-state loops
-    extrapolated); results agree within 1% either way, the shortcuts are just faster."""
+    extrapolated); results agree within 1% either way, the shortcuts are just faster.
+    l2_hit_ratio (0..1) replaces the L2 model for every GM read but the workspaces' (which stay in
+    L2), for side-by-side comparison with tools that take a fixed cache-hit ratio."""
     profile = resolve_profile(prog, profile)
-    run = run_program(prog, profile, exact=exact)
+    run = run_program(prog, profile, exact=exact, l2_hit_ratio=check_override(l2_hit_ratio))
     return _result(prog, profile, run)
 
 
@@ -53,19 +58,23 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
     texts = tuple(s.text for s in run.statics) + tuple(f"launch {k.name}" for k in prog.kernels)
     nstat = len(run.statics)
     kind = np.array([s.kind for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
-    mem = np.array([run.memory.get(s.sid, "") for s in run.statics] + [""], dtype=object)[:max(nstat, 1)]
+    hit = np.zeros(max(nstat, 1))
+    gm = np.zeros(max(nstat, 1), dtype=bool)
+    reads = np.zeros(max(nstat, 1), dtype=bool)
+    for sid, h in run.hits.items():
+        hit[sid] = h
+        gm[sid] = True
+        reads[sid] = not run.statics[sid].gm_write
     pipe_of = np.array([s.pipe for s in run.statics] + [0], dtype=np.int64)[:max(nstat, 1)]
-    peak = np.ones(max(nstat, 1))
-    for s in run.statics:
-        if s.kind == "mmad":
-            peak[s.sid] = profile.peak_flops(s.dtype) / 1e6  # flops per us
-    l2_chip_bps = profile.l2_read_bytes_per_cycle * profile.aic_cores * profile.clock_hz
+    dtypes = [s.dtype for s in run.statics]
+    compulsory = compulsory_bytes(prog)
     kernels = []
     starts = []
     t = 0.0
     bound_us = 0.0
     per_sid = np.zeros((max(nstat, 1), 3))
-    totals = {"hbm": 0.0, "l2": 0.0, "cube": 0.0, "flops": 0.0}
+    totals = {"hbm": 0.0, "l2": 0.0, "cube": 0.0, "flops": 0.0, "compulsory": 0.0, "read": 0.0,
+              "l2_read": 0.0, "hbm_read": 0.0}
     used: set[int] = set()
     for kidx, kr in enumerate(run.kernels):
         t += launch
@@ -73,15 +82,21 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
         ps = kr.per_sid
         per_sid += ps
         dur = kr.cycles / mhz
-        hbm = float(ps[mem == "hbm", 0].sum())
-        l2 = float(ps[mem == "l2", 0].sum())
-        is_mmad = kind == "mmad"
-        cube_flops = float(ps[is_mmad, 1].sum())
-        compute_us = float((ps[is_mmad, 1] / peak[is_mmad]).sum())
-        k_bound = max(compute_us, hbm / profile.hbm_bytes_per_s * 1e6, l2 / l2_chip_bps * 1e6)
+        hbm = float((ps[gm, 0] * (1.0 - hit[gm])).sum())
+        l2 = float((ps[gm, 0] * hit[gm]).sum())
+        read = float(ps[reads, 0].sum())
+        l2_read = float((ps[reads, 0] * hit[reads]).sum())
+        hbm_read = read - l2_read
+        cube_flops = float(ps[kind == "mmad", 1].sum())
+        roof = kernel_roofline(profile, ps, kind, dtypes, compulsory[kidx])
+        k_bound = roof.bound_us
         bound_us += k_bound
+        totals["compulsory"] += roof.compulsory_bytes
         totals["hbm"] += hbm
         totals["l2"] += l2
+        totals["read"] += read
+        totals["l2_read"] += l2_read
+        totals["hbm_read"] += hbm_read
         totals["cube"] += cube_flops
         totals["flops"] += float(ps[:, 1].sum())
         used.update(kr.cores_used)
@@ -89,7 +104,13 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
         kernels.append({"name": kr.name, "family": k.family, "kernel_type": k.kernel_type,
                         "start_us": t, "end_us": t + dur, "time_us": dur, "blocks": k.block_dim,
                         "cores": len(kr.cores_used), "roofline_bound_us": k_bound,
-                        "hbm_bytes": int(hbm), "l2_bytes": int(l2), "cube_flops": int(cube_flops)})
+                        "roofline_limiter": roof.limiter, "compulsory_bytes": roof.compulsory_bytes,
+                        "efficiency": k_bound / dur if dur else 0.0,
+                        "traffic_amplification": (hbm + l2) / roof.compulsory_bytes if roof.compulsory_bytes
+                        else 0.0,
+                        "hbm_bytes": int(hbm), "l2_bytes": int(l2), "hbm_read_bytes": int(hbm_read),
+                        "hbm_write_bytes": int(hbm - hbm_read), "l2_hit_ratio": l2_read / read if read else 0.0,
+                        "cube_flops": int(cube_flops)})
         t += dur
 
     why_text: list[str] = []
@@ -126,8 +147,14 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
     for s in run.statics:
         if s.edge and per_sid[s.sid, 0]:
             traffic[s.edge] = traffic.get(s.edge, 0) + int(per_sid[s.sid, 0])
+    if totals["hbm_read"] >= 0.5:
+        traffic["HBM->L2"] = int(round(totals["hbm_read"]))
+    if totals["hbm"] - totals["hbm_read"] >= 0.5:
+        traffic["L2->HBM"] = int(round(totals["hbm"] - totals["hbm_read"]))
     busy = np.bincount(pipe_of, weights=per_sid[:, 2], minlength=len(PIPES)) / mhz
     metrics = _metrics(profile, busy, used, t, bound_us, totals, len(prog.kernels))
+    metrics["roofline_limiter"] = max(kernels, key=lambda k: k["roofline_bound_us"])["roofline_limiter"] \
+        if kernels else ""
     stats = {"passes": run.passes, "instructions_simulated": sum(k.simulated for k in run.kernels),
              "instructions_represented": sum(k.represented for k in run.kernels),
              "block_classes": [k.classes for k in run.kernels],
@@ -161,10 +188,18 @@ def _metrics(profile, busy: np.ndarray, used: set[int], time_us: float, bound_us
         "gm_bytes": int(gm_bytes),
         "hbm_bytes": int(totals["hbm"]),
         "l2_bytes": int(totals["l2"]),
+        "hbm_read_bytes": int(round(totals["hbm_read"])),
+        "hbm_write_bytes": int(round(totals["hbm"] - totals["hbm_read"])),
+        "l2_read_bytes": int(round(totals["l2_read"])),
+        "l2_hit_ratio": totals["l2_read"] / totals["read"] if totals["read"] else 0.0,
+        "hbm_gbps": totals["hbm"] / secs / 1e9 if secs else 0.0,
         "gm_gbps": gm_bytes / secs / 1e9 if secs else 0.0,
-        "bandwidth_pct": 100.0 * gm_bytes / secs / profile.hbm_bytes_per_s if secs else 0.0,
+        # HBM is the chip's bandwidth ceiling: L2 hits move beside it, so they do not count against it
+        "bandwidth_pct": 100.0 * totals["hbm"] / secs / profile.hbm_bytes_per_s if secs else 0.0,
         "roofline_bound_us": bound_us,
         "efficiency": bound_us / time_us if time_us else 0.0,
+        "compulsory_bytes": int(totals["compulsory"]),
+        "traffic_amplification": gm_bytes / totals["compulsory"] if totals["compulsory"] else 0.0,
         "launch_overhead_us": nkernels * profile.launch_overhead_us,
         "cores_used": len(used),
     }

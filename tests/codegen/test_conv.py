@@ -39,7 +39,8 @@ def test_conv_kernel_uses_the_cube_basic_api() -> None:
                   "AscendC::LoadData3DParamsV2<half> load3d;", "load3d.channelSize = 16;", "load3d.filterH = 3;",
                   "load3d.padList[2] = fmPadTop;  // top", "AscendC::LoadData(b2Local, slabLocal, load3d);",
                   "AscendC::MmadParams(mlen, nlen, klen, 0, false, ko == 0)", "AscendC::FixpipeParamsV220 fixParams;",
-                  "AscendC::Fixpipe<", "// img2col: patches of this pixel tile", "// split_loop: k tile of A",
+                  "AscendC::Fixpipe<", "// img2col: patches of this pixel tile",
+                  "// L1: 2 k tiles of the weights from k tile kx: GM -> L1 (ND2NZ)",
                   "KERNEL_TYPE_MIX_AIC_1_2", "AscendC::CrossCoreSetFlag<0x2, PIPE_FIX>(0);", "if ASCEND_IS_AIC {"):
         assert piece in src, piece
     assert "matmulObj" not in src and "REGIST_MATMUL_OBJ" not in src

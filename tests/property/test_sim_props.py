@@ -29,6 +29,10 @@ def test_time_at_least_roofline_and_deterministic(out, fuse, double, cores):
     a, b = ks.simulate(prog), ks.simulate(prog)
     assert a.time_us >= a.metrics["roofline_bound_us"] * (1 - 1e-9)
     assert a.time_us == b.time_us and a.traffic == b.traffic
+    # no kernel beats its own bound; every plan moves at least the compulsory bytes
+    for k in a.kernels:
+        assert k["time_us"] >= k["roofline_bound_us"] * (1 - 1e-9)
+    assert a.metrics["traffic_amplification"] >= 1 - 1e-9
 
 
 @SETTINGS
@@ -77,3 +81,16 @@ def test_bytes_conserved_along_each_tier_chain(out, fuse, double, cores):
     want_out = sum(prog.tensor(p).nbytes for k in prog.kernels if k.aiv for p in k.params
                    if prog.tensor(p).role in ("output", "intermediate") and p in k.ops)
     assert t.get("UB->GM", 0) == want_out
+
+
+@SETTINGS
+@given(out=graphs(), fuse=st.booleans(), cores=st.integers(1, 8),
+       sizes=st.lists(st.integers(10, 28), min_size=2, max_size=2))
+def test_l2_hit_ratio_never_falls_as_l2_grows(out, fuse, cores, sizes):
+    prog = _schedule(out, fuse, True, cores)
+    small, large = (ks.hw.get("ascend910b2").with_overrides(l2_bytes=1 << s) for s in sorted(sizes))
+    a, b = ks.simulate(prog, profile=small), ks.simulate(prog, profile=large)
+    assert b.metrics["l2_hit_ratio"] >= a.metrics["l2_hit_ratio"] - 1e-12
+    assert b.metrics["hbm_read_bytes"] <= a.metrics["hbm_read_bytes"]
+    for ka, kb in zip(a.kernels, b.kernels, strict=True):
+        assert kb["l2_hit_ratio"] >= ka["l2_hit_ratio"] - 1e-12

@@ -79,12 +79,11 @@ def browser():
 
 
 def _timeline_bases(page) -> str:
-    return page.evaluate("""() => JSON.stringify([...document.querySelectorAll('.ks-studio .js-plotly-plot')]
-        .map(e => (e.data || []).map(t => t.base ? Array.from(t.base).slice(0, 80) : null)))""")
+    return page.evaluate(f"() => {_timeline_js()}")
 
 
 def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab, browser, tmp_path):
-    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page = browser.new_page(viewport={"width": 1500, "height": 2200})
     page.goto(f"{lab}/lab/tree/notebooks/00_tour.ipynb?reset")
     page.wait_for_selector(".jp-Notebook", timeout=90_000)
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
@@ -92,14 +91,16 @@ def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab, browser, t
                            " && window.jupyterapp.shell.currentWidget.sessionContext.session"
                            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel", timeout=90_000)
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    # the Studio appears; scrolled into view (JupyterLab renders cells in view), its figures draw
-    page.wait_for_selector(".ks-studio", state="attached", timeout=240_000)
+    # run all finishes (the last cell printed the simulation summary); then the Studio, scrolled into
+    # view (JupyterLab renders the cells in view), draws its figures
+    page.wait_for_function("() => document.body.innerText.includes('--- plan_memory')", timeout=300_000)
+    page.wait_for_selector(".ks-studio", state="attached", timeout=60_000)
     page.query_selector(".ks-studio").scroll_into_view_if_needed()
     page.wait_for_selector(".ks-studio .js-plotly-plot", state="attached", timeout=120_000)
     page.wait_for_selector(".ks-studio .widget-html svg", state="attached", timeout=60_000)
     page.wait_for_function("() => document.querySelector('.ks-cards') !== null", timeout=60_000)
     page.wait_for_function("""() => [...document.querySelectorAll('.ks-studio .js-plotly-plot')]
-        .some(e => e.data && e.data.length && e.data[0].base)""", timeout=120_000)
+        .some(e => e._fullData && e._fullData.length && e._fullData[0].base)""", timeout=120_000)
     studio = page.query_selector(".ks-studio")
     studio.scroll_into_view_if_needed()
     studio.screenshot(path=str(tmp_path / "studio.png"))
@@ -121,4 +122,4 @@ def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab, browser, t
 
 def _timeline_js() -> str:
     return ("JSON.stringify([...document.querySelectorAll('.ks-studio .js-plotly-plot')]"
-            ".map(e => (e.data || []).map(t => t.base ? Array.from(t.base).slice(0, 80) : null)))")
+            ".map(e => (e._fullData || []).map(t => t.base ? Array.from(t.base).slice(0, 80) : null)))")

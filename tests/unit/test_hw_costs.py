@@ -23,21 +23,9 @@ NAMES = hw.names()
 B2 = hw.get("ascend910b2")
 
 
-def _violates_monotonicity(points: list[tuple[float, float]], x: float, y: float, tol: float) -> bool:
-    """Whether measured (x, y) is out of order by more than `tol` with some other measured point."""
-    return any(
-        (x2 < x and y2 > y * (1 + tol)) or (x2 > x and y2 < y * (1 - tol)) for x2, y2 in points
-    )
-
-
-def _check_point(model: float, raw: float, points: list[tuple[float, float]], x: float, tol: float) -> None:
-    """The model reproduces a measured point within tol, unless the data itself is non-monotone there."""
-    if abs(model / raw - 1) <= tol:
-        return
-    assert _violates_monotonicity(points, x, raw, tol), (x, raw, model)
-    lo = min(y for x2, y in points if x2 >= x)  # a monotone model sits between the data around x
-    hi = max(y for x2, y in points if x2 <= x)
-    assert min(lo, hi) * (1 - 1e-9) <= model <= max(lo, hi) * (1 + 1e-9), (x, raw, model)
+def _check_point(model: float, raw: float) -> None:
+    """The model reproduces a measured point within 1% (the measured shape is kept, no smoothing)."""
+    assert model == pytest.approx(raw, rel=0.01), (raw, model)
 
 
 # --- data moves ------------------------------------------------------------------------------------
@@ -64,28 +52,18 @@ def test_every_profile_path_has_a_measured_curve_in_use() -> None:
 
 @pytest.mark.parametrize(("key", "chip", "size", "gibps"), MOVE_ROWS, ids=[f"{r[0]}-{r[2]}" for r in MOVE_ROWS])
 def test_move_reproduces_measured_point(key: str, chip: str, size: int, gibps: float) -> None:
+    """Every measured move point, at the clock of the profile that uses the curve, within 1%."""
     name, src, dst, nd2nz = USERS[key]
-    model = hw.get(name).costs.move_cycles(src, dst, size, nd2nz=nd2nz)
-    raw = cal.measured_move_cycles(chip, size, gibps)
-    points = [(s, cal.measured_move_cycles(c, s, g)) for c, s, g in cal.move_rows()[key]]
-    _check_point(model, raw, points, size, 0.01)
+    p = hw.get(name)
+    model = p.costs.move_cycles(src, dst, size, nd2nz=nd2nz)
+    _check_point(model, cal.move_cycles_at(size, gibps, p.clock_mhz))
 
 
-def test_move_deviations_are_confined_to_non_monotone_curves() -> None:
-    """Curves measured monotone are reproduced within 1% everywhere; the exceptions are known."""
-    off = set()
-    for key, (name, src, dst, nd2nz) in USERS.items():
-        for chip, size, gibps in cal.move_rows()[key]:
-            raw = cal.measured_move_cycles(chip, size, gibps)
-            if abs(hw.get(name).costs.move_cycles(src, dst, size, nd2nz=nd2nz) / raw - 1) > 0.01:
-                off.add(key)
-    assert off <= {"GM_TO_L1_TRANS_910b1", "L0C_TO_GM_910b1", "L0C_TO_GM_TRANS_910b1", "GM_TO_UB_910b1",
-                   "UB_TO_GM_910b1"}
-
-
-def test_measured_bandwidth_reproduced_at_the_measuring_clock() -> None:
-    """ascend910b2 runs at the 1800 MHz the 910B1 curves were counted at; ascend950 at 1650."""
-    for name, key, src, dst in [("ascend910b2", "L1_TO_L0A_910b1", "L1", "L0A"),
+def test_measured_bandwidth_reproduced_on_every_profile_clock() -> None:
+    """A move lasts its measured time whatever the profile's clock (910B1 runs at 1850 MHz, 910B2 at
+    1800, 950 at 1650): one clock per profile turns the measured GiB/s into cycles."""
+    for name, key, src, dst in [("ascend910b1", "GM_TO_L1_910b1", "GM", "L1"),
+                                ("ascend910b2", "L1_TO_L0A_910b1", "L1", "L0A"),
                                 ("ascend910b2", "UB_TO_UB_910b1", "UB", "UB"),
                                 ("ascend910b3", "GM_TO_UB_910b3", "GM", "UB"),
                                 ("ascend950", "L0C_TO_UB_91095", "L0C", "UB")]:
@@ -105,10 +83,15 @@ def test_measuring_clock_is_the_raw_cycle_clock() -> None:
     assert per_instr == pytest.approx(176977 / 1024, rel=1e-4)
 
 
-def test_cycles_do_not_depend_on_the_clock() -> None:
+def test_moves_keep_their_time_and_compute_keeps_its_cycles_at_any_clock() -> None:
     slow = B2.with_overrides(clock_mhz=900)
-    assert slow.costs.move_cycles("GM", "L1", 65536) == B2.costs.move_cycles("GM", "L1", 65536)
+    assert slow.costs.move_cycles("GM", "L1", 65536) == pytest.approx(B2.costs.move_cycles("GM", "L1", 65536) / 2)
+    assert slow.costs.mmad_cycles(64, 64, 64) == B2.costs.mmad_cycles(64, 64, 64)
+    assert slow.costs.vector_cycles("add", "float16", 4096) == B2.costs.vector_cycles("add", "float16", 4096)
     assert slow.costs.hbm_bytes_per_cycle_chip == pytest.approx(2 * B2.costs.hbm_bytes_per_cycle_chip)
+    b1 = hw.get("ascend910b1")  # 1850 MHz: 2.8% more cycles than the 1800 MHz count, same time
+    assert b1.costs.move_cycles("GM", "L1", 65536) == pytest.approx(
+        B2.costs.move_cycles("GM", "L1", 65536) * 1850 / 1800)
 
 
 def _sizes(curve_max: float) -> list[int]:
@@ -117,14 +100,27 @@ def _sizes(curve_max: float) -> list[int]:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_move_cycles_non_decreasing_in_size(name: str) -> None:
+def test_move_cycles_are_positive_and_grow_past_the_measured_sizes(name: str) -> None:
     costs = hw.get(name).costs
     for m in hw.get(name).move_curves:
         for nd2nz in {False, bool(m.nd2nz_curve)}:
             top = max(s for _, s, _ in cal.move_rows()[m.nd2nz_curve if nd2nz else m.curve])
             cyc = [costs.move_cycles(m.src, m.dst, s, nd2nz=nd2nz) for s in _sizes(top)]
-            assert all(b >= a for a, b in zip(cyc, cyc[1:], strict=False)), (m.src, m.dst, nd2nz)
-            assert cyc[0] > 0
+            assert min(cyc) > 0
+            beyond = [costs.move_cycles(m.src, m.dst, s, nd2nz=nd2nz) for s in (top, 2 * top, 3 * top)]
+            assert beyond[0] < beyond[1] < beyond[2], (m.src, m.dst, nd2nz)
+
+
+def test_nd2nz_curve_keeps_its_measured_peaks_at_aligned_sizes() -> None:
+    """GM->L1 ND->NZ measured faster at 32 KiB and 64 KiB than at the sizes just below: kept, not
+    flattened by forcing cycles to grow with size."""
+    rows = {s: g for _, s, g in cal.move_rows()["GM_TO_L1_TRANS_910b1"]}
+    for aligned in (32768, 65536):
+        below = max(s for s in rows if s < aligned)
+        assert rows[aligned] > rows[below]  # the data
+        model = B2.costs.move_cycles("GM", "L1", aligned, nd2nz=True)
+        assert model == pytest.approx(cal.move_cycles_at(aligned, rows[aligned], 1800), rel=1e-9)
+        assert aligned / model > below / B2.costs.move_cycles("GM", "L1", below, nd2nz=True)
 
 
 def test_move_interpolation_lies_between_neighbours() -> None:
@@ -152,7 +148,9 @@ def test_move_extrapolation() -> None:
 def test_derived_curves_are_scaled_measured_curves() -> None:
     b1, p310 = hw.get("ascend910b1").costs, hw.get("ascend310p3").costs
     for size in (1024, 8192, 65536):
-        assert p310.move_cycles("UB", "GM", size) == pytest.approx(b1.move_cycles("UB", "GM", size) * 64 / 114)
+        # the measured GiB/s x 114/64, as cycles of the 310P3's own 1060 MHz clock
+        assert p310.move_cycles("UB", "GM", size) == pytest.approx(
+            b1.move_cycles("UB", "GM", size) * 1060 / 1850 * 64 / 114)
         assert b1.move_cycles("L0C", "L1", size) == pytest.approx(b1.move_cycles("L0C", "GM", size) / 2)
     assert p310.move_source("UB", "GM").startswith("derived")
     assert p310.move_source("L0C", "UB").startswith("derived")
@@ -209,7 +207,7 @@ MMAD_IDS = [f"{r[0][-6:]}-{r[1]}x{r[2]}x{r[3]}" for r in MMAD_ROWS]
 @pytest.mark.parametrize(("key", "m", "k", "n", "ops"), MMAD_ROWS, ids=MMAD_IDS)
 def test_mmad_reproduces_measured_point(key: str, m: int, k: int, n: int, ops: float) -> None:
     model = hw.get(MMAD_USERS[key]).costs.mmad_cycles(m, k, n)
-    assert model == pytest.approx(2 * m * k * n / ops, rel=0.03)
+    _check_point(model, 2 * m * k * n / ops)
 
 
 def test_mmad_profiles_use_their_family_curve() -> None:
@@ -284,8 +282,7 @@ def test_vector_reproduces_measured_point(op: str, dtype: str, instr: str, dtype
         model = B2.costs.vector_cycles(op, dtype, rep * per_rep, rows=rep)
     else:
         model = B2.costs.vector_cycles(op, dtype, rep * per_rep)
-    points = [(float(r), c) for r, c in cal.vector_rows()[("Ascend910B1", instr, dtypes)]]
-    _check_point(model, raw, points, rep, 0.03)
+    _check_point(model, raw)
 
 
 def test_vector_glitch_rows_are_dropped() -> None:
@@ -298,12 +295,12 @@ def test_vector_glitch_rows_are_dropped() -> None:
 
 
 @pytest.mark.parametrize("op", [*INSTRUCTIONS, *REDUCTIONS, *COMPOSITES])
-def test_vector_cycles_non_decreasing_in_count(op: str) -> None:
+def test_vector_cycles_positive_and_growing_at_large_counts(op: str) -> None:
     dtype = "float16->float32" if op == "cast" else "float32"
     counts = [1, 2, 63, 64, 65, 100, 128, 129, 500, 1000, 1024, 2048, 4096, 10_000, 65_536, 100_000]
     cyc = [B2.costs.vector_cycles(op, dtype, c) for c in counts]
-    assert all(b >= a for a, b in zip(cyc, cyc[1:], strict=False)), op
-    assert cyc[0] > 0
+    assert min(cyc) > 0
+    assert cyc[-1] > cyc[-2] > cyc[-3], op  # past the measured repeats: linear growth
 
 
 def test_vector_counts_whole_repeats_and_extrapolates_linearly() -> None:

@@ -223,3 +223,11 @@ def test_spec_fields_cover_the_contract() -> None:
         "launch_overhead_us", "scalar_issue_cycles", "hccs_bytes_per_s", "hccs_latency_us",
     }
     assert contract <= set(SPEC_FIELDS)
+
+
+@pytest.mark.parametrize("name", hw.names())
+def test_every_profile_says_its_one_clock_converts_the_measured_bandwidths(name: str) -> None:
+    p = hw.get(name)
+    note = p.note("clock_mhz")
+    assert "one clock" in note and "GiB/s" in note
+    assert p.source("clock_mhz").startswith("[ini]")

@@ -56,11 +56,11 @@ def sankey_data(traffic: dict[str, int], mmad_out_bytes: int = 0) -> dict[str, A
 
 def flow_data(design: Any) -> dict[str, Any]:
     """Sankey data of the fused plan and (when compared) the unfused plan, side by side."""
-    fused = design.sim.traffic
-    out: dict[str, Any] = {"fused": sankey_data(fused, _l0c_bytes(fused)), "unfused": None}
-    if design.unfused_sim is not None:
-        un = design.unfused_sim.traffic
-        out["unfused"] = sankey_data(un, _l0c_bytes(un))
+    out: dict[str, Any] = {"fused": None, "unfused": None}
+    for plan, sim in (("fused", design.sim), ("unfused", design.unfused_sim)):
+        if sim is not None:
+            out[plan] = sankey_data(sim.traffic, _l0c_bytes(sim.traffic))
+            out[plan]["gm_bytes"] = sim.metrics["gm_bytes"]  # HBM + L2 side of GM, as the cards show
     return out
 
 

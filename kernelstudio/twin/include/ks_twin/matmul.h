@@ -246,6 +246,18 @@ private:
                           ks_twin::type_name<SrcA>());
         }
         auto db = [](int v) { return static_cast<uint64_t>(v > 0 ? v : 1); };
+        const int ska = t.stepKa > 0 ? t.stepKa : 1, skb = t.stepKb > 0 ? t.stepKb : 1;
+        const int sm = t.stepM > 0 ? t.stepM : 1, sn = t.stepN > 0 ? t.stepN : 1;
+        if ((ska > skb ? ska % skb : skb % ska) != 0) {
+            ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: stepKa=%d and stepKb=%d: the larger must be a multiple "
+                          "of the smaller (the smaller slab reloads inside the larger); change one of them",
+                          ks_twin::core_name(), ska, skb);
+        }
+        if (db(t.depthA1) % (static_cast<uint64_t>(ska) * sm) || db(t.depthB1) % (static_cast<uint64_t>(skb) * sn)) {
+            ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: depthA1=%d must be a multiple of stepKa x stepM = %d and "
+                          "depthB1=%d of stepKb x stepN = %d (L1 holds whole slabs); use 1 or 2 slabs per operand",
+                          ks_twin::core_name(), t.depthA1, ska * sm, t.depthB1, skb * sn);
+        }
         check_cap("L0A", "baseM x baseK x sizeof(A) x dbL0A",
                   static_cast<uint64_t>(t.baseM) * t.baseK * sizeof(SrcA) * db(t.dbL0A), KS_L0A_BYTES, "KS_L0A_BYTES");
         check_cap("L0B", "baseK x baseN x sizeof(B) x dbL0B",

@@ -1,0 +1,123 @@
+"""The L2 model: which share of each GM move L2 serves, and which share goes to HBM.
+
+L2 (profile `l2_bytes`, shared by every core) is modelled as LRU over bytes. A GM read hits when
+the reuse distance of its data — the bytes all cores touched since that data was last read or
+written — is small enough for the data to still be resident:
+
+- Workspaces (the cube -> vector hand-off of a mixed kernel) are written and read back at once:
+  always L2, reads and writes.
+- First touch in a kernel of a tensor an earlier kernel read or wrote: reuse distance = the
+  distinct bytes of the tensors touched since, itself included (an LRU stack over tensors).
+  A program input never touched before is a cold miss.
+- Re-reads inside a kernel (a matmul reads each A row panel once per C tile column): the kernel's
+  reads of tensor T are R_T bytes for a footprint of U_T, so its data is read R_T / U_T times and
+  the reuse distance is the kernel's GM traffic between two reads of the same bytes,
+  V * U_T / R_T (V = every GM byte the kernel moves, all cores), capped at the kernel's footprint
+  (distinct bytes cannot exceed it).
+- Distances spread evenly over [d/2, 3d/2] around their mean d, so a move hits with probability
+  clamp((l2 - d/2) / d, 0, 1): all of it while d <= 2/3 x l2, none once d >= 2 x l2, and never
+  less when L2 grows.
+
+Writes of outputs and intermediates are HBM traffic (L2 is write-back, every written byte reaches
+HBM); only workspace writes stay in L2. `l2_hit_ratio=` replaces the model for every non-workspace
+read, as msKPP's cache-hit knob does."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import KernelStudioError
+from ..lower.tileir import Program
+from .program import StaticInstr
+
+__all__ = ["L2Error", "hit_probability", "initial_hits", "model_hits", "check_override"]
+
+
+class L2Error(KernelStudioError, ValueError):
+    """An L2 hit ratio outside [0, 1]."""
+
+
+def check_override(l2_hit_ratio: float | None) -> float | None:
+    """`l2_hit_ratio` as a float in [0, 1], or None (use the model)."""
+    if l2_hit_ratio is None:
+        return None
+    if isinstance(l2_hit_ratio, bool) or not isinstance(l2_hit_ratio, int | float) \
+            or not 0.0 <= float(l2_hit_ratio) <= 1.0:
+        raise L2Error(f"l2_hit_ratio={l2_hit_ratio!r}: must be a number from 0 (every GM read from HBM) "
+                      "to 1 (every read from L2), or None for the L2 model")
+    return float(l2_hit_ratio)
+
+
+def hit_probability(distance: float, l2_bytes: float) -> float:
+    """Share of reads of mean reuse distance `distance` bytes that still find their data in L2."""
+    if distance <= 0:
+        return 1.0
+    return min(1.0, max(0.0, (l2_bytes - distance / 2) / distance))
+
+
+def _gm_moves(statics: Sequence[StaticInstr]) -> list[StaticInstr]:
+    return [s for s in statics if s.kind == "copy" and s.tensor]
+
+
+def initial_hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int,
+                 override: float | None) -> dict[int, float]:
+    """Hit ratio per GM move before any byte counts are known: workspaces and cross-kernel reuse."""
+    return _hits(prog, statics, l2_bytes, override, None)
+
+
+def model_hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int, override: float | None,
+               moved: np.ndarray) -> dict[int, float]:
+    """Hit ratio per GM move, with re-reads inside kernels priced from `moved` (bytes per sid)."""
+    return _hits(prog, statics, l2_bytes, override, moved)
+
+
+def _hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int, override: float | None,
+          moved: np.ndarray | None) -> dict[int, float]:
+    moves = _gm_moves(statics)
+    by_kernel: dict[int, list[StaticInstr]] = {}
+    for s in moves:
+        by_kernel.setdefault(s.kernel, []).append(s)
+    out: dict[int, float] = {}
+    stack: list[str] = []  # tensors touched by earlier kernels, most recent last
+    for kidx in range(len(prog.kernels)):
+        mine = by_kernel.get(kidx, [])
+        reads: dict[str, float] = {}
+        touched: list[str] = []
+        for s in mine:
+            if s.tensor not in touched:
+                touched.append(s.tensor)
+            if not s.gm_write:
+                reads[s.tensor] = reads.get(s.tensor, 0.0) + (float(moved[s.sid]) if moved is not None else 0.0)
+        footprint = sum(prog.tensor(n).nbytes for n in touched)
+        volume = float(sum(moved[s.sid] for s in mine)) if moved is not None else 0.0
+        per_tensor: dict[str, float] = {}
+        for name, read in reads.items():
+            t = prog.tensor(name)
+            if t.role == "workspace":
+                per_tensor[name] = 1.0
+            elif override is not None:
+                per_tensor[name] = override
+            else:
+                first = 0.0
+                if name in stack:
+                    since = stack[stack.index(name):]
+                    first = hit_probability(sum(prog.tensor(n).nbytes for n in since), l2_bytes)
+                unique = min(float(t.nbytes), read) if read else float(t.nbytes)
+                again = 0.0
+                if read > unique:
+                    distance = min(float(footprint), volume * unique / read)
+                    again = hit_probability(distance, l2_bytes)
+                per_tensor[name] = (unique * first + (read - unique) * again) / read if read > unique \
+                    else first
+        for s in mine:
+            if s.gm_write:
+                out[s.sid] = 1.0 if prog.tensor(s.tensor).role == "workspace" else 0.0
+            else:
+                out[s.sid] = per_tensor[s.tensor]
+        for name in touched:
+            if name in stack:
+                stack.remove(name)
+            stack.append(name)
+    return out

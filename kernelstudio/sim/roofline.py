@@ -1,0 +1,88 @@
+"""The true roofline: what no schedule of a kernel can beat on its chip.
+
+    bound = max(cube flops / cube peak, vector elements / vector peak, compulsory bytes / HBM bandwidth)
+
+Compulsory bytes read each GM input of the program once (in the first kernel that reads it) and
+write each GM output once (in the kernel that writes it); intermediates and workspaces are not
+compulsory (a better plan keeps them on chip or in L2). Peaks are the whole chip's: every AI core's
+cube (profile.peak_flops) and every vector core at one 256-byte repeat per cycle. Efficiency is the
+bound over the simulated time, so a schedule that moves more than it must shows as traffic
+amplification (moved GM bytes / compulsory bytes), never as efficiency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hw.vector_ops import REPEAT_BYTES
+from ..ir.ops import itemsize
+from ..lower.tileir import Copy, Program, walk
+
+__all__ = ["KernelRoofline", "compulsory_bytes", "kernel_roofline"]
+
+
+def compulsory_bytes(prog: Program) -> list[tuple[int, int]]:
+    """Per kernel: (compulsory read bytes, compulsory write bytes)."""
+    seen: set[str] = set()
+    out = []
+    for k in prog.kernels:
+        read = written = 0
+        reads, writes = _gm_tensors(k)
+        for name in reads:
+            t = prog.tensor(name)
+            if t.role == "input" and name not in seen:
+                seen.add(name)
+                read += t.nbytes
+        for name in writes:
+            t = prog.tensor(name)
+            if t.role == "output":
+                written += t.nbytes
+        out.append((read, written))
+    return out
+
+
+def _gm_tensors(kernel) -> tuple[list[str], list[str]]:
+    reads: list[str] = []
+    writes: list[str] = []
+    for s in walk(kernel.aic + kernel.aiv):
+        if isinstance(s, Copy):
+            if s.src.gm and s.src.buf not in reads:
+                reads.append(s.src.buf)
+            if s.dst.gm and s.dst.buf not in writes:
+                writes.append(s.dst.buf)
+    return reads, writes
+
+
+@dataclass(frozen=True, slots=True)
+class KernelRoofline:
+    """One kernel's bound and its three terms (us), and its compulsory bytes."""
+
+    bound_us: float
+    cube_us: float
+    vector_us: float
+    memory_us: float
+    compulsory_bytes: int
+
+    @property
+    def limiter(self) -> str:
+        """Which ceiling the bound is: "cube", "vector" or "memory"."""
+        terms = {"cube": self.cube_us, "vector": self.vector_us, "memory": self.memory_us}
+        return max(terms, key=terms.get)
+
+
+def kernel_roofline(profile, per_sid: np.ndarray, kind: np.ndarray, dtypes: list[str],
+                    compulsory: tuple[int, int]) -> KernelRoofline:
+    """Bound of one kernel from its per-instruction flops (column 1 of per_sid) and compulsory bytes."""
+    cube_us = 0.0
+    vec_elems_cycles = 0.0
+    for sid in np.nonzero(per_sid[:, 1])[0]:
+        work = float(per_sid[sid, 1])
+        if kind[sid] == "mmad":
+            cube_us += work / (profile.peak_flops(dtypes[sid]) / 1e6)
+        elif kind[sid] in ("vec", "reduce", "topk"):
+            vec_elems_cycles += work / (REPEAT_BYTES / itemsize(dtypes[sid]))
+    vector_us = vec_elems_cycles / max(profile.aiv_cores, 1) / profile.clock_mhz
+    nbytes = compulsory[0] + compulsory[1]
+    memory_us = nbytes / profile.hbm_bytes_per_s * 1e6
+    return KernelRoofline(max(cube_us, vector_us, memory_us), cube_us, vector_us, memory_us, nbytes)
