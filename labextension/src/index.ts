@@ -106,7 +106,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
     restorer: ILayoutRestorer | null
   ) => {
     const store = new PanelStore();
-    const panel = new AscendCodePanel(store, editorServices);
+    const revealCell = (notebook: string, cell: string): boolean => {
+      const nb = tracker.find(w => w.id === notebook);
+      const index = nb?.content.widgets.findIndex(c => c.model.id === cell) ?? -1;
+      if (nb === undefined || index < 0) {
+        return false;
+      }
+      app.shell.activateById(nb.id);
+      nb.content.activeCellIndex = index;
+      void nb.content.scrollToCell(nb.content.widgets[index], 'start');
+      return true;
+    };
+    const panel = new AscendCodePanel(store, editorServices, revealCell);
     app.shell.add(panel, 'right', { rank: 650 });
     restorer?.add(panel, panel.id);
     app.commands.addCommand(OPEN_COMMAND, {

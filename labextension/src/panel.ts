@@ -60,10 +60,14 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text = '
   return node;
 }
 
+/** Bring the cell with this id of notebook `notebook` into view; false when it is not there. */
+export type RevealCell = (notebook: string, cell: string) => boolean;
+
 export class AscendCodePanel extends Widget {
-  constructor(store: PanelStore, editorServices: IEditorServices) {
+  constructor(store: PanelStore, editorServices: IEditorServices, revealCell: RevealCell) {
     super();
     this._store = store;
+    this._revealCell = revealCell;
     this.id = 'kernelstudio-ascend-c';
     this.addClass('ks-panel');
     this.title.icon = ascendIcon;
@@ -177,6 +181,17 @@ export class AscendCodePanel extends Widget {
     } else {
       top.appendChild(el('span', 'ks-panel-design', message.design));
     }
+    if (message.cell !== '' && this._notebook !== null) {
+      const notebook = this._notebook;
+      const go = el('button', 'ks-panel-button ks-panel-goto', '\u2197');
+      go.title = 'Go to the Studio cell of this design';
+      go.onclick = () => {
+        if (!this._revealCell(notebook, message.cell)) {
+          go.title = 'The cell of this design is no longer in the notebook';
+        }
+      };
+      top.appendChild(go);
+    }
     top.appendChild(el('span', 'ks-panel-time', `${message.time_us.toFixed(2)} us`));
     top.appendChild(this._actions(entry));
     header.appendChild(top);
@@ -275,6 +290,7 @@ export class AscendCodePanel extends Widget {
   }
 
   private _store: PanelStore;
+  private _revealCell: RevealCell;
   private _header: Widget;
   private _tabs: Widget;
   private _editor: CodeEditorWrapper;

@@ -110,6 +110,11 @@ def test_panel_follows_current_notebook_and_no_panel(lab):
                 f"{design_cell('hidden').partition(chr(10))[2]!r})")
     lab.wait_panel("wide")
     assert lab.page.locator("#kernelstudio-ascend-c select.ks-panel-design").count() == 0
+    # The header links back to the Studio cell of the design shown.
+    active = "() => window.jupyterapp.shell.currentWidget.content.activeCellIndex"
+    assert lab.page.evaluate(active) != 1
+    lab.page.locator("#kernelstudio-ascend-c .ks-panel-goto").click()
+    assert lab.page.evaluate(active) == 1
 
     lab.open_another("second.ipynb")
     assert lab.panel()["design"] == "", "a notebook without a Studio should not show another notebook's code"
