@@ -42,13 +42,17 @@ def cards_html(cards: dict[str, Any]) -> str:
         _card(f"{cards['time_us']:,.2f} us", "predicted time", f"launch overhead {cards['launch_overhead_us']:.1f} us "
               "(assumed, profile field launch_overhead_us)"),
         _card(f"{cards['tflops']:,.2f}", "TFLOPS (cube)"),
-        _card(f"{cards['gm_gbps']:,.0f} GB/s", f"GM ({cards['bandwidth_pct']:.1f} % of HBM)"),
+        _card(f"{cards.get('hbm_gbps', cards['gm_gbps']):,.0f} GB/s",
+              f"HBM ({cards['bandwidth_pct']:.1f} % of peak), GM {cards['gm_gbps']:,.0f} GB/s",
+              "HBM: bytes that missed L2; GM: every byte moved to or from global memory (L2 hits included)"),
         _card(_b(cards["gm_bytes"]), f"GM traffic (HBM {_b(cards['hbm_bytes'])})"),
     ]
     if cards["speedup"] is not None:
         parts.append(_card(f"{cards['speedup']:.2f}x", "vs unfused",
                            f"unfused plan {cards['unfused_time_us']:,.2f} us, {_b(cards['unfused_gm_bytes'])} GM"))
-    parts.append(_card(f"{cards['roofline_bound_us']:,.2f} us", "roofline bound"))
+    limiter = f" ({cards['roofline_limiter']})" if "roofline_limiter" in cards else ""
+    parts.append(_card(f"{cards['roofline_bound_us']:,.2f} us", f"roofline bound{limiter}",
+                       "max(cube flops / cube peak, vector work / vector peak, compulsory bytes / HBM bandwidth)"))
     parts.append(_card(f"{cards['efficiency']:.1%}", "of roofline"))
     if "traffic_amplification" in cards:
         parts.append(_card(f"{cards['traffic_amplification']:.2f}x", "traffic amplification"))
@@ -246,7 +250,7 @@ def new_roofline_figure() -> Any:
     fig.add_scatter(mode="markers+text", name="plans", textposition="top center",
                     marker={"size": 11, "color": ["#e8590c"]}, hoverinfo="text")
     fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 30, "b": 40}, showlegend=False,
-                      xaxis={"type": "log", "title": "flops per GM byte"},
+                      xaxis={"type": "log", "title": "flops per compulsory GM byte"},
                       yaxis={"type": "log", "title": "TFLOPS"})
     return fig
 

@@ -34,6 +34,16 @@ def test_sankey_bytes_equal_the_simulated_traffic(which, request):
             assert "->".join((src, dst)) or src != dst
 
 
+def test_flow_shows_hbm_behind_l2(mla):
+    f = V.flow_data(mla)["fused"]
+    nodes = f["nodes"]
+    into_gm = sum(lk["bytes"] for lk in f["links"] if nodes[lk["target"]] == "GM in")
+    out_of_gm = sum(lk["bytes"] for lk in f["links"] if nodes[lk["source"]] == "GM in")
+    assert into_gm == mla.sim.metrics["hbm_read_bytes"]
+    assert out_of_gm >= into_gm  # the rest came from L2
+    assert f["gm_bytes"] == mla.sim.metrics["gm_bytes"]
+
+
 def test_fused_flow_has_no_gm_round_trip_of_the_intermediate(mla):
     flow = V.flow_data(mla)
     fused = {lk["edge"] for lk in flow["fused"]["links"]}
@@ -187,6 +197,11 @@ def test_roofline_points(mla):
     labels = [p["label"] for p in rf["points"]]
     assert labels[0] == "fused plan" and labels[-1] == "unfused plan"
     assert rf["points"][0]["tflops"] == pytest.approx(mla.sim.metrics["flops"] / mla.sim.time_us / 1e6)
+    # x is the algorithm's intensity (compulsory bytes), so no plan sits above the bandwidth roof
+    assert rf["points"][0]["bytes"] == mla.sim.metrics["compulsory_bytes"]
+    for p in rf["points"]:
+        assert p["tflops"] <= rf["hbm_bytes_per_s"] * p["intensity"] / 1e12 * (1 + 1e-9)
+    assert rf["limiter"] == mla.sim.metrics["roofline_limiter"]
 
 
 def test_code_highlighting_keeps_the_text(mla):

@@ -1,4 +1,5 @@
-"""Memory flow: bytes per edge GM -> L1 -> L0A/L0B -> L0C -> workspace/UB -> GM, as Sankey data."""
+"""Memory flow: bytes per edge HBM -> GM (L2) -> L1 -> L0A/L0B -> L0C -> workspace/UB -> GM -> HBM, as
+Sankey data. What leaves "GM in" beyond what HBM fed it was served by L2."""
 
 from __future__ import annotations
 
@@ -9,14 +10,15 @@ from .style import TIER_COLORS
 __all__ = ["flow_data", "sankey_data"]
 
 # traffic edge name -> (source node, target node); GM appears twice so the flow reads left to right
-_NODES = ("GM in", "L1", "L0A", "L0B", "L0C", "workspace", "UB", "GM out")
+_NODES = ("HBM (reads)", "GM in", "L1", "L0A", "L0B", "L0C", "workspace", "UB", "GM out", "HBM (writes)")
 _EDGE = {
+    "HBM->L2": ("HBM (reads)", "GM in"), "L2->HBM": ("GM out", "HBM (writes)"),
     "GM->L1": ("GM in", "L1"), "L1->L0A": ("L1", "L0A"), "L1->L0B": ("L1", "L0B"),
     "L0C->WS": ("L0C", "workspace"), "L0C->GM": ("L0C", "GM out"), "WS->UB": ("workspace", "UB"),
     "GM->UB": ("GM in", "UB"), "UB->GM": ("UB", "GM out"), "L0C->L1": ("L0C", "L1"), "L0C->UB": ("L0C", "UB"),
     "UB->UB": ("UB", "UB"),
 }
-_COLOR_KEY = {"GM in": "GM", "GM out": "GM", "workspace": "WS"}
+_COLOR_KEY = {"GM in": "L2", "GM out": "L2", "workspace": "WS", "HBM (reads)": "GM", "HBM (writes)": "GM"}
 
 
 def sankey_data(traffic: dict[str, int], mmad_out_bytes: int = 0) -> dict[str, Any]:

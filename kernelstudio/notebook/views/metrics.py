@@ -34,7 +34,7 @@ def metric_cards(design: Any) -> dict[str, Any]:
         "launch_overhead_us": m["launch_overhead_us"], "bottleneck": bottleneck(m),
         "speedup": None, "unfused_time_us": None, "unfused_gm_bytes": None,
     }
-    for key in ("traffic_amplification", "l2_hit_ratio"):
+    for key in ("traffic_amplification", "l2_hit_ratio", "hbm_gbps", "roofline_limiter", "compulsory_bytes"):
         if key in m:
             cards[key] = m[key]
     if un is not None:
