@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the test extras (and the system tools the tests need, when root), then run every test tier.
+# Install the test extras (and the system tools the tests need, when root: graphviz, g++, and chromium for
+# the real-browser tests), then run every test tier. `pip install` also builds the JupyterLab extension.
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
@@ -7,6 +8,7 @@ if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
   missing=()
   command -v dot >/dev/null || missing+=(graphviz)
   command -v g++ >/dev/null || missing+=(g++)
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
   if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
   fi

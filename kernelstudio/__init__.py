@@ -78,6 +78,8 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's InteractiveShell, imported lazily
     """`%load_ext kernelstudio`: registers the `%%ascend_kernel` magic (the Studio loads on first use)."""
+    from .notebook import panel
     from .notebook.magic import load
 
     load(ipython)
+    panel.install(ipython)

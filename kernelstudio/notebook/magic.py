@@ -115,9 +115,15 @@ class AscendKernelMagics(Magics):
             return
         from IPython.display import display
 
+        from . import panel
         from .studio import Studio
 
-        studio = Studio(session, listeners=[lambda st: ns.__setitem__(args.name, st.session.design)])
+        listeners = [lambda st: ns.__setitem__(args.name, st.session.design)]
+        if args.panel:  # the JupyterLab side panel follows this Studio; --no-panel keeps it out
+            listeners.append(panel.studio_listener(args.name, panel.cell_id(self.shell)))
+        else:
+            panel.withdraw(args.name)
+        studio = Studio(session, listeners=listeners)
         self.studios[args.name] = studio
         display(studio)
 

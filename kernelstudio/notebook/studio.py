@@ -170,6 +170,8 @@ class Studio(W.VBox):
 
     # --- views ------------------------------------------------------------------------------------
     def _show(self, d: Any) -> None:
+        for fn in self.listeners:  # first: the side panel gets the code before the heavier views update
+            fn(self)
         data = V.studio_data(d, self._prev, self._files or None, passes=False)
         self._data = data
         self._prev_files, self._files = self._files, data["files"]
@@ -201,8 +203,6 @@ class Studio(W.VBox):
             self._load_passes()
         else:
             self.pass_pick.options, self.pass_view.value = [], ""
-        for fn in self.listeners:
-            fn(self)
 
     def _show_file(self) -> None:
         path = self.file_pick.value

@@ -1,0 +1,211 @@
+"""Drive JupyterLab in a real browser: open notebooks, run them, move sliders, read the Ascend C panel."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+PANEL = "#kernelstudio-ascend-c"
+BOOT_MS = 120_000     # cold page + kernel + first build; generous for a loaded 2-core machine
+STEP_MS = 30_000
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium (or KS_CHROMIUM), which playwright drives without downloading a browser."""
+    for candidate in (os.environ.get("KS_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def jupyter_lab(root: Path, state: Path) -> Iterator[str]:
+    """Run JupyterLab on a free local port with notebooks under `root` and its own settings and
+    workspaces under `state`; yields the base URL and stops the server (by its pid) afterwards."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
+           "--IdentityProvider.token=", "--ServerApp.password=", "--LabApp.expose_app_in_browser=True",
+           f"--LabApp.workspaces_dir={state / 'workspaces'}", f"--ServerApp.root_dir={root}",
+           "--ServerApp.disable_check_xsrf=True"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    settings = state / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(state / "runtime"), "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+           "JUPYTERLAB_SETTINGS_DIR": str(state / "settings")}
+    log_path = state / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=root, stdout=log, stderr=subprocess.STDOUT, env=env)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{base}/api/status", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"JupyterLab did not start; {log_path}:\n" + log_path.read_text()[-3000:])
+                time.sleep(0.3)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+class Lab:
+    """One browser page on a JupyterLab server."""
+
+    def __init__(self, page: Any, base: str, root: Path) -> None:
+        self.page = page
+        self.base = base
+        self.root = root
+        self.console: list[str] = []
+        self.screenshot: Path | None = None
+        page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
+        page.on("dialog", lambda d: d.accept())
+
+    # --- notebooks -------------------------------------------------------------------------------
+    def write_notebook(self, name: str, cells: list[str]) -> str:
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, self.root / name)
+        return name
+
+    def open(self, name: str, *, reset: bool = True) -> None:
+        """Open `name` (on a fresh workspace unless reset=False) and wait for its kernel to be idle."""
+        self.page.goto(f"{self.base}/lab/tree/{name}{'?reset' if reset else ''}")
+        self.page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=BOOT_MS)
+        self.wait_notebook(name)
+
+    def wait_notebook(self, name: str) -> None:
+        self.page.wait_for_function(
+            """name => { const w = window.jupyterapp?.shell?.currentWidget;
+                 return w && w.context && w.context.path.endsWith(name)
+                   && w.sessionContext.session?.kernel?.status === 'idle'; }""",
+            arg=name, timeout=BOOT_MS)
+
+    def open_another(self, name: str) -> None:
+        """Open a second notebook in the same page (a new tab in the main area)."""
+        self.page.evaluate("name => window.jupyterapp.commands.execute('docmanager:open', {path: name})", name)
+        self.wait_notebook(name)
+
+    def activate(self, name: str) -> None:
+        self.page.evaluate(
+            """name => { const app = window.jupyterapp;
+                 for (const w of app.shell.widgets('main')) {
+                   if (w.context && w.context.path.endsWith(name)) { app.shell.activateById(w.id); return; } }
+                 throw new Error('no open notebook ' + name); }""", name)
+
+    def run_all(self) -> None:
+        """Run every cell of the current notebook and wait until they have run."""
+        self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+    def save(self) -> None:
+        self.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+        self.page.wait_for_timeout(300)
+
+    def restart_kernel(self) -> None:
+        self.page.evaluate("""async () => { const w = window.jupyterapp.shell.currentWidget;
+                                 await w.sessionContext.session.kernel.restart(); }""")
+        self.page.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=BOOT_MS)
+
+    def switch_kernel(self) -> None:
+        """Start a new kernel for the current notebook (a kernel switch: a new connection, new comms)."""
+        self.page.evaluate("""async () => { const w = window.jupyterapp.shell.currentWidget;
+                                 await w.sessionContext.changeKernel({name: 'python3'}); }""")
+        self.page.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
+            timeout=BOOT_MS)
+
+    def execute(self, code: str) -> None:
+        """Run `code` in the current notebook's kernel (not as a cell) and wait until it is done."""
+        status = self.page.evaluate(
+            """async code => { const w = window.jupyterapp.shell.currentWidget;
+                 const reply = await w.sessionContext.session.kernel.requestExecute({code}).done;
+                 return reply.content.status; }""", code)
+        assert status == "ok", f"kernel code failed ({status}): {code[:200]}"
+
+    # --- widgets ---------------------------------------------------------------------------------
+    def move_slider(self, description: str, key: str = "ArrowRight") -> None:
+        """Press `key` on the handle of the ipywidgets slider labelled `description`."""
+        slider = self.page.locator(".widget-slider", has=self.page.locator(".widget-label", has_text=description))
+        handle = slider.first.locator(".noUi-handle")
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        handle.press(key)
+
+    # --- the Ascend C panel ------------------------------------------------------------------------
+    def panel(self) -> dict[str, str]:
+        """The panel's data attributes (design, seq, file, changed) and its header text."""
+        return self.page.evaluate(
+            """sel => { const p = document.querySelector(sel); if (!p) return {};
+                 const h = p.querySelector('.ks-panel-header');
+                 return {...p.dataset, header: h ? h.innerText : '', visible: String(p.offsetWidth > 0)}; }""",
+            PANEL)
+
+    def wait_panel(self, design: str, *, after_seq: int | None = None, timeout_ms: int = STEP_MS) -> dict[str, str]:
+        """Wait until the panel shows `design` (with a seq other than `after_seq`) and is on screen."""
+        self.page.wait_for_function(
+            """([sel, design, seq]) => { const p = document.querySelector(sel);
+                 return p && p.offsetWidth > 0 && p.dataset.design === design
+                   && (seq === null || p.dataset.seq !== String(seq)); }""",
+            arg=[PANEL, design, after_seq], timeout=timeout_ms)
+        return self.panel()
+
+    def changed_lines(self) -> list[str]:
+        """Text of the highlighted (changed) lines the editor has rendered."""
+        return self.page.locator(f"{PANEL} .ks-changed-line").all_inner_texts()
+
+    def highlighted_tokens(self) -> int:
+        """How many syntax-highlighted spans the panel's editor shows (0 when no C++ mode is active)."""
+        return self.page.evaluate(
+            "sel => document.querySelectorAll(sel + ' .cm-line span[class]').length", PANEL)
+
+    def click_tab(self, path: str) -> None:
+        self.page.locator(f"{PANEL} .ks-panel-tab[data-path='{path}']").click()
+
+    def warnings(self, needle: str) -> list[str]:
+        return [m for m in self.console if needle in m]
+
+    # --- clean-up ---------------------------------------------------------------------------------
+    def shutdown_kernels(self) -> None:
+        with urllib.request.urlopen(f"{self.base}/api/sessions", timeout=10) as r:
+            sessions = json.load(r)
+        for s in sessions:
+            req = urllib.request.Request(f"{self.base}/api/sessions/{s['id']}", method="DELETE")
+            try:
+                urllib.request.urlopen(req, timeout=10).close()
+            except OSError:
+                pass  # already gone
+        time.sleep(0.2)

@@ -1,0 +1,174 @@
+"""Side-panel messages: built from a design, validated (same rules as the .ts mirror), published and
+replayed in-process; the magic publishes every Studio rebuild and `--no-panel` withdraws."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kernelstudio as ks
+from kernelstudio.notebook import messages as M
+from kernelstudio.notebook import panel
+from tests.reference_kernels import mla_prolog_lite
+
+TS = Path(__file__).resolve().parents[2] / "labextension" / "src" / "messages.ts"
+
+
+@pytest.fixture(scope="module")
+def design():
+    out = mla_prolog_lite()
+    s = ks.create_schedule(out)
+    s[out].split("m", 32).double_buffer(True)
+    return ks.build(out, schedule=s)
+
+
+@pytest.fixture
+def message(design):
+    return M.message_from_design("mla", design, {"tile_m": np.int64(32), "double_buffer": True, "shape": (2, 3)},
+                                 cell="c-1")
+
+
+@pytest.fixture(autouse=True)
+def _clean_panel():
+    panel._latest.clear()
+    yield
+    panel._latest.clear()
+
+
+def test_message_from_design_carries_code_kernels_target_time_and_knobs(design, message):
+    k = design.program.kernels[0].name
+    assert M.why_invalid(message) is None
+    assert message["version"] == M.VERSION and message["kind"] == "code" and message["cell"] == "c-1"
+    assert message["kernels"] == [k] and message["target"] == "ascend910b2"
+    assert message["time_us"] == pytest.approx(design.sim.time_us)
+    assert list(message["files"]) == [f"op_kernel/{k}.cpp", f"op_host/{k}_tiling.h", f"op_host/{k}.cpp", "main.cpp"]
+    assert message["files"][f"op_host/{k}.cpp"] == design.code.files[f"op_host/{k}.cpp"]
+    # knob values become JSON scalars: NumPy ints become ints, other objects their text
+    assert message["knobs"] == {"tile_m": 32, "double_buffer": True, "shape": "(2, 3)"}
+    assert type(message["knobs"]["tile_m"]) is int
+
+
+BAD = [
+    ("not a dict", "not a mapping"),
+    ({"version": 2}, "version 2, expected 1"),
+    ({"design": ""}, "design is not"),
+    ({"design": "x" * 201}, "design is not"),
+    ({"seq": -1}, "seq is not"),
+    ({"seq": True}, "seq is not"),
+    ({"kind": "eval"}, "unknown kind 'eval'"),
+    ({"kernels": []}, "kernels is not"),
+    ({"kernels": [3]}, "kernels is not"),
+    ({"time_us": float("nan")}, "not JSON-serialisable"),
+    ({"time_us": -1.0}, "time_us is not"),
+    ({"knobs": {"tile_m": [16, 32]}}, "knobs is not"),
+    ({"files": {}}, "0 files"),
+    ({"files": {"main.cpp": 3}}, "is not path -> text"),
+    ({"files": {f"f{i}.cpp": "" for i in range(65)}}, "65 files"),
+    ({"files": {"main.cpp": "x" * 2_000_001}}, "more than the 2,000,000 allowed"),
+    ({"cell": None}, "cell or target"),
+]
+
+
+@pytest.mark.parametrize(("patch", "reason"), BAD, ids=[r for _, r in BAD])
+def test_malformed_messages_are_named_and_refused(message, patch, reason):
+    bad = patch if isinstance(patch, str) else {**message, **patch}
+    assert reason in (M.why_invalid(bad) or "")
+    with pytest.raises(M.PanelMessageError, match=re.escape(reason)) as info:
+        M.check_message(bad)
+    assert isinstance(info.value, ks.KernelStudioError) and "message_from_design" in str(info.value)
+    if "seq" not in patch:  # publish numbers messages itself
+        with pytest.raises(M.PanelMessageError):
+            panel.publish(bad)  # type: ignore[arg-type]
+    assert panel.latest() == []
+
+
+def test_withdraw_and_sync_request_shapes():
+    assert M.why_invalid(M.withdraw_message("mla", 3)) is None
+    assert M.is_sync_request({"version": 1, "kind": "sync"})
+    for bad in ({"version": 2, "kind": "sync"}, {"version": 1, "kind": "code"}, None, "sync",
+                {"version": 1, "kind": "sync", "exec": "import os"}):
+        assert not M.is_sync_request(bad)
+
+
+def test_publish_numbers_messages_and_keeps_the_latest_per_design(message):
+    panel.publish(message)  # no front end here: nothing listens and nothing fails
+    panel.publish({**message, "design": "other"})
+    panel.publish({**message, "knobs": {"tile_m": 64}})
+    latest = panel.latest()
+    assert [m["design"] for m in latest] == ["other", "mla"]  # oldest first: replay order
+    assert latest[0]["seq"] < latest[1]["seq"] and latest[1]["knobs"] == {"tile_m": 64}
+    assert message["seq"] == 0, "publish must not change the caller's message"
+    panel.withdraw("mla")
+    assert [m["design"] for m in panel.latest()] == ["other"]
+    panel.withdraw("never-published")  # harmless
+
+
+def test_sync_replays_latest_and_ignores_malformed_requests(message):
+    class Channel:  # the comm a front end opened to the sync target, as ipykernel hands it over
+        def __init__(self):
+            self.sent, self.closed = [], False
+
+        def send(self, data):
+            self.sent.append(data)
+
+        def close(self):
+            self.closed = True
+
+    panel.publish(message)
+    panel.publish({**message, "design": "second"})
+    good = Channel()
+    panel._on_sync(good, {"content": {"data": {"version": 1, "kind": "sync"}}})
+    assert [m["design"] for m in good.sent] == ["mla", "second"] and good.closed
+    assert all(M.why_invalid(m) is None for m in good.sent)
+    for data in ({"version": 9, "kind": "sync"}, {"kind": "sync"}, "sync", None):
+        bad = Channel()
+        panel._on_sync(bad, {"content": {"data": data}})
+        assert bad.sent == [] and bad.closed
+
+
+def test_ts_mirror_has_the_same_constants_and_fields():
+    ts = TS.read_text()
+    for name, value in [("VERSION", M.VERSION), ("PUSH_TARGET", M.PUSH_TARGET), ("SYNC_TARGET", M.SYNC_TARGET),
+                        ("MAX_MESSAGE_CHARS", M.MAX_MESSAGE_CHARS), ("MAX_FILES", M.MAX_FILES),
+                        ("MAX_NAME_CHARS", M.MAX_NAME_CHARS)]:
+        found = re.search(rf"export const {name} = ([^;]+);", ts)
+        assert found, name
+        assert found.group(1).strip("'").replace("_", "") == str(value).replace("_", ""), name
+    for cls, iface in [(M.CodeMessage, "CodeMessage"), (M.WithdrawMessage, "WithdrawMessage"),
+                       (M.SyncRequest, "SyncRequest")]:
+        body = re.search(rf"export interface {iface} \{{(.*?)\n\}}", ts, re.S).group(1)
+        fields = re.findall(r"^\s+(\w+):", body, re.M)
+        assert fields == list(cls.__annotations__), iface
+
+
+DESIGN_CELL = """\
+x = placeholder((64, 256), "float16", name="x")
+w = placeholder((128, 256), "float16", name="w")
+out = relu(matmul(x, w, transpose_b=True), name="out")
+s = create_schedule(out)
+s[out].split("m", knob("tile_m", 16, [16, 32, 64]))
+"""
+
+
+def test_magic_publishes_every_rebuild_and_no_panel_withdraws():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "kernelstudio")
+    with capture_output():
+        shell.run_cell_magic("ascend_kernel", "panelled", DESIGN_CELL)
+    [first] = panel.latest()
+    assert first["design"] == "panelled" and first["knobs"] == {"tile_m": 16} and first["kernels"] == ["out"]
+    studio = shell.magics_manager.registry["AscendKernelMagics"].studios["panelled"]
+    with capture_output():
+        studio.set_knobs(tile_m=32)
+    [moved] = panel.latest()
+    assert moved["seq"] > first["seq"] and moved["knobs"] == {"tile_m": 32}
+    assert moved["files"]["op_host/out.cpp"] != first["files"]["op_host/out.cpp"]
+    with capture_output():
+        shell.run_cell_magic("ascend_kernel", "panelled --no-panel", DESIGN_CELL)
+    assert panel.latest() == []
