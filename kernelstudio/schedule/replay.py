@@ -51,7 +51,9 @@ def parse_directives(text: Any) -> list:
         if not isinstance(d["kind"], str) or not isinstance(d["kernel"], str):
             raise ScheduleError(f"{where}: kind and kernel must be strings, got {d['kind']!r}, {d['kernel']!r}")
         value = d.get("value")
-        if isinstance(value, (dict, list)):
-            raise ScheduleError(f"{where}: value {value!r} must be a number, a bool or null")
+        if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            value = tuple(value)  # a pair such as l1_k_steps(a, b), saved as a JSON list
+        elif isinstance(value, (dict, list)):
+            raise ScheduleError(f"{where}: value {value!r} must be a number, a list of numbers, a bool or null")
         out.append(Directive(d["kind"], d["kernel"], _axis(d.get("axis"), where), value))
     return out
