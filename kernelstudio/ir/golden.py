@@ -270,11 +270,16 @@ def _plan_points(graph: Graph, schedule: object) -> _Plan | None:
     everywhere: set[Node] = set(graph.placeholders)
     stored: set[Node] = set()
     home: dict[Node, int] = {}
+    from ..lower.pipeline import native_float16
+
     for i, k in enumerate(s.kernels):
         stored.update(k.outputs)
         home.update((n, i) for n in k.nodes)
         if k.root is not None:
             everywhere.add(k.root)  # the cube unit's result leaves L0C in the matmul's dtype
+        wants = [d.value for d in s.for_kernel(k.name) if d.kind == "compute_dtype"]
+        if native_float16(k, wants[-1] if wants else "auto"):
+            everywhere.update(k.nodes)  # float16 math on chip: every op rounds, as the kernel computes
     # casts round; scalar constants do not: kernels take them as float32 operands of Adds/Muls/...
     everywhere.update(n for n in graph.nodes if n.op is Op.CAST)
     return _Plan(everywhere, stored, home)

@@ -93,24 +93,26 @@ def storage_align(ctx: _Ctx, cfgs: Configs) -> Configs:
     return {n: c.with_(aligned=True) for n, c in cfgs.items()}
 
 
+def native_float16(fk: FusedKernel, want: str) -> bool:
+    """Whether kernel `fk` computes its vector math natively in float16 under compute_dtype(`want`)
+    ("auto", "float16", "float32"): the lowering and the plan-following golden model both ask this."""
+    nodes = [n for n in fk.nodes if n is not fk.root]
+    if fk.nodes[0].op in LAYOUT_LOWERED or is_axis_reduce(fk) or not nodes or want == "float32":
+        return False
+    blockers = native_blockers(nodes, "float16")
+    if want == "float16" and blockers:
+        raise ScheduleError(
+            f"kernel {fk.name}: compute_dtype('float16') but {', '.join(blockers)} cannot be computed "
+            "natively in float16 with the golden model's rounding; use compute_dtype('auto') (float16 "
+            "where every op allows it) or compute_dtype('float32')")
+    return not blockers
+
+
 def compute_dtype(ctx: _Ctx, cfgs: Configs) -> Configs:
     # vector math natively in float16 where every op rounds as the golden model does, else float32
-    out = {}
-    for name, c in cfgs.items():
-        fk = ctx.kernels[name]
-        want = ctx.user(name)["compute_dtype"]
-        nodes = [n for n in fk.nodes if n is not fk.root]
-        if fk.nodes[0].op in LAYOUT_LOWERED or is_axis_reduce(fk) or not nodes or want == "float32":
-            out[name] = c
-            continue
-        blockers = native_blockers(nodes, "float16")
-        if want == "float16" and blockers:
-            raise ScheduleError(
-                f"kernel {fk.name}: compute_dtype('float16') but {', '.join(blockers)} cannot be computed "
-                "natively in float16 with the golden model's rounding; use compute_dtype('auto') (float16 "
-                "where every op allows it) or compute_dtype('float32')")
-        out[name] = c.with_(compute_dtype="float16") if not blockers else c
-    return out
+    return {name: (c.with_(compute_dtype="float16")
+                   if native_float16(ctx.kernels[name], ctx.user(name)["compute_dtype"]) else c)
+            for name, c in cfgs.items()}
 
 
 def double_buffer(ctx: _Ctx, cfgs: Configs) -> Configs:
