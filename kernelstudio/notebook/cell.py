@@ -30,6 +30,10 @@ class CellError(KernelStudioError):
         super().__init__(message)
         self.kind, self.cause, self.lineno, self.line = kind, cause, lineno, line
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython prints instead of a traceback: one line, the kind in red."""
+        return [f"\x1b[0;31m{self.kind}\x1b[0m{str(self)[len(self.kind):]}"]
+
 
 @dataclass(frozen=True)
 class CellResult:

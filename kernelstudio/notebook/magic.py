@@ -29,14 +29,6 @@ class MagicUsageError(KernelStudioError):
         return [f"\x1b[0;31mMagicUsageError\x1b[0m: {self}"]
 
 
-def _render_cell_error(self: CellError) -> list[str]:
-    return [f"\x1b[0;31m{self.kind}\x1b[0m{str(self)[len(self.kind):]}"]
-
-
-# IPython prints an exception with `_render_traceback_` as those lines instead of a traceback
-CellError._render_traceback_ = _render_cell_error  # type: ignore[attr-defined]
-
-
 @dataclass(frozen=True)
 class MagicArgs:
     name: str
