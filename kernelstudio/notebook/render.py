@@ -200,7 +200,7 @@ def update_timeline(fig: Any, tl: dict[str, Any]) -> None:
         idle = tl.get("idle", [])
         fig.data[2].update(y=[lanes[g["lane"]] for g in idle], base=[g["start"] for g in idle],
                            x=[g["end"] - g["start"] for g in idle], hovertext=[g["text"] for g in idle],
-                           marker_color=_IDLE, width=0.35)
+                           marker_color=[_IDLE] * len(idle), width=[0.35] * len(idle))
         fig.layout.yaxis.categoryorder = "array"
         fig.layout.yaxis.categoryarray = list(reversed(order))
         fig.layout.height = height
