@@ -51,3 +51,22 @@ def test_fused_vs_unfused_report(plans):
         assert row in table
     # the fused kernel hands cube results to the vector cores through the workspace
     assert rf.traffic.get("L0C->WS", 0) == rf.traffic.get("WS->UB", 0) > 0
+
+
+def test_report_reads_speedup_with_and_without_launch_gaps(plans):
+    from kernelstudio.sim.report import comparison
+
+    fused, unfused = plans
+    rf, ru = simulate(fused), simulate(unfused)
+    c = comparison(rf, ru)
+    launch = fused.profile.launch_overhead_us
+    assert c["fused_device_us"] == pytest.approx(rf.time_us - launch * len(fused.kernels))
+    assert c["unfused_device_us"] == pytest.approx(ru.time_us - launch * len(unfused.kernels))
+    assert c["device_speedup"] == pytest.approx(c["unfused_device_us"] / c["fused_device_us"])
+    # without launch gaps the same plans simulate to the device times
+    quiet = fused.profile.with_overrides(launch_overhead_us=0.0)
+    rf0 = simulate(fused, profile=quiet)
+    assert rf0.time_us == pytest.approx(c["fused_device_us"], rel=1e-6)
+    table = report_table(rf, ru, fused, unfused)
+    assert "launch gaps aside" in table and f"{c['device_speedup']:.2f}x launch gaps aside" in table
+    assert "assumed" in table   # the launch constant's source is printed beside the speedup
