@@ -21,6 +21,7 @@ class KernelConfig:
     tile_rows: int = 1
     tile_cols: int = 1
     order: tuple[str, ...] = ("m", "n")
+    order_by: str = ""  # the directive that set `order` (reorder/parallel with an axis); "" = the default
     cores: int = 1
     depth: int = 1
     aligned: bool = False

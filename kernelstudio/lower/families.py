@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..errors import UnsupportedError
+from ..errors import ScheduleError, UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
 from ..ir.ops import Op
@@ -124,6 +124,12 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
     bd = max(1, min(cfg.cores, total))
     lets: list[Stmt]
     pre: list[Stmt] = []
+    if cfg.order_by and cfg.order[:1] != ("rows",) and (reduce or ct == 1):
+        why = ("its tiles hold whole rows (a row reduction), so rows are the only tile loop" if reduce else
+               f"its {C}-wide rows fit one {tc}-column tile, so rows are the only tile loop")
+        raise ScheduleError(f"kernel {fk.name}: {cfg.order_by} cannot apply: {why}; drop it, or "
+                            + ("split(-1, ...) to tile the columns first" if not reduce else
+                               "parallel(cores=...) to change how many cores share the row tiles"))
     if reduce or ct == 1:
         lets = [Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(R, E.mul(Var("t"), tr))))]
         if reduce and tc < C:
@@ -219,6 +225,11 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     mt, nt, kt = -(-cs.M // tm), -(-cs.N // tn), -(-cs.K // tk)
     mixed = fk.family == "cube_vector"
     row_block = mixed and fk.has_row_reduction() and not cfg.aic_only
+    if row_block and cfg.order_by and cfg.order[:1] != ("m",):
+        raise ScheduleError(f"kernel {fk.name}: {cfg.order_by} cannot apply: its row-reduction epilogue needs "
+                            "whole rows, so each core takes a block of rows ('m') and walks all of 'n' itself; "
+                            "drop it (rows are spread over cores already), or keep the reduction out of the "
+                            "fusion (create_schedule(..., keep_out=[...]) or fuse=False) to tile 'n' freely")
     units_n = 1 if row_block else nt
     total = cs.batch * mt * units_n
     bd = max(1, min(cfg.cores, total))

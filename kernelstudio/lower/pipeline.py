@@ -72,7 +72,7 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         validate_tiles(fk, tiles, ctx.profile)
         ctx.tiles[name] = tiles
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
-        out[name] = c.with_(**{k: tiles[k] for k in keys})
+        out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"])
         if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
             out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
     return out

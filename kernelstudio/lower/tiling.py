@@ -57,7 +57,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
     out: dict[str, Any] = {"tile_m": None, "tile_n": None, "tile_k": None, "tile_rows": None, "tile_cols": None,
                            "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
                            "compute_dtype": "auto", "step_ka": None, "step_kb": None, "depth_a1": None,
-                           "depth_b1": None}
+                           "depth_b1": None, "order_by": ""}
     for d in directives:
         if d.kind == "split":
             if cube:
@@ -80,6 +80,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                                                      else "cols")) for a in d.axis]
             rest = [a for a in out["order"] if a not in axes]
             out["order"] = tuple(axes) + tuple(rest)
+            out["order_by"] = f"reorder({', '.join(map(repr, d.axis))})"
         elif d.kind == "parallel":
             if d.value is not None:
                 if d.value > max_cores:
@@ -87,9 +88,11 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                     raise ScheduleError(f"kernel {fk.name}: parallel(cores={d.value}) but {profile.name} has "
                                         f"{max_cores} {unit} cores; use at most {max_cores}")
                 out["cores"] = d.value
-            if d.axis is not None and cube:
-                a = _cube_axis(fk, d.axis)
+            if d.axis is not None:
+                a = (_cube_axis(fk, d.axis) if cube else
+                     "rows" if _vector_rows_factor(fk, d.axis, 1)[0] == "tile_rows" else "cols")
                 out["order"] = (a,) + tuple(x for x in out["order"] if x != a)
+                out["order_by"] = f"parallel({d.axis!r})"
         elif d.kind == "double_buffer":
             out["depth"] = 2 if d.value else 1
         elif d.kind == "compute_dtype":

@@ -193,3 +193,56 @@ def test_gather_orders_scalar_reads_with_explicit_flags():
     assert (Pipe.MTE2, Pipe.S) in pairs and (Pipe.MTE2, Pipe.MTE3) in pairs
     assert sum(isinstance(s, WaitFlag) for s in stmts) == len(pairs)
     assert "wait_flag(MTE2->S" in prog.passes[-1][1]
+
+
+@pytest.mark.parametrize("call", [lambda st: st.parallel("n"), lambda st: st.reorder("n", "m")])
+def test_order_directive_refused_on_row_reduction_epilogue(call):
+    # the layer_norm epilogue keeps whole rows on one core: 'n' cannot lead; saying so beats ignoring it
+    out, s = _mla()
+    call(s[out])
+    with pytest.raises(ScheduleError, match=r"kernel out: (parallel\('n'\)|reorder\('n', 'm'\)) cannot apply.*"
+                                            r"whole rows.*keep_out"):
+        ks.lower(s, "ascend910b2")
+
+
+def test_order_directive_that_matches_the_plan_is_accepted():
+    out, s = _mla()
+    s[out].parallel("m")
+    ks.lower(s, "ascend910b2")
+
+
+def _relu(cols: int):
+    x = ks.placeholder((64, cols), "float16", name="x")
+    return ks.relu(x, name="y")
+
+
+def test_vector_reorder_refused_when_rows_are_the_only_loop():
+    y = _relu(256)
+    s = ks.create_schedule(y)
+    s[y].reorder("cols", "rows")
+    with pytest.raises(ScheduleError, match=r"kernel y: reorder\('cols', 'rows'\) cannot apply: its 256-wide rows "
+                                            r"fit one 256-column tile.*split\(-1"):
+        ks.lower(s, "ascend910b2")
+
+
+def test_vector_reorder_changes_the_tile_walk():
+    # with columns tiled, reorder decides which tiles consecutive loop steps (and so cores) take
+    import numpy as np
+
+    y = _relu(1024)
+
+    def lowered(*order):
+        s = ks.create_schedule(y)
+        s[y].split(-1, 128)
+        if order:
+            s[y].reorder(*order)
+        return ks.lower(s, "ascend910b2")
+
+    rows_first, cols_first = lowered(), lowered("cols", "rows")
+    from kernelstudio.lower.printer import format_kernel
+
+    walk = [format_kernel(p.kernels[0]) for p in (rows_first, cols_first)]
+    assert "r0 = ((t // 8) * 2)" in walk[0] and "r0 = ((t % 32) * 2)" in walk[1]
+    x = np.random.default_rng(0).standard_normal((64, 1024)).astype(np.float16)
+    for prog in (rows_first, cols_first):
+        np.testing.assert_array_equal(ks.run_tiled(prog, {"x": x}), np.maximum(x, 0))
