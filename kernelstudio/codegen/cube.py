@@ -205,7 +205,7 @@ class CubePart:
         init("cubeTiling = tiling.cubeTilingData;")
         w = methods
         with w.block("__aicore__ inline void ProcessCube()"):
-            w("REGIST_MATMUL_OBJ(&pipe, AscendC::GetSysWorkSpacePtr(), matmulObj, &cubeTiling);")
+            w("REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), matmulObj, &cubeTiling);")
             self._body(sc.kernel.aic, w)
         w("")
 

@@ -150,11 +150,14 @@ def main_source(prog: Program, kernel_files: list[str]) -> str:
     w = Writer()
     w(f"// CPU launch of {prog.name} on the kernelstudio twin: {len(prog.kernels)} kernel(s), "
       f"{'fused' if prog.fused else 'unfused'}.")
-    if cube:
+    if cube and multi:
+        # several kernels share this translation unit and each is included inside its own namespace, so
+        # the Matmul header is included (and ASCENDC_CUBE_ONLY set) here first; a single kernel file sets
+        # it itself, as in a CANN project
         w("#define ASCENDC_CUBE_ONLY  // the cube core drives Matmul itself; AIVs meet it via flags")
     w("#include <cstdint>", "#include <cstdio>", "#include <cstring>", '#include "data_utils.h"',
       '#include "tikicpulib.h"', '#include "register/tilingdata_base.h"')
-    if cube:
+    if cube and multi:
         w('#include "lib/matmul_intf.h"')
     for i, path in enumerate(kernel_files):
         if multi:  # each kernel registers its own tiling struct: keep them apart

@@ -208,6 +208,11 @@ def kernel_source(prog: Program, k: Kernel) -> str:
         w(f"// DSL ops: {', '.join(k.ops)}")
     for note in k.notes:
         w(f"// {note}")
+    if cube_part is not None:
+        # in this file, as CANN builds it: without it a MIX kernel's AIC turns into the Matmul server at
+        # REGIST_MATMUL_OBJ and the AIVs wait for flags it never sets
+        w("#ifndef ASCENDC_CUBE_ONLY",
+          "#define ASCENDC_CUBE_ONLY  // the AIC drives Matmul itself; AIVs meet it via flags", "#endif")
     w('#include "kernel_operator.h"')
     if cube_part is not None:
         w('#include "lib/matmul_intf.h"')

@@ -36,7 +36,7 @@ def test_vector_kernel_reads_like_ascend_c() -> None:
 def test_mix_kernel_uses_matmul_api_and_flags() -> None:
     prog, _ = programs.mla_prolog_lite()
     src = _kernel_src(prog)
-    for piece in ("KERNEL_TYPE_MIX_AIC_1_2", "REGIST_MATMUL_OBJ(&pipe, AscendC::GetSysWorkSpacePtr()",
+    for piece in ("KERNEL_TYPE_MIX_AIC_1_2", "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr()",
                   "matmulObj.SetTensorB(wGm, true);", "matmulObj.IterateAll(wsGm[m0 * N]);",
                   "AscendC::CrossCoreSetFlag<0x2, PIPE_FIX>(0);", "AscendC::CrossCoreWaitFlag(0);",
                   "if ASCEND_IS_AIC", "AscendC::GetUserWorkspace(workspace)", "GetTaskRation()"):
@@ -122,3 +122,27 @@ def test_export_project(tmp_path) -> None:
     assert [d["name"] for d in desc[0]["input_desc"]] == ["x", "w", "bias"]
     assert desc[0]["output_desc"][0]["type"] == ["float16"]
     assert "msopgen gen -i mla_prolog_lite.json" in (root / "README.md").read_text()
+
+
+def test_mix_kernel_file_sets_cube_only_itself(twin_cache) -> None:
+    """CANN compiles op_kernel/<name>.cpp on its own: ASCENDC_CUBE_ONLY must be set there, not in main.cpp.
+    Without it the AIC becomes the Matmul server at REGIST_MATMUL_OBJ and the AIVs wait forever."""
+    import dataclasses
+
+    from kernelstudio.errors import TwinError
+
+    prog, _ = programs.mla_prolog_lite()
+    code = codegen(prog)
+    kfile = f"op_kernel/{prog.kernels[0].name}.cpp"
+    src = code.files[kfile]
+    assert src.index("#define ASCENDC_CUBE_ONLY") < src.index('#include "kernel_operator.h"')
+    assert "ASCENDC_CUBE_ONLY" not in code.files["main.cpp"]
+    assert "AscendC::GetSysWorkSpacePtr" not in src   # CANN declares it at global scope only
+    inputs = {n: np.random.default_rng(1).standard_normal(prog.tensor(n).shape).astype(np.float16)
+              for n in prog.inputs}
+    twin.run(code, inputs, cache_dir=twin_cache)   # runs as generated
+    files = dict(code.files)
+    files[kfile] = src.replace("#define ASCENDC_CUBE_ONLY", "// (define removed)")
+    broken = dataclasses.replace(code, files=files)
+    with pytest.raises(TwinError, match="deadlock.*ASCENDC_CUBE_ONLY"):
+        twin.run(broken, inputs, cache_dir=twin_cache)

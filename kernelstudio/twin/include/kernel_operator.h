@@ -27,12 +27,6 @@ inline void GmFree(void* p) { ks_twin::gm_free(p); }
 // The twin's Matmul needs no system workspace: it is the buffer given to SetSysWorkspace, or a small
 // placeholder, and the user workspace starts at the workspace argument itself.
 inline void SetSysWorkspace(GM_ADDR workspace) { ks_twin::launch_state().sys_workspace = workspace; }
-inline GM_ADDR GetSysWorkSpacePtr()
-{
-    static uint8_t placeholder[512];
-    GM_ADDR p = ks_twin::launch_state().sys_workspace;
-    return p != nullptr ? p : placeholder;
-}
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
 
 // Cross-core flags of one AI Core. Mode 2: an AIC set wakes both of its AIVs; an AIV set counts toward
@@ -48,6 +42,15 @@ template <uint8_t MODE = 0, pipe_t PIPE = PIPE_S> inline void CrossCoreWaitFlag(
 inline void CrossCoreWaitFlag(uint16_t flagId) { ks_twin::cross_core_wait(flagId); }
 
 }  // namespace AscendC
+
+// CANN declares the system workspace pointer at global scope (not in AscendC): a kernel that writes
+// AscendC::GetSysWorkSpacePtr() does not build there, so it does not build here either.
+inline GM_ADDR GetSysWorkSpacePtr()
+{
+    static uint8_t placeholder[512];
+    GM_ADDR p = ks_twin::launch_state().sys_workspace;
+    return p != nullptr ? p : placeholder;
+}
 
 #define ASCEND_IS_AIC (::ks_twin::ctx().type == ::ks_twin::CoreType::AIC)
 #define ASCEND_IS_AIV (::ks_twin::ctx().type == ::ks_twin::CoreType::AIV)
