@@ -190,8 +190,8 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
     as they are when they also fit with the queue depth asked for (double_buffer changes slots, not
     tiles); only when they do not are they chosen again, smaller, under the deeper queues."""
     if d["depth"] > 1:
-        single = _auto_tiles_at(fk, {**d, "depth": 1, "depth_a1": 1 if d["depth_a1"] else None,
-                                     "depth_b1": 1 if d["depth_b1"] else None}, profile, emit)
+        # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
+        single = _auto_tiles_at(fk, {**d, "depth": 1}, profile, emit)
         cfg = KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True,
                            order=d["order"], depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
                            **{k: v for k, v in single.items() if k != "order"})
