@@ -189,7 +189,22 @@ def _pow2_at_most(n: int) -> int:
 
 def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
                emit: Callable[[KernelConfig], Kernel]) -> dict[str, Any]:
-    """Fill the tiles the user did not state: the largest that fit with double buffering on all cores."""
+    """Fill the tiles the user did not state: the largest that fit single-buffered on all cores, kept
+    as they are when they also fit with the queue depth asked for (double_buffer changes slots, not
+    tiles); only when they do not are they chosen again, smaller, under the deeper queues."""
+    if d["depth"] > 1:
+        # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
+        single = _auto_tiles_at(fk, {**d, "depth": 1}, profile, emit)
+        cfg = KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True,
+                           order=d["order"], depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
+                           **{k: v for k, v in single.items() if k != "order"})
+        if _fits(emit(cfg), profile):
+            return single
+    return _auto_tiles_at(fk, d, profile, emit)
+
+
+def _auto_tiles_at(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
+                   emit: Callable[[KernelConfig], Kernel]) -> dict[str, Any]:
     base = KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True, order=d["order"])
     if fk.root is not None:
         return _auto_cube(fk, d, profile, emit, base)
