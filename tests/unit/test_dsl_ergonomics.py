@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import KernelStudioError, UnsupportedError
+from kernelstudio.errors import KernelStudioError, ScheduleError, UnsupportedError
 from kernelstudio.ir.ops import Op
 
 
@@ -136,3 +136,28 @@ def test_tensors_are_not_iterable():
         for _ in x:
             pass
 
+
+# --- create_schedule on a bare input ----------------------------------------------------------------
+
+
+def test_create_schedule_of_a_placeholder_has_nothing_to_schedule():
+    x = ph((4, 8))
+    with pytest.raises(ScheduleError) as info:
+        ks.create_schedule(x)
+    check(info, "nothing to schedule", "x[4, 8] float16 (placeholder)", "ks.relu(x)")
+    with pytest.raises(ScheduleError, match="nothing to schedule"):
+        ks.create_schedule([x, ph((8,), name="v")])
+
+
+def test_create_schedule_with_a_placeholder_among_computed_outputs_still_works():
+    x = ph((4, 8))
+    s = ks.create_schedule([x, x + 1])
+    assert len(s.kernels) == 1
+
+
+def test_keep_out_given_one_tensor_asks_for_a_list():
+    x = ph((4, 8))
+    y = ks.relu(x)
+    with pytest.raises(ScheduleError) as info:
+        ks.create_schedule(y + 1, keep_out=y)
+    check(info, "keep_out must be a list of tensors", "keep_out=[t]", "got Tensor")
