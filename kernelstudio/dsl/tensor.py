@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Iterator
 from typing import Any
 
+from ..errors import UnsupportedError
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import Op
 from .shapes import fmt_shape
 
 __all__ = ["Tensor"]
+
+# exponents `x ** p` maps to one DSL op (the same values as NumPy's power, op for op)
+_POWERS = {2: "square", 0.5: "sqrt", -0.5: "rsqrt", -1: "reciprocal"}
+
+# `a OP b` written with where(): (cond, swap a and b); where(cond, a, b) picks a where cond != 0
+_COMPARE = {">": ("relu({a} - {b})", False), "<": ("relu({b} - {a})", False),
+            ">=": ("relu({b} - {a})", True), "<=": ("relu({a} - {b})", True)}
+
+
+def _label(v: object) -> str:
+    if isinstance(v, Tensor):
+        return v.name
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return repr(float(v))
+    return type(v).__name__
 
 
 def _ops() -> Any:
@@ -21,9 +41,12 @@ def _ops() -> Any:
 class Tensor:
     """A value in the compute graph: ``.node`` plus its shape and dtype.
 
-    Arithmetic operators build graph nodes (``+ - * / @``, unary ``-``, ``abs()``); Python
-    scalars promote to constants of the tensor's dtype. ``==`` keeps identity semantics (it does
-    not build a comparison); the hash follows the node, so equal subgraphs hash equal.
+    Arithmetic operators build graph nodes (``+ - * / @``, unary ``-``, ``abs()``, ``x ** 2`` ->
+    ``square``, ``** 0.5`` -> ``sqrt``, ``** -0.5`` -> ``rsqrt``, ``** -1`` -> ``reciprocal``,
+    ``x.T`` -> ``transpose``); Python scalars promote to constants of the tensor's dtype. ``==``
+    keeps identity semantics (it does not build a comparison); the hash follows the node, so equal
+    subgraphs hash equal. ``< <= > >=``, other powers, indexing and iteration raise
+    `UnsupportedError` naming the DSL ops to write instead.
     """
 
     __slots__ = ("node",)
@@ -115,3 +138,68 @@ class Tensor:
     def abs(self) -> Tensor:
         """Elementwise absolute value (same as ``abs(t)``)."""
         return _ops().abs(self)
+
+    def __pow__(self, other: object, modulo: object = None) -> Tensor:
+        op = None
+        if modulo is None and isinstance(other, numbers.Real) and not isinstance(other, bool):
+            op = _POWERS.get(float(other))
+        if op is None:
+            ops = ", ".join(f"** {k} ({v})" for k, v in _POWERS.items())
+            n = self.name
+            raise UnsupportedError(
+                f"{self.describe()} ** {_label(other)}: the DSL maps only {ops} to an op; write other "
+                f"powers with mul ({n} * {n} * {n} for ** 3) or, for positive values, exp(log({n}) * p)"
+            )
+        return getattr(_ops(), op)(self)
+
+    def __rpow__(self, other: object) -> Tensor:
+        raise UnsupportedError(
+            f"{_label(other)} ** {self.describe()}: the DSL has no power op with a tensor exponent; "
+            f"write c ** {self.name} as exp({self.name} * math.log(c)) for a positive constant c"
+        )
+
+    # layout -----------------------------------------------------------------------------
+    @property
+    def T(self) -> Tensor:  # noqa: N802 - NumPy's name
+        """The dims reversed, as NumPy's ``.T``: ``transpose(x)`` (a 0-d or 1-d tensor is returned as is)."""
+        if self.ndim < 2:
+            return self
+        return _ops().transpose(self)
+
+    def __getitem__(self, key: object) -> Tensor:
+        raise UnsupportedError(
+            f"{self.describe()}[{key!r}]: DSL tensors cannot be indexed or sliced; use gather(x, indices, "
+            "axis=0) to pick rows by an int32 index tensor, reshape / transpose / broadcast_to to change the "
+            "layout, or give the piece its own placeholder (ks.evaluate(x, inputs) returns NumPy values to index)"
+        )
+
+    def __iter__(self) -> Iterator[Tensor]:
+        raise UnsupportedError(
+            f"{self.describe()} is not iterable: a DSL tensor is a graph value, not data; ks.evaluate(x, inputs) "
+            "returns its NumPy values, and gather(x, indices, axis=0) picks rows inside the graph"
+        )
+
+    # comparisons (== and != keep identity semantics so tensors stay usable as dict keys) --------
+    def _compare(self, sym: str, other: object) -> Tensor:
+        lhs, rhs = self.name, _label(other)
+        cond, swap = _COMPARE[sym]
+        c = cond.format(a=lhs, b=rhs)
+        if rhs in ("0", "0.0"):  # x > 0 -> relu(x), x < 0 -> relu(-x)
+            c = c.replace(f" - {rhs})", ")").replace(f"({rhs} - ", "(-")
+        pick = f"where({c}, a, b)" if not swap else f"where({c}, b, a)"
+        raise UnsupportedError(
+            f"{self.describe()} {sym} {rhs}: the DSL has no comparison op (no bool masks); where(cond, a, b) "
+            f"picks a where cond != 0, so write where({lhs} {sym} {rhs}, a, b) as {pick}"
+        )
+
+    def __gt__(self, other: object) -> Tensor:
+        return self._compare(">", other)
+
+    def __ge__(self, other: object) -> Tensor:
+        return self._compare(">=", other)
+
+    def __lt__(self, other: object) -> Tensor:
+        return self._compare("<", other)
+
+    def __le__(self, other: object) -> Tensor:
+        return self._compare("<=", other)

@@ -13,6 +13,7 @@ from ..errors import ScheduleError
 from ..fusion.partition import FusedKernel, FusionPlan, partition
 from ..ir.graph import Graph
 from ..ir.node import Node
+from ..ir.ops import Op
 
 __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DIRECTIVE_KINDS"]
 
@@ -310,6 +311,16 @@ def create_schedule(outputs: Any, *, fuse: bool = True, keep_out: Iterable[Any] 
     if fz is None:
         raise ScheduleError(f"create_schedule: fuse must be True or False, got {fuse!r}")
     fuse = fz
-    if isinstance(keep_out, (str, bytes)) or not isinstance(keep_out, Iterable):
-        raise ScheduleError(f"create_schedule: keep_out must be a list of tensors, got {type(keep_out).__name__}")
-    return Schedule([_node_of(o) for o in outs], fuse=fuse, keep_out=[_node_of(t) for t in keep_out])
+    if isinstance(keep_out, (str, bytes)) or hasattr(keep_out, "node") or not isinstance(keep_out, Iterable):
+        raise ScheduleError(f"create_schedule: keep_out must be a list of tensors (keep_out=[t]), "
+                            f"got {type(keep_out).__name__}")
+    nodes = [_node_of(o) for o in outs]
+    if all(n.op in (Op.PLACEHOLDER, Op.CONST) for n in nodes):
+        g = Graph(tuple(nodes))
+        what = ", ".join(f"{g.name(n)}{list(n.shape)} {n.dtype} ({n.op.value})" for n in nodes)
+        raise ScheduleError(
+            f"create_schedule: nothing to schedule: the outputs are inputs or constants, not computed "
+            f"tensors ({what}); "
+            "pass the tensor an op returns, e.g. create_schedule(ks.relu(x)) rather than the placeholder x"
+        )
+    return Schedule(nodes, fuse=fuse, keep_out=[_node_of(t) for t in keep_out])
