@@ -17,9 +17,16 @@ __all__ = ["Tensor"]
 # exponents `x ** p` maps to one DSL op (the same values as NumPy's power, op for op)
 _POWERS = {2: "square", 0.5: "sqrt", -0.5: "rsqrt", -1: "reciprocal"}
 
-# `a OP b` written with where(): (cond, swap a and b); where(cond, a, b) picks a where cond != 0
-_COMPARE = {">": ("relu({a} - {b})", False), "<": ("relu({b} - {a})", False),
-            ">=": ("relu({b} - {a})", True), "<=": ("relu({a} - {b})", True)}
+# `a OP b` written with where(): (whether relu(a - b) or relu(b - a) is the condition, whether a and
+# b swap); where(cond, a, b) picks a where cond != 0
+_COMPARE = {">": (True, False), "<": (False, False), ">=": (False, True), "<=": (True, True)}
+
+
+def _difference(p: str, q: str) -> str:
+    """`p - q` as text, with a zero operand left out."""
+    if q in ("0", "0.0"):
+        return p
+    return f"-{q}" if p in ("0", "0.0") else f"{p} - {q}"
 
 
 def _label(v: object) -> str:
@@ -182,10 +189,8 @@ class Tensor:
     # comparisons (== and != keep identity semantics so tensors stay usable as dict keys) --------
     def _compare(self, sym: str, other: object) -> Tensor:
         lhs, rhs = self.name, _label(other)
-        cond, swap = _COMPARE[sym]
-        c = cond.format(a=lhs, b=rhs)
-        if rhs in ("0", "0.0"):  # x > 0 -> relu(x), x < 0 -> relu(-x)
-            c = c.replace(f" - {rhs})", ")").replace(f"({rhs} - ", "(-")
+        lhs_first, swap = _COMPARE[sym]
+        c = f"relu({_difference(lhs, rhs) if lhs_first else _difference(rhs, lhs)})"
         pick = f"where({c}, a, b)" if not swap else f"where({c}, b, a)"
         raise UnsupportedError(
             f"{self.describe()} {sym} {rhs}: the DSL has no comparison op (no bool masks); where(cond, a, b) "

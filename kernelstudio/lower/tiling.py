@@ -50,6 +50,13 @@ def _vector_rows_factor(fk: FusedKernel, axis: str | int, factor: int) -> tuple[
     return "tile_rows", factor * inner
 
 
+def _loop_axis(fk: FusedKernel, axis: str | int) -> str:
+    """The tile loop a reorder/parallel axis names: "m"/"n" (cube kernels) or "rows"/"cols" (vector)."""
+    if fk.root is not None:
+        return _cube_axis(fk, axis)
+    return "rows" if _vector_rows_factor(fk, axis, 1)[0] == "tile_rows" else "cols"
+
+
 def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile: HardwareProfile) -> dict[str, Any]:
     """The user's choices for one kernel (None where the auto-schedule decides)."""
     cube = fk.root is not None
@@ -76,8 +83,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                 key, _ = _vector_rows_factor(fk, d.axis, 1)
             out[key] = d.value
         elif d.kind == "reorder":
-            axes = [(_cube_axis(fk, a) if cube else ("rows" if _vector_rows_factor(fk, a, 1)[0] == "tile_rows"
-                                                     else "cols")) for a in d.axis]
+            axes = [_loop_axis(fk, a) for a in d.axis]
             rest = [a for a in out["order"] if a not in axes]
             out["order"] = tuple(axes) + tuple(rest)
             out["order_by"] = f"reorder({', '.join(map(repr, d.axis))})"
@@ -89,8 +95,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                                         f"{max_cores} {unit} cores; use at most {max_cores}")
                 out["cores"] = d.value
             if d.axis is not None:
-                a = (_cube_axis(fk, d.axis) if cube else
-                     "rows" if _vector_rows_factor(fk, d.axis, 1)[0] == "tile_rows" else "cols")
+                a = _loop_axis(fk, d.axis)
                 out["order"] = (a,) + tuple(x for x in out["order"] if x != a)
                 out["order_by"] = f"parallel({d.axis!r})"
         elif d.kind == "double_buffer":
@@ -195,17 +200,20 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
     if d["depth"] > 1:
         # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
         single = _auto_tiles_at(fk, {**d, "depth": 1}, profile, emit)
-        cfg = KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True,
-                           order=d["order"], depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
-                           **{k: v for k, v in single.items() if k != "order"})
+        cfg = _base(d).with_(depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
+                             **{k: v for k, v in single.items() if k != "order"})
         if _fits(emit(cfg), profile):
             return single
     return _auto_tiles_at(fk, d, profile, emit)
 
 
+def _base(d: dict[str, Any]) -> KernelConfig:
+    return KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True, order=d["order"])
+
+
 def _auto_tiles_at(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
                    emit: Callable[[KernelConfig], Kernel]) -> dict[str, Any]:
-    base = KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True, order=d["order"])
+    base = _base(d)
     if fk.root is not None:
         return _auto_cube(fk, d, profile, emit, base)
     return _auto_vector(fk, d, profile, emit, base)
