@@ -70,7 +70,7 @@ def build(outputs: Any, target: str | HardwareProfile = "ascend910b2", *, schedu
     outs = outputs if isinstance(outputs, Sequence) and not hasattr(outputs, "node") else (outputs,)
     base = create_schedule(list(outs), fuse=False)  # checks that `outputs` are tensors
     if schedule is None:
-        sched = create_schedule(list(outs))
+        sched = create_schedule(list(outs), target=target)
     else:
         sched = need_schedule(schedule, "build(schedule=...)")
         if tuple(sched.graph.outputs) != tuple(base.graph.outputs):

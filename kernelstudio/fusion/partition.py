@@ -111,6 +111,7 @@ class FusedKernel:
     inputs: tuple[Node, ...]  # tensors read from GM (placeholders or other kernels' outputs)
     outputs: tuple[Node, ...]  # tensors written to GM (graph outputs or used by other kernels)
     reasons: tuple[tuple[Node, FusionRule], ...]  # why each node is here
+    notes: tuple[str, ...] = ()  # plan-level notes (the cost-aware fusion decision), shown with the kernel
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -223,9 +224,12 @@ def _node_view(n: Node, g: _Group) -> str | None:
     return view_kind(n.shape, g.space, g.row_dims)
 
 
-def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ()) -> FusionPlan:
-    """Group the graph's compute nodes into kernels (see module doc)."""
+def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
+              split: Iterable[Node] = ()) -> FusionPlan:
+    """Group the graph's compute nodes into kernels (see module doc). The matmul/conv nodes in `split`
+    take no epilogue: their consumers start vector kernels (the cost-aware choice, schedule/choose.py)."""
     kept = set(keep_out)
+    lone = set(split)
     groups: list[_Group] = []
     group_of: dict[Node, _Group] = {}
     by_composite: dict[object, _Group] = {}
@@ -321,6 +325,8 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = ())
             view = _node_view(n, target)
             if view is not None and any(depends_on(p, target) for p in producers if p is not target):
                 view, why = None, "cycle"
+        if view is not None and target.family == "cube" and target.root in lone:
+            view, why = None, "cost_split"
         if view is None:
             new_group(n, why)
             continue

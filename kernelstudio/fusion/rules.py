@@ -34,6 +34,9 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("non_row_reduction", False,
                "a reduction over other than the last axis cannot share row tiles: own kernel"),
     FusionRule("kept_out", False, "the schedule keeps this op out of fused kernels"),
+    FusionRule("cost_split", False,
+               "the simulator found the matmul/conv and this epilogue faster as separate kernels (both "
+               "times in the kernel notes); create_schedule(..., fuse=True) keeps them in one kernel"),
     FusionRule("unfused", False, "fusion is off: every op is its own kernel and intermediates round-trip GM"),
     FusionRule("cycle", False,
                "joining the producer's kernel would make kernels depend on each other: new kernel"),

@@ -16,6 +16,7 @@ from ..build import Design, build, build_unfused
 from ..hw import names as target_names
 from ..ir import format_graph
 from ..schedule.knobs import Knob
+from ..schedule.choose import planning_target
 from .cell import run_cell
 
 __all__ = ["StudioSession"]
@@ -57,7 +58,8 @@ class StudioSession:
             from ..errors import TargetError
 
             raise TargetError(f"unknown target {tgt!r}; choose one of {', '.join(target_names())}")
-        res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values, strict=strict)
+        with planning_target(tgt):  # create_schedule in the cell picks fused or split plans for this target
+            res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values, strict=strict)
         d = build(list(res.outputs), tgt, schedule=res.schedule, name=self.name, compare=False)
         d.name, d.knobs = self.name, dict(res.values)
         if cmp_:

@@ -54,20 +54,36 @@ def _node_of(t: Any) -> Node:
 class Schedule:
     """Result of `create_schedule`: `kernels`, `s[tensor]` stages, and the directive tuple."""
 
-    def __init__(self, outputs: Sequence[Node], *, fuse: bool = True, keep_out: Iterable[Node] = (),
-                 directives: Sequence[Directive] = ()):
+    def __init__(self, outputs: Sequence[Node], *, fuse: bool | None = True, keep_out: Iterable[Node] = (),
+                 directives: Sequence[Directive] = (), split: Iterable[Node] = (), target: Any = None):
         self.graph = Graph(tuple(outputs))
         from ..ir.golden import _placeholders
 
         _placeholders(self.graph, "create_schedule")  # two different placeholders may not share a name
         for n in keep_out:
             _check_in_graph(self.graph, n, "create_schedule(keep_out=...)")
-        self.fuse = fuse
+        # "auto": the simulator picks fused or split per matmul/conv epilogue; "on": pattern fusion
+        # everywhere; "off": one kernel per op or library call
+        self.fusion = "auto" if fuse is None else ("on" if fuse else "off")
+        self.fuse = fuse is not False
         self.keep_out: tuple[Node, ...] = tuple(keep_out)
-        self.plan: FusionPlan = partition(self.graph, fuse=fuse, keep_out=self.keep_out)
+        self.choices: tuple = ()  # FusionChoice per cube_vector candidate (auto mode)
+        self._split: tuple[Node, ...] = tuple(split)
+        self._target = target
+        self.plan: FusionPlan = self._partition()
         self.directives: tuple[Directive, ...] = ()
         for d in directives:
             self.apply(d)
+
+    def _partition(self) -> FusionPlan:
+        if self.fusion != "auto":
+            return partition(self.graph, fuse=self.fuse, keep_out=self.keep_out, split=self._split)
+        from .choose import annotate, choose_fusion, current_target
+
+        target = current_target() if self._target is None else self._target
+        self.choices = choose_fusion(self.graph, self.keep_out, target, Schedule)
+        self._split = tuple(c.root for c in self.choices if not c.fused)
+        return annotate(partition(self.graph, fuse=True, keep_out=self.keep_out, split=self._split), self.choices)
 
     @property
     def kernels(self) -> tuple[FusedKernel, ...]:
@@ -97,7 +113,7 @@ class Schedule:
         node = _node_of(tensor)
         _check_in_graph(self.graph, node, "keep_out_of_fusion")
         self.keep_out = (*self.keep_out, node)
-        self.plan = partition(self.graph, fuse=self.fuse, keep_out=self.keep_out)
+        self.plan = self._partition()
         names = {k.name for k in self.kernels}
         self.directives = tuple(d for d in self.directives if d.kernel in names)
 
@@ -109,7 +125,13 @@ class Schedule:
             raise ScheduleError(f"apply takes a Directive, got {type(d).__name__}; use s[tensor].split(...) etc.")
         k = self.kernel(d.kernel)
         d = _normalize(d)
-        _validate(k, d)
+        try:
+            _validate(k, d)
+        except ScheduleError as e:
+            note = next((n for n in k.notes if n.startswith("kept apart")), None)
+            if note is not None:  # the directive was probably written for the fused kernel
+                raise ScheduleError(f"{e}. Note: this kernel was {note}") from None
+            raise
         self.directives = (*self.directives, d)
 
     def for_kernel(self, name: str) -> tuple[Directive, ...]:
@@ -128,6 +150,7 @@ class Schedule:
             lines.append(f"kernel {k.name}  family={k.family}  space={list(k.space)}")
             for n, r in k.reasons:
                 lines.append(f"  {self.graph.names[n]:<28} {r.name:<18} {r.reason}")
+            lines.extend(f"  note: {note}" for note in k.notes)
         return "\n".join(lines)
 
     def to_json(self) -> str:
@@ -147,7 +170,8 @@ class Schedule:
 
     def __repr__(self) -> str:
         ks = ", ".join(f"{k.name}:{k.family}" for k in self.kernels)
-        return f"Schedule({'fused' if self.fuse else 'unfused'}; {ks}; {len(self.directives)} directives)"
+        mode = {"auto": "fusion chosen by cost", "on": "fused", "off": "unfused"}[self.fusion]
+        return f"Schedule({mode}; {ks}; {len(self.directives)} directives)"
 
 
 class Stage:
@@ -297,20 +321,34 @@ def _validate(k: FusedKernel, d: Directive) -> None:
         raise ScheduleError(f"kernel {k.name}: double_buffer takes True or False, got {d.value!r}")
 
 
-def create_schedule(outputs: Any, *, fuse: bool = True, keep_out: Iterable[Any] = ()) -> Schedule:
+def create_schedule(outputs: Any, *, fuse: bool | None = None, keep_out: Iterable[Any] = (),
+                    target: Any = None) -> Schedule:
     """Run the fusion pass on the graph that computes `outputs` and return its Schedule.
 
-    `fuse=False` gives the unfused baseline (one kernel per op or library call); `keep_out` lists
-    tensors whose ops stay out of fused kernels."""
+    By default (`fuse=None`) every matmul/conv keeps its epilogue in one kernel only where the
+    simulator, on `target` (default: the Studio's target, else ascend910b2), finds that faster than
+    running them as separate kernels; each such kernel's notes give both times. `fuse=True` fuses
+    wherever the patterns allow, `fuse=False` gives the unfused baseline (one kernel per op or
+    library call); `keep_out` lists tensors whose ops stay out of fused kernels."""
     from ..validate import as_bool
 
     outs = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
     if not outs:
         raise ScheduleError("create_schedule: no outputs given; pass the output tensor(s) of the graph")
-    fz = as_bool(fuse)
-    if fz is None:
-        raise ScheduleError(f"create_schedule: fuse must be True or False, got {fuse!r}")
-    fuse = fz
+    if fuse is not None and not (isinstance(fuse, str) and fuse == "auto"):
+        fz = as_bool(fuse)
+        if fz is None:
+            raise ScheduleError(f"create_schedule: fuse must be True, False or None (let the simulator choose), "
+                                f"got {fuse!r}")
+        fuse = fz
+    else:
+        fuse = None
+    if target is not None:
+        from ..hw import HardwareProfile
+        from ..hw import get as get_profile
+
+        if not isinstance(target, HardwareProfile):
+            get_profile(target)  # an unknown name is a TargetError naming the known ones
     if isinstance(keep_out, (str, bytes)) or hasattr(keep_out, "node") or not isinstance(keep_out, Iterable):
         raise ScheduleError(f"create_schedule: keep_out must be a list of tensors (keep_out=[t]), "
                             f"got {type(keep_out).__name__}")
@@ -323,4 +361,4 @@ def create_schedule(outputs: Any, *, fuse: bool = True, keep_out: Iterable[Any] 
             f"tensors ({what}); "
             "pass the tensor an op returns, e.g. create_schedule(ks.relu(x)) rather than the placeholder x"
         )
-    return Schedule(nodes, fuse=fuse, keep_out=[_node_of(t) for t in keep_out])
+    return Schedule(nodes, fuse=fuse, keep_out=[_node_of(t) for t in keep_out], target=target)

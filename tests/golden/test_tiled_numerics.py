@@ -61,7 +61,7 @@ def test_multi_pass_row_reduction_when_the_row_is_split():
 
 def test_mixed_epilogue_multi_pass():
     out = REFERENCE["mla_prolog_lite"](m=32, k=64, n=1000)
-    s = ks.create_schedule(out)
+    s = ks.create_schedule(out, fuse=True)  # the mixed kernel itself
     s[out].vectorize(-1, 256)
     prog = ks.lower(s, "ascend910b2")
     assert any("multi-pass" in n for n in prog.kernels[0].notes)

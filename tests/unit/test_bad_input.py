@@ -177,8 +177,8 @@ INPUTS += [
 
 # --- schedules, knobs, replay -----------------------------------------------------------------------------
 SCHEDULES: list[Case] = [
-    ("fuse_str", lambda: sched(fuse="no"), ScheduleError, ("fuse must be True or False", "'no'")),
-    ("fuse_int", lambda: sched(fuse=1), ScheduleError, ("fuse must be True or False",)),
+    ("fuse_str", lambda: sched(fuse="no"), ScheduleError, ("fuse must be True, False or None", "'no'")),
+    ("fuse_int", lambda: sched(fuse=1), ScheduleError, ("fuse must be True, False or None",)),
     ("no_outputs", lambda: ks.create_schedule([]), ScheduleError, ("no outputs given",)),
     ("outputs_str", lambda: ks.create_schedule("out"), ScheduleError, ("expected a tensor of the graph", "str")),
     ("keep_out_str", lambda: sched(keep_out="x"), ScheduleError, ("keep_out must be a list of tensors",)),

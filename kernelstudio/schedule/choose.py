@@ -1,0 +1,164 @@
+"""Cost-aware fusion: keep a matmul/conv and its epilogue in one kernel only where the simulator says
+it pays.
+
+For every cube_vector kernel of the pattern-based plan, the split plan runs the matmul/conv as a cube
+kernel and its epilogue as vector kernel(s) reading the result back from GM. Both plans are lowered
+with their auto schedules and simulated on the target; a kernel stays fused unless its split form is
+faster (launch gaps included: they are real time between kernels). The decision and both times are
+written into the kernels' notes. Decisions are cached by graph structure and target, so re-running a
+cell whose knobs only move tiles costs nothing here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import KernelStudioError
+from ..fusion.partition import FusedKernel, FusionPlan, partition
+from ..ir.graph import Graph
+from ..ir.node import Node
+
+__all__ = ["FusionChoice", "choose_fusion", "planning_target", "current_target"]
+
+_TARGET: contextvars.ContextVar[Any] = contextvars.ContextVar("kernelstudio_planning_target", default=None)
+_CACHE: dict[tuple, tuple[tuple[int, ...], tuple[tuple[int, float, float, str], ...]]] = {}
+_CACHE_LIMIT = 64
+DEFAULT_TARGET = "ascend910b2"
+
+
+@contextlib.contextmanager
+def planning_target(target: Any) -> Iterator[None]:
+    """`create_schedule` calls inside this block pick fused or split plans for `target` (a profile
+    name or HardwareProfile) unless given their own `target=`; the Studio wraps the cell body in it."""
+    token = _TARGET.set(target)
+    try:
+        yield
+    finally:
+        _TARGET.reset(token)
+
+
+def current_target() -> Any:
+    """The target fusion decisions are made for: the innermost `planning_target`, else ascend910b2."""
+    t = _TARGET.get()
+    return DEFAULT_TARGET if t is None else t
+
+
+@dataclass(frozen=True, slots=True)
+class FusionChoice:
+    """One cube_vector decision: the matmul/conv root, whether it stays fused, both plans' times."""
+
+    root: Node
+    fused: bool
+    fused_us: float  # the fused kernel, launch gap included (inf if it did not lower)
+    split_us: float  # the cube kernel and its epilogue kernel(s), launch gaps included
+    target: str
+    why: str = ""  # set when a plan could not be lowered or simulated
+
+    def note(self) -> str:
+        if self.why:
+            return self.why
+        if self.fused:
+            return (f"fusion pays on {self.target}: fused {self.fused_us:,.2f} us vs split "
+                    f"{self.split_us:,.2f} us (cube kernel + epilogue kernel(s), auto schedules, launch gaps "
+                    "included)")
+        return (f"kept apart on {self.target}: split {self.split_us:,.2f} us vs fused {self.fused_us:,.2f} us "
+                "(auto schedules, launch gaps included); create_schedule(..., fuse=True) forces one kernel")
+
+
+def _profile(target: Any) -> Any:
+    from ..hw import HardwareProfile
+    from ..hw import get as get_profile
+
+    return target if isinstance(target, HardwareProfile) else get_profile(target)
+
+
+def _kernel_times(plan_schedule: Any, profile: Any) -> tuple[list[float] | None, str]:
+    """Per-kernel time (launch gap included) of a schedule with auto tiles, or (None, why)."""
+    from ..lower.pipeline import lower
+    from ..sim import simulate
+
+    try:
+        sim = simulate(lower(plan_schedule, profile))
+    except KernelStudioError as e:
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
+    gap = profile.launch_overhead_us
+    return [float(k["time_us"]) + gap for k in sim.kernels], ""
+
+
+def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedule_cls: Any) -> tuple[FusionChoice, ...]:
+    """Decide, for each cube_vector kernel of the fused plan, whether it stays fused on `target`."""
+    from ..ir.printer import format_graph
+
+    fused = partition(graph, fuse=True, keep_out=keep_out)
+    cands = [k for k in fused.kernels if k.family == "cube_vector"]
+    if not cands:
+        return ()
+    profile = _profile(target)
+    if profile.arch != "separated":
+        return ()  # matmul/conv kernels do not lower there at all; lower() says so
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    key = (format_graph(list(graph.outputs)), tuple(order[n] for n in keep_out if n in order), profile)
+    try:
+        hit = _CACHE.get(key)
+    except TypeError:  # an unhashable profile: no caching
+        key, hit = None, None
+    if hit is None:
+        hit = _decide(graph, keep_out, profile, fused, cands, schedule_cls)
+        if key is not None:
+            if len(_CACHE) >= _CACHE_LIMIT:
+                _CACHE.clear()
+            _CACHE[key] = hit
+    split_roots, rows = hit
+    nodes = graph.nodes
+    return tuple(FusionChoice(nodes[i], i not in split_roots, f_us, s_us, profile.name, why)
+                 for i, f_us, s_us, why in rows)
+
+
+def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: FusionPlan,
+            cands: list[FusedKernel], schedule_cls: Any) -> tuple[tuple[int, ...], tuple]:
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    roots = tuple(k.root for k in cands)
+    split = partition(graph, fuse=True, keep_out=keep_out, split=roots)
+    f_times, f_why = _kernel_times(schedule_cls(graph.outputs, fuse=True, keep_out=keep_out), profile)
+    s_times, s_why = _kernel_times(schedule_cls(graph.outputs, fuse=True, keep_out=keep_out, split=roots), profile)
+    owner = {n: k.root for k in cands for n in k.nodes}
+    split_us = {r: 0.0 for r in roots}
+    if s_times is not None:
+        for k, t in zip(split.kernels, s_times, strict=True):
+            r = owner.get(k.nodes[0])
+            if r is not None:
+                split_us[r] += t
+    rows, out = [], []
+    for k in cands:
+        i = fused.kernels.index(k)
+        f_us = f_times[i] if f_times is not None else float("inf")
+        s_us = split_us[k.root] if s_times is not None else float("inf")
+        why = ""
+        if f_times is None and s_times is not None:
+            why = f"kept apart on {profile.name}: the fused plan does not lower ({f_why})"
+        elif s_times is None:
+            why = "" if f_times is not None else f"kept fused: neither plan lowers with auto schedules ({f_why})"
+        keep = not (s_us < f_us)
+        if not keep:
+            out.append(order[k.root])
+        rows.append((order[k.root], f_us, s_us, why))
+    return tuple(out), tuple(rows)
+
+
+def annotate(plan: FusionPlan, choices: tuple[FusionChoice, ...]) -> FusionPlan:
+    """The plan with each decision's note on the kernels it concerns (the fused kernel, or the cube
+    kernel and the epilogue kernels that start right after it)."""
+    if not choices:
+        return plan
+    by_root = {c.root: c for c in choices}
+    kernels = []
+    for k in plan.kernels:
+        c = by_root.get(k.root) if k.root is not None else None
+        if c is None:  # an epilogue kernel split off a root it reads
+            c = next((by_root[i] for n in k.nodes for i in n.inputs if i in by_root and not by_root[i].fused), None)
+        kernels.append(replace(k, notes=(*k.notes, c.note())) if c is not None else k)
+    return replace(plan, kernels=tuple(kernels))
