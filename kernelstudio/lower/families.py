@@ -268,6 +268,15 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         buf("b2", Tier.L0B, dt, b_rows, b_cols, depth, QuePos.B2, "B fractal for Mmad")
     c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
     buf("c", Tier.L0C, "float32", tm, tn, c_depth, QuePos.CO1, "C accumulator")
+    tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
+              ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total),
+              ("block_dim", bd))
+    if sa > 1 or sb > 1:
+        tiling += (("step_ka", sa), ("step_kb", sb))
+    if cfg.aic_only:  # a capacity probe of the auto-schedule: the cube's buffers and tiling are all it reads
+        return Kernel(name=ident(fk.name), family=fk.family, kernel_type="AIC_ONLY", block_dim=bd,
+                      params=(cs.a_name, cs.b_name, names[cs.root]), buffers=tuple(bufs.values()), aic=(), aiv=(),
+                      tiling=tiling, ops=(names[cs.root],), notes=cfg.notes, vec_per_block=1), None
 
     # ---- tile walk
     t = Var("t")
@@ -384,7 +393,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     stmts: list[Stmt] = []
     ws: GmTensor | None = None
     aiv: tuple[Stmt, ...] = ()
-    if not mixed or cfg.aic_only:
+    if not mixed:
         n0, nlen = Var("n0"), Var("nlen")
         out_name = names[out_node]
         dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.M), Var("m0")), cs.N), n0),
@@ -483,12 +492,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                   *(names[o] for o in fk.outputs), ws_name)
         ops = tuple(names[n] for n in fk.nodes)
         cfg = cfg.noted(scheme)
-    tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
-              ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total),
-              ("block_dim", bd))
-    if sa > 1 or sb > 1:
-        tiling += (("step_ka", sa), ("step_kb", sb))
-    if mixed and not cfg.aic_only:
+    if mixed:
         tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
