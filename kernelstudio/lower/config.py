@@ -30,6 +30,8 @@ class KernelConfig:
     step_kb: int = 1  # k tiles one L1 load of B brings (stepKb)
     depth_a1: int = 0  # L1 slots of A / B slabs (depthA1 / depthB1 in slabs); 0 = the queue depth
     depth_b1: int = 0
+    depth_l0: int = 0  # slots of the L0A/L0B fractals; 0 = the queue depth (1 when double-buffered tiles
+    # chosen single-buffered would not fit L0 twice: the auto-schedule keeps the tiles, not the slots)
     compute_dtype: str = ""  # vector math dtype: "" = float32 (int32 for integer kernels), "float16" native
     aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
     notes: tuple[str, ...] = ()

@@ -253,19 +253,20 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     buf("a1", Tier.L1, dt, a1_rows, a1_cols, da1, QuePos.A1,
         f"A {'slab' if sa > 1 else 'tile'} of {cs.a_name if not cs.conv else cs.b_name}"
         + (f" ({sa} k tiles)" if sa > 1 else ""))
-    buf("a2", Tier.L0A, dt, a_rows, a_cols, depth, QuePos.A2, "A fractal for Mmad")
+    d0 = cfg.depth_l0 or depth  # L0A/L0B slots
+    buf("a2", Tier.L0A, dt, a_rows, a_cols, d0, QuePos.A2, "A fractal for Mmad")
     if cs.conv:
         spanned = -(-tn // cs.ow) + 1
         slab_rows = min((spanned - 1) * cs.stride[0] + cs.kh, cs.h + cs.pad[0] + cs.pad[1])
         buf("slab", Tier.L1, dt, cs.cin * slab_rows, cs.w, depth, QuePos.B1,
             f"input rows of {cs.a_name} for one pixel tile (img2col source)")
-        buf("b2", Tier.L0B, dt, tn, tk, depth, QuePos.B2, "img2col patches")
+        buf("b2", Tier.L0B, dt, tn, tk, d0, QuePos.B2, "img2col patches")
     else:
         b_rows, b_cols = (tn, tk) if cs.tb else (tk, tn)
         b1_rows, b1_cols = (tn, tk * sb) if cs.tb else (tk * sb, tn)
         buf("b1", Tier.L1, dt, b1_rows, b1_cols, db1, QuePos.B1,
             f"B {'slab' if sb > 1 else 'tile'} of {cs.b_name}" + (f" ({sb} k tiles)" if sb > 1 else ""))
-        buf("b2", Tier.L0B, dt, b_rows, b_cols, depth, QuePos.B2, "B fractal for Mmad")
+        buf("b2", Tier.L0B, dt, b_rows, b_cols, d0, QuePos.B2, "B fractal for Mmad")
     c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
     buf("c", Tier.L0C, "float32", tm, tn, c_depth, QuePos.CO1, "C accumulator")
     tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
