@@ -206,8 +206,11 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
             return single
         # the fractals do not fit L0A/L0B twice: keep the tiles, single-buffer only L0A/L0B (L1,
         # L0C and UB queues keep their two slots), when that fits
-        chosen = not all(d.get(f"tile_{a}") for a in "mnk")  # the user's own tiles get the error instead
-        if fk.root is not None and chosen and _fits(emit(cfg.with_(depth_l0=1)), profile):
+        # (matmul only: a conv's img2col into L0B is slow enough that its two slots pay more than the
+        # larger tiles; the user's own tiles get the capacity error instead)
+        chosen = not all(d.get(f"tile_{a}") for a in "mnk")
+        matmul = fk.root is not None and fk.root.op.value != "conv2d"
+        if matmul and chosen and _fits(emit(cfg.with_(depth_l0=1)), profile):
             return {**single, "depth_l0": 1}
     return _auto_tiles_at(fk, d, profile, emit)
 
