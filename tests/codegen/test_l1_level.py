@@ -55,7 +55,9 @@ def test_auto_schedule_fills_l1_with_slabs_of_several_k_tiles():
 
 def test_l1_slabs_make_the_large_matmul_cube_bound():
     prog = _lower(_mm(4096, 4096, 4096))
-    flat = _lower(_mm(4096, 4096, 4096), k_steps=(1, 1))
+    t = dict(prog.kernels[0].tiling)
+    # the same tiles, one k tile per L1 load
+    flat = _lower(_mm(4096, 4096, 4096), tiles=(t["tile_m"], t["tile_n"], t["tile_k"]), k_steps=(1, 1))
     fast, slow = ks.simulate(prog), ks.simulate(flat)
     assert fast.time_us < 0.5 * slow.time_us
     assert fast.metrics["pipes"]["M"]["utilisation"] > 0.8
