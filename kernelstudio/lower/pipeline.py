@@ -17,6 +17,7 @@ from ..ir.node import Node
 from ..ir.ops import Kind
 from ..schedule.schedule import Schedule
 from .config import KernelConfig
+from .directive_checks import check_directives_act
 from .families import lower_cube_kernel, lower_vector_kernel
 from .layout import LAYOUT_LOWERED, is_axis_reduce, lower_axis_reduce, lower_layout_kernel
 from .printer import format_program
@@ -70,6 +71,7 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         fk = ctx.kernels[name]
         tiles = auto_tiles(fk, ctx.user(name), ctx.profile, _emit_one(ctx, name))
         validate_tiles(fk, tiles, ctx.profile)
+        _check_acts(ctx, name, c, tiles)
         ctx.tiles[name] = tiles
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
         out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"])
@@ -81,6 +83,27 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
                 f"{tiles['tile_k']} tiles (the single-buffered choice) do not fit L0 twice; L1, L0C and UB "
                 "queues are double-buffered")
     return out
+
+
+def _check_acts(ctx: _Ctx, name: str, c: KernelConfig, tiles: dict) -> None:
+    """Every directive of the kernel acts on it (directive_checks.py), now that the tiles are known."""
+    fk = ctx.kernels[name]
+    directives = ctx.schedule.for_kernel(fk.name)
+    if not directives:
+        return
+    tiling: dict = {}
+    if fk.root is not None:
+        kind = fk.family
+        probe = _emit_one(ctx, name)(c.with_(tile_m=tiles["tile_m"], tile_n=tiles["tile_n"], tile_k=tiles["tile_k"],
+                                             aligned=True, aic_only=True))
+        tiling = dict(probe.tiling)
+    elif fk.nodes[0].op in LAYOUT_LOWERED:
+        kind = "layout"
+    elif is_axis_reduce(fk):
+        kind = "axis_reduce"
+    else:
+        kind = "vector"
+    check_directives_act(fk, directives, kind, tiling)
 
 
 def vectorize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:

@@ -15,8 +15,8 @@ from typing import Any
 from ..build import Design, build, build_unfused
 from ..hw import names as target_names
 from ..ir import format_graph
-from ..schedule.knobs import Knob
 from ..schedule.choose import planning_target
+from ..schedule.knobs import Knob
 from .cell import run_cell
 
 __all__ = ["StudioSession"]

@@ -1,0 +1,86 @@
+"""No directive is silently ignored: a directive that cannot change a kernel raises `ScheduleError`
+naming the kernel, the directive, why, and what the kernel does take.
+
+Checked once the tiles are known (a clamp depends on them): `vectorize`/`compute_dtype` on a cube
+kernel without an epilogue; `reorder`/`parallel(axis)`/`compute_dtype` on data-movement (layout)
+kernels and on reductions over non-last axes; a split of the outer dim of such a reduction; an
+epilogue chunk wider or taller than the C tile it comes from; `l1_k_steps` past the k tiles there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ScheduleError
+from ..fusion.partition import FusedKernel
+from ..schedule.schedule import Directive
+
+__all__ = ["check_directives_act"]
+
+_TAKES = {
+    "cube": "split('m'/'n'/'k', ...), reorder, parallel, double_buffer, l1_k_steps, l1_depth",
+    "layout": "split(...) / vectorize(...) of its tile, parallel(cores=...), double_buffer",
+    "axis_reduce": "split/vectorize of the reduced or inner dims, parallel(cores=...), double_buffer",
+}
+
+
+def _text(d: Directive) -> str:
+    args = [repr(a) for a in (d.axis if isinstance(d.axis, tuple) else (d.axis,)) if a is not None]
+    if d.value is not None:
+        args += [repr(v) for v in (d.value if isinstance(d.value, tuple) else (d.value,))]
+    return f"{d.kind}({', '.join(args)})"
+
+
+def _fail(fk: FusedKernel, d: Directive, why: str, kind: str) -> None:
+    raise ScheduleError(f"kernel {fk.name}: {_text(d)} cannot apply: {why}; this kernel takes {_TAKES[kind]}")
+
+
+def check_directives_act(fk: FusedKernel, directives: Sequence[Directive], kind: str,
+                         tiling: dict[str, Any]) -> None:
+    """`kind`: "cube", "cube_vector", "layout", "axis_reduce" or "vector"; `tiling`: the kernel's tiling
+    with the chosen tiles (cube kernels: M, N, K, tile_m, tile_n, tile_k, k_tiles)."""
+    for d in directives:
+        if kind == "cube" and d.kind in ("vectorize", "compute_dtype"):
+            _fail(fk, d, "a matmul/conv without an epilogue has no vector work (the result leaves L0C "
+                         "through FixPipe)", "cube")
+        if kind in ("layout", "axis_reduce"):
+            what = ("moves data only (no arithmetic)" if kind == "layout" else
+                    "accumulates in float32 (int32 for integers) whatever the input dtype")
+            if d.kind == "compute_dtype":
+                _fail(fk, d, f"this {'layout' if kind == 'layout' else 'reduction'} kernel {what}", kind)
+            if d.kind == "reorder" or (d.kind == "parallel" and d.axis is not None):
+                _fail(fk, d, "its tiles are dealt to cores in one fixed walk (layout and non-last-axis "
+                             "reduction kernels have no loop order to choose); parallel(cores=...) sets "
+                             "how many cores share them", kind)
+            if kind == "axis_reduce" and d.kind == "split" and isinstance(d.axis, int):
+                if d.axis % len(fk.space) < fk.row_dims - 1:
+                    _fail(fk, d, f"axis {d.axis} is the outer dim ({fk.space[0]}) of the reduction, walked one "
+                                 "slice at a time", kind)
+        if kind in ("cube", "cube_vector") and d.kind == "l1_k_steps":
+            kt = int(tiling["k_tiles"])
+            if max(d.value) > kt:
+                raise ScheduleError(
+                    f"kernel {fk.name}: {_text(d)} cannot apply: there are only {kt} k tile(s) (K={tiling['K']} "
+                    f"in tiles of {tiling['tile_k']}), so no L1 load can bring {max(d.value)}; use "
+                    f"l1_k_steps(...) of at most {kt}, or a smaller split('k', ...) for more k tiles")
+    if kind != "cube_vector":
+        return
+    tm, tn = int(tiling["tile_m"]), int(tiling["tile_n"])
+    row_block = fk.has_row_reduction()
+    cols = int(tiling["N"]) if row_block else tn
+    half = -(-tm // 2)
+    for d in directives:
+        if d.kind != "vectorize":
+            continue
+        on_cols = (d.axis % len(fk.space) >= fk.row_dims) if isinstance(d.axis, int) else d.axis in ("n", "cols")
+        if on_cols and d.value > cols:
+            src = f"the whole rows ({cols} columns)" if row_block else f"the C tile's {tn} columns (tile_n)"
+            raise ScheduleError(
+                f"kernel {fk.name}: {_text(d)} cannot apply: an epilogue chunk is at most {src}; use "
+                f"vectorize(-1, ...) of at most {cols}" + ("" if row_block else ", or split('n', ...) wider"))
+        if not on_cols and d.value > half:
+            raise ScheduleError(
+                f"kernel {fk.name}: {_text(d)} cannot apply: each of the two vector cores takes half of the "
+                f"{tm}-row C tile ({half} rows); use vectorize('m', ...) of at most {half}, or split('m', ...) "
+                "taller")
