@@ -83,7 +83,7 @@ def need_program(obj: Any, call: str) -> Any:
 
 def need_bundle(obj: Any, call: str) -> Any:
     """`obj` if it is a CodeBundle, else a StageError saying which call makes one."""
-    from .twin.bundle import CodeBundle
+    from .codegen.bundle import CodeBundle
 
     if isinstance(obj, CodeBundle):
         return obj

@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..lower.tileir import Program
+from .bundle import CodeBundle, TensorSpec
 from .host import host_source, main_source, tiling_header, workspace_bytes
 from .kernel import kernel_source
 
-__all__ = ["codegen", "export_project", "generate_files"]
+__all__ = ["codegen", "export_project", "generate_files", "CodeBundle", "TensorSpec"]
 
 
 def generate_files(prog: Program) -> dict[str, str]:
@@ -31,9 +32,8 @@ def generate_files(prog: Program) -> dict[str, str]:
     return files
 
 
-def codegen(prog: Program):  # -> kernelstudio.twin.bundle.CodeBundle
+def codegen(prog: Program) -> CodeBundle:
     """Generate the Ascend C of `prog` as a CodeBundle the CPU twin can compile and run."""
-    from ..twin.bundle import CodeBundle, TensorSpec
     from ..validate import need_program
 
     prog = need_program(prog, "codegen")

@@ -83,7 +83,8 @@ kernelstudio for them):
 `main.cpp` is the CANN CPU-debug launcher (ICPU_RUN_KF); it compiles against the kernelstudio twin
 headers: `cmake -B build -DKS_TWIN_INCLUDE=<twin include dir> && cmake --build build`, then run
 `build/{prog.name}_cpu` in a directory holding the inputs as raw `<name>.bin` files; outputs are
-written the same way.
+written the same way. With `KS_TWIN_LOG=calls.log` set, the run also records every Ascend C call it
+executes, per core (`kernelstudio.twin.CallLog.read("calls.log")` parses the file).
 """
 
 

@@ -17,14 +17,17 @@ from typing import Any
 
 import numpy as np
 
+from ..codegen.bundle import CodeBundle, TensorSpec
 from ..dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
 from ..errors import CompileError, TwinError
 from ..files import os_error, write_text
 from ..names import inside
-from .bundle import CodeBundle, TensorSpec
+from .calllog import CallLog
 
 __all__ = [
     "CompileResult",
+    "Outputs",
+    "LOG_FILE",
     "run",
     "compile",
     "compile_bundle",
@@ -56,6 +59,11 @@ _PROFILE_FIELDS = {
 _TWIN_ERROR = re.compile(r"^KS_TWIN_ERROR (?P<kind>\w+): (?P<msg>.*)$", re.M)
 _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>(?:fatal )?error): (?P<msg>.*)$", re.M)
 _LOC = re.compile(r"^(?P<file>[^:\n\s]+):(?P<line>\d+):(?P<col>\d+):", re.M)
+# The call log's file in the run directory (kept with keep_dir); the binary writes it when KS_TWIN_LOG is set.
+LOG_FILE = "calls.log"
+
+# What `run` returns: one array for one output, a tuple in output order for several, a dict with by_name.
+Outputs = np.ndarray | tuple[np.ndarray, ...] | dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -246,14 +254,20 @@ def run(
     code: CodeBundle,
     inputs: Mapping[str, np.ndarray],
     *,
+    by_name: bool = False,
+    log_calls: bool = False,
     keep_dir: str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     timeout_s: float = 120.0,
-) -> dict[str, np.ndarray]:
-    """Run `code` on the CPU twin with `inputs` and return its outputs by name.
+) -> Outputs | tuple[Outputs, CallLog]:
+    """Run `code` on the CPU twin with `inputs` (name -> array) and return its outputs.
 
-    bfloat16 tensors come back as float32 arrays holding bfloat16 values. `keep_dir` keeps the
-    .bin files of the run there; `cache_dir` overrides where compiled binaries are kept.
+    As `ks.evaluate` and `ks.run_tiled`: one array for one output, a tuple in `code.outputs` order for
+    several; `by_name=True` returns a dict name -> array instead. bfloat16 tensors come back as float32
+    arrays holding bfloat16 values. With `log_calls=True` the twin records every API call it executes and
+    `run` returns `(outputs, log)`, `log` a `CallLog` (a failing run's TwinError carries the calls up to the
+    failure as `.calls`). `keep_dir` keeps the run's .bin files (and calls.log) there; `cache_dir`
+    overrides where compiled binaries are kept.
     """
     from ..validate import as_number, need_bundle
 
@@ -261,23 +275,45 @@ def run(
     timeout_s = as_number(timeout_s, "twin.run: timeout_s (seconds the kernel may run)", positive=True)
     storage = _check_inputs(code, inputs)
     binary = compile(code, cache_dir=cache_dir)
+    env = {k: v for k, v in os.environ.items() if k != "KS_TWIN_LOG"}  # logging only when asked for
     with tempfile.TemporaryDirectory(prefix="ks-twin-run-") as tmp:
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
+        log_path = inside(work, LOG_FILE)
         try:
             work.mkdir(parents=True, exist_ok=True)
             for name, arr in storage.items():
                 arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(inside(work, f"{name}.bin"))
             for spec in code.outputs:
                 inside(work, f"{spec.name}.bin").unlink(missing_ok=True)
+            log_path.unlink(missing_ok=True)
         except OSError as e:
             raise os_error(e, work, "write the run's files in") from None
+        if log_calls:
+            env["KS_TWIN_LOG"] = str(log_path.resolve())
         try:
-            proc = subprocess.run([str(binary)], cwd=work, capture_output=True, text=True, timeout=timeout_s)
+            proc = subprocess.run([str(binary)], cwd=work, capture_output=True, text=True, timeout=timeout_s,
+                                  env=env)
         except subprocess.TimeoutExpired as e:
             raise TwinError(
                 f"kernel {code.name!r} did not finish within {timeout_s:g} s: an endless loop, or a wait the twin "
                 f"could not see through; pass a larger timeout_s if the kernel is just slow"
             ) from e
         if proc.returncode != 0:
-            raise _describe_failure(code, proc)
-        return {spec.name: _read_output(spec, work / f"{spec.name}.bin", code.name) for spec in code.outputs}
+            err = _describe_failure(code, proc)
+            if log_calls and log_path.is_file():
+                err.calls = CallLog.read(log_path)  # type: ignore[attr-defined]
+            raise err
+        by = {spec.name: _read_output(spec, work / f"{spec.name}.bin", code.name) for spec in code.outputs}
+        outs: Outputs = by if by_name else _positional(code, by)
+        if not log_calls:
+            return outs
+        if not log_path.is_file():
+            raise TwinError(f"kernel {code.name!r}: the twin wrote no call log to {log_path}; its headers write "
+                            f"one when KS_TWIN_LOG is set, so check that main.cpp includes tikicpulib.h")
+        return outs, CallLog.read(log_path)
+
+
+def _positional(code: CodeBundle, by: dict[str, np.ndarray]) -> np.ndarray | tuple[np.ndarray, ...]:
+    """One array for one output, else a tuple in output order (as evaluate and run_tiled return)."""
+    values = tuple(by[spec.name] for spec in code.outputs)
+    return values[0] if len(values) == 1 else values

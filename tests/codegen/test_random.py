@@ -58,7 +58,7 @@ def test_random_cases_three_way(cases: list, twin_cache) -> None:
         golden.append(outputs(prog, ks.evaluate(out, inp)))
         tiled.append(outputs(prog, ks.run_tiled(prog, inp)))
         inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
-    got = twin.run(codegen(merge(progs)), inputs, cache_dir=twin_cache)
+    got = twin.run(codegen(merge(progs)), inputs, cache_dir=twin_cache, by_name=True)
     for i, prog in enumerate(progs):
         for name in prog.outputs:
             rtol, atol = TOL[prog.tensor(name).dtype]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelstudio.twin import CodeBundle, TensorSpec
+from kernelstudio.codegen import CodeBundle, TensorSpec
 
 KERNELS = Path(__file__).parent / "kernels"
 

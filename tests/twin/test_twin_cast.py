@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
+from kernelstudio.codegen import TensorSpec
 from kernelstudio.dtypes import from_bf16_bits, round_to, to_bf16_bits
-from kernelstudio.twin import TensorSpec, run
+from kernelstudio.twin import run
 
 from .conftest import load_bundle
 
@@ -54,7 +55,7 @@ def half_directed(x: np.ndarray) -> dict[str, np.ndarray]:
 def test_bfloat16_cast_rounds_to_nearest_even_like_dtypes(twin_cache: Path) -> None:
     x = cast_inputs()
     xb = round_to("bfloat16", np.float32(3.0) * x)
-    out = run(CAST, {"x": x, "xb": xb}, cache_dir=twin_cache)
+    out = run(CAST, {"x": x, "xb": xb}, cache_dir=twin_cache, by_name=True)
     np.testing.assert_array_equal(to_bf16_bits(out["b16"]), to_bf16_bits(x))
     np.testing.assert_array_equal(out["b16"], from_bf16_bits(to_bf16_bits(x)))
     assert (to_bf16_bits(x) != (x.view(np.uint32) >> 16)).any()  # some values really round up
@@ -63,7 +64,7 @@ def test_bfloat16_cast_rounds_to_nearest_even_like_dtypes(twin_cache: Path) -> N
 
 def test_half_and_int_cast_modes(twin_cache: Path) -> None:
     x = cast_inputs()
-    out = run(CAST, {"x": x, "xb": round_to("bfloat16", x)}, cache_dir=twin_cache)
+    out = run(CAST, {"x": x, "xb": round_to("bfloat16", x)}, cache_dir=twin_cache, by_name=True)
     for name, want in half_directed(x).items():
         np.testing.assert_array_equal(out[name], want, err_msg=name)
     np.testing.assert_array_equal(out["i_round"], (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(np.int32))

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kernelstudio.codegen import TensorSpec
 from kernelstudio.errors import TwinError
-from kernelstudio.twin import TensorSpec, run
+from kernelstudio.twin import run
 
 from .conftest import load_bundle
 
@@ -31,7 +32,7 @@ def _inputs(mode: int) -> dict[str, np.ndarray]:
 
 
 def _run(mode: int, cache: Path) -> dict[str, np.ndarray]:
-    return run(LAYOUT, _inputs(mode), cache_dir=cache)
+    return run(LAYOUT, _inputs(mode), cache_dir=cache, by_name=True)
 
 
 def test_topk_largest_first_ties_to_lower_index_with_given_indices(twin_cache: Path) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelstudio.twin import TensorSpec, run
+from kernelstudio.codegen import TensorSpec
+from kernelstudio.twin import run
 
 from .conftest import load_bundle
 
@@ -23,12 +24,12 @@ def test_matmul_leakyrelu_matches_numpy(twin_cache: Path) -> None:
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
     bias = rng.standard_normal(N).astype(np.float32)
-    out = run(MATMUL_LEAKYRELU, {"a": a, "b": b, "bias": bias}, cache_dir=twin_cache)
+    c = run(MATMUL_LEAKYRELU, {"a": a, "b": b, "bias": bias}, cache_dir=twin_cache)
     acc = a.astype(np.float32) @ b.astype(np.float32) + bias
     want = np.where(acc >= 0, acc, acc * np.float32(0.1))
     # fp16 inputs are exact in fp32; only the fp32 summation order differs.
-    np.testing.assert_allclose(out["c"], want, rtol=1e-5, atol=1e-4)
-    assert (out["c"] < 0).any() and (out["c"] > 0).any()
+    np.testing.assert_allclose(c, want, rtol=1e-5, atol=1e-4)
+    assert (c < 0).any() and (c > 0).any()
 
 
 RM, RN, RK = 96, 80, 64
@@ -44,7 +45,7 @@ def test_matmul_rowreduce_waits_for_the_cube_and_reduces_rows(twin_cache: Path) 
     rng = np.random.default_rng(3)
     a = rng.standard_normal((RM, RK)).astype(np.float16)
     b = rng.standard_normal((RN, RK)).astype(np.float16)
-    out = run(MATMUL_ROWREDUCE, {"a": a, "b": b}, cache_dir=twin_cache)
+    row_sum, row_max = run(MATMUL_ROWREDUCE, {"a": a, "b": b}, cache_dir=twin_cache)  # in output order
     c = a.astype(np.float32) @ b.astype(np.float32).T
-    np.testing.assert_allclose(out["row_sum"], c.sum(axis=1), rtol=1e-4, atol=1e-3)
-    np.testing.assert_allclose(out["row_max"], c.max(axis=1), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(row_sum, c.sum(axis=1), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(row_max, c.max(axis=1), rtol=1e-5, atol=1e-4)

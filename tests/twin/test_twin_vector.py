@@ -6,7 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelstudio.twin import TensorSpec, run
+from kernelstudio.codegen import TensorSpec
+from kernelstudio.twin import run
 
 from .conftest import load_bundle
 
@@ -22,15 +23,15 @@ def test_add_custom_matches_numpy_exactly(twin_cache: Path) -> None:
     rng = np.random.default_rng(0)
     x = rng.standard_normal(ADD_N).astype(np.float16)
     y = rng.standard_normal(ADD_N).astype(np.float16)
-    out = run(ADD, {"x": x, "y": y}, cache_dir=twin_cache)
-    assert out["z"].dtype == np.float16
-    np.testing.assert_array_equal(out["z"], x + y)  # one fp16 add rounds the same way everywhere
+    z = run(ADD, {"x": x, "y": y}, cache_dir=twin_cache)  # one output: one array
+    assert z.dtype == np.float16
+    np.testing.assert_array_equal(z, x + y)  # one fp16 add rounds the same way everywhere
 
 
 def test_add_custom_keep_dir_holds_the_bin_files(twin_cache: Path, tmp_path: Path) -> None:
     x = np.arange(ADD_N, dtype=np.float32) % 7
     y = np.ones(ADD_N, dtype=np.float16)
-    out = run(ADD, {"x": x, "y": y}, cache_dir=twin_cache, keep_dir=str(tmp_path / "run"))
+    out = run(ADD, {"x": x, "y": y}, cache_dir=twin_cache, keep_dir=str(tmp_path / "run"), by_name=True)
     np.testing.assert_array_equal(out["z"], (x + 1).astype(np.float16))
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["x.bin", "y.bin", "z.bin"]
     assert (tmp_path / "run" / "x.bin").stat().st_size == ADD_N * 2
@@ -53,7 +54,7 @@ def test_layer_norm_matches_numpy(twin_cache: Path) -> None:
     x = (rng.standard_normal((LN_ROWS, LN_COLS)) * 3 + 1).astype(np.float16)
     gamma = rng.uniform(0.5, 1.5, LN_COLS).astype(np.float16)
     beta = rng.standard_normal(LN_COLS).astype(np.float16)
-    out = run(LAYER_NORM, {"x": x, "gamma": gamma, "beta": beta}, cache_dir=twin_cache)
+    out = run(LAYER_NORM, {"x": x, "gamma": gamma, "beta": beta}, cache_dir=twin_cache, by_name=True)
     xf = x.astype(np.float32)
     mean = xf.mean(axis=1, keepdims=True)
     var = ((xf - mean) ** 2).mean(axis=1, keepdims=True)
@@ -79,7 +80,7 @@ def test_vector_api_rows_match_numpy(twin_cache: Path) -> None:
     rng = np.random.default_rng(5)
     x = rng.uniform(-3, 3, VEC_LEN).astype(np.float32)
     y = (rng.uniform(0.5, 2, VEC_LEN) * rng.choice([-1, 1], VEC_LEN)).astype(np.float32)
-    o = run(VECTOR_OPS, {"x": x, "y": y}, cache_dir=twin_cache)["out"]
+    o = run(VECTOR_OPS, {"x": x, "y": y}, cache_dir=twin_cache)
     ax = np.abs(x)
     want = {
         0: x + y, 1: x - y, 2: x * y, 3: x / y, 4: np.maximum(x, y), 5: np.minimum(x, y),

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
+from kernelstudio.codegen.bundle import CodeBundle, TensorSpec
 from kernelstudio.errors import (
     CapacityError,
     DTypeError,
@@ -23,7 +24,6 @@ from kernelstudio.errors import (
     TargetError,
     UnsupportedError,
 )
-from kernelstudio.twin.bundle import CodeBundle, TensorSpec
 
 
 # --- small designs, built fresh for each case ---------------------------------------------------------

@@ -20,7 +20,13 @@ inline int64_t GetSubBlockNum() { return ks_twin::ctx().mix ? 2 : 1; }
 inline int64_t GetTaskRation() { return ks_twin::ctx().ratio; }
 inline int64_t GetTaskRatio() { return ks_twin::ctx().ratio; }
 
-inline void SetKernelMode(KernelMode mode) { ks_twin::launch_state().mode = mode; }
+// Without a call, kernels launch in MIX_MODE (as on CANN).
+inline void SetKernelMode(KernelMode mode)
+{
+    KS_TWIN_LOG("SetKernelMode", "mode=%s", ks_twin::mode_name(mode));
+    ks_twin::launch_state().mode = mode;
+    ks_twin::launch_state().mode_set = true;
+}
 inline void* GmAlloc(size_t bytes) { return ks_twin::gm_alloc(bytes); }
 inline void GmFree(void* p) { ks_twin::gm_free(p); }
 
@@ -33,13 +39,20 @@ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
 // the AIC, whose wait needs a set from each AIV. Mode 1: barrier between the two AIVs.
 template <uint8_t MODE, pipe_t PIPE> inline void CrossCoreSetFlag(uint16_t flagId)
 {
+    KS_TWIN_LOG("CrossCoreSetFlag", "mode=%u pipe=%s id=%u", static_cast<unsigned>(MODE), ks_twin::pipe_name(PIPE),
+                static_cast<unsigned>(flagId));
     ks_twin::cross_core_set(MODE, flagId);
 }
 template <uint8_t MODE = 0, pipe_t PIPE = PIPE_S> inline void CrossCoreWaitFlag(uint16_t flagId)
 {
+    KS_TWIN_LOG("CrossCoreWaitFlag", "id=%u", static_cast<unsigned>(flagId));
     ks_twin::cross_core_wait(flagId);
 }
-inline void CrossCoreWaitFlag(uint16_t flagId) { ks_twin::cross_core_wait(flagId); }
+inline void CrossCoreWaitFlag(uint16_t flagId)
+{
+    KS_TWIN_LOG("CrossCoreWaitFlag", "id=%u", static_cast<unsigned>(flagId));
+    ks_twin::cross_core_wait(flagId);
+}
 
 }  // namespace AscendC
 

@@ -110,6 +110,8 @@ template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalT
 {
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, count=%u)", ks_twin::position_name(dst.GetPosition()), count);
+    KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s count=%u", ks_twin::position_name(dst.GetPosition()),
+                ks_twin::type_name<T>(), count);
     ks_twin::require_core_for(dst.GetPosition(), api);
     ks_twin::check_whole_blocks<T>(api, count);
     dst.check_aligned(api, "the destination");
@@ -122,6 +124,8 @@ template <class T> inline void DataCopy(const GlobalTensor<T>& dst, const LocalT
 {
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(GM <- %s, count=%u)", ks_twin::position_name(src.GetPosition()), count);
+    KS_TWIN_LOG("DataCopy", "dst=GM src=%s dtype=%s count=%u", ks_twin::position_name(src.GetPosition()),
+                ks_twin::type_name<T>(), count);
     ks_twin::require_core_for(src.GetPosition(), api);
     ks_twin::check_whole_blocks<T>(api, count);
     src.check_aligned(api, "the source");
@@ -135,6 +139,8 @@ template <class T> inline void DataCopy(const LocalTensor<T>& dst, const LocalTe
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(%s <- %s, count=%u)", ks_twin::position_name(dst.GetPosition()),
                   ks_twin::position_name(src.GetPosition()), count);
+    KS_TWIN_LOG("DataCopy", "dst=%s src=%s dtype=%s count=%u", ks_twin::position_name(dst.GetPosition()),
+                ks_twin::position_name(src.GetPosition()), ks_twin::type_name<T>(), count);
     ks_twin::require_core_for(dst.GetPosition(), api);
     ks_twin::check_whole_blocks<T>(api, count);
     dst.check_aligned(api, "the destination");
@@ -151,6 +157,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(dst.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+    KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u", ks_twin::position_name(dst.GetPosition()),
+                ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
     ks_twin::require_core_for(dst.GetPosition(), api);
     ks_twin::check_params(api, p);
     uint64_t row = p.blockLen * 32ull, sp = (p.blockLen + p.srcStride) * 32ull, dp = (p.blockLen + p.dstStride) * 32ull;
@@ -167,6 +175,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(GM <- %s, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(src.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+    KS_TWIN_LOG("DataCopy", "dst=GM src=%s dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u", ks_twin::position_name(src.GetPosition()),
+                ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
     ks_twin::require_core_for(src.GetPosition(), api);
     ks_twin::check_params(api, p);
     uint64_t row = p.blockLen * 32ull, sp = (p.blockLen + p.srcStride) * 32ull, dp = (p.blockLen + p.dstStride) * 32ull;
@@ -184,6 +194,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     std::snprintf(api, sizeof api, "DataCopy(%s <- %s, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(dst.GetPosition()), ks_twin::position_name(src.GetPosition()),
                   p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+    KS_TWIN_LOG("DataCopy", "dst=%s src=%s dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u", ks_twin::position_name(dst.GetPosition()),
+                ks_twin::position_name(src.GetPosition()), ks_twin::type_name<T>(), p.blockCount, p.blockLen,
+                p.srcStride, p.dstStride);
     ks_twin::require_core_for(dst.GetPosition(), api);
     ks_twin::check_params(api, p);
     uint64_t row = p.blockLen * 32ull, sp = (p.blockLen + p.srcStride) * 32ull, dp = (p.blockLen + p.dstStride) * 32ull;
@@ -204,6 +217,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     std::snprintf(api, sizeof api,
                   "DataCopyPad(%s <- GM, {blockCount=%u, blockLen=%u B, srcStride=%u B, dstStride=%u blocks})",
                   ks_twin::position_name(dst.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+    KS_TWIN_LOG("DataCopyPad", "dst=%s src=GM dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u isPad=%d", ks_twin::position_name(dst.GetPosition()),
+                ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad ? 1 : 0);
     ks_twin::require_core_for(dst.GetPosition(), api);
     if (p.blockCount == 0 || p.blockLen == 0 || p.blockLen % sizeof(T) != 0 || p.srcStride % sizeof(T) != 0) {
         ks_twin::fail("alignment", "%s on %s: blockCount must be >= 1 and blockLen/srcStride whole %s elements "
@@ -238,6 +253,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     std::snprintf(api, sizeof api,
                   "DataCopyPad(GM <- %s, {blockCount=%u, blockLen=%u B, srcStride=%u blocks, dstStride=%u B})",
                   ks_twin::position_name(src.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+    KS_TWIN_LOG("DataCopyPad", "dst=GM src=%s dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u", ks_twin::position_name(src.GetPosition()),
+                ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
     ks_twin::require_core_for(src.GetPosition(), api);
     if (p.blockCount == 0 || p.blockLen == 0 || p.blockLen % sizeof(T) != 0 || p.dstStride % sizeof(T) != 0) {
         ks_twin::fail("alignment", "%s on %s: blockCount must be >= 1 and blockLen/dstStride whole %s elements "

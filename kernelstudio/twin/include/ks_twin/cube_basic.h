@@ -189,6 +189,8 @@ template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalT
                   "srcNdMatrixStride=%u, srcDValue=%u, dstNzC0Stride=%u, dstNzNStride=%u, dstNzMatrixStride=%u})",
                   ks_twin::position_name(dst.GetPosition()), p.ndNum, p.nValue, p.dValue, p.srcNdMatrixStride,
                   p.srcDValue, p.dstNzC0Stride, p.dstNzNStride, p.dstNzMatrixStride);
+    KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s format=Nd2Nz ndNum=%u nValue=%u dValue=%u",
+                ks_twin::position_name(dst.GetPosition()), ks_twin::type_name<T>(), p.ndNum, p.nValue, p.dValue);
     ks_twin::require_core_for(dst.GetPosition(), api);
     ks_twin::require_position(dst.GetPosition(), TPosition::A1, TPosition::B1, api, "the destination");
     constexpr uint32_t C0 = ks_twin::c0_of<T>();
@@ -233,6 +235,9 @@ template <class T> inline void LoadData(const LocalTensor<T>& dst, const LocalTe
                   "dstGap=%u, ifTranspose=%d})", ks_twin::position_name(dst.GetPosition()),
                   ks_twin::position_name(src.GetPosition()), p.startIndex, p.repeatTimes, p.srcStride, p.dstGap,
                   p.ifTranspose ? 1 : 0);
+    KS_TWIN_LOG("LoadData", "dst=%s src=%s dtype=%s format=2D repeatTimes=%u ifTranspose=%d",
+                ks_twin::position_name(dst.GetPosition()), ks_twin::position_name(src.GetPosition()),
+                ks_twin::type_name<T>(), p.repeatTimes, p.ifTranspose ? 1 : 0);
     ks_twin::require_core_for(dst.GetPosition(), api);
     ks_twin::require_position(dst.GetPosition(), TPosition::A2, TPosition::B2, api, "the destination");
     ks_twin::require_position(src.GetPosition(), TPosition::A1, TPosition::B1, api, "the source");
@@ -271,6 +276,9 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                   ks_twin::position_name(src.GetPosition()), p.l1H, p.l1W, p.channelSize, p.kExtension, p.mExtension,
                   p.kStartPt, p.mStartPt, p.strideH, p.strideW, p.filterH, p.filterW, p.padList[0], p.padList[1],
                   p.padList[2], p.padList[3]);
+    KS_TWIN_LOG("LoadData", "dst=%s src=%s dtype=%s format=3Dv2 kExtension=%u mExtension=%u",
+                ks_twin::position_name(dst.GetPosition()), ks_twin::position_name(src.GetPosition()),
+                ks_twin::type_name<T>(), p.kExtension, p.mExtension);
     ks_twin::require_core_for(dst.GetPosition(), api);
     ks_twin::require_position(dst.GetPosition(), TPosition::A2, TPosition::B2, api, "the destination");
     ks_twin::require_position(src.GetPosition(), TPosition::A1, TPosition::B1, api, "the source");
@@ -339,6 +347,8 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<A>& a, const LocalTe
     char api[160];
     std::snprintf(api, sizeof api, "Mmad(MmadParams{m=%u, n=%u, k=%u, cmatrixInitVal=%d})", p.m, p.n, p.k,
                   p.cmatrixInitVal ? 1 : 0);
+    KS_TWIN_LOG("Mmad", "dtype=%s m=%u n=%u k=%u cmatrixInitVal=%d", ks_twin::type_name<A>(), p.m, p.n, p.k,
+                p.cmatrixInitVal ? 1 : 0);
     ks_twin::require_core_for(c.GetPosition(), api);
     ks_twin::require_position(c.GetPosition(), TPosition::CO1, TPosition::CO1, api, "C");
     ks_twin::require_position(a.GetPosition(), TPosition::A2, TPosition::A2, api, "A");
@@ -385,6 +395,8 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     std::snprintf(api, sizeof api, "Fixpipe(GM <- %s, FixpipeParamsV220{nSize=%u, mSize=%u, srcStride=%u, "
                   "dstStride=%u, quantPre=%d})", ks_twin::position_name(src.GetPosition()), p.nSize, p.mSize,
                   p.srcStride, p.dstStride, static_cast<int>(p.quantPre));
+    KS_TWIN_LOG("Fixpipe", "dst=GM src=%s dtype=%s nSize=%u mSize=%u", ks_twin::position_name(src.GetPosition()),
+                ks_twin::type_name<T>(), p.nSize, p.mSize);
     ks_twin::require_core_for(src.GetPosition(), api);
     ks_twin::require_position(src.GetPosition(), TPosition::CO1, TPosition::CO1, api, "the source");
     if (config.format != CO2Layout::ROW_MAJOR || p.ndNum != 1) {

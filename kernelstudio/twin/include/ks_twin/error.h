@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "calllog.h"
+
 namespace ks_twin {
 
 inline std::mutex& error_mutex()
@@ -31,6 +33,7 @@ inline std::mutex& error_mutex()
     std::fflush(stdout);
     std::fprintf(stderr, "KS_TWIN_ERROR %s: %s\n", kind, msg);
     std::fflush(stderr);
+    flush_call_log();
     std::_Exit(3);
 }
 

@@ -103,6 +103,7 @@ template <class T> inline void Transpose(const LocalTensor<T>& dst, const LocalT
 {
     static_assert(sizeof(T) == 2, "Transpose(dst, src) moves 16x16 blocks of 2-byte elements (half, int16_t, "
                                   "uint16_t); transpose 4-byte data per element or with TransDataTo5HD");
+    KS_TWIN_LOG("Transpose", "dtype=%s", ks_twin::type_name<T>());
     ks_twin::require_vector("Transpose");
     ks_twin::vec_operand(dst, 256, "Transpose", "dst");
     ks_twin::vec_operand(src, 256, "Transpose", "src");
@@ -124,6 +125,7 @@ template <class T>
 inline void ArithProgression(const LocalTensor<T>& dst, const ks_twin::NoDeduce<T> firstValue,
                              const ks_twin::NoDeduce<T> diffValue, const int32_t count)
 {
+    KS_TWIN_LOG("ArithProgression", "dtype=%s count=%d", ks_twin::type_name<T>(), count);
     ks_twin::require_vector("ArithProgression");
     if (count < 0) ks_twin::fail("bounds", "ArithProgression(count=%d) on %s: count must be >= 0", count,
                                  ks_twin::core_name());
@@ -148,6 +150,8 @@ inline void run(const LocalTensor<T>& dstValue, const LocalTensor<int32_t>& dstI
 {
     static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value, "TopK sorts half or float");
     const char* api = "TopK";
+    KS_TWIN_LOG("TopK", "dtype=%s k=%d outter=%d inner=%d n=%d", ks_twin::type_name<T>(), k, info.outter, info.inner,
+                info.n);
     ks_twin::require_vector(api);
     const char* core = ks_twin::core_name();
     if (info.outter < 1 || info.n < 1 || info.n > info.inner) {

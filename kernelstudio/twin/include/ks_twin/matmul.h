@@ -79,6 +79,7 @@ public:
     void Init(const TCubeTiling* tiling, AscendC::TPipe* tpipe = nullptr)
     {
         (void)tpipe;
+        KS_TWIN_LOG("Matmul::Init");
         if (tiling == nullptr) ks_twin::fail("matmul", "Matmul::Init on %s got no TCubeTiling", ks_twin::core_name());
         t_ = *tiling;
         validate();
@@ -92,12 +93,38 @@ public:
         singleK_ = t_.singleCoreK;
     }
 
-    void SetTensorA(const AscendC::GlobalTensor<SrcA>& gm, bool isTransposeA = false) { set_gm(a_, gm, isTransposeA); }
-    void SetTensorA(const AscendC::LocalTensor<SrcA>& ub, bool isTransposeA = false) { set_ub(a_, ub, isTransposeA); }
-    void SetTensorB(const AscendC::GlobalTensor<SrcB>& gm, bool isTransposeB = false) { set_gm(b_, gm, isTransposeB); }
-    void SetTensorB(const AscendC::LocalTensor<SrcB>& ub, bool isTransposeB = false) { set_ub(b_, ub, isTransposeB); }
-    void SetBias(const AscendC::GlobalTensor<BiasT>& gm) { set_gm(bias_, gm, false); }
-    void SetBias(const AscendC::LocalTensor<BiasT>& ub) { set_ub(bias_, ub, false); }
+    void SetTensorA(const AscendC::GlobalTensor<SrcA>& gm, bool isTransposeA = false)
+    {
+        KS_TWIN_LOG("Matmul::SetTensorA", "src=GM trans=%d", isTransposeA ? 1 : 0);
+        set_gm(a_, gm, isTransposeA);
+    }
+    void SetTensorA(const AscendC::LocalTensor<SrcA>& ub, bool isTransposeA = false)
+    {
+        KS_TWIN_LOG("Matmul::SetTensorA", "src=%s trans=%d", ks_twin::position_name(ub.GetPosition()),
+                    isTransposeA ? 1 : 0);
+        set_ub(a_, ub, isTransposeA);
+    }
+    void SetTensorB(const AscendC::GlobalTensor<SrcB>& gm, bool isTransposeB = false)
+    {
+        KS_TWIN_LOG("Matmul::SetTensorB", "src=GM trans=%d", isTransposeB ? 1 : 0);
+        set_gm(b_, gm, isTransposeB);
+    }
+    void SetTensorB(const AscendC::LocalTensor<SrcB>& ub, bool isTransposeB = false)
+    {
+        KS_TWIN_LOG("Matmul::SetTensorB", "src=%s trans=%d", ks_twin::position_name(ub.GetPosition()),
+                    isTransposeB ? 1 : 0);
+        set_ub(b_, ub, isTransposeB);
+    }
+    void SetBias(const AscendC::GlobalTensor<BiasT>& gm)
+    {
+        KS_TWIN_LOG("Matmul::SetBias", "src=GM");
+        set_gm(bias_, gm, false);
+    }
+    void SetBias(const AscendC::LocalTensor<BiasT>& ub)
+    {
+        KS_TWIN_LOG("Matmul::SetBias", "src=%s", ks_twin::position_name(ub.GetPosition()));
+        set_ub(bias_, ub, false);
+    }
     void DisableBias() { bias_.set = false; }
     void ClearBias() { bias_.set = false; }
     void SetLocalWorkspace(const AscendC::LocalTensor<uint8_t>&) {}
@@ -107,6 +134,7 @@ public:
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0)
     {
         (void)orgKc;
+        KS_TWIN_LOG("Matmul::SetOrgShape", "M=%d N=%d Ka=%d Kb=%d", orgM, orgN, orgKa, orgKb);
         orgM_ = orgM;
         orgN_ = orgN;
         orgKa_ = orgKa;
@@ -114,12 +142,14 @@ public:
     }
     void SetSingleShape(int m, int n, int k)
     {
+        KS_TWIN_LOG("Matmul::SetSingleShape", "m=%d n=%d k=%d", m, n, k);
         singleM_ = m;
         singleN_ = n;
         singleK_ = k;
     }
     void SetTail(int tailM = -1, int tailN = -1, int tailK = -1)
     {
+        KS_TWIN_LOG("Matmul::SetTail", "m=%d n=%d k=%d", tailM, tailN, tailK);
         if (tailM > 0) singleM_ = tailM;
         if (tailN > 0) singleN_ = tailN;
         if (tailK > 0) singleK_ = tailK;
@@ -129,6 +159,70 @@ public:
     template <bool sync = true> bool Iterate(bool enPartialSum = false)
     {
         (void)enPartialSum;
+        KS_TWIN_LOG("Matmul::Iterate");
+        return next_tile();
+    }
+
+    // Writes the current tile densely (rows of baseN) into a local tensor.
+    template <bool sync = true>
+    void GetTensorC(const AscendC::LocalTensor<DstC>& dst, uint8_t enAtomic = 0, bool enSequentialWrite = false)
+    {
+        (void)enSequentialWrite;
+        KS_TWIN_LOG("Matmul::GetTensorC", "dst=%s", ks_twin::position_name(dst.GetPosition()));
+        require_tile("GetTensorC(LocalTensor)");
+        dst.check(0, static_cast<uint64_t>(t_.baseM) * t_.baseN, "Matmul::GetTensorC(LocalTensor)");
+        dst.check_aligned("Matmul::GetTensorC", "the destination");
+        write_tile(dst.GetPhyAddr(), t_.baseN, enAtomic != 0);
+    }
+
+    // Writes the current tile into GM: at its place in C (row stride N) or densely if enSequentialWrite.
+    template <bool sync = true>
+    void GetTensorC(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false)
+    {
+        KS_TWIN_LOG("Matmul::GetTensorC", "dst=GM");
+        put_tile(gm, enAtomic, enSequentialWrite);
+    }
+
+    // Computes the whole singleCoreM x singleCoreN block into GM (row stride N).
+    template <bool sync = true>
+    void IterateAll(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    bool waitIterateAll = false, bool fakeMsg = false)
+    {
+        (void)enSequentialWrite;
+        (void)waitIterateAll;
+        (void)fakeMsg;
+        KS_TWIN_LOG("Matmul::IterateAll", "dst=GM");
+        while (next_tile()) put_tile(gm, enAtomic, false);
+    }
+
+    template <bool sync = true> void IterateAll(const AscendC::LocalTensor<DstC>& ub, uint8_t enAtomic = 0)
+    {
+        KS_TWIN_LOG("Matmul::IterateAll", "dst=%s", ks_twin::position_name(ub.GetPosition()));
+        begin("IterateAll(LocalTensor)");
+        ub.check(0, static_cast<uint64_t>(singleM_) * singleN_, "Matmul::IterateAll(LocalTensor)");
+        while (next_tile()) {
+            write_tile(ub.GetPhyAddr() + static_cast<uint64_t>(tm_) * t_.baseM * singleN_ +
+                           static_cast<uint64_t>(tn_) * t_.baseN,
+                       singleN_, enAtomic != 0);
+        }
+    }
+
+    void WaitIterateAll() {}
+    void WaitGetTensorC() {}
+    void End()
+    {
+        KS_TWIN_LOG("Matmul::End");
+        a_.set = b_.set = bias_.set = false;
+        running_ = false;
+        has_tile_ = false;
+    }
+    uint8_t GetSubBlockIdx() const { return static_cast<uint8_t>(ks_twin::ctx().sub); }
+    bool registered() const { return inited_; }
+
+private:
+    // Iterate without the log line (IterateAll's loop is one API call).
+    bool next_tile()
+    {
         begin("Iterate");
         if (cur_ >= roundM_ * roundN_) {
             running_ = false;
@@ -148,20 +242,7 @@ public:
         return true;
     }
 
-    // Writes the current tile densely (rows of baseN) into a local tensor.
-    template <bool sync = true>
-    void GetTensorC(const AscendC::LocalTensor<DstC>& dst, uint8_t enAtomic = 0, bool enSequentialWrite = false)
-    {
-        (void)enSequentialWrite;
-        require_tile("GetTensorC(LocalTensor)");
-        dst.check(0, static_cast<uint64_t>(t_.baseM) * t_.baseN, "Matmul::GetTensorC(LocalTensor)");
-        dst.check_aligned("Matmul::GetTensorC", "the destination");
-        write_tile(dst.GetPhyAddr(), t_.baseN, enAtomic != 0);
-    }
-
-    // Writes the current tile into GM: at its place in C (row stride N) or densely if enSequentialWrite.
-    template <bool sync = true>
-    void GetTensorC(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false)
+    void put_tile(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic, bool enSequentialWrite)
     {
         require_tile("GetTensorC(GlobalTensor)");
         if (enSequentialWrite) {
@@ -174,40 +255,6 @@ public:
         write_tile(gm.GetPhyAddr() + off, orgN_, enAtomic != 0);
     }
 
-    // Computes the whole singleCoreM x singleCoreN block into GM (row stride N).
-    template <bool sync = true>
-    void IterateAll(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
-                    bool waitIterateAll = false, bool fakeMsg = false)
-    {
-        (void)enSequentialWrite;
-        (void)waitIterateAll;
-        (void)fakeMsg;
-        while (Iterate()) GetTensorC(gm, enAtomic, false);
-    }
-
-    template <bool sync = true> void IterateAll(const AscendC::LocalTensor<DstC>& ub, uint8_t enAtomic = 0)
-    {
-        begin("IterateAll(LocalTensor)");
-        ub.check(0, static_cast<uint64_t>(singleM_) * singleN_, "Matmul::IterateAll(LocalTensor)");
-        while (Iterate()) {
-            write_tile(ub.GetPhyAddr() + static_cast<uint64_t>(tm_) * t_.baseM * singleN_ +
-                           static_cast<uint64_t>(tn_) * t_.baseN,
-                       singleN_, enAtomic != 0);
-        }
-    }
-
-    void WaitIterateAll() {}
-    void WaitGetTensorC() {}
-    void End()
-    {
-        a_.set = b_.set = bias_.set = false;
-        running_ = false;
-        has_tile_ = false;
-    }
-    uint8_t GetSubBlockIdx() const { return static_cast<uint8_t>(ks_twin::ctx().sub); }
-    bool registered() const { return inited_; }
-
-private:
     template <class T> void set_gm(ks_twin::Operand<T>& op, const AscendC::GlobalTensor<T>& gm, bool trans)
     {
         op.set = true;

@@ -57,6 +57,29 @@ inline uint64_t mem_alignment(int k)
     return al[k];
 }
 
+// InitBuffer rounds every buffer length up to whole 32-byte blocks (CANN does the same); placement in
+// L0A/L0B/L0C additionally follows mem_alignment.
+inline uint32_t round_len32(uint32_t len) { return static_cast<uint32_t>((static_cast<uint64_t>(len) + 31) / 32 * 32); }
+
+inline const char* event_name(AscendC::HardEvent e)
+{
+    static const char* names[] = {
+        "MTE2_MTE1", "MTE1_MTE2", "MTE1_M", "M_MTE1", "MTE2_V", "V_MTE2", "MTE3_V", "V_MTE3", "M_V", "V_M", "V_V",
+        "MTE3_MTE1", "MTE1_MTE3", "MTE1_V", "MTE2_M", "M_MTE2", "V_MTE1", "M_FIX", "FIX_M", "MTE3_MTE2",
+        "MTE2_MTE3", "S_V", "V_S", "S_MTE2", "MTE2_S", "S_MTE3", "MTE3_S", "MTE2_FIX", "FIX_MTE2", "FIX_S", "M_S",
+        "FIX_MTE3", "MTE1_FIX", "FIX_MTE1", "FIX_FIX"};
+    auto i = static_cast<size_t>(e);
+    return i < sizeof names / sizeof names[0] ? names[i] : "?";
+}
+
+inline const char* pipe_name(pipe_t p)
+{
+    static const char* names[] = {"PIPE_S", "PIPE_V", "PIPE_M", "PIPE_MTE1", "PIPE_MTE2", "PIPE_MTE3",
+                                  "PIPE_ALL", "PIPE_MTE4", "PIPE_MTE5", "PIPE_V2", "PIPE_FIX"};
+    auto i = static_cast<size_t>(p);
+    return i < sizeof names / sizeof names[0] ? names[i] : "?";
+}
+
 enum class SlotState { FREE, ALLOCATED, QUEUED };
 
 // Queue bookkeeping shared by every TQue/TQueBind instantiation.
@@ -153,16 +176,26 @@ template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK = 0> class TQue
 public:
     template <class T> LocalTensor<T> AllocTensor()
     {
+        KS_TWIN_LOG("AllocTensor", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
         int i = q_.alloc("AllocTensor");
         return tensor<T>(i);
     }
     template <class T> bool EnQue(const LocalTensor<T>& t)
     {
+        KS_TWIN_LOG("EnQue", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
         q_.enque(t.GetPhyAddr());
         return true;
     }
-    template <class T> LocalTensor<T> DeQue() { return tensor<T>(q_.deque()); }
-    template <class T> void FreeTensor(LocalTensor<T>& t) { q_.free_slot(t.GetPhyAddr()); }
+    template <class T> LocalTensor<T> DeQue()
+    {
+        KS_TWIN_LOG("DeQue", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
+        return tensor<T>(q_.deque());
+    }
+    template <class T> void FreeTensor(LocalTensor<T>& t)
+    {
+        KS_TWIN_LOG("FreeTensor", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
+        q_.free_slot(t.GetPhyAddr());
+    }
     bool HasTensorInQue() const { return !q_.fifo.empty(); }
     int32_t GetTensorCountInQue() const { return static_cast<int32_t>(q_.fifo.size()); }
     bool VacantInQue() const { return static_cast<int32_t>(q_.fifo.size()) < DEPTH; }
@@ -187,11 +220,14 @@ template <TPosition POS = TPosition::VECCALC> class TBuf {
 public:
     template <class T> LocalTensor<T> Get()
     {
+        KS_TWIN_LOG("TBuf::Get", "buf=%s dtype=%s", ks_twin::position_name(POS), ks_twin::type_name<T>());
         require("TBuf::Get");
         return LocalTensor<T>(reinterpret_cast<T*>(addr_), static_cast<uint32_t>(len_ / sizeof(T)), POS, arena_);
     }
     template <class T> LocalTensor<T> Get(uint32_t count)
     {
+        KS_TWIN_LOG("TBuf::Get", "buf=%s dtype=%s count=%u", ks_twin::position_name(POS), ks_twin::type_name<T>(),
+                    count);
         require("TBuf::Get");
         if (static_cast<uint64_t>(count) * sizeof(T) > len_) {
             ks_twin::fail("bounds", "TBuf<%s>::Get<%s>(%u) on %s: %llu bytes asked from a buffer of %u bytes; "
@@ -203,6 +239,8 @@ public:
     }
     template <class T> LocalTensor<T> GetWithOffset(uint32_t count, uint32_t bufOffset)
     {
+        KS_TWIN_LOG("TBuf::GetWithOffset", "buf=%s dtype=%s count=%u offset=%u", ks_twin::position_name(POS),
+                    ks_twin::type_name<T>(), count, bufOffset);
         require("TBuf::GetWithOffset");
         if (bufOffset + static_cast<uint64_t>(count) * sizeof(T) > len_) {
             ks_twin::fail("bounds", "TBuf::GetWithOffset<%s>(%u, %u) on %s runs past the buffer's %u bytes",
@@ -257,6 +295,7 @@ public:
     template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK>
     bool InitBuffer(TQueBind<SRC, DST, DEPTH, MASK>& que, uint8_t num, uint32_t len)
     {
+        KS_TWIN_LOG("InitBuffer", "que=%s depth=%d num=%u len=%u", ks_twin::position_name(SRC), DEPTH, num, len);
         ks_twin::QueState& q = que.state();
         char label[64];
         std::snprintf(label, sizeof label, "TQue<%s, depth %d>", ks_twin::position_name(SRC), DEPTH);
@@ -270,7 +309,7 @@ public:
         q.label = label;
         q.pos = SRC;
         q.depth = DEPTH;
-        q.len = len;
+        q.len = ks_twin::round_len32(len);  // each buffer holds whole 32-byte blocks
         q.arena = arena(k);
         char what[160];
         std::snprintf(what, sizeof what, "InitBuffer(%s, num=%u, len=%u)", label, num, len);
@@ -285,19 +324,28 @@ public:
 
     template <TPosition POS> bool InitBuffer(TBuf<POS>& buf, uint32_t len)
     {
+        KS_TWIN_LOG("InitBuffer", "buf=%s len=%u", ks_twin::position_name(POS), len);
         int k = ks_twin::mem_of(POS);
         char what[160];
         std::snprintf(what, sizeof what, "InitBuffer(TBuf<%s>, len=%u)", ks_twin::position_name(POS), len);
         check_fits(k, align(k, len), what);
-        buf.bind(carve(k, len), len, arena(k));
+        buf.bind(carve(k, len), ks_twin::round_len32(len), arena(k));
         return true;
     }
 
     // Bytes of a memory this pipe has handed out so far.
     uint64_t Used(int k) const { return used_[k]; }
 
-    template <HardEvent EVT> TEventID AllocEventID() { return next_event_++ & 7; }
-    template <HardEvent EVT> void ReleaseEventID(TEventID) {}
+    template <HardEvent EVT> TEventID AllocEventID()
+    {
+        TEventID id = static_cast<TEventID>(next_event_++ & 7);
+        KS_TWIN_LOG("AllocEventID", "event=%s id=%d", ks_twin::event_name(EVT), id);
+        return id;
+    }
+    template <HardEvent EVT> void ReleaseEventID(TEventID id)
+    {
+        KS_TWIN_LOG("ReleaseEventID", "event=%s id=%d", ks_twin::event_name(EVT), id);
+    }
     template <HardEvent EVT> TEventID FetchEventID() { return 0; }
     TEventID FetchEventID(HardEvent) { return 0; }
     void Reset()
@@ -351,16 +399,18 @@ private:
 // Pipeline sync: the twin runs each core's instructions in program order, so these only check ids.
 template <HardEvent EVT> inline void SetFlag(int32_t id)
 {
+    KS_TWIN_LOG("SetFlag", "event=%s id=%d", ks_twin::event_name(EVT), id);
     if (id < 0 || id > 7) ks_twin::fail("flag", "SetFlag(%d) on %s: event ids are 0..7", id, ks_twin::core_name());
 }
 template <HardEvent EVT> inline void WaitFlag(int32_t id)
 {
+    KS_TWIN_LOG("WaitFlag", "event=%s id=%d", ks_twin::event_name(EVT), id);
     if (id < 0 || id > 7) ks_twin::fail("flag", "WaitFlag(%d) on %s: event ids are 0..7", id, ks_twin::core_name());
 }
-template <pipe_t PIPE> inline void PipeBarrier() {}
+template <pipe_t PIPE> inline void PipeBarrier() { KS_TWIN_LOG("PipeBarrier", "pipe=%s", ks_twin::pipe_name(PIPE)); }
 
 }  // namespace AscendC
 
-inline void pipe_barrier(pipe_t) {}
+inline void pipe_barrier(pipe_t p) { KS_TWIN_LOG("pipe_barrier", "pipe=%s", ks_twin::pipe_name(p)); }
 
 #endif

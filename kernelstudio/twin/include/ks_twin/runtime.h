@@ -3,6 +3,8 @@
 #define KS_TWIN_RUNTIME_H
 
 #include <condition_variable>
+#include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -56,8 +58,10 @@ inline const char* core_name()
 }
 
 // ---- launch-wide state set by main.cpp --------------------------------------------------------
+// As on CANN, a launcher that never calls SetKernelMode runs its kernels in MIX mode (1 AIC : 2 AIV).
 struct LaunchState {
-    KernelMode mode = KernelMode::AIV_MODE;
+    KernelMode mode = KernelMode::MIX_MODE;
+    bool mode_set = false;  // SetKernelMode was called
     uint64_t tiling_key = 0;
     uint8_t* sys_workspace = nullptr;
     std::string kernel_name;
@@ -68,6 +72,41 @@ inline LaunchState& launch_state()
     static LaunchState s;
     return s;
 }
+
+inline const char* mode_name(KernelMode m)
+{
+    switch (m) {
+        case KernelMode::MIX_MODE: return "MIX_MODE";
+        case KernelMode::AIC_MODE: return "AIC_MODE";
+        case KernelMode::AIV_MODE: return "AIV_MODE";
+        case KernelMode::MIX_AIC_1_1: return "MIX_AIC_1_1";
+    }
+    return "?";
+}
+
+// ---- API-call log (calllog.h): one line per call, naming the kernel and the core ----------------
+inline const char* log_core_name()
+{
+    const CoreCtx& c = ctx();
+    if (!c.active) return "host";
+    if (c.type == CoreType::AIC) return "AIC";
+    if (!c.mix) return "AIV";
+    return c.sub == 0 ? "AIV0" : "AIV1";
+}
+
+__attribute__((format(printf, 2, 3))) inline void log_call(const char* api, const char* fmt, ...)
+{
+    char args[512];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    const CoreCtx& c = ctx();
+    std::fprintf(g_call_log, "C\t%s\t%lld\t%s\t%lld\t%s\t%s\n", c.active ? launch_state().kernel_name.c_str() : "-",
+                 static_cast<long long>(c.active ? c.group : -1), log_core_name(),
+                 static_cast<long long>(c.active ? c.block_idx : -1), api, args);
+}
+inline void log_call(const char* api) { log_call(api, "%s", ""); }
 
 // ---- GM allocations: every GmAlloc buffer is registered so copies can be bounds-checked -------
 struct GmRegistry {
@@ -268,6 +307,9 @@ inline void run_kernel(const char* name, int64_t block_dim, const std::function<
 {
     LaunchState& ls = launch_state();
     ls.kernel_name = name;
+    if (g_call_log != nullptr) {
+        std::fprintf(g_call_log, "L\t%s\t%s\t%lld\n", name, mode_name(ls.mode), static_cast<long long>(block_dim));
+    }
     if (block_dim <= 0 || block_dim > 65535) {
         fail("launch", "ICPU_RUN_KF(%s, blockDim=%lld): blockDim must be 1..65535", name,
              static_cast<long long>(block_dim));
@@ -335,9 +377,10 @@ inline void check_task_type(KernelMetaType t)
              "MIX_AIC_1_2", task_type_name(t), launch_state().kernel_name.c_str());
     }
     if (need != nullptr) {
-        fail("launch", "kernel %s declares KERNEL_TASK_TYPE_DEFAULT(%s) but main.cpp launched it in another "
-             "kernel mode; call AscendC::SetKernelMode(%s) before ICPU_RUN_KF",
-             launch_state().kernel_name.c_str(), task_type_name(t), need);
+        fail("launch", "kernel %s declares KERNEL_TASK_TYPE_DEFAULT(%s) but main.cpp launched it in KernelMode::%s%s; "
+             "call AscendC::SetKernelMode(%s) before ICPU_RUN_KF",
+             launch_state().kernel_name.c_str(), task_type_name(t), mode_name(m),
+             launch_state().mode_set ? "" : " (the default: main.cpp never called SetKernelMode)", need);
     }
 }
 
@@ -346,7 +389,8 @@ inline void require_vector(const char* api)
 {
     if (ctx().active && ctx().type == CoreType::AIC) {
         fail("launch", "%s runs on the %s, which has no vector unit or UB; guard vector code with "
-             "`if ASCEND_IS_AIV { ... }`", api, core_name());
+             "`if ASCEND_IS_AIV { ... }`, or for a pure-vector kernel call AscendC::SetKernelMode(KernelMode::"
+             "AIV_MODE) before ICPU_RUN_KF (without it the launch is MIX_MODE, as on CANN)", api, core_name());
     }
 }
 

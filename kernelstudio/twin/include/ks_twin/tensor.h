@@ -40,11 +40,13 @@ public:
 
     T GetValue(uint64_t i) const
     {
+        KS_TWIN_LOG("GlobalTensor::GetValue", "dtype=%s", ks_twin::type_name<T>());
         check(i, 1, "GlobalTensor::GetValue");
         return addr_[i];
     }
     void SetValue(uint64_t i, T v) const
     {
+        KS_TWIN_LOG("GlobalTensor::SetValue", "dtype=%s", ks_twin::type_name<T>());
         check(i, 1, "GlobalTensor::SetValue");
         addr_[i] = v;
     }
@@ -102,11 +104,13 @@ public:
 
     T GetValue(uint32_t i) const
     {
+        KS_TWIN_LOG("LocalTensor::GetValue", "dtype=%s pos=%s", ks_twin::type_name<T>(), ks_twin::position_name(pos_));
         check(i, 1, "LocalTensor::GetValue");
         return addr_[i];
     }
     template <class U> void SetValue(uint32_t i, U v) const
     {
+        KS_TWIN_LOG("LocalTensor::SetValue", "dtype=%s pos=%s", ks_twin::type_name<T>(), ks_twin::position_name(pos_));
         check(i, 1, "LocalTensor::SetValue");
         addr_[i] = static_cast<T>(v);
     }

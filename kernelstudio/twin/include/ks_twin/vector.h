@@ -10,6 +10,17 @@
 
 namespace ks_twin {
 
+// 256-byte repeats a count-based vector instruction of `count` elements of T issues.
+template <class T> inline uint32_t repeats_of(uint32_t count)
+{
+    return static_cast<uint32_t>((static_cast<uint64_t>(count) * sizeof(T) + 255) / 256);
+}
+
+// Log line of a count-based vector instruction: its element type, count and 256-byte repeats.
+#define KS_TWIN_LOG_VEC(NAME, T, COUNT)                                                                     \
+    KS_TWIN_LOG(NAME, "dtype=%s count=%u repeats=%u", ::ks_twin::type_name<T>(), static_cast<unsigned>(COUNT), \
+                ::ks_twin::repeats_of<T>(COUNT))
+
 template <class T> inline void vec_operand(const AscendC::LocalTensor<T>& t, uint32_t count, const char* api,
                                            const char* role)
 {
@@ -21,6 +32,7 @@ template <class T, class F>
 inline void unary(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                   uint32_t count, F f)
 {
+    KS_TWIN_LOG_VEC(name, T, count);
     require_vector(name);
     vec_operand(dst, count, name, "dst");
     vec_operand(src, count, name, "src");
@@ -33,6 +45,7 @@ template <class T, class F>
 inline void binary(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& a,
                    const AscendC::LocalTensor<T>& b, uint32_t count, F f)
 {
+    KS_TWIN_LOG_VEC(name, T, count);
     require_vector(name);
     vec_operand(dst, count, name, "dst");
     vec_operand(a, count, name, "src0");
@@ -178,6 +191,7 @@ KS_TWIN_UNARY(Abs, a < 0 ? -a : a)
 
 template <class T> inline void Duplicate(const LocalTensor<T>& dst, ks_twin::NoDeduce<T> scalar, uint32_t count)
 {
+    KS_TWIN_LOG_VEC("Duplicate", T, count);
     ks_twin::require_vector("Duplicate");
     ks_twin::vec_operand(dst, count, "Duplicate", "dst");
     T* d = dst.GetPhyAddr();
@@ -189,6 +203,10 @@ template <class T> inline void Duplicate(const LocalTensor<T>& dst, ks_twin::NoD
 template <class D, class S>
 inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, uint32_t count)
 {
+    KS_TWIN_LOG("Cast", "dtype=%s src_dtype=%s mode=%d count=%u repeats=%u", ks_twin::type_name<D>(),
+                ks_twin::type_name<S>(), static_cast<int>(mode), count,
+                ks_twin::repeats_of<D>(count) > ks_twin::repeats_of<S>(count) ? ks_twin::repeats_of<D>(count)
+                                                                                : ks_twin::repeats_of<S>(count));
     ks_twin::require_vector("Cast");
     ks_twin::vec_operand(dst, count, "Cast", "dst");
     ks_twin::vec_operand(src, count, "Cast", "src");
@@ -216,6 +234,7 @@ template <class T> inline void check_work(const char* api, const LocalTensor<T>&
 template <class T>
 inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, uint32_t count)
 {
+    KS_TWIN_LOG_VEC("ReduceSum", T, count);
     ks_twin::require_vector("ReduceSum");
     ks_twin::vec_operand(src, count, "ReduceSum", "src");
     ks_twin::vec_operand(dst, 1, "ReduceSum", "dst");
@@ -230,6 +249,7 @@ template <class T, bool IS_MAX>
 inline void reduce_extreme(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src,
                            const LocalTensor<T>& work, uint32_t count, bool calIndex)
 {
+    KS_TWIN_LOG_VEC(api, T, count);
     ks_twin::require_vector(api);
     ks_twin::vec_operand(src, count, api, "src");
     ks_twin::vec_operand(dst, calIndex ? 2 : 1, api, "dst");
@@ -279,6 +299,9 @@ struct BrcbRepeatParams {
 template <class T>
 inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint8_t repeatTime, const BrcbRepeatParams& p)
 {
+    KS_TWIN_LOG("Brcb", "dtype=%s repeats=%u dstBlkStride=%u dstRepStride=%u", ks_twin::type_name<T>(),
+                static_cast<unsigned>(repeatTime), static_cast<unsigned>(p.dstBlkStride),
+                static_cast<unsigned>(p.dstRepStride));
     ks_twin::require_vector("Brcb");
     const uint32_t per_block = 32 / sizeof(T);
     ks_twin::vec_operand(src, repeatTime * 8u, "Brcb", "src");
@@ -301,6 +324,8 @@ template <class T, class U>
 inline void compare_into(const char* api, const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T* rhs,
                          bool scalar, CMPMODE mode, uint32_t count)
 {
+    KS_TWIN_LOG(api, "dtype=%s mode=%d count=%u repeats=%u", ks_twin::type_name<T>(), static_cast<int>(mode), count,
+                ks_twin::repeats_of<T>(count));
     ks_twin::require_vector(api);
     ks_twin::vec_operand(src0, count, api, "src0");
     uint32_t bytes = (count + 7) / 8;
@@ -343,6 +368,7 @@ template <class T, class U>
 inline void select_from(const char* api, const LocalTensor<T>& dst, const LocalTensor<U>& mask,
                         const LocalTensor<T>& src0, const T* other, bool scalar, uint32_t count)
 {
+    KS_TWIN_LOG_VEC(api, T, count);
     ks_twin::require_vector(api);
     ks_twin::vec_operand(dst, count, api, "dst");
     ks_twin::vec_operand(src0, count, api, "src0");

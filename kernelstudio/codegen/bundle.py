@@ -1,4 +1,5 @@
-"""What the CPU twin runs: generated sources plus the tensors main.cpp reads and writes."""
+"""What code generation produces and the CPU twin runs: generated sources plus the tensors main.cpp reads
+and writes."""
 
 from __future__ import annotations
 
