@@ -1,6 +1,6 @@
 """`kernelstudio` command line: build a kernel design file into Ascend C, list hardware targets.
 
-    kernelstudio build FILE.py --target ascend910b2 --out DIR [--no-fuse]
+    kernelstudio build FILE.py --target ascend910b2 --out DIR [--no-fuse] [--name NAME]
     kernelstudio targets
 
 FILE.py defines the graph with the DSL (``import kernelstudio as ks``) and either sets a
@@ -8,11 +8,11 @@ module-level ``out`` tensor or defines ``build()`` returning the output tensor (
 choose tiles and cores). ``--no-fuse`` builds the unfused baseline (one kernel per op); for a design
 that returns a Schedule it re-creates the unfused schedule of the same outputs, drops the design's
 directives and fusion choices, and says so (on stdout and in report.txt). `build` writes the CANN
-project (op_host/, op_kernel/, main.cpp, CMake, msOpGen JSON, README; operators named after the
-output tensor, see kernelstudio.codegen.naming), ``report.txt`` (program, kernels and their
-operators, simulated time when the simulator is installed) and ``trace.json`` (Chrome trace) when the
-simulator is available. Re-running into the
-same directory replaces the files an earlier build wrote there and refuses to touch any other.
+project (op_host/, op_kernel/, main.cpp, CMake, msOpGen JSON, README; the operators are named after
+``--name``, else the output tensor, see kernelstudio.codegen.naming), ``report.txt`` (program,
+kernels and their operators, simulated time when the simulator is installed) and ``trace.json``
+(Chrome trace) when the simulator is available. Re-running into the same directory replaces the
+files an earlier build wrote there and refuses to touch any other.
 
 Exit codes: 0 done; 1 the design or its build failed (the message says why, with FILE:LINE for an
 error raised by the design file itself); 2 the command could not run (usage, an output path that
@@ -52,6 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--no-fuse", action="store_true",
                    help="build the unfused baseline (one kernel per op); a design's own Schedule is replaced "
                         "by the unfused one of its outputs, its directives dropped")
+    b.add_argument("--name", default=None,
+                   help="the design's name: names the operator(s) and files (default: the output tensor's name)")
     sub.add_parser("targets", help="list the hardware profiles")
     return p
 
@@ -134,7 +136,8 @@ def _simulate(prog: Any, extra: dict[str, str]) -> list[str]:
     return [f"simulated time: {sim.time_us:.2f} us", "trace: trace.json (open in Perfetto or chrome://tracing)"]
 
 
-def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: list[str] | None = None) -> Path:
+def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: list[str] | None = None,
+          name: str | None = None) -> Path:
     """Lower the design in `file` for `target` and write code, report and trace into `out_dir`.
 
     Notes the user should see (e.g. what --no-fuse dropped) are appended to `notes` when given."""
@@ -143,7 +146,7 @@ def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: lis
     from kernelstudio.codegen.project import write_project
 
     sched, note = _schedule(load_design(Path(file)), fuse)
-    prog = ks.lower(sched, target=target)
+    prog = ks.lower(sched, target=target, name=name)
     out = Path(out_dir)
     extra = {}
     lines = [f"kernelstudio build of {prog.name} for {target} ({'fused' if prog.fused else 'unfused'})", ""]
@@ -186,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                   "pass --out a directory you can write to", file=sys.stderr)
             return 2
         notes: list[str] = []
-        out = build(args.file, args.target, args.out, fuse=not args.no_fuse, notes=notes)
+        out = build(args.file, args.target, args.out, fuse=not args.no_fuse, notes=notes, name=args.name)
         for note in notes:
             print(f"kernelstudio: note: {note}")
         print(f"wrote {out}")

@@ -105,3 +105,14 @@ def test_no_fuse_keeps_an_unfused_design_schedule_as_it_is(tmp_path, capsys) -> 
     assert main(["build", str(design), "--out", str(tmp_path / "o"), "--no-fuse"]) == 0
     assert "note:" not in capsys.readouterr().out
     assert "note:" not in (tmp_path / "o" / "report.txt").read_text()
+
+
+def test_name_option_names_the_operator(tmp_path, capsys) -> None:
+    design = tmp_path / "design.py"
+    design.write_text(DESIGN)
+    assert main(["build", str(design), "--out", str(tmp_path / "o"), "--name", "row_softmax"]) == 0
+    out = tmp_path / "o"
+    assert (out / "op_kernel" / "row_softmax.cpp").is_file() and (out / "row_softmax.json").is_file()
+    assert "OP_ADD(RowSoftmax);" in (out / "op_host" / "row_softmax.cpp").read_text()
+    assert main(["build", str(design), "--out", str(tmp_path / "o2"), "--name", "row softmax"]) == 1
+    assert "not a C identifier" in capsys.readouterr().err
