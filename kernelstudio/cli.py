@@ -1,14 +1,18 @@
 """`kernelstudio` command line: build a kernel design file into Ascend C, list hardware targets.
 
-    kernelstudio build FILE.py --target ascend910b2 --out DIR [--no-fuse]
+    kernelstudio build FILE.py --target ascend910b2 --out DIR [--no-fuse] [--name NAME]
     kernelstudio targets
 
 FILE.py defines the graph with the DSL (``import kernelstudio as ks``) and either sets a
 module-level ``out`` tensor or defines ``build()`` returning the output tensor (or a Schedule, to
-choose tiles and cores). `build` writes the CANN project (op_host/, op_kernel/, main.cpp, CMake,
-msOpGen JSON, README), ``report.txt`` (program, kernels, simulated time when the simulator is
-installed) and ``trace.json`` (Chrome trace) when the simulator is available. Re-running into the
-same directory replaces the files an earlier build wrote there and refuses to touch any other.
+choose tiles and cores). ``--no-fuse`` builds the unfused baseline (one kernel per op); for a design
+that returns a Schedule it re-creates the unfused schedule of the same outputs, drops the design's
+directives and fusion choices, and says so (on stdout and in report.txt). `build` writes the CANN
+project (op_host/, op_kernel/, main.cpp, CMake, msOpGen JSON, README; the operators are named after
+``--name``, else the output tensor, see kernelstudio.codegen.naming), ``report.txt`` (program,
+kernels and their operators, simulated time when the simulator is installed) and ``trace.json``
+(Chrome trace) when the simulator is available. Re-running into the same directory replaces the
+files an earlier build wrote there and refuses to touch any other.
 
 Exit codes: 0 done; 1 the design or its build failed (the message says why, with FILE:LINE for an
 error raised by the design file itself); 2 the command could not run (usage, an output path that
@@ -45,7 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("file", help="Python file that sets `out` or defines build()")
     b.add_argument("--target", default="ascend910b2", help="hardware profile (see `kernelstudio targets`)")
     b.add_argument("--out", required=True, help="output directory")
-    b.add_argument("--no-fuse", action="store_true", help="build the unfused baseline (one kernel per op)")
+    b.add_argument("--no-fuse", action="store_true",
+                   help="build the unfused baseline (one kernel per op); a design's own Schedule is replaced "
+                        "by the unfused one of its outputs, its directives dropped")
+    b.add_argument("--name", default=None,
+                   help="the design's name: names the operator(s) and files (default: the output tensor's name)")
     sub.add_parser("targets", help="list the hardware profiles")
     return p
 
@@ -91,13 +99,27 @@ def load_design(path: Path) -> Any:
     raise InputError(f"{path} defines neither `out` nor build(); set `out = <output tensor>` at module level")
 
 
-def _schedule(design: Any, fuse: bool) -> Any:
+def _schedule(design: Any, fuse: bool) -> tuple[Any, str | None]:
+    """The Schedule to lower and, when --no-fuse replaced the design's own Schedule, a note saying what
+    was dropped."""
     import kernelstudio as ks
 
     if isinstance(design, ks.Schedule):
-        return design
+        if fuse or (design.fuse is False and not design.directives and not design.keep_out):
+            return design, None
+        g = design.graph
+        outs = ", ".join(g.names[o] for o in g.outputs)
+        base = ks.create_schedule(list(g.outputs), fuse=False)
+        dropped = [f"{len(design.directives)} directive(s) ({', '.join(sorted({d.kind for d in design.directives}))})"
+                   if design.directives else "",
+                   f"keep_out of {len(design.keep_out)} tensor(s)" if design.keep_out else "",
+                   "" if design.fuse is False else f"its fusion ({len(design.kernels)} kernel(s))"]
+        what = "; ".join(d for d in dropped if d)
+        return base, (f"--no-fuse: built the unfused baseline of {outs} ({len(base.kernels)} kernel(s), "
+                      f"default tiles); the design's schedule was dropped: {what}. Build without --no-fuse "
+                      "to keep them")
     if isinstance(design, ks.Tensor):
-        return ks.create_schedule(design, fuse=fuse)
+        return ks.create_schedule(design, fuse=fuse), None
     raise InputError(f"the design gave a {type(design).__name__}; expected a kernelstudio Tensor or Schedule")
 
 
@@ -114,20 +136,29 @@ def _simulate(prog: Any, extra: dict[str, str]) -> list[str]:
     return [f"simulated time: {sim.time_us:.2f} us", "trace: trace.json (open in Perfetto or chrome://tracing)"]
 
 
-def build(file: str, target: str, out_dir: str, fuse: bool = True) -> Path:
-    """Lower the design in `file` for `target` and write code, report and trace into `out_dir`."""
+def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: list[str] | None = None,
+          name: str | None = None) -> Path:
+    """Lower the design in `file` for `target` and write code, report and trace into `out_dir`.
+
+    Notes the user should see (e.g. what --no-fuse dropped) are appended to `notes` when given."""
     import kernelstudio as ks
-    from kernelstudio.codegen import generate_files
+    from kernelstudio.codegen import generate_files, op_names
     from kernelstudio.codegen.project import write_project
 
-    sched = _schedule(load_design(Path(file)), fuse)
-    prog = ks.lower(sched, target=target)
+    sched, note = _schedule(load_design(Path(file)), fuse)
+    prog = ks.lower(sched, target=target, name=name)
     out = Path(out_dir)
     extra = {}
     lines = [f"kernelstudio build of {prog.name} for {target} ({'fused' if prog.fused else 'unfused'})", ""]
+    if note:
+        lines[1:1] = [f"note: {note}"]
+        if notes is not None:
+            notes.append(note)
+    names = op_names(prog)
     for k in prog.kernels:
-        lines.append(f"kernel {k.name}: {k.family}, {k.kernel_type}, block_dim {k.block_dim}, "
-                     f"ops {', '.join(k.ops) or '-'}")
+        n = names[k.name]
+        lines.append(f"kernel {k.name} (operator {n.op_type}, {n.kernel_file}): {k.family}, {k.kernel_type}, "
+                     f"block_dim {k.block_dim}, ops {', '.join(k.ops) or '-'}")
     lines += ["", *_simulate(prog, extra), "", ks.format_program(prog)]
     extra["report.txt"] = "\n".join(lines) + "\n"
     return write_project(prog, out, generate_files(prog), overwrite=True, extra=extra)
@@ -157,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"kernelstudio: error: cannot create the output directory {args.out}: {e.strerror or e}; "
                   "pass --out a directory you can write to", file=sys.stderr)
             return 2
-        out = build(args.file, args.target, args.out, fuse=not args.no_fuse)
+        notes: list[str] = []
+        out = build(args.file, args.target, args.out, fuse=not args.no_fuse, notes=notes, name=args.name)
+        for note in notes:
+            print(f"kernelstudio: note: {note}")
         print(f"wrote {out}")
         return 0
     except KernelStudioError as e:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from .errors import DTypeError, InputError, UnsupportedError
 
-__all__ = ["NAME_MAX", "C_SYMBOLS", "check_name", "inside"]
+__all__ = ["NAME_MAX", "C_SYMBOLS", "CANN_BUILTIN_OPS", "check_name", "inside", "sanitize", "camel_case",
+           "is_builtin_op", "cann_snake", "op_name"]
 
 NAME_MAX = 64
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -90,3 +91,82 @@ def inside(root: Path, rel: str | Path) -> Path:
         raise InputError(f"file {str(rel)!r} would be written to {path}, outside {base}; "
                          "names must not contain path separators or '..'")
     return path
+
+
+# ---- operator names ---------------------------------------------------------------------------
+# Operator types CANN already ships (the AOE-tunable AI Core list, the ops-nn / ops-math /
+# ops-transformer libraries and the common GE graph ops). A custom op of the same type would shadow
+# or be shadowed by the built-in one, so `op_type` appends "Custom" to a generated name that matches
+# one of these (compared without regard to case).
+_CANN_OPS = """
+Abs AccumulateNV2 Acos Acosh Add AddN Adds AddLayerNorm AddRmsNorm Addcdiv Addcmul ApplyRotaryPosEmb
+ArgMax ArgMaxV2 ArgMin Asin Atan AvgPool AvgPoolV2 AvgPool3D BatchMatMul BatchMatMulV2 BatchMatMulV3
+BatchNorm BatchNorm3D BiasAdd BNInfer BroadcastTo Cast Ceil ClipByValue Concat ConcatD ConcatV2 Const
+Conv1D Conv2D Conv2DBackpropInput Conv2DBackpropFilter Conv3D Cos Cosh Cumsum Data Deconvolution
+DepthwiseConv2D Div DivNoNan Dropout DropOutDoMask Elu Equal Erf Erfc Exp Expand ExpandD ExpandDims
+FastGelu FastGeluV2 FatreluMul Fill FlashAttentionScore Flatten Floor FloorDiv FullyConnection Gather
+GatherV2 GatherElements GeGluV2 Gelu GeluMul GeluV2 GEMM Greater GreaterEqual GroupNorm GroupNormSilu
+Identity IncreFlashAttention InstanceNorm IsFinite IsInf IsNan L2Loss LayerNorm LayerNormV3 LayerNormV4
+LeakyRelu Less LessEqual Log Log1p LogSigmoid LogSoftmax LogSoftmaxV2 LogicalAnd LogicalNot LogicalOr
+MatMul MatMulV2 MatMulV3 Max Maximum MaxPool MaxPool3D MaxPoolV3 Mean Min Minimum Mish Mul Muls Neg
+NotEqual OneHot OnesLike Pack Pad PadV3 Pow PRelu PromptFlashAttention Range RealDiv Reciprocal ReduceAll
+ReduceAllD ReduceMax ReduceMaxD ReduceMean ReduceMeanD ReduceMin ReduceMinD ReduceProd ReduceSum
+ReduceSumD Relu Relu6 ReluV2 Reshape Round RmsNorm RotaryMul Rsqrt ScatterNd Select SelectV2 Selu Shape
+Sigmoid Sign Silu Sin Sinh Slice Softmax SoftmaxV2 Softplus Softsign Split SplitV SplitVD Sqrt Square
+SquaredDifference Squeeze StridedSlice StridedSliceD Sub Swish SwiGlu Tan Tanh Tile TileD TopK TopKV2
+Transpose TransposeD Unpack Unsqueeze Where ZerosLike
+"""
+CANN_BUILTIN_OPS = frozenset(_CANN_OPS.split())
+_CANN_FOLDED = frozenset(n.lower() for n in CANN_BUILTIN_OPS)
+CUSTOM_SUFFIX = "Custom"
+
+
+def sanitize(name: str, default: str = "kernel") -> str:
+    """A lower_snake C identifier made from any text: `"my-op 2"` -> `"my_op_2"`, `"2x"` -> `"op_2x"`.
+
+    CamelCase words are split (`"AttnProlog"` -> `"attn_prolog"`); `default` stands in for a name
+    with no letters or digits; the result is cut to NAME_MAX characters."""
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", str(name))
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    s = re.sub(r"[^0-9A-Za-z]+", "_", s).strip("_").lower()
+    if not s:
+        s = default
+    if s[0].isdigit():
+        s = "op_" + s
+    return s[:NAME_MAX].rstrip("_")
+
+
+def camel_case(name: str) -> str:
+    """`mla_prolog_lite` -> `MlaPrologLite`: the CANN spelling of an operator type."""
+    return "".join(w[:1].upper() + w[1:] for w in sanitize(name).split("_"))
+
+
+def is_builtin_op(op_type: str) -> bool:
+    """Whether `op_type` names (up to case) an operator CANN already ships."""
+    return op_type.lower() in _CANN_FOLDED
+
+
+def cann_snake(op_type: str) -> str:
+    """The lower_with_under name CANN's msOpGen derives from an op type (`AddCustom` -> `add_custom`,
+    `Abc2DEf` -> `abc2d_ef`): it names the kernel function and the op_host / op_kernel files."""
+    out = ""
+    for i, ch in enumerate(op_type):
+        if i and ch.isupper() and op_type[i - 1] != "_" and (
+                op_type[i - 1].islower() or (i + 1 < len(op_type) and op_type[i + 1].islower())):
+            out += "_"
+        out += ch.lower()
+    return out
+
+
+def op_name(name: str) -> tuple[str, str, bool]:
+    """(snake name, op type, renamed) of an operator called `name`.
+
+    The op type is CamelCase (`attn_prolog` -> `AttnProlog`); the snake name is the one CANN derives
+    from it (`cann_snake`), so the files and the kernel function match what msOpGen expects. When the
+    op type is a CANN built-in (or the snake name a C/C++/Ascend C symbol) the op type gets the
+    `Custom` suffix and `renamed` is True."""
+    op_type = camel_case(name)
+    renamed = is_builtin_op(op_type) or cann_snake(op_type) in C_SYMBOLS
+    if renamed:
+        op_type += CUSTOM_SUFFIX
+    return cann_snake(op_type), op_type, renamed

@@ -1,8 +1,8 @@
 """Ascend C code generation from TileIR: `codegen(prog) -> CodeBundle`, `export_project(prog, dir)`.
 
-Per kernel: `op_kernel/<name>.cpp` (kernel.py; vector statements in vector.py, cube statements as
-Matmul API calls in cube.py, or for convolutions as cube basic-API calls in conv.py),
-`op_host/<name>_tiling.h` and `op_host/<name>.cpp` (host.py). One
+Per kernel, one operator named after the design (naming.py): `op_kernel/<op>.cpp` (kernel.py;
+vector statements in vector.py, cube statements as Matmul API calls in cube.py, or for convolutions
+as cube basic-API calls in conv.py), `op_host/<op>_tiling.h` and `op_host/<op>.cpp` (host.py). One
 `main.cpp` launches the program's kernels in order on the CPU twin (ICPU_RUN_KF) with GM
 intermediates allocated there.
 """
@@ -15,8 +15,10 @@ from ..lower.tileir import Program
 from .bundle import CodeBundle, TensorSpec
 from .host import host_source, main_source, tiling_header, workspace_bytes
 from .kernel import kernel_source
+from .naming import OpNames, names_of, op_names
 
-__all__ = ["codegen", "export_project", "generate_files", "CodeBundle", "TensorSpec"]
+__all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of", "OpNames", "CodeBundle",
+           "TensorSpec"]
 
 
 def generate_files(prog: Program) -> dict[str, str]:
@@ -24,10 +26,11 @@ def generate_files(prog: Program) -> dict[str, str]:
     files: dict[str, str] = {}
     kernel_files = []
     for k in prog.kernels:
-        kernel_files.append(f"op_kernel/{k.name}.cpp")
-        files[f"op_kernel/{k.name}.cpp"] = kernel_source(prog, k)
-        files[f"op_host/{k.name}_tiling.h"] = tiling_header(prog, k)
-        files[f"op_host/{k.name}.cpp"] = host_source(prog, k)
+        n = names_of(prog, k)
+        kernel_files.append(n.kernel_file)
+        files[n.kernel_file] = kernel_source(prog, k)
+        files[n.tiling_file] = tiling_header(prog, k)
+        files[n.host_file] = host_source(prog, k)
     files["main.cpp"] = main_source(prog, kernel_files)
     return files
 

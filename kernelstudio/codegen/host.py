@@ -10,8 +10,9 @@ from __future__ import annotations
 from ..lower.tileir import Kernel, Program
 from .kernel import kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
-from .scope import Scope, entry_name
-from .writer import Writer, camel, pascal
+from .naming import names_of
+from .scope import Scope
+from .writer import Writer, camel
 
 __all__ = ["tiling_header", "host_source", "main_source", "workspace_bytes", "tiling_values"]
 
@@ -44,16 +45,18 @@ def workspace_bytes(prog: Program, k: Kernel) -> int:
 
 
 def tiling_header(prog: Program, k: Kernel) -> str:
-    name = pascal(k.name)
-    guard = f"{k.name.upper()}_TILING_H"
+    names = names_of(prog, k)
+    name = names.op_type
+    guard = f"{names.snake.upper()}_TILING_H"
     fields, cube = tiling_values(prog, k)
     w = Writer()
     topk = topk_spec(prog, k)
-    w(f"// Tiling data of {k.name}: the schedule's constants, read by the kernel with GET_TILING_DATA.",
+    w(f"// Tiling data of {name} (kernel {k.name}): the schedule's constants, read by the kernel with "
+      "GET_TILING_DATA.",
       f"#ifndef {guard}", f"#define {guard}", '#include "register/tilingdata_base.h"')
     if topk is not None:
         w('#include "tiling/tiling_api.h"  // TopkTiling')
-    w("", f"BEGIN_TILING_DATA_DEF({name}TilingData)")
+    w("", f"BEGIN_TILING_DATA_DEF({names.tiling})")
     with w.indented():
         for f, _ in fields:
             w(f"TILING_DATA_FIELD_DEF(uint32_t, {f});")
@@ -61,7 +64,7 @@ def tiling_header(prog: Program, k: Kernel) -> str:
             w("TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);")
         if topk is not None:
             w("TILING_DATA_FIELD_DEF_STRUCT(TopkTiling, topkTilingData);")
-    w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({name}, {name}TilingData)")
+    w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({name}, {names.tiling})")
     w(f"#endif  // {guard}")
     return w.text()
 
@@ -82,13 +85,16 @@ def _fill(w: Writer, var: str, prog: Program, k: Kernel, setter: bool) -> None:
 
 def host_source(prog: Program, k: Kernel) -> str:
     """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel."""
-    name = pascal(k.name)
+    names = names_of(prog, k)
+    name = names.op_type
     params = kernel_params(prog, k)
     inputs = [p for p in params if prog.tensor(p).role != "output"]
     outputs = [p for p in params if prog.tensor(p).role == "output"]
     w = Writer()
-    w(f"// Host side of {k.name}: tiling and operator definition for a CANN custom-op project.",
-      f'#include "{k.name}_tiling.h"', '#include "register/op_def_registry.h"',
+    w(f"// Host side of {name} (kernel {k.name}): tiling and operator definition for a CANN custom-op project.")
+    if names.note():
+        w(f"// {names.note()}")
+    w(f'#include "{names.snake}_tiling.h"', '#include "register/op_def_registry.h"',
       '#include "tiling/platform/platform_ascendc.h"', "")
     with w.block("namespace optiling", "}  // namespace optiling"):
         with w.block("static ge::graphStatus TilingFunc(gert::TilingContext* context)"):
@@ -101,7 +107,7 @@ def host_source(prog: Program, k: Kernel) -> str:
                 with w.block(f"if ({cond})"):
                     w("return ge::GRAPH_FAILED;")
             w("auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
-              f"{name}TilingData tiling;")
+              f"{names.tiling} tiling;")
             _fill(w, "tiling", prog, k, setter=True)
             w(f"context->SetBlockDim({k.block_dim});", "context->SetTilingKey(0);",
               "tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), "
@@ -185,10 +191,10 @@ def main_source(prog: Program, kernel_files: list[str]) -> str:
 
 
 def _launch(w: Writer, prog: Program, k: Kernel, ns: str) -> None:
-    name = pascal(k.name)
+    names = names_of(prog, k)
     ws = max(workspace_bytes(prog, k), 32)
-    with _scoped(w, f"{k.name}: {k.family}, {k.kernel_type}, blockDim {k.block_dim}"):
-        w(f"{ns}{name}TilingData tilingData;")
+    with _scoped(w, f"{names.op_type} (kernel {k.name}): {k.family}, {k.kernel_type}, blockDim {k.block_dim}"):
+        w(f"{ns}{names.tiling} tilingData;")
         _fill(w, "tilingData", prog, k, setter=False)
         w("uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(sizeof(tilingData)));",
           "std::memcpy(tiling, &tilingData, sizeof(tilingData));",
@@ -196,7 +202,7 @@ def _launch(w: Writer, prog: Program, k: Kernel, ns: str) -> None:
           "ICPU_SET_TILING_KEY(0);",
           f"AscendC::SetKernelMode(KernelMode::{KERNEL_MODES[k.kernel_type]});")
         args = "".join(f"{_dev(p)}, " for p in kernel_params(prog, k))
-        w(f"ICPU_RUN_KF({ns}{entry_name(k.name)}, {k.block_dim}, {args}workspace, tiling);",
+        w(f"ICPU_RUN_KF({ns}{names.snake}, {k.block_dim}, {args}workspace, tiling);",
           "AscendC::GmFree(workspace);", "AscendC::GmFree(tiling);")
 
 

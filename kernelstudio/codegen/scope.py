@@ -2,7 +2,9 @@
 
 A `Scope` belongs to one kernel. It maps tiling constants to class members (camelCase), the block
 and sub-block variables to members set in Init, loop and Let variables to locals, GM tensors to
-`GlobalTensor` members and buffers to their queue/TBuf members and bound `LocalTensor`s.
+`GlobalTensor` members (`xGm`) and buffers to their queue/TBuf members and bound `LocalTensor`s, named
+after the tensor they carry as Ascend C samples do: `inQueueX` / `outQueueY` with `xLocal` / `yLocal`,
+`tmpBufMean` for a kept value (`meanLocal`) and `tmpBufFull1` for pooled scratch (`tmpFull1Local`).
 """
 
 from __future__ import annotations
@@ -84,6 +86,8 @@ class Scope:
         self.tiling = dict(self.kernel.tiling)
         self._buffers = {b.name: b for b in self.kernel.buffers}
         self._fields = {n: camel(n) for n in self.tiling}
+        self._members = _member_names(self.kernel, set(self._fields.values()) | {
+            camel(p) + "Gm" for p in self.kernel.params})
         big = [t for t in self.prog.tensors if t.name in self.kernel.params and t.size > INDEX_LIMIT]
         self.wide = bool(big)
         if not big:
@@ -150,12 +154,21 @@ class Scope:
         return camel(tensor) + "Gm"
 
     def que_name(self, buf: str) -> str:
+        """The TQue / TBuf member of `buf` (`inQueueX`, `outQueueY`, `tmpBufMean`)."""
+        if buf in self._members:
+            return self._members[buf][0]
         b = self.buffer(buf)
         return camel(buf) + ("Que" if b.queue is not None else "Buf")
 
     def tensor_name(self, buf: str) -> str:
-        """The LocalTensor bound to `buf`."""
-        return self.locals_.get(buf) or camel(buf) + "Local"
+        """The LocalTensor bound to `buf` (`xLocal`)."""
+        if buf in self.locals_:
+            return self.locals_[buf]
+        return self._members[buf][1] if buf in self._members else camel(buf) + "Local"
+
+    def local_tensor_names(self) -> set[str]:
+        """Every buffer's LocalTensor name (a method's fresh locals keep clear of them)."""
+        return {self.tensor_name(b.name) for b in self.kernel.buffers}
 
     def at(self, r: Region, extra: Expr = ZERO) -> str:
         """`xGm[offset]` / `xLocal[offset]` for the region start (plus `extra` elements)."""
@@ -193,14 +206,53 @@ def control_head(stmt: Loop | If, scope: Scope) -> str:
     return f"if ({scope.expr(stmt.cond)}) {{{c}"
 
 
+_VIEWS = ("full", "row", "col", "scalar")
+
+
+def _pascal(name: str) -> str:
+    c = camel(name)
+    return c[0].upper() + c[1:]
+
+
+def _candidates(b: Buffer) -> list[tuple[str, str]]:
+    """(member, LocalTensor) names of a UB buffer, best first: from the tensor it carries where
+    lowering says so (`in_x` -> inQueueX / xLocal), then its plain `<buffer>Que/Buf` names."""
+    name = b.name
+    head, _, rest = name.partition("_")
+    plain = (camel(name) + ("Que" if b.queue is not None else "Buf"), camel(name) + "Local")
+    if b.queue is not None:
+        if b.queue.value in ("VECIN", "VECOUT") and head in ("in", "out") and rest:
+            return [(f"{head}Queue{_pascal(rest)}", camel(rest) + "Local"), plain]
+        return [plain]
+    if head == "acc" and rest:  # a value kept across chunks: acc_<tensor>_<view>
+        stem, _, view = rest.rpartition("_")
+        out = [(f"tmpBuf{_pascal(stem)}", camel(stem) + "Local")] if stem and view in _VIEWS else []
+        return [*out, (f"tmpBuf{_pascal(rest)}", camel(rest) + "Local"), plain]
+    if head.startswith("tmp") and head[3:].isdigit() and rest in _VIEWS:  # pooled scratch: tmp<N>_<view>
+        return [(f"tmpBuf{_pascal(rest)}{head[3:]}", f"tmp{_pascal(rest)}{head[3:]}Local"), plain]
+    return [(f"tmpBuf{_pascal(name)}", camel(name) + "Local"), plain]
+
+
+def _member_names(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:
+    """(member, LocalTensor) of every UB buffer of `k`: queues choose first, then kept values, then
+    scratch; each takes its first candidate that no other buffer (nor `taken`: GM and tiling members,
+    scratch TBufs, reserved names) has."""
+    from ..lower.scratch import scratch_buffers
+
+    ub = [b for b in k.buffers if b.tier is Tier.UB]
+    used = set(taken) | set(scratch_buffers(k)) | RESERVED
+    out: dict[str, tuple[str, str]] = {}
+    for b in sorted(ub, key=lambda b: (b.queue is None, not b.name.startswith("acc_"))):
+        cands = _candidates(b)
+        m, loc = next((c for c in cands if c[0] not in used and c[1] not in used), cands[-1])
+        used |= {m, loc}
+        out[b.name] = (m, loc)
+    return {b.name: out[b.name] for b in ub}
+
+
 def local_name(name: str) -> str:
     """A loop or Let variable as a C++ local (renamed when it would hide a type or keyword)."""
     return name + "_" if name in RESERVED else name
-
-
-def entry_name(kernel: str) -> str:
-    """The `extern "C"` kernel function name (kept clear of namespaces such as `matmul`)."""
-    return kernel + "_custom" if kernel in RESERVED else kernel
 
 
 def _balanced(s: str) -> bool:

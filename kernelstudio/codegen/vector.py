@@ -55,6 +55,9 @@ class Method:
     taken: set[str] = field(default_factory=set)
     flags: dict[tuple, str] = field(default_factory=dict)  # set_flag waiting for its wait_flag: event var
 
+    def __post_init__(self) -> None:
+        self.taken |= self.scope.local_tensor_names()
+
     def fresh(self, base: str) -> str:
         name, k = base, 1
         while name in self.taken:

@@ -7,7 +7,8 @@ what every decision did to the IR.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import CapacityError, ScheduleError, TargetError, UnsupportedError
 from ..fusion.partition import FusedKernel
@@ -25,7 +26,7 @@ from .tileir import GmTensor, Kernel, Program
 from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
 from .vector_body import ident, native_blockers
 
-__all__ = ["lower", "PASSES"]
+__all__ = ["lower", "PASSES", "describe", "default_name"]
 
 Configs = dict[str, KernelConfig]
 
@@ -208,10 +209,36 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
             tensors[ctx.names[o]] = GmTensor(ctx.names[o], o.shape, o.dtype, role)
         if ws is not None:
             tensors[ws.name] = ws
-        kernels.append(k)
+        kernels.append(dataclasses.replace(k, does=describe(fk.nodes)))
     outs = tuple(ctx.names[o] for o in g.outputs)
     return Program(ctx.name, ctx.profile.name, tuple(tensors.values()), tuple(kernels),
                    tuple(ctx.names[p] for p in g.placeholders), outs, fused=ctx.schedule.fuse)
+
+
+def describe(nodes: Iterable[Node], words: int = 3) -> str:
+    """What `nodes` compute, in at most `words` words joined by '_': the matmul/conv and the composite
+    calls (layer_norm, gelu, ...) in order, then the last op when it is not one of them
+    (`matmul_layer_norm_gelu`, `matmul_leaky_relu`, `add`). It names kernels and, when the output has
+    no name of the user's, the design, so it does not depend on the graph's numbering."""
+    seen: list[str] = []
+    last = ""
+    for n in nodes:
+        if n.info.kind is Kind.LEAF:
+            continue
+        last = n.composite.name if n.composite else n.op.value
+        if (n.composite or n.info.kind is Kind.CUBE) and last not in seen:
+            seen.append(last)
+    if last and last not in seen:
+        seen.append(last)
+    return "_".join(seen[:words]) or "kernel"
+
+
+def default_name(schedule: Schedule) -> str:
+    """The design's name when none is given: the first output's own name if the user gave it one,
+    else what the graph computes (`describe`)."""
+    g = schedule.graph
+    out = g.outputs[0]
+    return ident(out.name) if out.name else describe(g.nodes)
 
 
 def _separated_targets() -> list[str]:
@@ -240,7 +267,7 @@ def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, 
             f"{profile.name} is a coupled chip (one core, L0C -> UB, no FixPipe to GM): matmul/conv kernels "
             f"lower for separated chips only so far; choose one of "
             f"{', '.join(n for n in _separated_targets())} or keep to vector kernels on {profile.name}")
-    ctx = _Ctx(schedule, profile, name or ident(schedule.graph.names[schedule.graph.outputs[0]]))
+    ctx = _Ctx(schedule, profile, name or default_name(schedule))
     cfgs: Configs = {}
     steps: list[tuple[str, Configs]] = []
     for pname, fn in PASSES:

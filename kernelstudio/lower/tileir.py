@@ -372,6 +372,7 @@ class Kernel:
     ops: tuple[str, ...] = ()  # graph node names this kernel computes
     notes: tuple[str, ...] = ()  # why: reduction scheme, fusion rules, clamps
     vec_per_block: int = 1  # AIV programs per block: 2 for MIX_AIC_1_2, else 1
+    does: str = ""  # what it computes in a word or two (matmul_gelu, layer_norm): names its operator
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -11,6 +11,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from ..codegen.naming import op_names
 from ..errors import KernelStudioError
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class CodeMessage(TypedDict):
     cell: str                # the notebook cell id, "" when unknown
     seq: int                 # grows with every message this kernel sends
     target: str              # hardware profile name
-    kernels: list[str]
+    kernels: list[str]       # operators in launch order, as their files spell them: op_kernel/<k>.cpp
     time_us: float           # predicted time of the fused program
     knobs: dict[str, Any]    # knob name -> value (str, int, float, bool or None)
     files: dict[str, str]    # relative path -> text: op_kernel/<k>.cpp, op_host/<k>_tiling.h, ...
@@ -157,7 +158,7 @@ def message_from_design(design_name: str, d: Design, knobs: dict[str, Any], cell
         cell=cell,
         seq=seq,
         target=str(d.program.target),
-        kernels=[k.name for k in d.program.kernels],
+        kernels=[n.snake for n in op_names(d.program).values()],
         time_us=float(d.sim.time_us),
         knobs={str(k): _knob_value(v) for k, v in knobs.items()},
         files=dict(d.code.files),

@@ -9,14 +9,14 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio import twin
-from kernelstudio.codegen import codegen, export_project, generate_files
+from kernelstudio.codegen import codegen, export_project, generate_files, names_of
 
 from . import programs, reference
 from .merge import merge
 
 
 def _kernel_src(prog) -> str:
-    return generate_files(prog)[f"op_kernel/{prog.kernels[0].name}.cpp"]
+    return generate_files(prog)[names_of(prog, prog.kernels[0]).kernel_file]
 
 
 def test_vector_kernel_reads_like_ascend_c() -> None:
@@ -65,7 +65,8 @@ def test_host_files() -> None:
 def test_unfused_main_launches_kernels_in_order_with_gm_intermediate() -> None:
     prog, _ = programs.unfused_chain()
     main = generate_files(prog)["main.cpp"]
-    first, second = main.index("ICPU_RUN_KF(k0::ln_part"), main.index("ICPU_RUN_KF(k1::softmax_part")
+    first = main.index("ICPU_RUN_KF(k0::ln_softmax_ln_part")  # hand-built kernels: design + kernel name
+    second = main.index("ICPU_RUN_KF(k1::ln_softmax_softmax_part")
     assert first < second
     assert "uint8_t* midGm = static_cast<uint8_t*>(AscendC::GmAlloc(1920));" in main
     assert 'ReadFile("mid.bin"' not in main and 'WriteFile("mid.bin"' not in main
@@ -133,7 +134,7 @@ def test_mix_kernel_file_sets_cube_only_itself(twin_cache) -> None:
 
     prog, _ = programs.mla_prolog_lite()
     code = codegen(prog)
-    kfile = f"op_kernel/{prog.kernels[0].name}.cpp"
+    kfile = names_of(prog, prog.kernels[0]).kernel_file
     src = code.files[kfile]
     assert src.index("#define ASCENDC_CUBE_ONLY") < src.index('#include "kernel_operator.h"')
     assert "ASCENDC_CUBE_ONLY" not in code.files["main.cpp"]

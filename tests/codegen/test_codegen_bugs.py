@@ -12,6 +12,7 @@ import pytest
 
 import kernelstudio as ks
 import kernelstudio.codegen.scope  # noqa: F401 - the module, not the ks.codegen function
+from kernelstudio.codegen import names_of
 from kernelstudio.names import C_SYMBOLS
 
 SCOPE = sys.modules["kernelstudio.codegen.scope"]
@@ -56,7 +57,7 @@ def test_kernels_named_after_c_library_symbols_compile_on_the_twin(symbol: str, 
     x = ks.placeholder(_X, "float32", name="x")
     out = LIBM[symbol](x)
     prog = _twin_equals_interpreter(out, twin_cache, maxulp=2)
-    src = ks.codegen(prog).files[f"op_kernel/{prog.kernels[0].name}.cpp"]
+    src = ks.codegen(prog).files[names_of(prog, prog.kernels[0]).kernel_file]
     assert f" void {symbol}(" not in src  # the extern "C" entry is renamed
     assert prog.kernels[0].name == symbol
 
@@ -79,7 +80,7 @@ def test_scalar_times_column_statistic_keeps_dst_aligned(twin_cache: Path) -> No
     c = ks.placeholder((1,), "float32", name="c")
     out = ks.reduce_mean(x, -1, keepdims=True) * c
     prog = _twin_equals_interpreter(out, twin_cache, rtol=1e-5)
-    src = ks.codegen(prog).files[f"op_kernel/{prog.kernels[0].name}.cpp"]
+    src = ks.codegen(prog).files[names_of(prog, prog.kernels[0]).kernel_file]
     assert "AscendC::Mul(" not in src and "AscendC::Muls(" in src
     golden = ks.evaluate(out, ks.random_inputs(out))
     np.testing.assert_allclose(ks.run_tiled(prog, ks.random_inputs(out)), golden, rtol=1e-6)
@@ -96,7 +97,7 @@ def test_offsets_past_2_31_elements_are_64_bit() -> None:
     x = ks.placeholder((65600, 32768), "int8", name="x")
     out = ks.relu(x)
     prog = ks.lower(ks.create_schedule(out))
-    src = ks.codegen(prog).files[f"op_kernel/{prog.kernels[0].name}.cpp"]
+    src = ks.codegen(prog).files[names_of(prog, prog.kernels[0]).kernel_file]
     offsets = [line for line in src.splitlines() if "xGm[" in line]
     assert offsets and all("static_cast<int64_t>(" in line for line in offsets)
     assert "(r0 * 32768)" not in src
@@ -105,7 +106,7 @@ def test_offsets_past_2_31_elements_are_64_bit() -> None:
 def test_small_tensors_keep_32_bit_offsets() -> None:
     x = ks.placeholder((64, 128), "float16", name="x")
     prog = ks.lower(ks.create_schedule(ks.relu(x)))
-    src = ks.codegen(prog).files[f"op_kernel/{prog.kernels[0].name}.cpp"]
+    src = ks.codegen(prog).files[names_of(prog, prog.kernels[0]).kernel_file]
     assert "int64_t" not in src
 
 
@@ -122,7 +123,7 @@ def test_64_bit_offsets_compute_the_same_on_the_twin(make, monkeypatch, twin_cac
     b = ks.placeholder((300,), "float16", name="b")
     out = make(x, b)
     prog = _twin_equals_interpreter(out, twin_cache, maxulp=2)
-    assert "static_cast<int64_t>" in ks.codegen(prog).files[f"op_kernel/{prog.kernels[0].name}.cpp"]
+    assert "static_cast<int64_t>" in ks.codegen(prog).files[names_of(prog, prog.kernels[0]).kernel_file]
 
 
 def test_cube_kernels_past_2_31_elements_are_refused_clearly(monkeypatch) -> None:

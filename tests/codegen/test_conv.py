@@ -8,7 +8,7 @@ import time
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.codegen import generate_files
+from kernelstudio.codegen import generate_files, names_of
 from kernelstudio.errors import UnsupportedError
 
 from . import reference
@@ -26,8 +26,8 @@ def conv_bias_relu(n: int = 1, cin: int = 16, hw: int | tuple[int, int] = 20, co
 
 def _sources(prog) -> tuple[str, str]:
     files = generate_files(prog)
-    k = prog.kernels[0].name
-    return files[f"op_kernel/{k}.cpp"], files[f"op_host/{k}_tiling.h"]
+    n = names_of(prog, prog.kernels[0])
+    return files[n.kernel_file], files[n.tiling_file]
 
 
 def test_conv_kernel_uses_the_cube_basic_api() -> None:

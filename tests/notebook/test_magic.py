@@ -24,7 +24,8 @@ def test_magic_stores_the_design_and_displays_the_studio(shell):
     assert d.name == "mla" and d.target == "ascend910b2"
     assert d.knobs == {"tile_m": 16, "tile_n": 256, "tile_k": 64, "double_buffer": True}
     assert d.unfused_sim is not None and d.unfused_sim.time_us > 0
-    assert "op_kernel/out.cpp" in d.code.files
+    assert "op_kernel/mla.cpp" in d.code.files  # the operator is named after the design
+    assert "OP_ADD(Mla);" in d.code.files["op_host/mla.cpp"]
     [out] = cap.outputs
     assert "application/vnd.jupyter.widget-view+json" in out.data
     # without a widget front end the text/plain part is the Studio's summary

@@ -210,7 +210,9 @@ def test_code_highlighting_keeps_the_text(mla):
 
     files = V.code_files(mla)
     assert set(files) == set(mla.code.files)
-    text = files[f"op_kernel/{mla.program.kernels[0].name}.cpp"]
+    from kernelstudio.codegen import names_of
+
+    text = files[names_of(mla.program, mla.program.kernels[0]).kernel_file]
     out = V.highlight_cpp(text)
     assert "<span" in out
     plain = html.unescape(re.sub(r"<[^>]+>", "", out))

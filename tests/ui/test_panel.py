@@ -12,7 +12,7 @@ from .notebooks import copy_tour, design_cell, kernel_code, studio_notebook, tou
 
 pytestmark = pytest.mark.slow
 
-KERNEL_FILE = "op_kernel/out.cpp"
+KERNEL_FILE = "op_kernel/mla_prolog_lite.cpp"  # operators are named after the design
 
 
 def _flat(state: dict) -> str:
@@ -24,7 +24,7 @@ def test_tour_panel_shows_kernel_and_follows_slider(lab):
     lab.run_all()
     state = lab.wait_panel("mla_prolog_lite", timeout_ms=120_000)
     assert state["file"] == KERNEL_FILE
-    assert "ascend910b2" in state["header"] and "kernel out" in state["header"]
+    assert "ascend910b2" in state["header"] and "kernel mla_prolog_lite" in state["header"]
     assert "tile_m=16" in _flat(state) and "tile_n=256" in _flat(state)
     assert lab.page.locator(".ks-studio .js-plotly-plot").count() > 0, "the Studio itself did not render"
     assert lab.highlighted_tokens() > 20, "the C++ is not syntax highlighted"
@@ -39,15 +39,15 @@ def test_tour_panel_shows_kernel_and_follows_slider(lab):
     assert any("32" in line or "/ 2" in line for line in changed), changed
 
     # Every file is a tab; the host file changed too (tiling values), the tiling header did not.
-    lab.click_tab("op_host/out.cpp")
+    lab.click_tab("op_host/mla_prolog_lite.cpp")
     host = lab.panel()
-    assert host["file"] == "op_host/out.cpp" and int(host["changed"]) > 0
+    assert host["file"] == "op_host/mla_prolog_lite.cpp" and int(host["changed"]) > 0
     assert any("set_tileM(32)" in line for line in lab.changed_lines())
-    lab.click_tab("op_host/out_tiling.h")
+    lab.click_tab("op_host/mla_prolog_lite_tiling.h")
     assert lab.panel()["changed"] == "0"
     tabs = lab.page.locator("#kernelstudio-ascend-c .ks-panel-tab")
     paths = [tabs.nth(i).get_attribute("data-path") for i in range(tabs.count())]
-    assert paths == [KERNEL_FILE, "op_host/out_tiling.h", "op_host/out.cpp", "main.cpp"]
+    assert paths == [KERNEL_FILE, "op_host/mla_prolog_lite_tiling.h", "op_host/mla_prolog_lite.cpp", "main.cpp"]
     labels = [tabs.nth(i).inner_text().split("\n")[0].strip() for i in range(tabs.count())]
     assert [label.rstrip("0123456789") for label in labels] == ["kernel", "tiling.h", "host", "main.cpp"]
     badges = lab.page.locator("#kernelstudio-ascend-c .ks-panel-badge").all_inner_texts()
@@ -59,7 +59,7 @@ def test_tour_panel_shows_kernel_and_follows_slider(lab):
     with lab.page.expect_download() as info:
         lab.page.locator("#kernelstudio-ascend-c .ks-panel-download").click()
     download = info.value
-    assert download.suggested_filename == "out.cpp"
+    assert download.suggested_filename == "mla_prolog_lite.cpp"
     assert Path(download.path()).read_text() == expected
     lab.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     lab.page.locator("#kernelstudio-ascend-c .ks-panel-copy").click()
@@ -120,10 +120,10 @@ def test_panel_follows_current_notebook_and_no_panel(lab):
     assert lab.panel()["design"] == "", "a notebook without a Studio should not show another notebook's code"
     lab.run_all()
     second = lab.wait_panel("narrow", timeout_ms=120_000)
-    assert second["file"] == "op_kernel/narrow_out.cpp"
+    assert second["file"] == "op_kernel/narrow.cpp"
 
     lab.activate("first.ipynb")
-    assert lab.wait_panel("wide")["file"] == KERNEL_FILE
+    assert lab.wait_panel("wide")["file"] == "op_kernel/wide.cpp"
     lab.activate("second.ipynb")
     lab.wait_panel("narrow")
 

@@ -179,7 +179,7 @@ def test_cli_rebuilds_into_its_own_directory_but_keeps_user_files(tmp_path: Path
     out = tmp_path / "o"
     assert _cli(capsys, "build", str(design), "--out", str(out))[0] == 0
     assert _cli(capsys, "build", str(design), "--out", str(out))[0] == 0
-    assert {"report.txt", "trace.json", "exp.json", MANIFEST} <= set(os.listdir(out))
+    assert {"report.txt", "trace.json", "exp_custom.json", MANIFEST} <= set(os.listdir(out))
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "README.md").write_text("my project")

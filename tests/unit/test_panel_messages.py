@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
+from kernelstudio.codegen import names_of
 from kernelstudio.notebook import messages as M
 from kernelstudio.notebook import panel
 from tests.reference_kernels import mla_prolog_lite
@@ -39,7 +40,7 @@ def _clean_panel():
 
 
 def test_message_from_design_carries_code_kernels_target_time_and_knobs(design, message):
-    k = design.program.kernels[0].name
+    k = names_of(design.program, design.program.kernels[0]).snake
     assert M.why_invalid(message) is None
     assert message["version"] == M.VERSION and message["kind"] == "code" and message["cell"] == "c-1"
     assert message["kernels"] == [k] and message["target"] == "ascend910b2"
@@ -162,13 +163,13 @@ def test_magic_publishes_every_rebuild_and_no_panel_withdraws():
     with capture_output():
         shell.run_cell_magic("ascend_kernel", "panelled", DESIGN_CELL)
     [first] = panel.latest()
-    assert first["design"] == "panelled" and first["knobs"] == {"tile_m": 16} and first["kernels"] == ["out"]
+    assert first["design"] == "panelled" and first["knobs"] == {"tile_m": 16} and first["kernels"] == ["panelled"]
     studio = shell.magics_manager.registry["AscendKernelMagics"].studios["panelled"]
     with capture_output():
         studio.set_knobs(tile_m=32)
     [moved] = panel.latest()
     assert moved["seq"] > first["seq"] and moved["knobs"] == {"tile_m": 32}
-    assert moved["files"]["op_host/out.cpp"] != first["files"]["op_host/out.cpp"]
+    assert moved["files"]["op_host/panelled.cpp"] != first["files"]["op_host/panelled.cpp"]
     with capture_output():
         shell.run_cell_magic("ascend_kernel", "panelled --no-panel", DESIGN_CELL)
     assert panel.latest() == []
