@@ -99,7 +99,7 @@ def load_design(path: Path) -> Any:
     raise InputError(f"{path} defines neither `out` nor build(); set `out = <output tensor>` at module level")
 
 
-def _schedule(design: Any, fuse: bool) -> tuple[Any, str | None]:
+def _schedule(design: Any, fuse: bool, target: str = "ascend910b2") -> tuple[Any, str | None]:
     """The Schedule to lower and, when --no-fuse replaced the design's own Schedule, a note saying what
     was dropped."""
     import kernelstudio as ks
@@ -118,8 +118,8 @@ def _schedule(design: Any, fuse: bool) -> tuple[Any, str | None]:
         return base, (f"--no-fuse: built the unfused baseline of {outs} ({len(base.kernels)} kernel(s), "
                       f"default tiles); the design's schedule was dropped: {what}. Build without --no-fuse "
                       "to keep them")
-    if isinstance(design, ks.Tensor):
-        return ks.create_schedule(design, fuse=fuse), None
+    if isinstance(design, ks.Tensor):  # fused or split per matmul by simulated cost on the target
+        return ks.create_schedule(design, fuse=None if fuse else False, target=target), None
     raise InputError(f"the design gave a {type(design).__name__}; expected a kernelstudio Tensor or Schedule")
 
 
@@ -145,7 +145,7 @@ def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: lis
     from kernelstudio.codegen import generate_files, op_names
     from kernelstudio.codegen.project import write_project
 
-    sched, note = _schedule(load_design(Path(file)), fuse)
+    sched, note = _schedule(load_design(Path(file)), fuse, target)
     prog = ks.lower(sched, target=target, name=name)
     out = Path(out_dir)
     extra = {}
@@ -159,6 +159,7 @@ def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: lis
         n = names[k.name]
         lines.append(f"kernel {k.name} (operator {n.op_type}, {n.kernel_file}): {k.family}, {k.kernel_type}, "
                      f"block_dim {k.block_dim}, ops {', '.join(k.ops) or '-'}")
+    lines += [f"fusion: {c.note()}" for c in getattr(sched, "choices", ())]
     lines += ["", *_simulate(prog, extra), "", ks.format_program(prog)]
     extra["report.txt"] = "\n".join(lines) + "\n"
     return write_project(prog, out, generate_files(prog), overwrite=True, extra=extra)

@@ -116,3 +116,21 @@ def test_name_option_names_the_operator(tmp_path, capsys) -> None:
     assert "OP_ADD(RowSoftmax);" in (out / "op_host" / "row_softmax.cpp").read_text()
     assert main(["build", str(design), "--out", str(tmp_path / "o2"), "--name", "row softmax"]) == 1
     assert "not a C identifier" in capsys.readouterr().err
+
+
+SPLIT = """
+import kernelstudio as ks
+x = ks.placeholder((64, 1024), "float16", name="x")
+w = ks.placeholder((1024, 1024), "float16", name="w")
+out = ks.layer_norm(ks.matmul(x, w, transpose_b=True), axis=-1)
+"""
+
+
+def test_build_picks_fused_or_split_by_cost_and_reports_why(tmp_path, capsys) -> None:
+    design = tmp_path / "design.py"
+    design.write_text(SPLIT)
+    assert main(["build", str(design), "--target", "ascend910b1", "--out", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "report.txt").read_text()
+    assert len(re.findall(r"^kernel \w+ \(operator ", report, re.M)) == 2  # the matmul and the layer_norm, kept apart
+    (line,) = [ln for ln in report.splitlines() if ln.startswith("fusion: ")]
+    assert "kept apart on ascend910b1" in line and "split" in line and "fused" in line
