@@ -210,6 +210,10 @@ class VectorBody:
             return dst
         if n.op is Op.CAST:
             src = vals[ins[0]]
+            scale = n.attr("scale")
+            if scale is not None:  # dequantize: x arrived as float32 (the compute dtype); Muls in float32
+                out.append(VecOp("muls", dst, (src,), float(scale), comment=f"{comment}: x * {scale:g}"))
+                src = dst
             if n.dtype != self.cdt and itemsize(n.dtype) < itemsize(self.cdt) or (
                     n.dtype == "bfloat16" and self.cdt == "float32"):
                 tmp = self._scratch(view, n.dtype)
@@ -217,7 +221,7 @@ class VectorBody:
                 out.append(VecOp("cast", t, (src,), comment=f"{comment}: round to {n.dtype}"))
                 out.append(VecOp("cast", dst, (t,), comment=f"back to {self.cdt} for the next ops"))
                 self._release(tmp)
-            else:
+            elif src is not dst:
                 out.append(VecOp("copy", dst, (src,), comment=comment))
             return dst
         if n.op in _UNARY:
