@@ -127,3 +127,16 @@ def test_a_write_that_fails_midway_changes_nothing(tmp_path, capsys, monkeypatch
     assert main(["build", str(design), "--out", str(tmp_path / "fresh")]) == 1
     _one_line_error(capsys)
     assert not (tmp_path / "fresh").exists()
+
+
+def test_an_int8_conv_build_is_refused_cleanly(tmp_path, capsys) -> None:
+    design = tmp_path / "conv8.py"
+    design.write_text("import kernelstudio as ks\n"
+                      "x = ks.placeholder((1, 16, 10, 10), 'int8', name='x')\n"
+                      "w = ks.placeholder((32, 16, 3, 3), 'int8', name='w')\n"
+                      "out = ks.cast(ks.conv2d(x, w, padding=1), 'float16', scale=0.01)\n")
+    out = tmp_path / "o"
+    assert main(["build", str(design), "--out", str(out)]) == 1
+    err = _one_line_error(capsys)
+    assert "int8" in err and "float16" in err  # the documented limit, with the dtypes to use instead
+    assert not out.exists()
