@@ -134,16 +134,17 @@ def _write_all(root: Path, files: Mapping[str, str], overwrite: bool, what: str)
         staging = Path(tempfile.mkdtemp(prefix=".kernelstudio-staging-", dir=root))
     except OSError as e:
         raise os_error(e, root, "write into") from None
-    try:  # every file written before any is moved into place: a failure leaves `root` as it was
+    try:  # every file (the manifest last) written before any is moved into place: a failure leaves `root` as it was
         for rel, text in files.items():
             write_text(staging / rel, text)
-            manifest[rel] = _digest(text)
-        for rel in files:
-            targets[rel].parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staging / rel, targets[rel])
+        manifest = {rel: h for rel, h in manifest.items() if rel not in files and (root / rel).is_file()}
+        manifest.update((rel, _digest(text)) for rel, text in files.items())
+        write_text(staging / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        for rel in (*files, MANIFEST):
+            target = targets.get(rel, root / MANIFEST)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / rel, target)
     except OSError as e:
         raise os_error(e, root, "write into") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    manifest = {rel: h for rel, h in manifest.items() if (root / rel).is_file()}
-    write_text(root / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
