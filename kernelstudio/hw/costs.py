@@ -236,6 +236,9 @@ class CostModel:
         tries: list[tuple[str, str]] = [(tag, "")] if tag else []
         if tag == "BF16":
             tries.append(("FP16", "; bfloat16 timed as float16 (assumed)"))
+        if tag in ("INT32", "INT16") and op in REDUCTIONS:  # VCADD / VCMAX were measured on floats only
+            width = tag[3:]
+            tries.append((f"FP{width}", f"; {dtype} timed by the float{width} curve of the same width (assumed)"))
         if op in BIT_PATTERN_OPS and tag in ("FP16", "BF16", "FP32", "INT16", "INT32"):
             width = {"FP16": "16", "BF16": "16", "INT16": "16", "FP32": "32", "INT32": "32"}[tag]
             note = f"; {dtype} timed by the {width}-bit integer curve (same bit pattern)"

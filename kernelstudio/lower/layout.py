@@ -241,7 +241,7 @@ def lower_axis_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         inner *= d
     cdt = "float32" if x.dtype in ("float16", "bfloat16", "float32") else "int32"
     op = {"reduce_sum": "sum", "reduce_mean": "sum", "reduce_max": "max"}[n.op.value]
-    init = -3.0e38 if op == "max" else 0.0
+    init = (-3.0e38 if cdt == "float32" else -(2**31)) if op == "max" else 0.0  # below every value of cdt
     xi, yo = names[x], names[n]
     if inner == 1:
         return _row_reduce(fk, names, cfg, x, n, outer, red, cdt, op, init)

@@ -427,7 +427,7 @@ class VectorBody:
                 if n not in self.inputs:
                     stack.extend(n.inputs)
             for r in targets:
-                init = -3.0e38 if r.op is Op.REDUCE_MAX else 0.0
+                init = (-3.0e38 if self.cdt in FLOAT_DTYPES else -(2**31)) if r.op is Op.REDUCE_MAX else 0.0
                 out.append(VecOp("duplicate", persistent[r], (), init, comment=f"init {self.names[r]}"))
             body_in: list[Stmt] = []
             body: list[Stmt] = []

@@ -103,3 +103,23 @@ def test_int8_programs_simulate(twin_cache) -> None:
         for fuse in (True, False):
             sim = ks.simulate(reference.lower(out, fuse=fuse))
             assert sim.time_us > 0
+
+
+@pytest.mark.parametrize("case", ["max_axis1", "max_rows", "sum_rows_int32", "sum_axis0_int32", "scaled_float"])
+@pytest.mark.parametrize("fuse", [True, False])
+def test_int8_vector_kernels(case: str, fuse: bool, twin_cache) -> None:
+    """int8 reaching int32/float32 vector math arrives through float16 (int8 -> half -> int32/float,
+    exact); max starts below every int32; int32 reductions are priced."""
+    x = ks.placeholder((6, 40, 72), "int8", name="x")
+    out = {"max_axis1": lambda: ks.reduce_max(x, axis=1),
+           "max_rows": lambda: ks.reduce_max(x, axis=-1),
+           "sum_rows_int32": lambda: ks.reduce_sum(ks.cast(x, "int32"), axis=-1),
+           "sum_axis0_int32": lambda: ks.reduce_sum(ks.cast(x, "int32"), axis=0),
+           "scaled_float": lambda: ks.cast(x, "float32", scale=0.5) + 1.0}[case]()
+    golden, inputs, prog = _three_way(out, twin_cache, fuse=fuse)
+    if case == "max_axis1":
+        np.testing.assert_array_equal(golden, inputs["x"].max(axis=1))
+    elif case.startswith("sum"):
+        np.testing.assert_array_equal(golden, inputs["x"].astype(np.int64).sum(axis=-1 if "rows" in case else 0))
+    assert "int8 -> float16 (exact)" in ks.format_program(prog)
+    assert ks.simulate(prog).time_us > 0
