@@ -358,6 +358,15 @@ def test_every_cast_between_kernelstudio_dtypes_is_priced() -> None:
                 assert B2.costs.vector_cycles("cast", f"{a}->{b}", 4096) > 0, (a, b)
 
 
+@pytest.mark.parametrize("op", ["reduce_sum", "reduce_max"])
+def test_int32_reductions_use_the_float32_curve(op: str) -> None:
+    costs = B2.costs
+    assert costs.vector_cycles(op, "int32", 4096, rows=4) == costs.vector_cycles(op, "float32", 4096, rows=4) > 0
+    assert "int32 timed by the float32 curve" in costs.vector_source(op, "int32")
+    with pytest.raises(UnsupportedError, match="no measured curve for dtype 'int8'"):
+        costs.vector_cycles(op, "int8", 4096)
+
+
 def test_reductions_are_level_sequences() -> None:
     assert reduction_levels(4096, 64) == (64, 1)
     assert reduction_levels(128 * 128 * 2, 128) == (256, 2, 1)
