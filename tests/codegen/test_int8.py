@@ -123,3 +123,20 @@ def test_int8_vector_kernels(case: str, fuse: bool, twin_cache) -> None:
         np.testing.assert_array_equal(golden, inputs["x"].astype(np.int64).sum(axis=-1 if "rows" in case else 0))
     assert "int8 -> float16 (exact)" in ks.format_program(prog)
     assert ks.simulate(prog).time_us > 0
+
+
+def test_int32_accumulation_wraps_alike_everywhere(twin_cache) -> None:
+    """Past 2**31 the int32 accumulator wraps (as L0C does) in golden, run_tiled and the twin alike."""
+    k = 140_000  # 140000 * 128 * 128 > 2**31
+    a = ks.placeholder((16, k), "int8", name="a")
+    b = ks.placeholder((k, 16), "int8", name="b")
+    out = ks.matmul(a, b)
+    prog = reference.lower(out)
+    inputs = {"a": np.full((16, k), -128, np.int8), "b": np.full((k, 16), -128, np.int8)}
+    inputs["a"][:, ::7] = -100
+    golden = ks.evaluate(out, inputs)
+    exact = inputs["a"].astype(np.int64) @ inputs["b"].astype(np.int64)
+    assert exact.max() > 2**31 - 1 and golden.max() < 0  # wrapped
+    np.testing.assert_array_equal(golden, exact.astype(np.int32))
+    np.testing.assert_array_equal(ks.run_tiled(prog, inputs), golden)
+    np.testing.assert_array_equal(np.asarray(twin.run(codegen(prog), inputs, cache_dir=twin_cache)["matmul"]), golden)
