@@ -13,6 +13,8 @@ project (op_host/, op_kernel/, main.cpp, CMake, msOpGen JSON, README; the operat
 kernels and their operators, simulated time when the simulator is installed) and ``trace.json``
 (Chrome trace) when the simulator is available. Re-running into the same directory replaces the
 files an earlier build wrote there and refuses to touch any other.
+A build that fails writes nothing: every file is computed first and written all together (see
+`kernelstudio.files.write_tree`), and an output directory the command created is removed again.
 
 Exit codes: 0 done; 1 the design or its build failed (the message says why, with FILE:LINE for an
 error raised by the design file itself); 2 the command could not run (usage, an output path that
@@ -183,14 +185,20 @@ def main(argv: list[str] | None = None) -> int:
             for name in hw.names():
                 print(name)
             return 0
+        from .files import make_dirs, remove_dirs
+
         try:
-            Path(args.out).mkdir(parents=True, exist_ok=True)
+            created = make_dirs(args.out)
         except OSError as e:
             print(f"kernelstudio: error: cannot create the output directory {args.out}: {e.strerror or e}; "
                   "pass --out a directory you can write to", file=sys.stderr)
             return 2
         notes: list[str] = []
-        out = build(args.file, args.target, args.out, fuse=not args.no_fuse, notes=notes, name=args.name)
+        try:
+            out = build(args.file, args.target, args.out, fuse=not args.no_fuse, notes=notes, name=args.name)
+        except BaseException:
+            remove_dirs(created)  # a failed build leaves no directory behind it
+            raise
         for note in notes:
             print(f"kernelstudio: note: {note}")
         print(f"wrote {out}")

@@ -4,6 +4,11 @@ the path, and a directory's existing files left alone unless kernelstudio wrote 
 A directory written by `write_tree` holds a manifest (`.kernelstudio-files.json`: relative path ->
 SHA-256 of the text written). With `overwrite=True` a later export replaces exactly those files,
 and only while they still hold what was written; any other file in the way is refused.
+
+Writes are all or nothing: `write_tree` writes every file into a staging directory first and moves
+them into place only when all were written; a failure removes the staging directory and any
+directory the call created (`make_dirs` / `remove_dirs` do the same for callers that create the
+output directory before they know whether the build succeeds).
 """
 
 from __future__ import annotations
@@ -11,13 +16,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import InputError
 from .names import inside
 
-__all__ = ["MANIFEST", "write_tree", "write_text", "os_error"]
+__all__ = ["MANIFEST", "write_tree", "write_text", "os_error", "make_dirs", "remove_dirs"]
 
 MANIFEST = ".kernelstudio-files.json"
 
@@ -39,6 +46,25 @@ def write_text(path: str | os.PathLike[str], text: str) -> Path:
     except OSError as e:
         raise os_error(e, p, "write") from None
     return p
+
+
+def make_dirs(path: str | os.PathLike[str]) -> list[Path]:
+    """Create directory `path` and its missing parents (OSError as from mkdir); returns the
+    directories this call created, outermost first (empty if `path` existed)."""
+    p = Path(path)
+    missing = []
+    at = p
+    while not (at.exists() or at.is_symlink()) and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    p.mkdir(parents=True, exist_ok=True)
+    return missing[::-1]
+
+
+def remove_dirs(created: list[Path]) -> None:
+    """Undo `make_dirs`: remove the directories it created, with whatever was written into them."""
+    if created:
+        shutil.rmtree(created[0], ignore_errors=True)
 
 
 def _digest(text: str | bytes) -> str:
@@ -77,10 +103,22 @@ def write_tree(out: str | os.PathLike[str], files: Mapping[str, str], *, overwri
     if root.exists() and not root.is_dir():
         raise InputError(f"{what}: {root} exists and is not a directory; pick another path")
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        present = sorted(p.name for p in root.iterdir())
+        created = make_dirs(root)
     except OSError as e:
         raise os_error(e, root, "create the directory") from None
+    try:
+        _write_all(root, files, overwrite, what)
+    except BaseException:
+        remove_dirs(created)
+        raise
+    return root
+
+
+def _write_all(root: Path, files: Mapping[str, str], overwrite: bool, what: str) -> None:
+    try:
+        present = sorted(p.name for p in root.iterdir())
+    except OSError as e:
+        raise os_error(e, root, "read the directory") from None
     targets = {rel: inside(root, rel) for rel in files}
     manifest = _manifest(root)
     if present and not overwrite:
@@ -92,9 +130,21 @@ def write_tree(out: str | os.PathLike[str], files: Mapping[str, str], *, overwri
         shown = ", ".join(sorted(clash)[:5]) + (", ..." if len(clash) > 5 else "")
         raise InputError(f"{what}: {root} already holds {shown}, which kernelstudio did not write (or which "
                          "changed since); move them away or choose another directory; nothing was written")
-    for rel, text in files.items():
-        write_text(targets[rel], text)
-        manifest[rel] = _digest(text)
-    manifest = {rel: h for rel, h in manifest.items() if (root / rel).is_file()}
-    write_text(root / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    return root
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".kernelstudio-staging-", dir=root))
+    except OSError as e:
+        raise os_error(e, root, "write into") from None
+    try:  # every file (the manifest last) written before any is moved into place: a failure leaves `root` as it was
+        for rel, text in files.items():
+            write_text(staging / rel, text)
+        manifest = {rel: h for rel, h in manifest.items() if rel not in files and (root / rel).is_file()}
+        manifest.update((rel, _digest(text)) for rel, text in files.items())
+        write_text(staging / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        for rel in (*files, MANIFEST):
+            target = targets.get(rel, root / MANIFEST)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / rel, target)
+    except OSError as e:
+        raise os_error(e, root, "write into") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

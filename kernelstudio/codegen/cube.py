@@ -13,7 +13,12 @@ emit
     matmulObj.IterateAll(cGm[<C offset>]);  matmulObj.End();
 
 (or, when C goes to a dense workspace slot of one base tile, `Iterate(); GetTensorC(slot, 0, true)`)
-keeping the TileIR's tile loops, Lets, Ifs and cross-core flags as they are. Statements that only
+Types: AType/BType are the operands' element type and CType the matmul's dtype. float16/bfloat16/
+float32 operands accumulate in float32 in L0C and FixPipe converts to CType (half, bfloat16_t or
+float); int8_t operands accumulate in int32 and CType is int32_t (no quantization in FixPipe: a
+dequantizing `cast(..., scale=)` becomes Cast int32 -> float, Muls and Cast on the AIV side).
+
+The generated code keeps the TileIR's tile loops, Lets, Ifs and cross-core flags as they are. Statements that only
 feed the cube (L1/L0 copies, queue operations on cube buffers, Mmad, the k loop) are absorbed.
 The kernel is compiled with `ASCENDC_CUBE_ONLY`, so the AIC itself drives the Matmul (no AIV
 client/server messages) and the AIVs meet it through the workspace and cross-core flags.

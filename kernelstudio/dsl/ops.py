@@ -309,17 +309,61 @@ def leaky_relu(x: Tensor, alpha: float = 0.01, name: str | None = None) -> Tenso
     return _unary(Op.LEAKY_RELU, x, name, True, {"alpha": float(alpha)})
 
 
-def cast(x: Tensor, dtype: str, name: str | None = None) -> Tensor:
+def cast(x: Tensor, dtype: str, name: str | None = None, *, scale: float | Tensor | None = None) -> Tensor:
     """x converted to `dtype` (floats round to nearest even; float -> int truncates toward zero).
 
     Casting to the tensor's own dtype returns `x` unchanged when no name is given.
+
+    ``scale=s`` dequantizes: the result is ``dtype(float32(x) * float32(s))`` for a float `dtype`,
+    e.g. ``cast(matmul(a_int8, b_int8), "float16", scale=0.02)``. `s` is a Python number (one
+    cast node; the kernels run Cast to float32, Muls, Cast) or a float tensor that broadcasts to
+    x's shape, e.g. a per-channel ``[N]`` vector (cast to float32, a multiply, cast to `dtype`).
     """
     nm = check_name("cast", name)
     t = _tensor("cast", "x", x)
     dt = _check_dtype(dtype, lambda: f"cast of {t.describe()}: target dtype")
-    if dt == t.dtype and not nm:
-        return t
-    return _node(Op.CAST, (t,), t.shape, dt, name=nm)
+    if scale is None:
+        if dt == t.dtype and not nm:
+            return t
+        return _node(Op.CAST, (t,), t.shape, dt, name=nm)
+    if dt not in FLOAT_DTYPES:
+        raise DTypeError(
+            f"cast of {t.describe()} to {dt} with scale: a scaled cast produces a float; cast to "
+            f"'float32' with the scale, then cast(y, '{dt}')"
+        )
+    if isinstance(scale, Tensor):
+        return _cast_by_tensor(t, dt, scale, nm)
+    s = _scalar_or_tensor("cast", "scale", scale)
+    try:
+        s64 = float(s)
+    except OverflowError:  # an int beyond any float
+        s64 = math.inf
+    if not (math.isfinite(s64) and builtins.abs(s64) <= _FLOAT_MAX["float32"]):
+        raise DTypeError(
+            f"cast of {t.describe()}: scale {scale!r} is not a finite float32 number "
+            f"(|scale| <= {_FLOAT_MAX['float32']:g}); pass a finite scale"
+        )
+    return _node(Op.CAST, (t,), t.shape, dt, {"scale": float(np.float32(s64))}, nm)
+
+
+def _cast_by_tensor(t: Tensor, dt: str, scale: Tensor, nm: str) -> Tensor:
+    if scale.dtype not in FLOAT_DTYPES:
+        raise DTypeError(
+            f"cast of {t.describe()}: scale {scale.describe()} must be a float tensor; "
+            "use cast(scale, 'float32') first"
+        )
+    shape = S.broadcast_shapes("cast", [(_d(t), t.shape), (_d(scale), scale.shape)])
+    if shape != t.shape:
+        raise ShapeError(
+            f"cast of {t.describe()}: scale {scale.describe()} broadcasts the result to "
+            f"{S.fmt_shape(shape)}; the scale must broadcast to x's shape {S.fmt_shape(t.shape)}, "
+            "e.g. a vector of x's last dimension"
+        )
+    with composite_scope("dequant"):
+        x32 = t if t.dtype == "float32" else _node(Op.CAST, (t,), t.shape, "float32")
+        s32 = scale if scale.dtype == "float32" else _node(Op.CAST, (scale,), scale.shape, "float32")
+        y = _node(Op.MUL, (x32, s32), shape, "float32", name="" if dt != "float32" else nm)
+        return y if dt == "float32" else _node(Op.CAST, (y,), shape, dt, name=nm)
 
 
 def where(cond: Tensor, a: Operand, b: Operand, name: str | None = None) -> Tensor:
@@ -377,10 +421,13 @@ def reduce_max(x: Tensor, axis: int | Sequence[int] | None = None, keepdims: boo
 
 
 def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = False,
-           name: str | None = None) -> Tensor:
+           name: str | None = None, *, out_dtype: str | None = None) -> Tensor:
     """a @ b over the last two dims (optionally transposed); leading dims broadcast as batch.
 
-    The result has the promoted input dtype; the golden model accumulates in float32.
+    Operands meet in their promoted dtype: float16, bfloat16 or float32 (accumulated in float32, as
+    the cube's L0C does) or int8 (accumulated exactly in int32). The result dtype is `out_dtype`:
+    by default the input dtype for floats and int32 for int8. Floats may leave as any float dtype;
+    int8 products leave as int32 only: dequantize with ``cast(y, "float16", scale=s)`` after.
     """
     nm = check_name("matmul", name)
     ta, tb = _tensor("matmul", "a", a), _tensor("matmul", "b", b)
@@ -389,21 +436,25 @@ def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = 
     shape = S.matmul_shape((_n(ta), ta.shape), (_n(tb), tb.shape), flags["transpose_a"],
                            flags["transpose_b"])
     (ca, cb), dtype = _operands("matmul", (("a", ta), ("b", tb)))
-    return _node(Op.MATMUL, (ca, cb), shape, dtype, flags, nm)
+    out = S.cube_out_dtype("matmul", S.Label(lambda: _describe(ta, tb)), dtype, out_dtype)
+    return _node(Op.MATMUL, (ca, cb), shape, out, flags, nm)
 
 
 def conv2d(x: Tensor, w: Tensor, stride: int | Sequence[int] = 1,
-           padding: int | Sequence[int] | str = 0, name: str | None = None) -> Tensor:
+           padding: int | Sequence[int] | str = 0, name: str | None = None, *,
+           out_dtype: str | None = None) -> Tensor:
     """2-D convolution of NCHW `x` with OIHW `w` (cross-correlation, no groups, no dilation).
 
     stride: int or (sh, sw); padding: int, (ph, pw), (pt, pb, pl, pr), "SAME" (TensorFlow
-    semantics: output = ceil(in / stride)) or "VALID".
+    semantics: output = ceil(in / stride)) or "VALID". Dtypes follow `matmul`: float inputs
+    accumulate in float32, int8 inputs in int32 (the default `out_dtype` for int8).
     """
     nm = check_name("conv2d", name)
     tx, tw = _tensor("conv2d", "x", x), _tensor("conv2d", "w", w)
     shape, st, pad = S.conv2d_geometry((_n(tx), tx.shape), (_n(tw), tw.shape), stride, padding)
     (cx, cw), dtype = _operands("conv2d", (("x", tx), ("w", tw)))
-    return _node(Op.CONV2D, (cx, cw), shape, dtype, {"stride": st, "padding": pad}, nm)
+    out = S.cube_out_dtype("conv2d", S.Label(lambda: _describe(tx, tw)), dtype, out_dtype)
+    return _node(Op.CONV2D, (cx, cw), shape, out, {"stride": st, "padding": pad}, nm)
 
 
 # --- layout ----------------------------------------------------------------------------------------

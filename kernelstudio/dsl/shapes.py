@@ -11,6 +11,7 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 
+from ..dtypes import check_dtype
 from ..errors import DTypeError, ShapeError
 from ..ir.ops import FLOAT_DTYPES
 
@@ -30,6 +31,8 @@ __all__ = [
     "check_broadcast_to",
     "gather_shape",
     "require_float",
+    "CUBE_INPUT_DTYPES",
+    "cube_out_dtype",
 ]
 
 Shape = tuple[int, ...]
@@ -301,3 +304,42 @@ def require_float(op: str, desc: object, dtype: str) -> None:
             f"{op}: {desc} is {dtype}; {op} needs a float tensor ({', '.join(FLOAT_DTYPES)}); "
             f"use cast(x, 'float32') first"
         )
+
+
+# What the cube unit multiplies, and how FixPipe may convert its L0C accumulator on the way out.
+CUBE_INPUT_DTYPES = ("float16", "bfloat16", "float32", "int8")
+
+
+def cube_out_dtype(op: str, desc: object, in_dtype: str, out_dtype: object) -> str:
+    """The result dtype of a matmul/conv2d whose operands meet in `in_dtype`.
+
+    The cube unit multiplies float16, bfloat16 or float32 accumulating in float32 in L0C, and int8
+    accumulating in int32. FixPipe converts the accumulator on its way to memory: float32 -> float16,
+    bfloat16 or float32 for float inputs; int8 inputs leave as int32 (FixPipe's scaled int32 ->
+    int8/float16 quantization is not modelled: dequantize with cast(x, 'float16', scale=...) after).
+    `out_dtype` None: `in_dtype` for floats, int32 for int8.
+    """
+    if in_dtype not in CUBE_INPUT_DTYPES:
+        raise DTypeError(
+            f"{op}: {desc} meet in {in_dtype}; the cube unit multiplies {', '.join(CUBE_INPUT_DTYPES)} only; "
+            "cast the operands to int8 (if their values fit -128..127) or to float32 first"
+        )
+    if out_dtype is None:
+        return "int32" if in_dtype == "int8" else in_dtype
+    dt = check_dtype(out_dtype, f"{op}: out_dtype")
+    if in_dtype == "int8" and dt != "int32":
+        raise DTypeError(
+            f"{op}: out_dtype={dt!r} is not possible for int8 inputs {desc}: int8 x int8 accumulates in int32 "
+            f"and leaves the cube as int32 (quantizing to {dt} in FixPipe is not modelled); use "
+            f"out_dtype='int32' (the default) and dequantize after, e.g. cast(y, '{dt}', scale=0.01)"
+            if dt in FLOAT_DTYPES else
+            f"{op}: out_dtype={dt!r} is not possible for int8 inputs {desc}: int8 x int8 accumulates in int32 "
+            "and leaves the cube as int32 (requantizing to int8 in FixPipe is not modelled); use "
+            "out_dtype='int32' (the default), then cast(y, 'float16', scale=...) and cast(..., 'int8') after"
+        )
+    if in_dtype != "int8" and dt not in FLOAT_DTYPES:
+        raise DTypeError(
+            f"{op}: out_dtype={dt!r} is not possible for {in_dtype} inputs {desc}: they accumulate in float32 "
+            f"and leave the cube as {', '.join(FLOAT_DTYPES)}; use one of those and cast(y, '{dt}') after"
+        )
+    return dt

@@ -27,6 +27,7 @@ from .vector_ops import (
     REDUCTIONS,
     REPEAT_BYTES,
     all_ops,
+    cast_route,
     expand,
     reduction_levels,
 )
@@ -165,7 +166,9 @@ class CostModel:
     ) -> float:
         """Cycles of vector `op` over `count` elements of `dtype` (the input dtype).
 
-        cast takes `dst_dtype=` or dtype "src->dst" (e.g. "float16->float32"). Reductions take the
+        cast takes `dst_dtype=` or dtype "src->dst" (e.g. "float16->float32"); a pair with no
+        measured curve is timed as the shortest chain of measured casts (assumed; `vector_source`
+        names it). Reductions take the
         total `count` split into `rows` independent rows. bfloat16 uses the fp16 curve (assumed)
         except for casts, which have their own curves.
         """
@@ -185,6 +188,12 @@ class CostModel:
             tag, curve = self._vector_curve(op, dtype, None)
             per_rep = int(REPEAT_BYTES // DTYPE_BYTES[tag])
             cycles = sum(curve(r) for r in reduction_levels(count, per_rep, rows))
+        elif op == "cast":  # one VCONV, or the chain of measured ones an unmeasured pair is timed by
+            _, keys, _ = self._resolve(op, dtype, dst_dtype)
+            cycles = 0.0
+            for key in keys.split(" "):
+                curve = cal.vector_curve(self._vec_chip, INSTRUCTIONS["cast"], key)
+                cycles += curve(math.ceil(count * DTYPE_BYTES[key.split("_")[0]] / REPEAT_BYTES))
         elif op in INSTRUCTIONS:
             tag, curve = self._vector_curve(op, dtype, dst_dtype)
             cycles = curve(math.ceil(count * DTYPE_BYTES[tag] / REPEAT_BYTES))
@@ -227,6 +236,9 @@ class CostModel:
         tries: list[tuple[str, str]] = [(tag, "")] if tag else []
         if tag == "BF16":
             tries.append(("FP16", "; bfloat16 timed as float16 (assumed)"))
+        if tag in ("INT32", "INT16") and op in REDUCTIONS:  # VCADD / VCMAX were measured on floats only
+            width = tag[3:]
+            tries.append((f"FP{width}", f"; {dtype} timed by the float{width} curve of the same width (assumed)"))
         if op in BIT_PATTERN_OPS and tag in ("FP16", "BF16", "FP32", "INT16", "INT32"):
             width = {"FP16": "16", "BF16": "16", "INT16": "16", "FP32": "32", "INT32": "32"}[tag]
             note = f"; {dtype} timed by the {width}-bit integer curve (same bit pattern)"
@@ -251,9 +263,15 @@ class CostModel:
             raise UnsupportedError(
                 f"cast needs a destination dtype (dst_dtype= or 'src->dst'); known: {', '.join(pairs)}"
             )
-        want = f"{DTYPE_TAGS.get(src.strip(), '?')}_{DTYPE_TAGS.get(dst.strip(), '?')}"
-        if want not in measured:
+        src, dst = src.strip(), dst.strip()
+        want = f"{DTYPE_TAGS.get(src, '?')}_{DTYPE_TAGS.get(dst, '?')}"
+        if want in measured:
+            return want, ""
+        route = cast_route(*want.split("_"), measured) if "?" not in want else None
+        if route is None:
             raise UnsupportedError(
-                f"no measured cast {src.strip()}->{dst.strip()}; known: {', '.join(pairs)}"
+                f"no measured cast {src}->{dst} and no chain of measured casts between them "
+                f"(dtypes: {', '.join(DTYPE_TAGS)}); cast through float32 in the design; known: {', '.join(pairs)}"
             )
-        return want, ""
+        via = "->".join([src, *(names[k.split("_")[1]] for k in route)])
+        return " ".join(route), f"; no measured {src}->{dst}: timed as the casts {via} (assumed)"

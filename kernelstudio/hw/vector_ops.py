@@ -6,6 +6,9 @@
 - a reduction (REDUCTIONS): a whole-row reduction = level after level of a repeat-reducing
   instruction (VCADD / VCMAX turn each 256-byte repeat into one value) until one value per row is
   left, as the Ascend C WholeReduceSum/WholeReduceMax loop does (assumed sequence);
+- a cast between dtypes with no measured VCONV curve (int8 -> float32, int8 -> int32, int32 ->
+  float16, ...): the shortest chain of measured casts (`cast_route`), e.g. int8 -> float16 ->
+  float32, each step a VCONV over all elements (assumed: one Ascend C Cast may do it directly);
 - a composite (COMPOSITES): an assumed instruction sequence used by a high-level API that is not
   one instruction. Each entry is (op, passes): that op runs `passes` times over all `count`
   elements, each pass a separate instruction paying its own start-up. Entries may name other
@@ -14,11 +17,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..errors import UnsupportedError
 
 __all__ = [
     "INSTRUCTIONS", "BIT_PATTERN_OPS", "REDUCTIONS", "COMPOSITES", "DTYPE_TAGS", "DTYPE_BYTES",
-    "REPEAT_BYTES", "expand", "reduction_levels", "all_ops",
+    "REPEAT_BYTES", "expand", "reduction_levels", "all_ops", "cast_route",
 ]
 
 REPEAT_BYTES = 256  # one vector repeat: 8 blocks x 32 B
@@ -76,6 +81,33 @@ DTYPE_BYTES: dict[str, float] = {
 def all_ops() -> tuple[str, ...]:
     """Every op name vector_cycles accepts."""
     return (*INSTRUCTIONS, *REDUCTIONS, *COMPOSITES)
+
+
+def cast_route(src: str, dst: str, measured: Iterable[str]) -> tuple[str, ...] | None:
+    """The shortest chain of measured casts from tag `src` to tag `dst` (keys "SRC_DST", e.g.
+    ("INT8_FP16", "FP16_FP32") for INT8 -> FP32), or None when no chain exists. Ties go to the
+    alphabetically first chain, so the route is stable."""
+    edges: dict[str, list[str]] = {}
+    for key in sorted(measured):
+        a, b = key.split("_")
+        edges.setdefault(a, []).append(b)
+    prev: dict[str, str] = {src: ""}
+    frontier = [src]
+    while frontier and dst not in prev:
+        nxt = []
+        for a in frontier:
+            for b in edges.get(a, ()):
+                if b not in prev:
+                    prev[b] = a
+                    nxt.append(b)
+        frontier = nxt
+    if dst not in prev or src == dst:
+        return None
+    chain, at = [], dst
+    while at != src:
+        chain.append(f"{prev[at]}_{at}")
+        at = prev[at]
+    return tuple(reversed(chain))
 
 
 def expand(op: str) -> tuple[tuple[str, int], ...]:

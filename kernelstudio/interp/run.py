@@ -265,14 +265,16 @@ class _Machine:
             m, k, n = f(s.m)(env), f(s.k)(env), f(s.n)(env)
             a, _ = self.read(s.a, env, core)
             b, _ = self.read(s.b, env, core)
-            a = a.astype(np.float32)
-            b = b.astype(np.float32)
+            _, c_dt = self._arr(s.c, core)
+            acc = np.int64 if c_dt.startswith("int") else np.float32  # int8 x int8: exact integer sums
+            a = a.astype(acc)
+            b = b.astype(acc)
             a = a.T if s.a_layout == "km" else a
             b = b.T if s.b_layout == "nk" else b
             prod = a[:m, :k] @ b[:k, :n]
             if not f(s.init)(env):
                 c, _ = self.read(s.c, env, core)
-                prod = c.astype(np.float32) + prod
+                prod = c.astype(acc) + prod
             self.write(s.c, prod, env, core)
         elif isinstance(s, Img2Col):
             self._img2col(s, env, core)

@@ -5,7 +5,9 @@ Precision semantics (a promise to users):
 - Every node computes in float32 from its inputs: float16/bfloat16 inputs are upcast to float32
   exactly; integer nodes compute in int64 and then wrap to their dtype like a C cast.
 - matmul and conv2d multiply and accumulate in float32 (np.matmul / tensordot on float32), as the
-  cube unit does with fp32 accumulation.
+  cube unit does with fp32 accumulation; int8 operands multiply and accumulate exactly in integers
+  (int64, then wrapped to the int32 result), as the cube accumulates int8 x int8 in int32.
+- A scaled cast (``cast(x, "float16", scale=s)``) is float32(x) * float32(s), rounded to its dtype.
 - Each node's result is rounded to the node's dtype (`dtypes.round_to`: nearest even for floats,
   truncation toward zero then wrap for float -> int). So a float16 tensor always holds float16
   values, and a composite such as layer_norm on float16 rounds each of its primitive steps.
@@ -71,6 +73,13 @@ def _reduce(fn: Callable[..., np.ndarray]) -> Rule:
     return lambda n, a: fn(a[0], axis=n.attr("axes"), keepdims=n.attr("keepdims"))
 
 
+def _cast(n: Node, a: np.ndarray) -> np.ndarray:
+    # the conversion is the rounding to the node's dtype; a scaled cast (dequantization) multiplies
+    # float32(x) by the float32 scale first, as the kernels' Cast + Muls do
+    scale = n.attr("scale")
+    return a if scale is None else a.astype(np.float32) * np.float32(scale)
+
+
 def _matmul(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
     a, b = args
     if n.attr("transpose_a"):
@@ -128,7 +137,7 @@ GOLDEN: dict[Op, Rule] = {
     Op.SIGMOID: lambda n, a: _sigmoid(a[0]),
     Op.RELU: lambda n, a: np.maximum(a[0], 0),
     Op.LEAKY_RELU: lambda n, a: np.where(a[0] >= 0, a[0], a[0] * np.float32(n.attr("alpha"))),
-    Op.CAST: lambda n, a: a[0],  # the conversion is the rounding to the node's dtype
+    Op.CAST: lambda n, a: _cast(n, a[0]),
     Op.ADD: lambda n, a: a[0] + a[1],
     Op.SUB: lambda n, a: a[0] - a[1],
     Op.MUL: lambda n, a: a[0] * a[1],

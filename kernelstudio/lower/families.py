@@ -174,6 +174,8 @@ class _CubeShape:
         a, b = root.inputs
         self.a_name, self.b_name = names[a], names[b]
         self.in_dtype = a.dtype if a.dtype == b.dtype else "float32"
+        # L0C accumulates int8 x int8 in int32, every float product in float32
+        self.acc_dtype = "int32" if self.in_dtype == "int8" else "float32"
         if self.conv:
             n, cin, h, w = a.shape
             cout, _, kh, kw = b.shape
@@ -268,7 +270,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             f"B {'slab' if sb > 1 else 'tile'} of {cs.b_name}" + (f" ({sb} k tiles)" if sb > 1 else ""))
         buf("b2", Tier.L0B, dt, b_rows, b_cols, d0, QuePos.B2, "B fractal for Mmad")
     c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
-    buf("c", Tier.L0C, "float32", tm, tn, c_depth, QuePos.CO1, "C accumulator")
+    buf("c", Tier.L0C, cs.acc_dtype, tm, tn, c_depth, QuePos.CO1, "C accumulator")
     tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
               ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total),
               ("block_dim", bd))
@@ -401,7 +403,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                      Var("mlen"), nlen, Const(cs.N), gm=True)
         stmts = [*c_tile(n0, nlen),
                  Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
-                      comment=f"FixPipe: {out_name} float32 -> {out_node.dtype}"),
+                      comment=f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}"),
                  Free("c")]
         aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *stmts),
                     comment=f"parallel_loop: {total} C tiles of {tm}x{tn} over {bd} cores"),)
@@ -411,7 +413,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     else:
         unit_cols = cs.N if row_block else tn
         ws_name = f"{ident(fk.name)}_ws"
-        # FixPipe converts the float32 accumulator to the matmul's own dtype on the way out, exactly
+        # FixPipe converts the accumulator to the matmul's own dtype on the way out, exactly
         # what the unfused matmul kernel stores: half the workspace bytes of a float32 hand-off
         ws_dtype = out_node.dtype
         ws = GmTensor(ws_name, (bd, depth, tm, unit_cols), ws_dtype, "workspace")
@@ -424,7 +426,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             tile = c_tile(Var("n0"), nlen)
             fix = Copy(Region(ws_name, E.add(slot_base, Var("n0")), Var("mlen"), nlen, Const(unit_cols), gm=True),
                        Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
-                       comment=f"FixPipe: C tile -> workspace (float32 -> {ws_dtype})")
+                       comment=f"FixPipe: C tile -> workspace ({cs.acc_dtype} -> {ws_dtype})")
             n_loop = Loop("ni", Const(0), Var("n_tiles"), Const(1),
                           (Let("n0", n0), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0")))), *tile, fix, Free("c")),
                           comment=f"all {nt} n tiles of the row block: the epilogue needs whole rows")
@@ -432,7 +434,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         else:
             fix = Copy(Region(ws_name, slot_base, Var("mlen"), Var("nlen"), Const(unit_cols), gm=True),
                        Region("c", Const(0), Var("mlen"), Var("nlen"), Const(bufs["c"].cols)),
-                       comment=f"FixPipe: C tile -> workspace (float32 -> {ws_dtype})")
+                       comment=f"FixPipe: C tile -> workspace ({cs.acc_dtype} -> {ws_dtype})")
             body = [*unit_lets, *c_tile(Var("n0"), Var("nlen")), wait_free, fix, Free("c"),
                     CrossSet(FLAG_FULL, Pipe.FIX)]
         aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),

@@ -48,6 +48,21 @@ def _ub(name: str, dtype: str, rows: int, cols: int, depth: int, q: QuePos | Non
     return Buffer(name, Tier.UB, dtype, rows, _pad(cols, dtype), depth if q else 1, q, CoreType.AIV, purpose)
 
 
+def _arrive(src: Region, dst: Region, src_dtype: str, cdt: str, rows: int, cols: int,
+            comment: str) -> tuple[list[Stmt], list[Buffer]]:
+    """The VecOps that bring `src` (of `src_dtype`) into the compute dtype in `dst`, and any scratch they
+    need: a copy, one Cast, or int8 -> float16 -> cdt (the vector unit converts int8 to half only; every
+    int8 value is a float16, so the two steps are exact)."""
+    if src_dtype == cdt:
+        return [VecOp("copy", dst, (src,), comment=comment)], []
+    if src_dtype != "int8":
+        return [VecOp("cast", dst, (src,), comment=comment)], []
+    h = _ub("tmp_half", "float16", rows, cols, 1, None, "int8 -> float16 step of the arrival cast")
+    hr = Region(h.name, Const(0), src.rows, src.cols, Const(h.cols))
+    return [VecOp("cast", hr, (src,), comment=f"{comment}: int8 -> float16 (exact)"),
+            VecOp("cast", dst, (hr,), comment=f"{comment}: float16 -> {cdt}")], [h]
+
+
 def _kernel(fk: FusedKernel, names: dict[Node, str], bufs: list[Buffer], body: tuple[Stmt, ...], total: int,
             bd: int, tiling: tuple[tuple[str, int], ...], note: str) -> Kernel:
     loop = Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), body,
@@ -226,7 +241,7 @@ def lower_axis_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         inner *= d
     cdt = "float32" if x.dtype in ("float16", "bfloat16", "float32") else "int32"
     op = {"reduce_sum": "sum", "reduce_mean": "sum", "reduce_max": "max"}[n.op.value]
-    init = -3.0e38 if op == "max" else 0.0
+    init = (-3.0e38 if cdt == "float32" else -(2**31)) if op == "max" else 0.0  # below every value of cdt
     xi, yo = names[x], names[n]
     if inner == 1:
         return _row_reduce(fk, names, cfg, x, n, outer, red, cdt, op, init)
@@ -240,6 +255,9 @@ def lower_axis_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     b_out = _ub(f"out_{ident(yo)}", n.dtype, 1, tc, cfg.depth, QuePos.VECOUT, f"{yo} to GM")
     acc = Region(b_acc.name, Const(0), Const(1), Var("clen"), Const(b_acc.cols))
     vop = "add" if op == "sum" else "max"
+    arrive, extra = _arrive(Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),
+                            Region(b_f.name, Const(0), Var("rlen"), Var("clen"), Const(b_f.cols)), x.dtype, cdt,
+                            tr, tc, f"{xi} {x.dtype} -> {cdt}")
     rows = Loop("r", Const(0), Var("rlen"), Const(1), (
         VecOp(vop, acc, (acc, Region(b_f.name, E.mul(Var("r"), b_f.cols), Const(1), Var("clen"),
                                      Const(b_f.cols))), comment=f"{yo} {op}= row r"),),
@@ -250,11 +268,7 @@ def lower_axis_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         Copy(Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),
              Region(xi, E.add(E.mul(Var("o"), red * inner), E.add(E.mul(Var("q0"), inner), Var("c0"))),
                     Var("rlen"), Var("clen"), Const(inner), gm=True), comment=f"copy in {xi}"),
-        EnQue(b_in.name), DeQue(b_in.name),
-        VecOp("cast" if x.dtype != cdt else "copy", Region(b_f.name, Const(0), Var("rlen"), Var("clen"),
-                                                           Const(b_f.cols)),
-              (Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),),
-              comment=f"{xi} {x.dtype} -> {cdt}"),
+        EnQue(b_in.name), DeQue(b_in.name), *arrive,
         Free(b_in.name), rows), comment=f"the {red} reduced rows in chunks of {tr}")
     tail: list[Stmt] = []
     if n.op.value == "reduce_mean":
@@ -269,7 +283,7 @@ def lower_axis_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         Let("o", E.div(Var("t"), ct)), Let("c0", E.mul(E.mod(Var("t"), ct), tc)),
         Let("clen", E.min(tc, E.sub(inner, Var("c0")))),
         VecOp("duplicate", acc, (), init, comment=f"init {yo}"), chunk, *tail)
-    return _kernel(fk, names, [b_in, b_f, b_acc, b_out], body, total, bd,
+    return _kernel(fk, names, [b_in, b_f, *extra, b_acc, b_out], body, total, bd,
                    (("outer", outer), ("red", red), ("inner", inner), ("tile_rows", tr), ("tile_cols", tc)),
                    f"{op} over axes {list(axes)}: {red} rows accumulated into row vectors of {tc} columns")
 
@@ -288,15 +302,15 @@ def _row_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig, x: N
                    f"{yo} to GM")
     acc = Region(b_acc.name, Const(0), Var("rlen"), Const(1), Const(1))
     full = Region(b_f.name, Const(0), Var("rlen"), Var("clen"), Const(b_f.cols))
+    arrive, extra = _arrive(Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)), full, x.dtype,
+                            cdt, tr, tc, f"{xi} -> {cdt}")
     loop = Loop("ci", Const(0), Const(-(-cols // tc)), Const(1), (
         Let("c0", E.mul(Var("ci"), tc)), Let("clen", E.min(tc, E.sub(cols, Var("c0")))),
         Alloc(b_in.name),
         Copy(Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),
              Region(xi, E.add(E.mul(Var("r0"), cols), Var("c0")), Var("rlen"), Var("clen"), Const(cols), gm=True),
              comment=f"copy in {xi}"),
-        EnQue(b_in.name), DeQue(b_in.name),
-        VecOp("cast" if x.dtype != cdt else "copy", full,
-              (Region(b_in.name, Const(0), Var("rlen"), Var("clen"), Const(b_in.cols)),), comment=f"{xi} -> {cdt}"),
+        EnQue(b_in.name), DeQue(b_in.name), *arrive,
         Free(b_in.name),
         Reduce(op, acc, full, accumulate=True, comment=f"{yo} {op}= chunk")),
         comment=f"column chunks of {tc}")
@@ -312,6 +326,6 @@ def _row_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig, x: N
     body: tuple[Stmt, ...] = (
         Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(rows, Var("r0")))),
         VecOp("duplicate", acc, (), init, comment=f"init {yo}"), loop, *tail)
-    return _kernel(fk, names, [b_in, b_f, b_acc, b_out], body, total, bd,
+    return _kernel(fk, names, [b_in, b_f, *extra, b_acc, b_out], body, total, bd,
                    (("rows", rows), ("cols", cols), ("tile_rows", tr), ("tile_cols", tc)),
                    f"{op} of rows of {cols} streamed over column chunks of {tc}")

@@ -210,14 +210,18 @@ class VectorBody:
             return dst
         if n.op is Op.CAST:
             src = vals[ins[0]]
+            scale = n.attr("scale")
+            if scale is not None:  # dequantize: x arrived as float32 (the compute dtype); Muls in float32
+                out.append(VecOp("muls", dst, (src,), float(scale), comment=f"{comment}: x * {scale:g}"))
+                src = dst
             if n.dtype != self.cdt and itemsize(n.dtype) < itemsize(self.cdt) or (
                     n.dtype == "bfloat16" and self.cdt == "float32"):
                 tmp = self._scratch(view, n.dtype)
                 t = self.region(tmp, view, rlen, clen)
                 out.append(VecOp("cast", t, (src,), comment=f"{comment}: round to {n.dtype}"))
-                out.append(VecOp("cast", dst, (t,), comment=f"back to {self.cdt} for the next ops"))
+                out += self._convert(dst, t, n.dtype, view, rlen, clen, f"back to {self.cdt} for the next ops")
                 self._release(tmp)
-            else:
+            elif src is not dst:
                 out.append(VecOp("copy", dst, (src,), comment=comment))
             return dst
         if n.op in _UNARY:
@@ -266,6 +270,19 @@ class VectorBody:
             out.append(VecOp("reciprocal", dst, (x,), comment=comment))
             out.append(VecOp("muls", dst, (dst,), c, comment=f"{c:g} / x"))
 
+    def _convert(self, dst: Region, src: Region, src_dtype: str, view: str, rlen: Expr, clen: Expr,
+                 comment: str) -> list[Stmt]:
+        """Cast `src` (of `src_dtype`) into `dst` (compute dtype): one Cast, or two where the vector
+        unit has no direct conversion: int8 converts to half only (VCONV), so int8 -> float32 / int32
+        goes through float16, exactly (every int8 value is a float16)."""
+        if src_dtype != "int8" or self.cdt in ("float16", "int8"):
+            return [VecOp("cast", dst, (src,), comment=comment)]
+        tmp = self._scratch(view, "float16")
+        t = self.region(tmp, view, rlen, clen)
+        self._release(tmp)
+        return [VecOp("cast", t, (src,), comment=f"{comment}: int8 -> float16 (exact)"),
+                VecOp("cast", dst, (t,), comment=f"{comment}: float16 -> {self.cdt}")]
+
     # ---- copy in / out -------------------------------------------------------------------
     def _load(self, o: Operand, r0: Expr, rlen: Expr, c0: Expr, clen: Expr,
               copy_in: list[Stmt], compute: list[Stmt], vals: dict[Node, Region],
@@ -291,8 +308,11 @@ class VectorBody:
         if o.dtype != self.cdt or dst_buf is not None:
             buf = dst_buf or self._scratch(o.view)
             dst = self.region(buf, o.view, rlen, clen)
-            op = "cast" if o.dtype != self.cdt else "copy"
-            compute += [VecOp(op, dst, (ub,), comment=f"{o.name} {o.dtype} -> {self.cdt}"), Free(qname)]
+            if o.dtype != self.cdt:
+                compute += self._convert(dst, ub, o.dtype, o.view, rlen, clen, f"{o.name} {o.dtype} -> {self.cdt}")
+            else:
+                compute.append(VecOp("copy", dst, (ub,), comment=f"{o.name} {o.dtype} -> {self.cdt}"))
+            compute.append(Free(qname))
             vals[o.node] = dst
         else:
             vals[o.node] = ub
@@ -407,7 +427,7 @@ class VectorBody:
                 if n not in self.inputs:
                     stack.extend(n.inputs)
             for r in targets:
-                init = -3.0e38 if r.op is Op.REDUCE_MAX else 0.0
+                init = (-3.0e38 if self.cdt in FLOAT_DTYPES else -(2**31)) if r.op is Op.REDUCE_MAX else 0.0
                 out.append(VecOp("duplicate", persistent[r], (), init, comment=f"init {self.names[r]}"))
             body_in: list[Stmt] = []
             body: list[Stmt] = []

@@ -102,6 +102,38 @@ def test_integer_math_wraps():
     assert evaluate(ks.abs(a), {"a": np.array([-128, -3, 4], np.int8)}).tolist() == [-128, 3, 4]
 
 
+def test_int8_matmul_and_conv_accumulate_exactly_in_int32():
+    a, b = ph((3, 300), "int8", "a"), ph((300, 2), "int8", "b")
+    av = np.full((3, 300), -128, np.int8)
+    av[1] = 127
+    av[2, ::2] = 1
+    bv = np.full((300, 2), -128, np.int8)
+    got = evaluate(ks.matmul(a, b), {"a": av, "b": bv})
+    assert got.dtype == np.int32 and got[:, 0].tolist() == [300 * 16384, -300 * 127 * 128, 150 * 16384 - 150 * 128]
+    x, w = ph((1, 64, 3, 3), "int8", "x"), ph((2, 64, 3, 3), "int8", "w")
+    y = evaluate(ks.conv2d(x, w), {"x": np.full((1, 64, 3, 3), -128, np.int8),
+                                   "w": np.full((2, 64, 3, 3), -128, np.int8)})
+    assert y.dtype == np.int32 and y.shape == (1, 2, 1, 1) and y.ravel().tolist() == [576 * 16384] * 2
+
+
+def test_scaled_cast_is_float32_times_scale_rounded_once():
+    i = ph((4,), "int32", "i")
+    iv = np.array([2**24 + 1, -3, 1000, 7], np.int32)  # 2**24 + 1 rounds to 2**24 in float32
+    got = evaluate(ks.cast(i, "float32", scale=0.1), {"i": iv})
+    want = iv.astype(np.float32) * np.float32(0.1)
+    assert got.dtype == np.float32 and got.tolist() == want.tolist() and got[0] == np.float32(2**24 * np.float32(0.1))
+    h = evaluate(ks.cast(i, "float16", scale=1 / 3), {"i": iv})  # 2**24 / 3 overflows float16: inf
+    with np.errstate(over="ignore"):
+        want16 = (iv.astype(np.float32) * np.float32(1 / 3)).astype(np.float16)
+    assert h.dtype == np.float16 and h.tolist() == want16.tolist() and h[0] == np.inf
+    s = ph((4,), "float16", "s")
+    sv = np.array([0.5, 0.25, -2, 1e-3], np.float16)
+    v = evaluate(ks.cast(i, "bfloat16", scale=s), {"i": iv, "s": sv})
+    assert v.tolist() == round_to("bfloat16", iv.astype(np.float32) * sv.astype(np.float32)).tolist()
+    node = ks.cast(i, "float16", scale=0.1).node
+    assert node.op is Op.CAST and node.attr("scale") == float(np.float32(0.1))
+
+
 def test_mixed_dtypes_promote():
     a, b = ph((3,), "int8", "a"), ph((3,), "float16", "b")
     got = evaluate(a * b, {"a": np.array([1, 2, 3]), "b": np.array([0.5, 0.25, 1.5])})

@@ -307,3 +307,46 @@ def test_composite_parameter_errors():
         ks.rms_norm(x, ph((8,), "int32", name="g"))
     with raises(DTypeError, "layer_norm", "gamma is a numpy.ndarray"):
         ks.layer_norm(x, np.ones(8))
+
+
+# --- int8 cube dtypes and dequantizing casts ----------------------------------------------------------
+
+
+def test_int8_matmul_refuses_a_quantized_output_and_names_the_way_out():
+    a, b = ph((4, 64), "int8", "qa"), ph((64, 8), "int8", "qb")
+    with raises(DTypeError, "matmul", "out_dtype='int8'", "qa[4,64] int8", "qb[64,8] int8", "int32",
+                "out_dtype='int32'", "cast(y, 'float16', scale="):
+        ks.matmul(a, b, out_dtype="int8")
+    with raises(DTypeError, "matmul", "out_dtype='float16'", "int32", "cast(y, 'float16', scale=0.01)"):
+        ks.matmul(a, b, out_dtype="float16")
+    with raises(DTypeError, "conv2d", "out_dtype='float32'", "int8", "cast(y, 'float32', scale="):
+        ks.conv2d(ph((1, 2, 5, 5), "int8", "qx"), ph((3, 2, 3, 3), "int8", "qw"), out_dtype="float32")
+
+
+def test_float_matmul_refuses_an_integer_output():
+    with raises(DTypeError, "matmul", "out_dtype='int32'", "float16 inputs", "float32", "cast(y, 'int32') after"):
+        ks.matmul(ph((4, 8), name="fa"), ph((8, 2), name="fb"), out_dtype="int32")
+    with raises(DTypeError, "matmul: out_dtype", "'float64'", "float16, bfloat16, float32, int8, int32"):
+        ks.matmul(ph((4, 8)), ph((8, 2)), out_dtype="float64")
+
+
+def test_int32_matmul_is_refused_with_the_cube_dtypes():
+    with raises(DTypeError, "matmul", "ia[4,8] int32", "meet in int32", "float16, bfloat16, float32, int8",
+                "cast the operands to int8"):
+        ks.matmul(ph((4, 8), "int32", "ia"), ph((8, 2), "int8", "ib"))
+
+
+def test_scaled_cast_errors_name_the_scale_and_the_way_out():
+    y = ph((4, 8), "int32", "acc")
+    with raises(DTypeError, "cast of acc[4,8] int32 to int8 with scale", "cast(y, 'int8')"):
+        ks.cast(y, "int8", scale=0.5)
+    with raises(DTypeError, "scale 1e+300", "finite float32", "3.40282e+38"):
+        ks.cast(y, "float16", scale=1e300)
+    with raises(DTypeError, "cast: scale is the bool True"):
+        ks.cast(y, "float16", scale=True)
+    with raises(DTypeError, "scale s[8] int32", "float tensor", "cast(scale, 'float32')"):
+        ks.cast(y, "float16", scale=ph((8,), "int32", "s"))
+    with raises(ShapeError, "scale v[2,4,8] float32", "[2,4,8]", "x's shape [4,8]"):
+        ks.cast(y, "float16", scale=ph((2, 4, 8), "float32", "v"))
+    with raises(ShapeError, "cast", "v[3] float32", "dimension -1 is 8 vs 3"):
+        ks.cast(y, "float16", scale=ph((3,), "float32", "v"))

@@ -134,7 +134,23 @@ def test_matmul_dtype_and_operator():
     t = a @ b
     assert t.op is Op.MATMUL and t.dtype == "float32"
     assert t.node.inputs[0].op is Op.CAST
-    assert ks.matmul(ph((2, 3), "int8"), ph((3, 2), "int8")).dtype == "int8"
+    assert ks.matmul(ph((2, 3), "int8"), ph((3, 2), "int8")).dtype == "int32"  # int32 accumulation
+    assert ks.matmul(ph((2, 3), "float16"), ph((3, 2), "float16")).dtype == "float16"
+
+
+@pytest.mark.parametrize(("a", "b", "out", "want"), [
+    ("int8", "int8", None, "int32"),
+    ("int8", "int8", "int32", "int32"),
+    ("float16", "float16", None, "float16"),
+    ("float16", "float16", "float32", "float32"),
+    ("bfloat16", "bfloat16", "float16", "float16"),
+    ("float32", "float32", None, "float32"),
+    ("int8", "float16", None, "float16"),  # int8 promoted to float16: a float matmul
+])
+def test_cube_out_dtype_rules(a, b, out, want):
+    assert ks.matmul(ph((4, 8), a), ph((8, 2), b), out_dtype=out).dtype == want
+    conv = ks.conv2d(ph((1, 2, 5, 5), a), ph((3, 2, 3, 3), b), out_dtype=out)
+    assert conv.dtype == want and conv.shape == (1, 3, 3, 3)
 
 
 @pytest.mark.parametrize(

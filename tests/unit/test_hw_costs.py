@@ -328,10 +328,43 @@ def test_cast_forms() -> None:
     )
     with pytest.raises(UnsupportedError, match="destination"):
         costs.vector_cycles("cast", "float32", 1000)
-    with pytest.raises(UnsupportedError, match="float16->float32"):
-        costs.vector_cycles("cast", "bfloat16->float16", 1000)
+    with pytest.raises(UnsupportedError, match="float64->float16.*float16->float32"):
+        costs.vector_cycles("cast", "float64->float16", 1000)
     with pytest.raises(UnsupportedError, match="only cast"):
         costs.vector_cycles("add", "float16->float32", 1000)
+
+
+@pytest.mark.parametrize(("pair", "via"), [
+    ("int8->float32", ("int8->float16", "float16->float32")),
+    ("int8->int32", ("int8->float16", "float16->int32")),
+    ("int32->float16", ("int32->float32", "float32->float16")),
+    ("bfloat16->float16", ("bfloat16->float32", "float32->float16")),
+])
+def test_unmeasured_casts_are_timed_as_chains_of_measured_ones(pair: str, via: tuple[str, str]) -> None:
+    costs = B2.costs
+    for count in (1, 1000, 100_000):
+        assert costs.vector_cycles("cast", pair, count) == pytest.approx(
+            sum(costs.vector_cycles("cast", p, count) for p in via))
+    src = costs.vector_source("cast", pair)
+    assert "assumed" in src and "->".join([via[0].split("->")[0], *(p.split("->")[1] for p in via)]) in src
+
+
+def test_every_cast_between_kernelstudio_dtypes_is_priced() -> None:
+    from kernelstudio.ir.ops import DTYPES
+
+    for a in DTYPES:
+        for b in DTYPES:
+            if a != b:
+                assert B2.costs.vector_cycles("cast", f"{a}->{b}", 4096) > 0, (a, b)
+
+
+@pytest.mark.parametrize("op", ["reduce_sum", "reduce_max"])
+def test_int32_reductions_use_the_float32_curve(op: str) -> None:
+    costs = B2.costs
+    assert costs.vector_cycles(op, "int32", 4096, rows=4) == costs.vector_cycles(op, "float32", 4096, rows=4) > 0
+    assert "int32 timed by the float32 curve" in costs.vector_source(op, "int32")
+    with pytest.raises(UnsupportedError, match="no measured curve for dtype 'int8'"):
+        costs.vector_cycles(op, "int8", 4096)
 
 
 def test_reductions_are_level_sequences() -> None:

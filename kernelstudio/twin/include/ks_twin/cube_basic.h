@@ -380,9 +380,16 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<A>& a, const LocalTe
         for (uint32_t i = 0; i < p.m; ++i) {
             const A* row = pa + (i / 16) * k1 * 16 * C0 + (i % 16) * C0;
             Acc acc = 0;
-            for (uint32_t kk = 0; kk < p.k; ++kk) acc += static_cast<Acc>(row[(kk / C0) * 16 * C0 + kk % C0]) * col[kk];
+            for (uint32_t kk = 0; kk < p.k; ++kk) {
+                if constexpr (std::is_integral<Acc>::value) {  // int32 wraps, as L0C does
+                    acc = ks_twin::acc_add(acc, ks_twin::acc_mul(static_cast<Acc>(row[(kk / C0) * 16 * C0 + kk % C0]),
+                                                                 col[kk]));
+                } else {
+                    acc += static_cast<Acc>(row[(kk / C0) * 16 * C0 + kk % C0]) * col[kk];
+                }
+            }
             C& out = pc[(j / 16) * m1 * 256 + i * 16 + j % 16];
-            out = p.cmatrixInitVal ? static_cast<C>(acc) : static_cast<C>(static_cast<Acc>(out) + acc);
+            out = p.cmatrixInitVal ? static_cast<C>(acc) : static_cast<C>(ks_twin::acc_add(static_cast<Acc>(out), acc));
         }
     }
 }

@@ -376,9 +376,13 @@ private:
                 for (int64_t k = 0; k < singleK_; ++k) {
                     Acc av = static_cast<Acc>(ks_twin::to_calc(a_.trans ? A[k * orgM_ + m] : A[m * orgKa_ + k]));
                     Acc bv = static_cast<Acc>(ks_twin::to_calc(b_.trans ? B[n * orgKb_ + k] : B[k * orgN_ + n]));
-                    s += av * bv;
+                    if constexpr (std::is_integral<Acc>::value) {
+                        s = ks_twin::acc_add(s, ks_twin::acc_mul(av, bv));  // int32 wraps, as L0C does
+                    } else {
+                        s += av * bv;
+                    }
                 }
-                if (bias_.set) s += static_cast<Acc>(ks_twin::to_calc(bias_.data()[n]));
+                if (bias_.set) s = ks_twin::acc_add(s, static_cast<Acc>(ks_twin::to_calc(bias_.data()[n])));
                 acc_[static_cast<size_t>(i) * t_.baseN + j] = s;
             }
         }
@@ -400,7 +404,8 @@ private:
             for (int j = 0; j < cols_; ++j) {
                 Acc v = acc_[static_cast<size_t>(i) * t_.baseN + j];
                 DstC& out = dst[i * stride + j];
-                out = atomic ? ks_twin::to_c<DstC>(static_cast<Acc>(ks_twin::to_calc(out)) + v) : ks_twin::to_c<DstC>(v);
+                out = atomic ? ks_twin::to_c<DstC>(ks_twin::acc_add(static_cast<Acc>(ks_twin::to_calc(out)), v))
+                             : ks_twin::to_c<DstC>(v);
             }
         }
     }

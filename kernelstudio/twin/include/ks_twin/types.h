@@ -117,6 +117,25 @@ template <class T> using CalcT = typename Calc<T>::type;
 template <class T> inline CalcT<T> to_calc(T v) { return static_cast<CalcT<T>>(v); }
 template <class T> inline T from_calc(CalcT<T> v) { return static_cast<T>(v); }
 
+// The cube's L0C accumulation: float adds in float; int32 (int8 x int8) wraps modulo 2^32 as the
+// hardware does, computed in uint32_t so it never is C++ signed overflow.
+template <class Acc> inline Acc acc_add(Acc s, Acc v)
+{
+    if constexpr (std::is_integral<Acc>::value) {
+        return static_cast<Acc>(static_cast<uint32_t>(s) + static_cast<uint32_t>(v));
+    } else {
+        return s + v;
+    }
+}
+template <class Acc> inline Acc acc_mul(Acc a, Acc b)
+{
+    if constexpr (std::is_integral<Acc>::value) {
+        return static_cast<Acc>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+    } else {
+        return a * b;
+    }
+}
+
 template <class T> struct Identity { using type = T; };
 template <class T> using NoDeduce = typename Identity<T>::type;
 
