@@ -276,7 +276,7 @@ def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, 
     prog = _emit(ctx, cfgs)
     _check_gm(prog, profile)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
-                   prog.fused, PassLog(ctx, steps), profile)
+                   prog.fused, PassLog(ctx, steps, prog), profile)
 
 
 def _check_gm(prog: Program, profile: HardwareProfile) -> None:
@@ -294,9 +294,11 @@ class PassLog(Sequence):
     """(pass name, IR text after the pass) for every pass, printed when first read: the decisions are
     kept, so a lower() that nobody inspects does not pay for seven printouts."""
 
-    def __init__(self, ctx: _Ctx, steps: list[tuple[str, Configs]]):
+    def __init__(self, ctx: _Ctx, steps: list[tuple[str, Configs]], final: Program | None = None):
         self._ctx, self._steps = ctx, steps
         self._text: dict[int, str] = {}
+        self._by_configs: dict[tuple, str] = {}  # passes that changed nothing print the same program
+        self._final = final  # the program lower() emitted from the last pass's configs
 
     def __len__(self) -> int:
         return len(self._steps)
@@ -306,7 +308,12 @@ class PassLog(Sequence):
             return [self[j] for j in range(*i.indices(len(self)))]
         i = range(len(self))[i]
         if i not in self._text:
-            self._text[i] = format_program(_emit(self._ctx, self._steps[i][1]))
+            key = tuple(self._steps[i][1].items())
+            if key not in self._by_configs:
+                last = self._final is not None and key == tuple(self._steps[-1][1].items())
+                prog = self._final if last else _emit(self._ctx, self._steps[i][1])
+                self._by_configs[key] = format_program(prog)
+            self._text[i] = self._by_configs[key]
         return self._steps[i][0], self._text[i]
 
     def __eq__(self, other: object) -> bool:
