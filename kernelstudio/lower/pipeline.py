@@ -78,11 +78,12 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"])
         if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
             out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
-        if tiles.get("depth_l0"):
-            out[name] = out[name].with_(depth_l0=tiles["depth_l0"]).noted(
-                f"double_buffer: L0A/L0B keep one slot each: the {tiles['tile_m']}x{tiles['tile_n']}x"
-                f"{tiles['tile_k']} tiles (the single-buffered choice) do not fit L0 twice; L1, L0C and UB "
-                "queues are double-buffered")
+        single = [t for key, t in (("depth_l0", "L0A/L0B"), ("depth_ub", "the epilogue's UB queues")) if tiles.get(key)]
+        if single:
+            out[name] = out[name].with_(depth_l0=tiles.get("depth_l0", 0), depth_ub=tiles.get("depth_ub", 0)).noted(
+                f"double_buffer: {' and '.join(single)} keep one slot each: the {tiles['tile_m']}x{tiles['tile_n']}x"
+                f"{tiles['tile_k']} tiles (the single-buffered choice) do not fit there twice; every other queue is "
+                "double-buffered")
     return out
 
 
