@@ -32,6 +32,7 @@ class KernelConfig:
     depth_b1: int = 0
     depth_l0: int = 0  # slots of the L0A/L0B fractals; 0 = the queue depth (1 when double-buffered tiles
     # chosen single-buffered would not fit L0 twice: the auto-schedule keeps the tiles, not the slots)
+    depth_ub: int = 0  # slots of a mixed kernel's epilogue queues in UB; 0 = the queue depth (1 likewise)
     compute_dtype: str = ""  # vector math dtype: "" = float32 (int32 for integer kernels), "float16" native
     aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
     notes: tuple[str, ...] = ()

@@ -451,7 +451,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
         vc = min(cfg.tile_cols, unit_cols)
         vb = VectorBody(fk, names, [root_op, *ins], outs,
-                        VecConfig(vr, vc, depth, cfg.aligned, cfg.inline_scalars, compute_dtype=cfg.compute_dtype),
+                        VecConfig(vr, vc, cfg.depth_ub or depth, cfg.aligned, cfg.inline_scalars,
+                                  compute_dtype=cfg.compute_dtype),
                         skip=(out_node,),
                         row_len=cs.N)
         ucols = Const(cs.N) if row_block else Var("nlen")

@@ -78,11 +78,12 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"])
         if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
             out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
-        if tiles.get("depth_l0"):
-            out[name] = out[name].with_(depth_l0=tiles["depth_l0"]).noted(
-                f"double_buffer: L0A/L0B keep one slot each: the {tiles['tile_m']}x{tiles['tile_n']}x"
-                f"{tiles['tile_k']} tiles (the single-buffered choice) do not fit L0 twice; L1, L0C and UB "
-                "queues are double-buffered")
+        single = [t for key, t in (("depth_l0", "L0A/L0B"), ("depth_ub", "the epilogue's UB queues")) if tiles.get(key)]
+        if single:
+            out[name] = out[name].with_(depth_l0=tiles.get("depth_l0", 0), depth_ub=tiles.get("depth_ub", 0)).noted(
+                f"double_buffer: {' and '.join(single)} keep one slot each: the {tiles['tile_m']}x{tiles['tile_n']}x"
+                f"{tiles['tile_k']} tiles (the single-buffered choice) do not fit there twice; every other queue is "
+                "double-buffered")
     return out
 
 
@@ -276,7 +277,7 @@ def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, 
     prog = _emit(ctx, cfgs)
     _check_gm(prog, profile)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
-                   prog.fused, PassLog(ctx, steps), profile)
+                   prog.fused, PassLog(ctx, steps, prog), profile)
 
 
 def _check_gm(prog: Program, profile: HardwareProfile) -> None:
@@ -294,9 +295,11 @@ class PassLog(Sequence):
     """(pass name, IR text after the pass) for every pass, printed when first read: the decisions are
     kept, so a lower() that nobody inspects does not pay for seven printouts."""
 
-    def __init__(self, ctx: _Ctx, steps: list[tuple[str, Configs]]):
+    def __init__(self, ctx: _Ctx, steps: list[tuple[str, Configs]], final: Program | None = None):
         self._ctx, self._steps = ctx, steps
         self._text: dict[int, str] = {}
+        self._by_configs: dict[tuple, str] = {}  # passes that changed nothing print the same program
+        self._final = final  # the program lower() emitted from the last pass's configs
 
     def __len__(self) -> int:
         return len(self._steps)
@@ -306,7 +309,12 @@ class PassLog(Sequence):
             return [self[j] for j in range(*i.indices(len(self)))]
         i = range(len(self))[i]
         if i not in self._text:
-            self._text[i] = format_program(_emit(self._ctx, self._steps[i][1]))
+            key = tuple(self._steps[i][1].items())
+            if key not in self._by_configs:
+                last = self._final is not None and key == tuple(self._steps[-1][1].items())
+                prog = self._final if last else _emit(self._ctx, self._steps[i][1])
+                self._by_configs[key] = format_program(prog)
+            self._text[i] = self._by_configs[key]
         return self._steps[i][0], self._text[i]
 
     def __eq__(self, other: object) -> bool:

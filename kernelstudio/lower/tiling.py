@@ -204,14 +204,19 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
                              **{k: v for k, v in single.items() if k != "order"})
         if _fits(emit(cfg), profile):
             return single
-        # the fractals do not fit L0A/L0B twice: keep the tiles, single-buffer only L0A/L0B (L1,
-        # L0C and UB queues keep their two slots), when that fits
+        # the tiles do not fit twice: keep them, and single-buffer only the tier that does not fit
+        # (L0A/L0B, or a mixed kernel's epilogue queues in UB); every other queue keeps two slots
         # (matmul only: a conv's img2col into L0B is slow enough that its two slots pay more than the
         # larger tiles; the user's own tiles get the capacity error instead)
         chosen = not all(d.get(f"tile_{a}") for a in "mnk")
         matmul = fk.root is not None and fk.root.op.value != "conv2d"
-        if matmul and chosen and _fits(emit(cfg.with_(depth_l0=1)), profile):
-            return {**single, "depth_l0": 1}
+        mixed = fk.family == "cube_vector" and not (d["tile_rows"] or d["tile_cols"])
+        # fewest single slots first: L0A/L0B, then the epilogue's UB queues, then both
+        for extra in ({"depth_l0": 1}, {"depth_ub": 1}, {"depth_l0": 1, "depth_ub": 1}):
+            if ("depth_l0" in extra and not matmul) or ("depth_ub" in extra and not mixed) or not chosen:
+                continue
+            if _fits(emit(cfg.with_(**extra)), profile):
+                return {**single, **extra}
     return _auto_tiles_at(fk, d, profile, emit)
 
 
