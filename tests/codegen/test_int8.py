@@ -139,4 +139,5 @@ def test_int32_accumulation_wraps_alike_everywhere(twin_cache) -> None:
     assert exact.max() > 2**31 - 1 and golden.max() < 0  # wrapped
     np.testing.assert_array_equal(golden, exact.astype(np.int32))
     np.testing.assert_array_equal(ks.run_tiled(prog, inputs), golden)
-    np.testing.assert_array_equal(np.asarray(twin.run(codegen(prog), inputs, cache_dir=twin_cache, by_name=True)["matmul"]), golden)
+    got = twin.run(codegen(prog), inputs, cache_dir=twin_cache, by_name=True)["matmul"]
+    np.testing.assert_array_equal(np.asarray(got), golden)
