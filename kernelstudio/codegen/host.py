@@ -24,14 +24,21 @@ def _is_cube(k: Kernel) -> bool:
     return bool(k.aic)
 
 
+_LAST_VALUES: list = []  # [(program, kernel, values)]: the header, host and launcher of one kernel ask in turn
+
+
 def tiling_values(prog: Program, k: Kernel) -> tuple[list[tuple[str, int]], dict[str, int]]:
     """(field, value) pairs of the kernel's tiling struct and its TCubeTiling fields (if any)."""
+    for p, kk, values in _LAST_VALUES:
+        if p is prog and kk is k:
+            return values
     fields = [(camel(n), v) for n, v in k.tiling]
     cube: dict[str, int] = {}
     if _is_cube(k):
         from .cube import cube_tiling
 
         cube = cube_tiling(Scope(prog, k))
+    _LAST_VALUES[:] = [*_LAST_VALUES[-7:], (prog, k, (fields, cube))]
     return fields, cube
 
 
