@@ -38,6 +38,7 @@ class _Ctx:
         self.names: dict[Node, str] = {n: ident(g.names[n]) for n in g.nodes}
         self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
         self.tiles: dict[str, dict] = {}  # auto/user tiles decided by split_loop, applied in stages
+        self.emitted: dict[tuple[str, KernelConfig], tuple[Kernel, GmTensor | None]] = {}
         self._user: dict[str, dict] = {}
 
     def user(self, name: str) -> dict:
@@ -180,17 +181,26 @@ PASSES: list[tuple[str, Callable[[_Ctx, Configs], Configs]]] = [
 ]
 
 
-def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
-    fk = ctx.kernels[name]
-
-    def emit(cfg: KernelConfig) -> Kernel:
+def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTensor | None]:
+    """The kernel (and workspace) for one config, emitted once per lower() (plan_memory and the final
+    program ask for the same one)."""
+    key = (name, cfg)
+    if key not in ctx.emitted:
+        fk = ctx.kernels[name]
         if fk.root is not None:
-            return lower_cube_kernel(fk, ctx.names, cfg)[0]
-        if fk.nodes[0].op in LAYOUT_LOWERED:
-            return lower_layout_kernel(fk, ctx.names, cfg)
-        if is_axis_reduce(fk):
-            return lower_axis_reduce(fk, ctx.names, cfg)
-        return lower_vector_kernel(fk, ctx.names, cfg)
+            ctx.emitted[key] = lower_cube_kernel(fk, ctx.names, cfg)
+        elif fk.nodes[0].op in LAYOUT_LOWERED:
+            ctx.emitted[key] = lower_layout_kernel(fk, ctx.names, cfg), None
+        elif is_axis_reduce(fk):
+            ctx.emitted[key] = lower_axis_reduce(fk, ctx.names, cfg), None
+        else:
+            ctx.emitted[key] = lower_vector_kernel(fk, ctx.names, cfg), None
+    return ctx.emitted[key]
+
+
+def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
+    def emit(cfg: KernelConfig) -> Kernel:
+        return _emit_full(ctx, name, cfg)[0]
     return emit
 
 
@@ -201,10 +211,7 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
         tensors[ctx.names[p]] = GmTensor(ctx.names[p], p.shape, p.dtype, "input")
     kernels: list[Kernel] = []
     for name, fk in ctx.kernels.items():
-        if fk.root is not None:
-            k, ws = lower_cube_kernel(fk, ctx.names, cfgs[name])
-        else:
-            k, ws = _emit_one(ctx, name)(cfgs[name]), None
+        k, ws = _emit_full(ctx, name, cfgs[name])
         for o in fk.outputs:
             role = "output" if o in g.outputs else "intermediate"
             tensors[ctx.names[o]] = GmTensor(ctx.names[o], o.shape, o.dtype, role)
@@ -275,6 +282,7 @@ def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, 
         cfgs = fn(ctx, cfgs)
         steps.append((pname, cfgs))
     prog = _emit(ctx, cfgs)
+    ctx.emitted.clear()  # the probes are done with; the PassLog keeps ctx alive with the Program
     _check_gm(prog, profile)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
                    prog.fused, PassLog(ctx, steps, prog), profile)
