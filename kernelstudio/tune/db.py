@@ -153,7 +153,7 @@ class DesignDB:
 
     def designs(self) -> list[DesignRecord]:
         rows = self._q("SELECT name, target, config, time_us, created, graph, schedule FROM designs "
-                       "ORDER BY created, name")
+                       "ORDER BY rowid")
         return [DesignRecord(n, t, json.loads(c), tu, d, g, s) for n, t, c, tu, d, g, s in rows]
 
     # --- plumbing ---------------------------------------------------------------------------------
