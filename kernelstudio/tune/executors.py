@@ -10,6 +10,7 @@ import atexit
 import concurrent.futures as cf
 import multiprocessing
 import os
+import signal
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -60,6 +61,11 @@ class InlineRunner(Runner):
 _POOLS: dict[int, cf.ProcessPoolExecutor] = {}
 
 
+def _worker_init() -> None:
+    """Pool workers leave Ctrl-C (and a notebook kernel's interrupt of its process group) to the parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _pool(workers: int, fresh: bool = False) -> cf.ProcessPoolExecutor:
     """A process pool kept for the session (workers import kernelstudio once); `fresh` replaces it."""
     old = _POOLS.get(workers)
@@ -67,7 +73,8 @@ def _pool(workers: int, fresh: bool = False) -> cf.ProcessPoolExecutor:
         return old
     if old is not None:
         old.shutdown(wait=False, cancel_futures=True)
-    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                                  initializer=_worker_init)
     _POOLS[workers] = pool
     return pool
 
