@@ -46,8 +46,15 @@ class Outcome:
 _NUM = re.compile(r"\d[\d,]*")
 
 
+def _cause(e: BaseException) -> BaseException:
+    """The error a Studio cell raised, when `e` wraps it (a CellError keeps it as `.cause`)."""
+    cause = getattr(e, "cause", None)
+    return cause if isinstance(cause, KernelStudioError) else e
+
+
 def error_kind(e: BaseException) -> str:
     """A short grouping key for an illegal configuration: the class and the buffer, or the rule."""
+    e = _cause(e)
     name = type(e).__name__
     tier = getattr(e, "tier", None)
     if isinstance(e, CapacityError) and tier:
@@ -64,6 +71,7 @@ def error_kind(e: BaseException) -> str:
 
 def error_info(e: BaseException) -> dict[str, Any]:
     """The numbers of a capacity overflow, when the error carries them."""
+    e = _cause(e)
     info: dict[str, Any] = {}
     for a in ("kernel", "tier", "need", "have"):
         v = getattr(e, a, None)
