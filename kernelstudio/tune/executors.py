@@ -159,9 +159,10 @@ class DaskRunner(Runner):
             except Exception as e:
                 self.client.cancel(list(futs))
                 if type(e).__name__ == "KilledWorker":
-                    raise TuneError(f"tune: dask workers died running configuration {cfg} ({e}); the results "
-                                    "that finished are recorded and stored: re-running ks.tune resumes from "
-                                    "them") from e
+                    raise TuneError(f"tune: dask workers died while holding configuration {cfg} (it, or another "
+                                    f"configuration queued on the same worker, crashed the process: {e}); the "
+                                    "results that finished are recorded and stored: re-running ks.tune resumes "
+                                    "from them; executor='inline' shows which configuration fails") from e
                 raise _bug(e, cfg) from e
             on_done(i, out)
 

@@ -285,3 +285,21 @@ def test_plot_parallel_coordinates_and_scatter():
     assert isinstance(fig.data[0], go.Scatter)
     assert list(fig.data[0].y) == [t.time_us for t in small.history if t.ok]
     assert math.isclose(min(fig.data[0].y), small.best_time_us)
+
+
+@pytest.mark.slow
+def test_dask_worker_death_keeps_finished_results(_db):
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        with pytest.raises(ks.TuneError, match="workers died while holding configuration .*ks.tune resumes"):
+            run(crashes_in_workers, budget=100, strategy="grid", executor=client, db=None)
+    from kernelstudio.tune.db import DesignDB
+
+    with DesignDB(_db) as db:
+        stored = db.count_results()
+    again = run(crashes_in_workers, budget=100, strategy="grid", db=None)
+    assert stored > 0 and again.cache_hits == stored
