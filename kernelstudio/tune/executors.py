@@ -69,7 +69,7 @@ def _worker_init() -> None:
 def _pool(workers: int, fresh: bool = False) -> cf.ProcessPoolExecutor:
     """A process pool kept for the session (workers import kernelstudio once); `fresh` replaces it."""
     old = _POOLS.get(workers)
-    if old is not None and not fresh:
+    if old is not None and not fresh and not getattr(old, "_broken", False):
         return old
     if old is not None:
         old.shutdown(wait=False, cancel_futures=True)
@@ -102,10 +102,11 @@ class FuturesRunner(Runner):
     def run(self, jobs: Sequence[Job], on_done: OnDone) -> None:
         pending = list(jobs)
         while pending:
-            futs = {self.executor.submit(evaluate_payload, self.payload, cfg, self.target): (i, cfg)
-                    for i, cfg in pending}
+            futs: dict[cf.Future, Job] = {}
             done: set[int] = set()
             try:
+                for i, cfg in pending:
+                    futs[self.executor.submit(evaluate_payload, self.payload, cfg, self.target)] = (i, cfg)
                 for f in cf.as_completed(futs):
                     i, cfg = futs[f]
                     try:
@@ -124,6 +125,9 @@ class FuturesRunner(Runner):
             except cf.process.BrokenProcessPool as e:
                 pending = [(i, c) for i, c in pending if i not in done]
                 if not self.own or self.restarts >= 1:
+                    if self.own:
+                        _POOLS.pop(self.workers, None)
+                        self.executor.shutdown(wait=False, cancel_futures=True)
                     raise TuneError(f"tune: a worker process died with {len(pending)} configuration(s) unfinished "
                                     f"({len(done)} finished in this round are recorded, and stored in the design "
                                     "database: re-running ks.tune resumes from them); a configuration may crash "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +53,7 @@ class Best:
             self._design = self._result.build(self.config)
         return self._design
 
-    def __iter__(self):  # config, design, time_us = result.best
+    def __iter__(self) -> Iterator[Any]:  # config, design, time_us = result.best
         return iter((self.config, self.design, self.time_us))
 
     def __repr__(self) -> str:
@@ -140,7 +141,7 @@ class TuneResult:
 
     # --- views ------------------------------------------------------------------------------------
     def table(self, n: int = 10) -> str:
-        """The n fastest configurations and the default, as text."""
+        """The n fastest legal configurations, one line each."""
         ok = sorted((t for t in self.history if t.ok), key=lambda t: (t.time_us, t.index))
         lines = [str(t) for t in ok[:n]]
         return "\n".join(lines)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import math
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -182,7 +181,3 @@ def _advance(bar: Any, best: float, trials: dict[int, Trial]) -> None:
     bar.set_postfix_str(f"best {best:.2f} us, {pruned} pruned, {hits} cached", refresh=False)
     bar.update(1)
 
-
-def counts(trials: Sequence[Trial]) -> dict[str, int]:
-    """Illegal configurations counted by kind, most frequent first."""
-    return dict(Counter(t.kind for t in trials if not t.ok and t.kind).most_common())

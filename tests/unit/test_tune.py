@@ -251,6 +251,9 @@ def test_dead_worker_loses_no_finished_result(_db):
     for t in again.history:
         want = truth[(t.config["tile_m"], t.config["tile_k"], t.config["double_buffer"])]
         assert (t.time_us == pytest.approx(want, rel=1e-12)) if t.ok else isinstance(want, ks.CapacityError)
+    # the broken pool is replaced: the next tune runs in a fresh one
+    fresh = run(mla_wide, budget=3, strategy="grid", executor=None)
+    assert "process pool" in fresh.executor and fresh.evaluated == 3
 
 
 def test_unpicklable_build_fn_runs_in_process_and_says_so():

@@ -259,3 +259,20 @@ def test_no_legal_configuration():
     with pytest.raises(ks.TuneError, match="none of the 1 configurations .*CapacityError: L0B: 1") as ei:
         run(too_big, budget=4)
     assert ei.value.result is not None and ei.value.result.pruned == {"CapacityError: L0B": 1}
+
+
+def test_alignment_failures_are_pruned_and_mapped_with_the_rule():
+    def design():
+        out = mla_prolog_lite()
+        s = ks.create_schedule(out)
+        s[out].split("m", ks.knob("tile_m", 16, [16, 24, 32]))
+        s[out].split("k", ks.knob("tile_k", 64, [40, 64]))
+        return s
+
+    r = run(design, budget=6, strategy="grid")
+    assert r.pruned == {"ScheduleError: split('m', N) is not a multiple of N": 2,
+                        "ScheduleError: split('k', N) is not a multiple of N": 2}
+    cells = {(c["x"], c["y"]): c for row in r.feasibility_data("tile_m", "tile_k")["cells"] for c in row}
+    assert cells[(24, 64)]["reason"] == "split('m', 24) is not a multiple of 16"
+    assert cells[(16, 40)]["reason"] == "split('k', 40) is not a multiple of 16"
+    assert cells[(24, 64)]["overflow_bytes"] is None and cells[(16, 64)]["feasible"]
