@@ -92,8 +92,8 @@ class TuneResult:
 
     @property
     def default(self) -> Trial:
-        """The default configuration's trial (every strategy evaluates it first)."""
-        return self.history[0]
+        """The default configuration's trial (every strategy proposes it first)."""
+        return next((t for t in self.history if t.index == 0), self.history[0])
 
     @property
     def default_config(self) -> dict[str, Any]:

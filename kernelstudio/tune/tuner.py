@@ -138,7 +138,13 @@ def tune(build_fn: Callable[[], Any], target: str | HardwareProfile = "ascend910
                     best[0] = min(best[0], out.time_us)
                 _advance(bar, best[0], trials)
 
-            ev.evaluate(configs, runner, dbh, on_trial)
+            try:
+                ev.evaluate(configs, runner, dbh, on_trial)
+            except TuneError as e:  # the sweep stops: what finished is kept (and stored) with the error
+                if e.result is None:
+                    e.result = TuneResult(label, ev, strategy, seed, budget, [trials[i] for i in sorted(trials)],
+                                          notes, runner.name, time.perf_counter() - t0)
+                raise
             for i, g in enumerate(batch):
                 t = trials[base + i]
                 strat.tell(g, t.time_us if t.ok else math.inf)

@@ -239,11 +239,14 @@ def test_dead_worker_loses_no_finished_result(_db):
     with pytest.raises(ks.TuneError, match="worker process died") as ei:
         run(crashes_in_workers, budget=100, strategy="grid", executor=None, db=None)
     assert "re-running ks.tune resumes" in str(ei.value)
+    partial = ei.value.result
+    assert partial is not None and partial.history and all(t.ok or t.kind for t in partial.history)
     from kernelstudio.tune.db import DesignDB
 
     with DesignDB(_db) as db:
         stored = db.count_results()
     assert 0 < stored < 18
+    assert len(partial.history) == stored
     # this process does not crash: the re-run takes every stored result from the database
     again = run(crashes_in_workers, budget=100, strategy="grid", db=None)
     assert again.cache_hits == stored and len(again.history) == 18
