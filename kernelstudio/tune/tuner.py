@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -117,6 +118,8 @@ def tune(build_fn: Callable[[], Any], target: str | HardwareProfile = "ascend910
     label = name or getattr(build_fn, "__name__", "design")
     runner, note = make_runner(executor, build_fn, target)
     notes = [n for n in (note, strat.note) if n]
+    if note:
+        warnings.warn(f"ks.tune: {note}", UserWarning, stacklevel=2)
     dbh = open_db(db)
     trials: dict[int, Trial] = {}
     bar = _bar(strat.budget, label, progress)

@@ -268,7 +268,8 @@ def test_unpicklable_build_fn_runs_in_process_and_says_so():
         with lock:
             return mla_design()
 
-    r = run(design, budget=3, strategy="grid", executor=None)
+    with pytest.warns(UserWarning, match="cannot be pickled .*evaluated in this process"):
+        r = run(design, budget=3, strategy="grid", executor=None)
     assert r.executor == "in-process"
     assert any("cannot be pickled" in n and "in this process" in n for n in r.notes)
 
