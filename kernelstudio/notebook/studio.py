@@ -62,6 +62,11 @@ class Studio(W.VBox):
         self.trace_button = W.Button(description="trace", icon="download", tooltip="Chrome trace for Perfetto",
                                      layout=W.Layout(width="auto"))
         self.trace_button.on_click(lambda _: self._offer_trace())
+        self.tune_button = W.Button(description="Tune", icon="search", tooltip="search the knobs with ks.tune",
+                                    layout=W.Layout(width="auto"))
+        self.tune_button.on_click(lambda _: self.open_tune())
+        self.tune_box = W.VBox()
+        self.tune_panel: Any = None
         self.target = W.Dropdown(options=list(target_names()), value=session.target, description="target",
                                  layout=W.Layout(width="auto"))
         self.compare = W.Checkbox(value=session.compare, description="compare with unfused", indent=False,
@@ -90,9 +95,10 @@ class Studio(W.VBox):
         self.tabs.observe(lambda ch: self._tab_changed(), names="selected_index")
         self.target.observe(lambda ch: self.request(), names="value")
         self.compare.observe(lambda ch: self.request(), names="value")
-        super().__init__([W.HBox([self.header, self.trace_button, self.trace_link],
+        super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
                                  layout=W.Layout(align_items="center")),
-                          self.controls, self.banner, self.cards, self.changed, self.capacity, self.tabs])
+                          self.controls, self.tune_box, self.banner, self.cards, self.changed, self.capacity,
+                          self.tabs])
         self.add_class("ks-studio")
         self._build_controls()
         if session.design is not None:
@@ -127,6 +133,19 @@ class Studio(W.VBox):
             self._hold = False
         self._seq += 1
         self._flush()
+
+    def open_tune(self) -> Any:
+        """Show the Tune panel (strategy, budget, run, results, apply best) under the controls."""
+        if self.tune_panel is None:
+            from .tune_panel import TunePanel
+
+            self.tune_panel = TunePanel(self)
+            self.tune_box.children = [self.tune_panel]
+        return self.tune_panel
+
+    def tune(self, **kwargs: Any) -> Any:
+        """Run ks.tune over this cell's knobs from code (as the Tune panel's Run button); returns the result."""
+        return self.open_tune().run(**kwargs)
 
     # --- live rebuilds ----------------------------------------------------------------------------
     def request(self) -> None:

@@ -1,0 +1,194 @@
+"""Evaluate one configuration: run the build function with its knob values, lower, simulate.
+
+This is what runs on a worker (a process of the local pool or a Dask worker): it takes the build
+function as cloudpickle bytes (or the function itself in-process) and returns a small `Outcome`:
+the predicted time, or the kind and message of the `KernelStudioError` that made the configuration
+illegal. Any other exception is a bug in the build function and propagates.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import CapacityError, KernelStudioError
+from ..ir.graph import as_nodes
+from ..schedule.choose import planning_target
+from ..schedule.knobs import Knob, knob_values
+from ..schedule.schedule import Schedule, create_schedule
+from .errors import TuneError
+
+__all__ = ["Outcome", "Discovery", "discover", "evaluate_config", "evaluate_payload", "error_kind",
+           "error_info", "model_fingerprint"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one configuration: `time_us`, or `kind` + `error` (+ `info` numbers) when illegal."""
+
+    time_us: float | None
+    kind: str | None = None  # e.g. "CapacityError: L0B"
+    error: str | None = None  # the error's message
+    info: dict[str, Any] = field(default_factory=dict)  # tier/need/have of a CapacityError
+    seconds: float = 0.0  # wall time of the evaluation on its worker
+
+    @property
+    def ok(self) -> bool:
+        return self.time_us is not None
+
+
+_NUM = re.compile(r"\d[\d,]*")
+
+
+def _cause(e: BaseException) -> BaseException:
+    """The error a Studio cell raised, when `e` wraps it (a CellError keeps it as `.cause`)."""
+    cause = getattr(e, "cause", None)
+    return cause if isinstance(cause, KernelStudioError) else e
+
+
+def error_kind(e: BaseException) -> str:
+    """A short grouping key for an illegal configuration: the class and the buffer, or the rule."""
+    e = _cause(e)
+    name = type(e).__name__
+    tier = getattr(e, "tier", None)
+    if isinstance(e, CapacityError) and tier:
+        return f"{name}: {tier}"
+    msg = str(e).splitlines()[0] if str(e) else ""
+    m = re.match(r"(?:kernel|program) \w+: (.*)", msg)
+    body = (m.group(1) if m else msg).split(";")[0]
+    m2 = re.match(r"(\w+) needs", body)
+    if isinstance(e, CapacityError) and m2:
+        return f"{name}: {m2.group(1)}"
+    body = _NUM.sub("N", body).strip()
+    return f"{name}: {body[:80]}" if body else name
+
+
+def error_info(e: BaseException) -> dict[str, Any]:
+    """The numbers of a capacity overflow, when the error carries them."""
+    e = _cause(e)
+    info: dict[str, Any] = {}
+    for a in ("kernel", "tier", "need", "have"):
+        v = getattr(e, a, None)
+        if isinstance(v, (str, int)):
+            info[a] = v
+    if "need" not in info:
+        m = re.search(r"(\w+) needs ([\d,]+) B but \w+ has ([\d,]+) B", str(e))
+        if m:
+            info.update(tier=m.group(1), need=int(m.group(2).replace(",", "")),
+                        have=int(m.group(3).replace(",", "")))
+    return info
+
+
+def _outputs(ret: Any, build_fn: Callable[[], Any]) -> tuple[Any, Schedule | None]:
+    if isinstance(ret, Schedule):
+        return ret.graph.outputs, ret
+    try:
+        nodes, _ = as_nodes(ret)
+    except KernelStudioError:
+        name = getattr(build_fn, "__name__", repr(build_fn))
+        raise TuneError(f"tune: {name}() returned {type(ret).__name__}, not the output tensor(s) or a Schedule; "
+                        "end it with `return out` (or `return s`, the schedule)") from None
+    return nodes, None
+
+
+def run_build_fn(build_fn: Callable[[], Any], config: Mapping[str, Any], target: Any,
+                 ) -> tuple[Any, Schedule, dict[str, Knob]]:
+    """(outputs, schedule, knobs met) of the build function at this configuration, planned for `target`."""
+    with planning_target(target):
+        with knob_values(dict(config), strict=False) as ctx:
+            ret = build_fn()
+        outs, sched = _outputs(ret, build_fn)
+        if sched is None:
+            sched = create_schedule(list(outs), target=target)
+    return outs, sched, dict(ctx.seen)
+
+
+def evaluate_config(build_fn: Callable[[], Any], config: Mapping[str, Any], target: Any) -> Outcome:
+    """Predicted time of the design at `config` on `target`, or why it is illegal."""
+    from ..lower.pipeline import lower
+    from ..sim import simulate
+
+    t0 = time.perf_counter()
+    try:
+        _, sched, _ = run_build_fn(build_fn, config, target)
+        sim = simulate(lower(sched, target))
+    except TuneError:
+        raise
+    except KernelStudioError as e:
+        return Outcome(None, error_kind(e), str(e), error_info(e), time.perf_counter() - t0)
+    return Outcome(float(sim.time_us), seconds=time.perf_counter() - t0)
+
+
+_FN_CACHE: dict[str, Callable[[], Any]] = {}
+
+
+def evaluate_payload(payload: bytes, config: dict[str, Any], target: Any) -> Outcome:
+    """`evaluate_config` on a worker: the build function arrives as cloudpickle bytes (unpickled once)."""
+    digest = hashlib.sha256(payload).hexdigest()
+    fn = _FN_CACHE.get(digest)
+    if fn is None:
+        import cloudpickle
+
+        fn = cloudpickle.loads(payload)
+        if len(_FN_CACHE) > 16:
+            _FN_CACHE.clear()
+        _FN_CACHE[digest] = fn
+    return evaluate_config(fn, config, target)
+
+
+@dataclass(frozen=True)
+class Discovery:
+    """What one run of the build function at its defaults tells: the knobs and the structure to key on."""
+
+    knobs: tuple[Knob, ...]
+    graph_text: str  # ks.format_graph of the outputs
+    schedule_json: str  # the directives at the default knob values
+    default_error: str | None  # the message if the default configuration's schedule is illegal
+
+
+def discover(build_fn: Callable[[], Any], target: Any) -> Discovery:
+    """Run `build_fn` once inside `knob_values({})` to learn its knobs and graph."""
+    from ..ir.printer import format_graph
+
+    if not callable(build_fn):
+        raise TuneError(f"tune: build_fn must be a function taking no arguments that returns the output tensor(s) "
+                        f"or a Schedule, got {type(build_fn).__name__}; wrap the design in `def design(): ...`")
+    name = getattr(build_fn, "__name__", repr(build_fn))
+    err = None
+    with planning_target(target):
+        with knob_values({}) as ctx:
+            ret = build_fn()
+        outs, sched = _outputs(ret, build_fn)
+        if sched is None:
+            try:
+                sched = create_schedule(list(outs), target=target)
+            except KernelStudioError as e:
+                err = str(e)
+    knobs = tuple(ctx.seen.values())
+    if not knobs:
+        raise TuneError(f"tune: {name}() declares no knobs, so there is nothing to search; declare each choice "
+                        "with ks.knob(name, default, choices), e.g. s[out].split('m', ks.knob('tile_m', 16, "
+                        "[16, 32, 64]))")
+    return Discovery(knobs, format_graph(list(outs)), sched.to_json() if sched is not None else "", err)
+
+
+@functools.lru_cache(maxsize=1)
+def model_fingerprint() -> str:
+    """A digest of the code and data that decide a predicted time (fusion, schedule, lowering, simulator,
+    hardware profiles): cached results from another version of them are not reused."""
+    import kernelstudio
+
+    root = Path(kernelstudio.__file__).parent
+    h = hashlib.sha256(kernelstudio.__version__.encode())
+    for sub in ("ir", "dsl", "fusion", "schedule", "lower", "sim", "hw"):
+        for p in sorted((root / sub).rglob("*")):
+            if p.is_file() and p.suffix in (".py", ".toml", ".json", ".csv"):
+                h.update(str(p.relative_to(root)).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()[:16]

@@ -1,0 +1,141 @@
+"""The feasibility map: predicted time over two knobs (the others at the best configuration's values),
+illegal cells with their reason — which buffer overflows by how many bytes, or which rule fails.
+
+`feasibility_data` is pure data (tested without plotly); `feasibility_figure` draws it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from .errors import TuneError
+from .space import config_json
+
+if TYPE_CHECKING:
+    from .result import TuneResult
+
+__all__ = ["feasibility_data", "feasibility_figure", "short_reason"]
+
+
+def short_reason(kind: str | None, error: str | None, info: dict[str, Any]) -> str:
+    """One line: "L0B over by 65,536 B (131,072 needed, 65,536 available)", or the failing rule."""
+    if info.get("need") is not None and info.get("have") is not None:
+        need, have = int(info["need"]), int(info["have"])
+        return f"{info.get('tier', 'buffer')} over by {need - have:,} B ({need:,} B needed, {have:,} B available)"
+    msg = (error or kind or "illegal").splitlines()[0]
+    m = re.match(r"(?:kernel|program) \w+: (.*)", msg)
+    body = (m.group(1) if m else msg).split(";")[0].strip()
+    return body[:120]
+
+
+def _label(v: Any) -> str:
+    return str(v)
+
+
+def feasibility_data(result: TuneResult, x: str, y: str) -> dict[str, Any]:
+    """Cells over the choices of knobs `x` and `y`; configurations not tried yet are evaluated now
+    (in this process, through the same cache and database)."""
+    names = [k.name for k in result.knobs]
+    for axis, v in (("x", x), ("y", y)):
+        if v not in names:
+            raise TuneError(f"feasibility map: {axis}={v!r} is not a knob of {result.name}; its knobs are "
+                            f"{', '.join(names)}")
+    if x == y:
+        raise TuneError(f"feasibility map: x and y are both {x!r}; pick two different knobs of {', '.join(names)}")
+    knobs = {k.name: k for k in result.knobs}
+    base = dict(result.best.config) if result.feasible else dict(result.default_config)
+    xs, ys = list(knobs[x].choices), list(knobs[y].choices)
+    configs = [dict(base, **{x: xv, y: yv}) for yv in ys for xv in xs]
+    known = {config_json(t.config): t for t in result.history}
+    outcomes: dict[int, Any] = {}
+    missing = []
+    for i, c in enumerate(configs):
+        t = known.get(config_json(c))
+        if t is not None:
+            outcomes[i] = (t.time_us, t.kind, t.error, t.info)
+        else:
+            missing.append(i)
+    if missing:
+        _evaluate_missing(result, configs, missing, outcomes)
+    default = result.default_config
+    best = result.best.config if result.feasible else None
+    cells = []
+    for j, yv in enumerate(ys):
+        row = []
+        for i, xv in enumerate(xs):
+            n = j * len(xs) + i
+            time_us, kind, error, info = outcomes[n]
+            cfg = configs[n]
+            row.append({
+                "x": xv, "y": yv, "config": cfg, "time_us": time_us, "feasible": time_us is not None,
+                "kind": kind, "error": error,
+                "reason": None if time_us is not None else short_reason(kind, error, info or {}),
+                "tier": (info or {}).get("tier"),
+                "overflow_bytes": (int(info["need"]) - int(info["have"])
+                                   if info and info.get("need") is not None and info.get("have") is not None
+                                   else None),
+                "is_default": cfg == default, "is_best": best is not None and cfg == best,
+            })
+        cells.append(row)
+    return {"x": x, "y": y, "xs": xs, "ys": ys, "base": base, "cells": cells, "target": result.target,
+            "name": result.name, "default_xy": (default[x], default[y]),
+            "best_xy": (best[x], best[y]) if best is not None else None}
+
+
+def _evaluate_missing(result: TuneResult, configs: list[dict[str, Any]], missing: list[int],
+                      outcomes: dict[int, Any]) -> None:
+    from .db import open_db
+    from .executors import InlineRunner
+
+    ev = result._ev
+    sub = [configs[i] for i in missing]
+    dbh = open_db(ev.db_arg)
+    try:
+        def on_trial(k: int, out: Any, cached: bool) -> None:
+            outcomes[missing[k]] = (out.time_us, out.kind, out.error, out.info)
+
+        ev.evaluate(sub, InlineRunner(ev.build_fn, ev.target), dbh, on_trial)
+    finally:
+        if dbh is not None and dbh is not ev.db_arg:
+            dbh.close()
+
+
+def feasibility_figure(data: dict[str, Any]) -> Any:
+    """Plotly heatmap of `feasibility_data`: time per legal cell, grey illegal cells with the reason on hover
+    and in the cell, the default (circle) and best (star) configurations marked."""
+    import plotly.graph_objects as go
+
+    xl, yl = [_label(v) for v in data["xs"]], [_label(v) for v in data["ys"]]
+    z, grey, hover, text = [], [], [], []
+    for row in data["cells"]:
+        z.append([c["time_us"] for c in row])
+        grey.append([None if c["feasible"] else 1 for c in row])
+        hover.append([(f"{c['time_us']:.2f} us" if c["feasible"] else f"illegal: {c['reason']}")
+                      + "<br>" + ", ".join(f"{k}={v!r}" for k, v in c["config"].items()) for c in row])
+        text.append([f"{c['time_us']:.2f}" if c["feasible"] else _cell_text(c) for c in row])
+    fig = go.Figure()
+    fig.add_trace(go.Heatmap(x=xl, y=yl, z=grey, colorscale=[[0, "#d0d0d0"], [1, "#d0d0d0"]], showscale=False,
+                             hoverinfo="skip", name="illegal"))
+    fig.add_trace(go.Heatmap(x=xl, y=yl, z=z, colorscale="Viridis_r", colorbar={"title": "us"}, text=text,
+                             texttemplate="%{text}", hovertext=hover, hoverinfo="text", name="predicted time"))
+    dx, dy = data["default_xy"]
+    fig.add_trace(go.Scatter(x=[_label(dx)], y=[_label(dy)], mode="markers", name="default",
+                             marker={"symbol": "circle-open", "size": 26, "color": "black", "line": {"width": 2}}))
+    if data["best_xy"] is not None:
+        bx, by = data["best_xy"]
+        fig.add_trace(go.Scatter(x=[_label(bx)], y=[_label(by)], mode="markers", name="best",
+                                 marker={"symbol": "star", "size": 18, "color": "gold",
+                                         "line": {"width": 1, "color": "black"}}))
+    others = ", ".join(f"{k}={v!r}" for k, v in data["base"].items() if k not in (data["x"], data["y"]))
+    fig.update_layout(title=f"{data['name']} on {data['target']}: predicted time (grey: illegal)"
+                            + (f"<br><sub>other knobs: {others}</sub>" if others else ""),
+                      xaxis={"title": data["x"], "type": "category"}, yaxis={"title": data["y"], "type": "category"},
+                      legend={"orientation": "h", "y": -0.2}, height=420)
+    return fig
+
+
+def _cell_text(c: dict[str, Any]) -> str:
+    if c["overflow_bytes"] is not None:
+        return f"{c['tier']} +{c['overflow_bytes']:,} B"
+    return (c["reason"] or "illegal")[:28]
