@@ -43,7 +43,7 @@ class Outcome:
         return self.time_us is not None
 
 
-_NUM = re.compile(r"\d[\d,]*")
+_NUM = re.compile(r"(?<![A-Za-z_\d])(?:\d{1,3}(?:,\d{3})+|\d+)")  # 65,536 or 4; not the 1 of l1_k_steps
 
 
 def _cause(e: BaseException) -> BaseException:

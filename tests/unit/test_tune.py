@@ -310,3 +310,18 @@ def test_dask_worker_death_keeps_finished_results(_db):
         stored = db.count_results()
     again = run(crashes_in_workers, budget=100, strategy="grid", db=None)
     assert stored > 0 and again.cache_hits == stored
+
+
+def l1_steps_design():
+    x = ks.placeholder((64, 64), "float16", name="x")
+    w = ks.placeholder((64, 128), "float16", name="w")
+    out = ks.matmul(x, w)
+    s = ks.create_schedule(out)
+    s[out].split("k", 32).l1_k_steps(ks.knob("l1_k_steps", 1, [1, 2, 4]))  # 2 k tiles: 4 cannot apply
+    return s
+
+
+def test_pruned_reasons_keep_the_directive_names():
+    r = run(l1_steps_design, budget=3, strategy="grid")
+    (reason,) = r.pruned
+    assert reason.startswith("ScheduleError: l1_k_steps(N, N) cannot apply") and r.pruned[reason] == 1
