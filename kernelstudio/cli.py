@@ -1,6 +1,8 @@
-"""`kernelstudio` command line: build a kernel design file into Ascend C, list hardware targets.
+"""`kernelstudio` command line: build a kernel design file into Ascend C, tune its knobs, list hardware targets.
 
     kernelstudio build FILE.py --target ascend910b2 --out DIR [--no-fuse] [--name NAME]
+    kernelstudio tune FILE.py [--target T] [--budget N] [--strategy S] [--seed N] [--db F] [--save NAME]
+                              [--out DIR]
     kernelstudio targets
 
 FILE.py defines the graph with the DSL (``import kernelstudio as ks``) and either sets a
@@ -56,8 +58,54 @@ def _parser() -> argparse.ArgumentParser:
                         "by the unfused one of its outputs, its directives dropped")
     b.add_argument("--name", default=None,
                    help="the design's name: names the operator(s) and files (default: the output tensor's name)")
+    t = sub.add_parser("tune", help="search the knobs a design file declares (ks.knob) for the fastest "
+                                    "predicted time")
+    t.add_argument("file", help="Python file that sets `out` or defines build(), declaring knobs with ks.knob")
+    t.add_argument("--target", default="ascend910b2", help="hardware profile (see `kernelstudio targets`)")
+    t.add_argument("--budget", type=int, default=64, help="configurations to evaluate (default 64)")
+    t.add_argument("--strategy", default="evolutionary", help="grid, random or evolutionary (default)")
+    t.add_argument("--seed", type=int, default=0, help="seed of the random and evolutionary searches")
+    t.add_argument("--db", default=None, help="design database file (default: $KS_DESIGN_DB, else "
+                                              "~/.cache/kernelstudio/designs.sqlite)")
+    t.add_argument("--save", default=None, metavar="NAME", help="save the best design in the database under NAME")
+    t.add_argument("--out", default=None, help="also write the best configuration's Ascend C project here")
     sub.add_parser("targets", help="list the hardware profiles")
     return p
+
+
+def design_of(file: str) -> Any:
+    """The design file's output tensor or Schedule, the file run afresh (so its ks.knob calls take the
+    values of the surrounding knob context): the build function `kernelstudio tune` searches."""
+    return load_design(Path(file))
+
+
+def tune(file: str, target: str, budget: int, strategy: str, seed: int, db: str | None = None,
+         save: str | None = None, out_dir: str | None = None) -> Any:
+    """Run ks.tune over the design file's knobs; print the summary; optionally save / write the best."""
+    import functools
+
+    import kernelstudio as ks
+
+    load_design(Path(file))  # a broken file fails here, once, with FILE:LINE
+    r = ks.tune(functools.partial(design_of, file), target, budget=budget, strategy=strategy, seed=seed,
+                db=db, name=Path(file).stem, progress=sys.stderr.isatty())
+    print(r.summary())
+    if not r.feasible:
+        raise InputError(f"no configuration of {file} is legal on {target} ({', '.join(r.pruned)}); widen the "
+                         "knobs' choices (ks.knob(name, default, choices))")
+    if save:
+        r.save(save, db=db)
+        print(f"saved the best design as {save!r}")
+    if out_dir:
+        from kernelstudio.codegen import generate_files
+        from kernelstudio.codegen.project import write_project
+
+        d = r.best.design
+        report = r.summary() + "\n\n" + ks.format_program(d.program) + "\n"
+        written = write_project(d.program, Path(out_dir), generate_files(d.program), overwrite=True,
+                                extra={"report.txt": report})
+        print(f"wrote {written}")
+    return r
 
 
 def _where(path: Path, e: BaseException) -> str:
@@ -174,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     except _UsageError as e:
         msg = str(e)
         if "required: command" in msg:
-            msg = ("no command given; use `kernelstudio build FILE.py --out DIR` or `kernelstudio targets` "
+            msg = ("no command given; use `kernelstudio build FILE.py --out DIR`, `kernelstudio tune FILE.py` or "
+                   "`kernelstudio targets` "
                    "(kernelstudio build --help for the options)")
         print(f"kernelstudio: error: {msg}", file=sys.stderr)
         return 2
@@ -184,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
 
             for name in hw.names():
                 print(name)
+            return 0
+        if args.command == "tune":
+            tune(args.file, args.target, args.budget, args.strategy, args.seed, args.db, args.save, args.out)
             return 0
         from .files import make_dirs, remove_dirs
 

@@ -220,3 +220,44 @@ def test_an_int8_conv_build_is_refused_cleanly(tmp_path, capsys) -> None:
     err = _one_line_error(capsys)
     assert "int8" in err and "float16" in err  # the documented limit, with the dtypes to use instead
     assert not out.exists()
+
+
+KNOBBED = """
+import kernelstudio as ks
+def build():
+    x = ks.placeholder((64, 256), "float16", name="x")
+    w = ks.placeholder((512, 256), "float16", name="w")
+    out = ks.relu(ks.matmul(x, w, transpose_b=True), name="act")
+    s = ks.create_schedule(out, fuse=True)
+    s[out].split("n", ks.knob("tile_n", 128, [64, 128, 256])).double_buffer(ks.knob("db", True, [False, True]))
+    return s
+"""
+
+
+def test_tune_searches_the_knobs_saves_and_writes_the_best(tmp_path, capsys) -> None:
+    import kernelstudio as ks
+
+    design = tmp_path / "knobbed.py"
+    design.write_text(KNOBBED)
+    db = tmp_path / "designs.sqlite"
+    assert main(["tune", str(design), "--strategy", "grid", "--budget", "6", "--db", str(db),
+                 "--save", "act_best", "--out", str(tmp_path / "best")]) == 0
+    out = capsys.readouterr().out
+    assert "tune knobbed on ascend910b2: grid, budget 6" in out and "space 6 configurations" in out
+    best = re.search(r"best +([\d.]+) us +(\{.*?\})", out)
+    assert best is not None
+    (rec,) = ks.designs(db=db)
+    assert rec.name == "act_best" and abs(rec.time_us - float(best.group(1))) < 0.01
+    report = (tmp_path / "best" / "report.txt").read_text()
+    assert report.startswith("tune knobbed") and (tmp_path / "best" / "main.cpp").is_file()
+    # a second tune of the same design is all cache hits
+    assert main(["tune", str(design), "--strategy", "grid", "--budget", "6", "--db", str(db)]) == 0
+    assert "(0 built, 6 cache hits)" in capsys.readouterr().out
+
+
+def test_tune_of_a_design_without_knobs_says_how(tmp_path, capsys) -> None:
+    design = tmp_path / "plain.py"
+    design.write_text(DESIGN)
+    assert main(["tune", str(design), "--budget", "4", "--db", str(tmp_path / "d.sqlite")]) == 1
+    err = _one_line_error(capsys)
+    assert "knob" in err
