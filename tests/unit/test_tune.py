@@ -14,20 +14,16 @@ from kernelstudio.schedule.choose import planning_target
 from kernelstudio.tune import executors as executors_mod
 from kernelstudio.tune import tuner as tuner_mod
 from tests.reference_kernels import conv_bias_relu, mla_prolog_lite
+from tests.unit.tune_support import TARGET, mla_design, tune_inline
 
-TARGET = "ascend910b2"
+
+@pytest.fixture(autouse=True)
+def _db(fresh_db):
+    return fresh_db
 
 
-def mla_design():
-    """MlaProlog-lite with tile_m x tile_k x double_buffer (18 configurations; tile_k=128 with double
-    buffering overflows L0B)."""
-    out = mla_prolog_lite()
-    s = ks.create_schedule(out)
-    s[out].split("m", ks.knob("tile_m", 16, [16, 32, 64]))
-    s[out].split("n", 256)
-    s[out].split("k", ks.knob("tile_k", 64, [32, 64, 128]))
-    s[out].double_buffer(ks.knob("double_buffer", True, [False, True]))
-    return s
+def run(fn, **kw):
+    return tune_inline(fn, **{"db": False, **kw})
 
 
 def mla_wide():
@@ -60,14 +56,6 @@ def crashes_in_workers():
     return s
 
 
-@pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("KS_DESIGN_DB", str(tmp_path / "designs.sqlite"))
-    tuner_mod._MEMO.clear()
-    yield tmp_path / "designs.sqlite"
-    tuner_mod._MEMO.clear()
-
-
 def brute_force(fn):
     """Every configuration built by hand, without the tuner: config tuple -> time or the error."""
     with ks.knob_values({}) as ctx:
@@ -83,13 +71,6 @@ def brute_force(fn):
         except ks.KernelStudioError as e:
             out[combo] = e
     return [k.name for k in knobs], out
-
-
-def run(fn, **kw):
-    kw.setdefault("executor", "inline")
-    kw.setdefault("progress", False)
-    kw.setdefault("db", False)
-    return ks.tune(fn, TARGET, **kw)
 
 
 def trace(r):

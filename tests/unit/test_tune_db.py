@@ -10,34 +10,17 @@ import pytest
 import kernelstudio as ks
 from kernelstudio.schedule.choose import planning_target
 from kernelstudio.tune import db as db_mod
-from kernelstudio.tune import tuner as tuner_mod
 from kernelstudio.tune.db import DesignDB, default_db_path
 from tests.reference_kernels import mla_prolog_lite
-
-TARGET = "ascend910b2"
-
-
-def mla_design():
-    out = mla_prolog_lite()
-    s = ks.create_schedule(out)
-    s[out].split("m", ks.knob("tile_m", 16, [16, 32, 64]))
-    s[out].split("n", 256)
-    s[out].split("k", ks.knob("tile_k", 64, [32, 64, 128]))
-    s[out].double_buffer(ks.knob("double_buffer", True, [False, True]))
-    return s
+from tests.unit.tune_support import TARGET, mla_design, tune_inline
 
 
 @pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("KS_DESIGN_DB", str(tmp_path / "designs.sqlite"))
-    tuner_mod._MEMO.clear()
-    return tmp_path / "designs.sqlite"
+def _db(fresh_db):
+    return fresh_db
 
 
-def run(fn, **kw):
-    kw.setdefault("executor", "inline")
-    kw.setdefault("progress", False)
-    return ks.tune(fn, TARGET, **kw)
+run = tune_inline
 
 
 # --- the database ----------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import kernelstudio as ks
 from kernelstudio.notebook.session import StudioSession
 from kernelstudio.notebook.studio import Studio
 from kernelstudio.notebook.tune_panel import CellDesign
-from kernelstudio.tune import tuner as tuner_mod
 
 CELL = '''
 x = placeholder((ROWS, 256), "float16", name="x")
@@ -38,9 +37,8 @@ def same_design():
 
 
 @pytest.fixture(autouse=True)
-def _db(tmp_path, monkeypatch):
-    monkeypatch.setenv("KS_DESIGN_DB", str(tmp_path / "designs.sqlite"))
-    tuner_mod._MEMO.clear()
+def _db(fresh_db):
+    return fresh_db
 
 
 def make_studio():
