@@ -38,6 +38,10 @@ Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_
 | stepM, stepN                 | 1: one base block of M / N per L1 load (singleCore = base)   |
 | usedCoreNum                  | kernel block_dim                                             |
 | isBias                       | 0: bias is an epilogue vector op in our programs             |
+
+CANN's TCubeTiling has 50 int32 fields (`TCUBE_TILING_FIELDS`, in its order); the ones above are set by
+name, listed in that order, and the rest stay 0. The host TilingFunc fills them with `set_<field>(v)` (the
+host class is tiling data), main.cpp assigns the kernel struct's fields directly.
 """
 
 from __future__ import annotations
