@@ -33,7 +33,7 @@ def _three_way(out: ks.Tensor, cache, fuse: bool = True) -> tuple[np.ndarray, di
     inputs = _full_range(out)
     golden = ks.evaluate(out, inputs)
     tiled = ks.run_tiled(prog, inputs)
-    got = np.asarray(twin.run(codegen(prog), inputs, cache_dir=cache)[prog.outputs[0]])
+    got = np.asarray(twin.run(codegen(prog), inputs, cache_dir=cache, by_name=True)[prog.outputs[0]])
     assert golden.dtype == tiled.dtype == got.dtype == numpy_dtype(out.dtype)
     np.testing.assert_array_equal(tiled, golden, err_msg="run_tiled vs golden")
     np.testing.assert_array_equal(got, golden, err_msg="twin vs golden")
@@ -139,4 +139,5 @@ def test_int32_accumulation_wraps_alike_everywhere(twin_cache) -> None:
     assert exact.max() > 2**31 - 1 and golden.max() < 0  # wrapped
     np.testing.assert_array_equal(golden, exact.astype(np.int32))
     np.testing.assert_array_equal(ks.run_tiled(prog, inputs), golden)
-    np.testing.assert_array_equal(np.asarray(twin.run(codegen(prog), inputs, cache_dir=twin_cache)["matmul"]), golden)
+    got = twin.run(codegen(prog), inputs, cache_dir=twin_cache, by_name=True)
+    np.testing.assert_array_equal(np.asarray(got["matmul"]), golden)
