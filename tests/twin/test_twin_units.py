@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from kernelstudio.codegen import CodeBundle, TensorSpec, codegen
+from kernelstudio.codegen.project import project_files
 from kernelstudio.errors import CompileError
 from kernelstudio.twin import run
 from kernelstudio.twin.runner import compile_command, sources
@@ -51,6 +52,9 @@ def test_the_unfused_plan_compiles_each_kernel_as_its_own_unit(twin_cache: Path)
     cmd = compile_command(code, "out")
     assert [c for c in cmd if c.endswith(".cpp")] == units  # g++ gets each unit, main.cpp includes none
     assert "#include \"op_kernel/" not in code.files["main.cpp"]
+    cmake = project_files(prog, dict(code.files))["CMakeLists.txt"]
+    line = next(x for x in cmake.splitlines() if x.startswith("add_executable(out_cpu "))
+    assert sorted(line.removesuffix(")").split()[1:]) == sorted(units)  # the exported CPU build: the same units
     inputs = ks.random_inputs(out, seed=3)
     got = run(code, inputs, cache_dir=twin_cache)
     np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(ks.evaluate(out, inputs), np.float32),
