@@ -118,3 +118,22 @@ def test_a_declared_kernel_nobody_defines_is_a_link_error(twin_cache: Path) -> N
         "int32_t main()", 'extern "C" __global__ __aicore__ void probe_c(GM_ADDR out);\nint32_t main()')
     with pytest.raises(CompileError, match=r"does not link: undefined reference to `probe_c`"):
         run(_probe_bundle("inline int ks_probe_value() { return 40; }", main), {}, cache_dir=twin_cache)
+
+
+def test_every_twin_header_links_from_two_units(tmp_path: Path) -> None:
+    """Every header of the twin included by two translation units links: no non-inline function or variable
+    is defined in a header (a kernel file and main.cpp both include them)."""
+    import subprocess
+
+    from kernelstudio.twin.runner import CXX, compile_flags, include_dir
+
+    root = include_dir()
+    headers = sorted(str(p.relative_to(root)) for p in root.rglob("*.h") if p.parent.name != "ks_twin")
+    assert {"kernel_operator.h", "lib/matmul_intf.h", "tikicpulib.h", "data_utils.h"} <= set(headers)
+    includes = "".join(f'#include "{h}"\n' for h in headers)
+    (tmp_path / "a.cpp").write_text(includes + "int ks_unit_a() { return AscendC::GetBlockNum() > 0 ? 1 : 0; }\n")
+    (tmp_path / "b.cpp").write_text(includes + "int ks_unit_a();\nint main() { return ks_unit_a() + 0; }\n")
+    flags = compile_flags(CodeBundle("units", {"main.cpp": ""}, (), ()))
+    proc = subprocess.run([CXX, *flags, f"-I{root}", "a.cpp", "b.cpp", "-o", "units"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
