@@ -3,8 +3,8 @@
 Per kernel, one operator named after the design (naming.py): `op_kernel/<op>.cpp` (kernel.py;
 vector statements in vector.py, cube statements as Matmul API calls in cube.py, or for convolutions
 as cube basic-API calls in conv.py), `op_host/<op>_tiling.h` and `op_host/<op>.cpp` (host.py). One
-`main.cpp` launches the program's kernels in order on the CPU twin (ICPU_RUN_KF) with GM
-intermediates allocated there.
+`main.cpp` declares the kernel entries and launches them in order on the CPU twin (ICPU_RUN_KF) with GM
+intermediates allocated there; each `op_kernel/<op>.cpp` is its own translation unit, linked with it.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ __all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of"
 def generate_files(prog: Program) -> dict[str, str]:
     """Every generated file of `prog`, by relative path."""
     files: dict[str, str] = {}
-    kernel_files = []
+    tiling_files = []
     for k in prog.kernels:
         n = names_of(prog, k)
-        kernel_files.append(n.kernel_file)
+        tiling_files.append(n.tiling_file)
         files[n.kernel_file] = kernel_source(prog, k)
         files[n.tiling_file] = tiling_header(prog, k)
         files[n.host_file] = host_source(prog, k)
-    files["main.cpp"] = main_source(prog, kernel_files)
+    files["main.cpp"] = main_source(prog, tiling_files)
     return files
 
 

@@ -49,8 +49,9 @@ class TensorSpec:
 class CodeBundle:
     """Generated Ascend C for one kernel: `files` maps relative paths to text and holds `main.cpp`.
 
-    main.cpp `#include`s the kernel by its relative path, reads each input from `<name>.bin` in the
-    working directory and writes each output to `<name>.bin`.
+    main.cpp declares the kernel entries it launches (each `op_kernel/*.cpp` is its own translation unit,
+    linked with it), reads each input from `<name>.bin` in the working directory and writes each output
+    to `<name>.bin`.
     """
 
     name: str

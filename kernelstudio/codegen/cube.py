@@ -38,6 +38,10 @@ Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_
 | stepM, stepN                 | 1: one base block of M / N per L1 load (singleCore = base)   |
 | usedCoreNum                  | kernel block_dim                                             |
 | isBias                       | 0: bias is an epilogue vector op in our programs             |
+
+CANN's TCubeTiling has 50 int32 fields (`TCUBE_TILING_FIELDS`, in its order); the ones above are set by
+name, listed in that order, and the rest stay 0. The host TilingFunc fills them with `set_<field>(v)` (the
+host class is tiling data), main.cpp assigns the kernel struct's fields directly.
 """
 
 from __future__ import annotations
@@ -68,9 +72,21 @@ from .conv import ConvPart, is_conv
 from .scope import Scope, control_head
 from .writer import Writer, ctype
 
-__all__ = ["CubePart", "cube_tiling", "MatmulOperands"]
+__all__ = ["CubePart", "cube_tiling", "MatmulOperands", "TCUBE_TILING_FIELDS"]
 
 CUBE_TIERS = (Tier.L1, Tier.L0A, Tier.L0B, Tier.L0C)
+
+# CANN's TCubeTiling, field by field in its order (50 int32: the kernel struct the tiling blob is copied
+# into). `cube_tiling` sets a subset by name and lists it in this order; the rest stay 0 as on CANN.
+TCUBE_TILING_FIELDS: tuple[str, ...] = (
+    "usedCoreNum", "M", "N", "Ka", "Kb", "singleCoreM", "singleCoreN", "singleCoreK", "baseM", "baseN", "baseK",
+    "depthA1", "depthB1", "stepM", "stepN", "isBias", "transLength", "iterateOrder", "shareMode", "shareL1Size",
+    "shareL0CSize", "shareUbSize", "batchM", "batchN", "singleBatchM", "singleBatchN", "stepKa", "stepKb",
+    "depthAL1CacheUB", "depthBL1CacheUB", "dbL0A", "dbL0B", "dbL0C",
+    "ALayoutInfoB", "ALayoutInfoS", "ALayoutInfoN", "ALayoutInfoG", "ALayoutInfoD",
+    "BLayoutInfoB", "BLayoutInfoS", "BLayoutInfoN", "BLayoutInfoG", "BLayoutInfoD",
+    "CLayoutInfoB", "CLayoutInfoS1", "CLayoutInfoN", "CLayoutInfoG", "CLayoutInfoS2", "BatchNum", "mxTypePara",
+)
 
 
 def subst(e: Expr, env: dict[str, Expr]) -> Expr:
@@ -155,13 +171,14 @@ def cube_tiling(scope: Scope) -> dict[str, int]:
     # depthA1 / depthB1 count base blocks (baseM x baseK) held in L1: slots x k tiles per slab
     depth_a1 = step_ka * max((b.depth for b in l1 if b.queue is None or b.queue.value == "A1"), default=1)
     depth_b1 = step_kb * max((b.depth for b in l1 if b.queue is not None and b.queue.value == "B1"), default=1)
-    return {
+    values = {
         "usedCoreNum": k.block_dim, "M": m_, "N": n_, "Ka": k_, "Kb": k_,
         "singleCoreM": t.get("tile_m", m_), "singleCoreN": t.get("tile_n", n_), "singleCoreK": k_,
         "baseM": base_m, "baseN": base_n, "baseK": base_k,
         "depthA1": depth_a1, "depthB1": depth_b1, "stepM": 1, "stepN": 1, "stepKa": step_ka, "stepKb": step_kb,
         "isBias": 0, "iterateOrder": 0, "dbL0A": l0a.depth, "dbL0B": l0b.depth, "dbL0C": l0c.depth,
     }
+    return {f: values[f] for f in TCUBE_TILING_FIELDS if f in values}  # CANN's order, as the struct lists them
 
 
 def _mnk(scope: Scope, ops: MatmulOperands) -> tuple[int, int, int]:

@@ -8,7 +8,7 @@ the input shapes it was generated for and writes the same values main.cpp writes
 from __future__ import annotations
 
 from ..lower.tileir import Kernel, Program
-from .kernel import kernel_params, workspace_layout
+from .kernel import entry_signature, kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
 from .naming import names_of
 from .scope import Scope
@@ -80,8 +80,8 @@ def _fill(w: Writer, var: str, prog: Program, k: Kernel, setter: bool) -> None:
     fields, cube = tiling_values(prog, k)
     for f, v in fields:
         w(f"{var}.set_{f}({v});" if setter else f"{var}.{f} = {v};")
-    for f, v in cube.items():
-        w(f"{var}.cubeTilingData.{f} = {v};")
+    for f, v in cube.items():  # the host's TCubeTiling is a tiling-data class (set_<field>); the kernel's a struct
+        w(f"{var}.cubeTilingData.set_{f}({v});" if setter else f"{var}.cubeTilingData.{f} = {v};")
     topk = topk_spec(prog, k)
     if topk is not None:
         if not setter:
@@ -156,27 +156,27 @@ def _nbytes(prog: Program, name: str) -> int:
     return prog.tensor(name).nbytes
 
 
-def main_source(prog: Program, kernel_files: list[str]) -> str:
-    """CPU launcher: reads inputs, launches every kernel in order, writes outputs."""
+def main_source(prog: Program, tiling_files: list[str]) -> str:
+    """CPU launcher: reads inputs, launches every kernel in order, writes outputs.
+
+    As in CANN's CPU-debug launchers, main.cpp declares each kernel entry (`extern "C" __global__ __aicore__
+    void <op>(GM_ADDR ...)`) and is linked with the op_kernel/*.cpp files, each its own translation unit; it
+    includes the kernels' tiling headers (`tiling_files`, one per kernel in order) to fill their tiling data."""
     multi = len(prog.kernels) > 1
-    cube = any(_is_cube(k) for k in prog.kernels)
     w = Writer()
     w(f"// CPU launch of {prog.name} on the kernelstudio twin: {len(prog.kernels)} kernel(s), "
-      f"{'fused' if prog.fused else 'unfused'}.")
-    if cube and multi:
-        # several kernels share this translation unit and each is included inside its own namespace, so
-        # the Matmul header is included (and ASCENDC_CUBE_ONLY set) here first; a single kernel file sets
-        # it itself, as in a CANN project
-        w("#define ASCENDC_CUBE_ONLY  // the cube core drives Matmul itself; AIVs meet it via flags")
+      f"{'fused' if prog.fused else 'unfused'}.",
+      "// Built with the op_kernel/*.cpp files, each compiled as its own translation unit (as CANN does).")
     w("#include <cstdint>", "#include <cstdio>", "#include <cstring>", '#include "data_utils.h"',
       '#include "tikicpulib.h"', '#include "register/tilingdata_base.h"')
-    if cube and multi:
-        w('#include "lib/matmul_intf.h"')
-    for i, path in enumerate(kernel_files):
-        if multi:  # each kernel registers its own tiling struct: keep them apart
+    for i, path in enumerate(tiling_files):
+        if multi:  # each tiling header registers its own struct (REGISTER_TILING_DATA_CLASS): keep them apart
             w(f"namespace k{i} {{", f'#include "{path}"', f"}}  // namespace k{i}")
         else:
             w(f'#include "{path}"')
+    w("")
+    for k in prog.kernels:
+        w(f"{entry_signature(prog, k)};")
     w("")
     gm = [t for t in prog.tensors if t.role != "workspace"]
     with w.block("int32_t main()"):
@@ -209,7 +209,7 @@ def _launch(w: Writer, prog: Program, k: Kernel, ns: str) -> None:
           "ICPU_SET_TILING_KEY(0);",
           f"AscendC::SetKernelMode(KernelMode::{KERNEL_MODES[k.kernel_type]});")
         args = "".join(f"{_dev(p)}, " for p in kernel_params(prog, k))
-        w(f"ICPU_RUN_KF({ns}{names.snake}, {k.block_dim}, {args}workspace, tiling);",
+        w(f"ICPU_RUN_KF({names.snake}, {k.block_dim}, {args}workspace, tiling);",
           "AscendC::GmFree(workspace);", "AscendC::GmFree(tiling);")
 
 

@@ -183,6 +183,15 @@ def _block_vars(scope: Scope, parts: _Parts) -> None:
     parts.init("subBlockIdx = AscendC::GetSubBlockIdx();", "blockNum = AscendC::GetBlockNum();")
 
 
+def entry_signature(prog: Program, k: Kernel) -> str:
+    """`extern "C" __global__ __aicore__ void <op>(GM_ADDR ..., GM_ADDR workspace, GM_ADDR tiling)`: the kernel's
+    entry as op_kernel/<op>.cpp defines it and main.cpp declares it (they are separate translation units)."""
+    params = kernel_params(prog, k)
+    pnames = param_names(prog, k, params)
+    args = "".join(f"GM_ADDR {pnames[p]}, " for p in params)
+    return f'extern "C" __global__ __aicore__ void {names_of(prog, k).snake}({args}GM_ADDR workspace, GM_ADDR tiling)'
+
+
 def kernel_source(prog: Program, k: Kernel) -> str:
     """The whole `op_kernel/<name>.cpp` of one kernel."""
     scope = Scope(prog, k)
@@ -254,8 +263,7 @@ def kernel_source(prog: Program, k: Kernel) -> str:
         w.level += 1
     w("")
     call = "".join(f"{pnames[p]}, " for p in params)
-    with w.block(f'extern "C" __global__ __aicore__ void {names.snake}({args}GM_ADDR workspace, '
-                 'GM_ADDR tiling)'):
+    with w.block(entry_signature(prog, k)):
         w("GET_TILING_DATA(tilingData, tiling);")
         w(f"KERNEL_TASK_TYPE_DEFAULT({KERNEL_TYPES[k.kernel_type]});")
         w(f"{cls} op;", f"op.Init({call}workspace, tilingData);", "op.Process();")

@@ -46,6 +46,7 @@ def project_name(prog: Program) -> str:
 def _cmake(prog: Program) -> str:
     names = " ".join(n.op_type for n in op_names(prog).values())
     proj = project_name(prog)
+    units = " ".join(["main.cpp", *(n.kernel_file for n in op_names(prog).values())])
     return f"""# CPU twin build of {prog.name}: `cmake -B build && cmake --build build` (needs g++ >= 12).
 # On a machine with CANN, build the operator package with msOpGen instead (see README.md).
 cmake_minimum_required(VERSION 3.16)
@@ -54,7 +55,8 @@ set(CMAKE_CXX_STANDARD 17)
 set(KS_TWIN_INCLUDE "" CACHE PATH "kernelstudio twin headers (python -c 'import kernelstudio.twin.runner as r; \\
 print(r.include_dir())')")
 find_package(Threads REQUIRED)
-add_executable({proj}_cpu main.cpp)
+# main.cpp declares the kernel entries; each op_kernel/*.cpp is its own translation unit, as CANN builds it
+add_executable({proj}_cpu {units})
 target_include_directories({proj}_cpu PRIVATE ${{KS_TWIN_INCLUDE}} ${{CMAKE_CURRENT_SOURCE_DIR}})
 target_link_libraries({proj}_cpu PRIVATE Threads::Threads)
 # operators: {names}
@@ -95,8 +97,10 @@ kernelstudio for them):
 
 ## Run on the CPU without an NPU
 
-`main.cpp` is the CANN CPU-debug launcher (ICPU_RUN_KF); it compiles against the kernelstudio twin
-headers: `cmake -B build -DKS_TWIN_INCLUDE=<twin include dir> && cmake --build build`, then run
+`main.cpp` is the CANN CPU-debug launcher (ICPU_RUN_KF): it declares each kernel entry (`extern "C"
+__global__ __aicore__ void <op>(GM_ADDR ...)`) and is linked with the `op_kernel/*.cpp` files, each compiled
+as its own translation unit, against the kernelstudio twin headers:
+`cmake -B build -DKS_TWIN_INCLUDE=<twin include dir> && cmake --build build`, then run
 `build/{proj}_cpu` in a directory holding the inputs as raw `<name>.bin` files; outputs are
 written the same way. With `KS_TWIN_LOG=calls.log` set, the run also records every Ascend C call it
 executes, per core (`kernelstudio.twin.CallLog.read("calls.log")` parses the file).

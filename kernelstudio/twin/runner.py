@@ -36,6 +36,8 @@ __all__ = [
     "default_cache_dir",
     "capacity_macros",
     "compile_flags",
+    "sources",
+    "compile_command",
 ]
 
 CXX = "g++"
@@ -59,6 +61,12 @@ _PROFILE_FIELDS = {
 _TWIN_ERROR = re.compile(r"^KS_TWIN_ERROR (?P<kind>\w+): (?P<msg>.*)$", re.M)
 _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>(?:fatal )?error): (?P<msg>.*)$", re.M)
 _LOC = re.compile(r"^(?P<file>[^:\n\s]+):(?P<line>\d+):(?P<col>\d+):", re.M)
+# ld: "<obj or file>:(<section>+0x..): multiple definition of `sym'; <obj>:(...): first defined here"
+_MULTIDEF = re.compile(r"multiple definition of [`'](?P<sym>[^'`]+)'")
+_UNDEF = re.compile(r"undefined reference to [`'](?P<sym>[^'`]+)'")
+_INCLUDE_CPP = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?P<path>[^"]+\.cpp)"', re.M)
+# Kernel sources: each is its own translation unit, as in a CANN project (op_kernel/*.cpp).
+KERNEL_DIR = "op_kernel/"
 # The call log's file in the run directory (kept with keep_dir); the binary writes it when KS_TWIN_LOG is set.
 LOG_FILE = "calls.log"
 
@@ -109,6 +117,32 @@ def compile_flags(code: CodeBundle) -> list[str]:
     return [*BASE_FLAGS, *(f"-D{k}={v}" for k, v in sorted(macros.items()))]
 
 
+def sources(code: CodeBundle) -> list[str]:
+    """The translation units of `code`, in the order g++ gets them: main.cpp, then every
+    `op_kernel/**/*.cpp` (each compiled on its own and linked with main.cpp, as CANN builds kernels)."""
+    kernels = sorted(p for p in code.files if p.startswith(KERNEL_DIR) and p.endswith(".cpp"))
+    return ["main.cpp", *kernels]
+
+
+def compile_command(code: CodeBundle, out: str | os.PathLike[str]) -> list[str]:
+    """The g++ command that builds `code` into `out` (run in a directory holding the bundle's files)."""
+    return [CXX, *compile_flags(code), f"-I{include_dir()}", *sources(code), "-o", str(out)]
+
+
+def _check_sources(code: CodeBundle) -> None:
+    """main.cpp must declare the kernels it launches, not #include their source: every op_kernel .cpp is
+    compiled as its own translation unit, so an included one would be defined twice."""
+    units = set(sources(code)[1:])
+    for m in _INCLUDE_CPP.finditer(code.files["main.cpp"]):
+        path = m["path"].removeprefix("./")
+        if path in units:
+            raise CompileError(
+                f"kernel {code.name!r}: main.cpp #includes {path}, which the twin compiles as its own translation "
+                f"unit (as a CANN project builds op_kernel/*.cpp); remove the #include and declare the kernel "
+                f"entry instead, e.g. `extern \"C\" __global__ __aicore__ void <kernel>(GM_ADDR ...);`, plus "
+                f"#include its op_host/<op>_tiling.h if main.cpp fills the tiling struct")
+
+
 def _header_digest() -> str:
     h = hashlib.sha256()
     root = include_dir()
@@ -123,6 +157,7 @@ def _cache_key(code: CodeBundle, flags: list[str]) -> str:
     h.update(CXX.encode())
     h.update("\0".join(flags).encode())
     h.update(_header_digest().encode())
+    h.update(("\0units\0" + "\0".join(sources(code))).encode())  # how the files are built, not just what they hold
     for path in sorted(code.files):
         h.update(f"\0{path}\0{len(code.files[path])}\0".encode())
         h.update(code.files[path].encode())
@@ -142,6 +177,7 @@ def is_cached(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None = No
 def compile_bundle(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None = None) -> CompileResult:
     """Compile `code` (or take it from the cache) and say which happened and how long it took."""
     start = time.perf_counter()
+    _check_sources(code)
     binary = _binary_path(code, cache_dir)
     if binary.is_file():
         return CompileResult(binary, True, time.perf_counter() - start)
@@ -154,7 +190,7 @@ def compile_bundle(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None
         for rel, text in code.files.items():
             write_text(inside(build, rel), text)
         out = build / code.name
-        cmd = [CXX, *compile_flags(code), f"-I{include_dir()}", "main.cpp", "-o", str(out)]
+        cmd = compile_command(code, out)
         try:
             env = {**os.environ, "LC_ALL": "C"}  # plain ASCII quotes in diagnostics
             proc = subprocess.run(cmd, cwd=build, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=env)
@@ -184,9 +220,13 @@ def _source_line(code: CodeBundle, file: str, line: int) -> str | None:
 
 
 def _describe_compile_error(code: CodeBundle, stderr: str) -> str:
-    """The first g++ error, with the generated file, line and source line it points at."""
+    """The first g++ error, with the generated file, line and source line it points at; for a link error,
+    the symbol and what to do about it."""
     first = _DIAG.search(stderr)
     if first is None:
+        link = _describe_link_error(code, stderr)
+        if link is not None:
+            return link
         tail = "\n".join(stderr.strip().splitlines()[-5:])
         return f"kernel {code.name!r} does not compile:\n{tail}"
     file, line = first["file"].removeprefix("./"), int(first["line"])
@@ -201,6 +241,21 @@ def _describe_compile_error(code: CodeBundle, stderr: str) -> str:
         if lsrc is not None:
             return f"{msg}\n    reached from {lfile}:{lline}: {lsrc}"
     return msg
+
+
+def _describe_link_error(code: CodeBundle, stderr: str) -> str | None:
+    units = ", ".join(sources(code))
+    dup = _MULTIDEF.search(stderr)
+    if dup is not None:
+        return (f"kernel {code.name!r} does not link: multiple definition of `{dup['sym']}` across its translation "
+                f"units ({units}); a function or variable defined in a header that several of them include must "
+                f"be `inline` (or `static`/`constexpr` for a per-unit copy), and each kernel entry defined once")
+    undef = _UNDEF.search(stderr)
+    if undef is not None:
+        return (f"kernel {code.name!r} does not link: undefined reference to `{undef['sym']}` (translation units: "
+                f"{units}); a kernel main.cpp declares must be defined, with the same name and extern \"C\", in "
+                f"an op_kernel/*.cpp")
+    return None
 
 
 def _to_storage(spec: TensorSpec, arr: np.ndarray) -> np.ndarray:

@@ -53,7 +53,7 @@ def test_host_files() -> None:
     assert "REGISTER_TILING_DATA_CLASS(MlaPrologLite, MlaPrologLiteTilingData)" in tiling
     host = files["op_host/mla_prolog_lite.cpp"]
     for piece in ("static ge::graphStatus TilingFunc(gert::TilingContext* context)", "SetBlockDim(3)",
-                  "tiling.cubeTilingData.baseK = 32;", 'this->Input("w")', 'AddConfig("ascend910b")',
+                  "tiling.cubeTilingData.set_baseK(32);", 'this->Input("w")', 'AddConfig("ascend910b")',
                   "OP_ADD(MlaPrologLite);"):
         assert piece in host, piece
     main = files["main.cpp"]
@@ -65,9 +65,13 @@ def test_host_files() -> None:
 def test_unfused_main_launches_kernels_in_order_with_gm_intermediate() -> None:
     prog, _ = programs.unfused_chain()
     main = generate_files(prog)["main.cpp"]
-    first = main.index("ICPU_RUN_KF(k0::ln_softmax_ln_part")  # hand-built kernels: design + kernel name
-    second = main.index("ICPU_RUN_KF(k1::ln_softmax_softmax_part")
+    first = main.index("ICPU_RUN_KF(ln_softmax_ln_part")  # hand-built kernels: design + kernel name
+    second = main.index("ICPU_RUN_KF(ln_softmax_softmax_part")
     assert first < second
+    # declared, not included: each op_kernel/*.cpp is its own translation unit
+    assert ('extern "C" __global__ __aicore__ void ln_softmax_ln_part(GM_ADDR x, GM_ADDR mid, GM_ADDR workspace, '
+            'GM_ADDR tiling);') in main
+    assert '#include "op_kernel/' not in main and "k0::LnSoftmaxLnPartTilingData tilingData;" in main
     assert "uint8_t* midGm = static_cast<uint8_t*>(AscendC::GmAlloc(1920));" in main
     assert 'ReadFile("mid.bin"' not in main and 'WriteFile("mid.bin"' not in main
 

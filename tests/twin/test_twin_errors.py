@@ -87,7 +87,8 @@ extern "C" __global__ __aicore__ void broken(GM_ADDR x)
 
 
 def test_compile_error_quotes_the_generated_line(tmp_path: Path) -> None:
-    main = '#include "tikicpulib.h"\n#include "op_kernel/broken.cpp"\nint main() { return 0; }\n'
+    main = ('#include "tikicpulib.h"\nextern "C" __global__ __aicore__ void broken(GM_ADDR x);\n'
+            'int main() { return 0; }\n')
     code = CodeBundle("broken", {"main.cpp": main, "op_kernel/broken.cpp": BROKEN_KERNEL}, (), ())
     with pytest.raises(CompileError) as info:
         run(code, {}, cache_dir=tmp_path)

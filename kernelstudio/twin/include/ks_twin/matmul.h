@@ -67,8 +67,12 @@ template <class C, class Acc> inline C to_c(Acc v)
 
 namespace matmul {
 
-template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM>
-class Matmul {
+// The Matmul object. CUBE_ONLY says whether the translation unit that names it defined ASCENDC_CUBE_ONLY:
+// it is a template argument (chosen by the `Matmul` alias below) rather than an #ifdef in a member function,
+// so that kernels built with and without it can be linked into one program without two different
+// definitions of the same inline function (an ODR violation the linker would resolve by picking one).
+template <bool CUBE_ONLY, class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE, const auto& MM_CFG>
+class MatmulImpl {
     using SrcA = typename A_TYPE::T;
     using SrcB = typename B_TYPE::T;
     using DstC = typename C_TYPE::T;
@@ -333,12 +337,12 @@ private:
             ks_twin::fail("matmul", "Matmul::%s on %s before REGIST_MATMUL_OBJ(&pipe, workspace, obj, &tiling) or "
                           "obj.Init(&tiling)", api, ks_twin::core_name());
         }
-#ifdef ASCENDC_CUBE_ONLY
-        if (ks_twin::ctx().active && ks_twin::ctx().type == ks_twin::CoreType::AIV) {
-            ks_twin::fail("launch", "Matmul::%s on the %s with ASCENDC_CUBE_ONLY: the matmul runs on the AIC; "
-                          "guard it with `if ASCEND_IS_AIC { ... }`", api, ks_twin::core_name());
+        if constexpr (CUBE_ONLY) {
+            if (ks_twin::ctx().active && ks_twin::ctx().type == ks_twin::CoreType::AIV) {
+                ks_twin::fail("launch", "Matmul::%s on the %s with ASCENDC_CUBE_ONLY: the matmul runs on the AIC; "
+                              "guard it with `if ASCEND_IS_AIC { ... }`", api, ks_twin::core_name());
+            }
         }
-#endif
         if (running_) return;
         if (!a_.set || !b_.set) {
             ks_twin::fail("matmul", "Matmul::%s on %s without SetTensorA and SetTensorB", api, ks_twin::core_name());
@@ -419,6 +423,20 @@ private:
     ks_twin::Operand<BiasT> bias_;
     std::vector<Acc> acc_;
 };
+
+// `matmul::Matmul` as kernels name it. Each translation unit sees exactly one of these inline namespaces
+// (the header is included once per unit), so the alias is never defined twice with different meanings.
+#ifdef ASCENDC_CUBE_ONLY
+inline namespace ks_cube_only {
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM>
+using Matmul = MatmulImpl<true, A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG>;
+}  // namespace ks_cube_only
+#else
+inline namespace ks_mix {
+template <class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_TYPE = C_TYPE, const auto& MM_CFG = CFG_NORM>
+using Matmul = MatmulImpl<false, A_TYPE, B_TYPE, C_TYPE, BIAS_TYPE, MM_CFG>;
+}  // namespace ks_mix
+#endif
 
 }  // namespace matmul
 

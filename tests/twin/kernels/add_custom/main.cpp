@@ -1,7 +1,8 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
 #include "op_host/add_custom_tiling.h"
-#include "op_kernel/add_custom.cpp"
+// op_kernel/add_custom.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling);
 
 int32_t main(int32_t argc, char* argv[])
 {

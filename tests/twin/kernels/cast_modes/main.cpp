@@ -1,6 +1,10 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
-#include "op_kernel/cast_modes.cpp"
+// op_kernel/cast_modes.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void cast_modes(GM_ADDR x, GM_ADDR xb, GM_ADDR b16, GM_ADDR hRint, GM_ADDR hRound, GM_ADDR hFloor, GM_ADDR hCeil, GM_ADDR hTrunc, GM_ADDR iRound, GM_ADDR iFloor, GM_ADDR xbFloat);
+
+// sizes shared with the kernel (the same constants as in its file)
+constexpr uint32_t LEN = 256;
 
 int32_t main()
 {

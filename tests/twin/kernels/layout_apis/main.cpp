@@ -1,6 +1,15 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
-#include "op_kernel/layout_apis.cpp"
+#include "op_host/layout_apis_tiling.h"
+// op_kernel/layout_apis.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void layout_apis(GM_ADDR mode, GM_ADDR x, GM_ADDR h, GM_ADDR vals, GM_ADDR idx, GM_ADDR ht, GM_ADDR tiling);
+
+// sizes shared with the kernel (the same constants as in its file)
+constexpr int32_t ROWS = 4;
+constexpr int32_t INNER = 64;
+constexpr int32_t N = 60;
+constexpr int32_t K = 5;
+constexpr int32_t KPAD = 8;
 
 int32_t main()
 {

@@ -1,7 +1,8 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
 #include "op_host/matmul_leakyrelu_tiling.h"
-#include "op_kernel/matmul_leakyrelu.cpp"
+// op_kernel/matmul_leakyrelu.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void matmul_leakyrelu(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling);
 
 int32_t main()
 {

@@ -1,7 +1,8 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
 #include "op_host/matmul_rowreduce_tiling.h"
-#include "op_kernel/matmul_rowreduce.cpp"
+// op_kernel/matmul_rowreduce.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void matmul_rowreduce(GM_ADDR a, GM_ADDR b, GM_ADDR rowSum, GM_ADDR rowMax, GM_ADDR workspace, GM_ADDR tiling);
 
 int32_t main()
 {

@@ -1,6 +1,22 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
-#include "op_kernel/twin_errors.cpp"
+// op_kernel/twin_errors.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void copy_ok(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void ub_overflow(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void misaligned_copy(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void alloc_beyond_depth(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void deque_empty(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void free_slice(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void flag_never_set(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void endless_loop(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void gm_overrun(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void vector_on_cube(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void aiv_overflow_in_mix(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void flag_handshake(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void aic_waits_for_one_aiv(GM_ADDR x, GM_ADDR y);
+
+// sizes shared with the kernel (the same constants as in its file)
+constexpr uint32_t LEN = 256;
 
 int32_t main()
 {

@@ -1,6 +1,18 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
-#include "op_kernel/twin_strict.cpp"
+// op_kernel/twin_strict.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void who_am_i(GM_ADDR ids);
+extern "C" __global__ __aicore__ void declared_aiv_only(GM_ADDR ids);
+extern "C" __global__ __aicore__ void unguarded_vector(GM_ADDR y);
+extern "C" __global__ __aicore__ void unaligned_buffer(GM_ADDR x, GM_ADDR y, GM_ADDR ids);
+extern "C" __global__ __aicore__ void unaligned_overrun(GM_ADDR x, GM_ADDR y, GM_ADDR ids);
+extern "C" __global__ __aicore__ void tbuf_overrun(GM_ADDR x, GM_ADDR y, GM_ADDR ids);
+extern "C" __global__ __aicore__ void logged_loop(GM_ADDR x, GM_ADDR y);
+
+// sizes shared with the kernel (the same constants as in its file)
+constexpr uint32_t LEN = 64;    // x and y: LEN half
+constexpr uint32_t TILE = 16;   // logged_loop: tiles of 16 half (32 bytes)
+constexpr uint32_t IDS = 6;     // who_am_i: 3 cores x 2 blocks
 
 int32_t main()
 {

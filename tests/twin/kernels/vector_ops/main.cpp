@@ -1,6 +1,11 @@
 #include "data_utils.h"
 #include "tikicpulib.h"
-#include "op_kernel/vector_ops.cpp"
+// op_kernel/vector_ops.cpp is its own translation unit: declare its kernels
+extern "C" __global__ __aicore__ void vector_ops(GM_ADDR x, GM_ADDR y, GM_ADDR out);
+
+// sizes shared with the kernel (the same constants as in its file)
+constexpr uint32_t LEN = 256;
+constexpr uint32_t ROWS = 28;
 
 int32_t main()
 {

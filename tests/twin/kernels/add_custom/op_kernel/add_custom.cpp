@@ -1,4 +1,5 @@
 #include "kernel_operator.h"
+#include "../op_host/add_custom_tiling.h"
 
 using namespace AscendC;
 

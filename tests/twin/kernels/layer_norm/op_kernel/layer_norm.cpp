@@ -1,4 +1,5 @@
 #include "kernel_operator.h"
+#include "../op_host/layer_norm_tiling.h"
 
 using namespace AscendC;
 

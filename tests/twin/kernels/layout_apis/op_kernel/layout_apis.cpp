@@ -1,17 +1,13 @@
 // TopK (rows of INNER floats, N valid, top K), ArithProgression and a 16x16 half Transpose; `mode` picks a
 // clean run (0), the smallest-first order with finished rows (1), or one misuse per error path (2..6).
 #include "kernel_operator.h"
+#include "../op_host/layout_apis_tiling.h"
 
 constexpr int32_t ROWS = 4;
 constexpr int32_t INNER = 64;
 constexpr int32_t N = 60;
 constexpr int32_t K = 5;
 constexpr int32_t KPAD = 8;
-
-struct TopkTilingData {
-    uint32_t tmpBytes;
-    TopkTiling topk;
-};
 
 extern "C" __global__ __aicore__ void layout_apis(GM_ADDR mode, GM_ADDR x, GM_ADDR h, GM_ADDR vals, GM_ADDR idx,
                                                   GM_ADDR ht, GM_ADDR tiling)

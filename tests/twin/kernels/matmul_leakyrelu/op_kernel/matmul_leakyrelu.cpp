@@ -1,5 +1,6 @@
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
+#include "../op_host/matmul_leakyrelu_tiling.h"
 
 using namespace AscendC;
 using namespace matmul;

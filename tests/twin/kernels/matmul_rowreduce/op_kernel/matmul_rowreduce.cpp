@@ -2,6 +2,7 @@
 #define ASCENDC_CUBE_ONLY
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
+#include "../op_host/matmul_rowreduce_tiling.h"
 
 using namespace AscendC;
 

@@ -1,0 +1,69 @@
+"""TCubeTiling has CANN's fields in CANN's order: the kernel copies the host's tiling blob into it word by
+word, so a field out of place reads another field's value on the chip."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from kernelstudio.codegen import generate_files, names_of
+from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS, cube_tiling
+from kernelstudio.codegen.scope import Scope
+from kernelstudio.twin.runner import CXX, include_dir
+
+from ..codegen import programs
+
+# CANN 8.x kernel-side TCubeTiling (kernel_tiling.h; the host class in adv_api/matmul/matmul_tilingdata.h lists
+# the same fields in the same order): 50 int32 fields. CANN 8.1 calls the last one `reserved`.
+CANN_ORDER = (
+    "usedCoreNum", "M", "N", "Ka", "Kb", "singleCoreM", "singleCoreN", "singleCoreK", "baseM", "baseN", "baseK",
+    "depthA1", "depthB1", "stepM", "stepN", "isBias", "transLength", "iterateOrder", "shareMode", "shareL1Size",
+    "shareL0CSize", "shareUbSize", "batchM", "batchN", "singleBatchM", "singleBatchN", "stepKa", "stepKb",
+    "depthAL1CacheUB", "depthBL1CacheUB", "dbL0A", "dbL0B", "dbL0C", "ALayoutInfoB", "ALayoutInfoS", "ALayoutInfoN",
+    "ALayoutInfoG", "ALayoutInfoD", "BLayoutInfoB", "BLayoutInfoS", "BLayoutInfoN", "BLayoutInfoG", "BLayoutInfoD",
+    "CLayoutInfoB", "CLayoutInfoS1", "CLayoutInfoN", "CLayoutInfoG", "CLayoutInfoS2", "BatchNum", "mxTypePara",
+)
+HEADER = include_dir() / "tiling" / "tiling_api.h"
+
+
+def _header_fields() -> list[tuple[str, str]]:
+    text = HEADER.read_text()
+    body = re.search(r"struct TCubeTiling \{(?P<body>.*?)\n\};", text, re.S)
+    assert body is not None, "no struct TCubeTiling in tiling_api.h"
+    return re.findall(r"^\s*(\w+)\s+(\w+)\s*=\s*0;", body["body"], re.M)
+
+
+def test_header_lists_cann_fields_in_cann_order_all_int32_zero() -> None:
+    fields = _header_fields()
+    assert [name for _, name in fields] == list(CANN_ORDER)
+    assert {t for t, _ in fields} == {"int32_t"}
+
+
+def test_offsets_compiled_match_cann_order(tmp_path: Path) -> None:
+    """The compiler's view: every field at 4 x its CANN index, 200 bytes in all."""
+    checks = "\n".join(f"static_assert(offsetof(TCubeTiling, {f}) == {4 * i}, \"{f}\");"
+                       for i, f in enumerate(CANN_ORDER))
+    src = tmp_path / "layout.cpp"
+    src.write_text(f'#include <cstddef>\n#include "tiling/tiling_api.h"\n{checks}\n'
+                   "static_assert(sizeof(TCubeTiling) == 200, \"size\");\n"
+                   "static_assert(sizeof(optiling::TCubeTiling) == 200, \"optiling alias\");\n")
+    proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", f"-I{include_dir()}", str(src)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_code_generator_sets_fields_by_name_in_cann_order() -> None:
+    assert TCUBE_TILING_FIELDS == CANN_ORDER
+    prog, _ = programs.mla_prolog_lite()
+    k = prog.kernels[0]
+    t = cube_tiling(Scope(prog, k))
+    assert list(t) == [f for f in CANN_ORDER if f in t]  # a subset, in CANN's order
+    files = generate_files(prog)
+    host = files[names_of(prog, k).host_file]
+    main = files["main.cpp"]
+    for f, v in t.items():
+        assert f"tiling.cubeTilingData.set_{f}({v});" in host, f  # the host class: setters
+        assert f"tilingData.cubeTilingData.{f} = {v};" in main, f  # the kernel struct: fields
+    set_in_host = re.findall(r"cubeTilingData\.set_(\w+)\(", host)
+    assert set_in_host == list(t)
