@@ -62,8 +62,20 @@ class OpNames:
                 f"C++/Ascend C symbol, so '{CUSTOM_SUFFIX}' was appended")
 
 
+_LAST: list = []  # [(program, names)]: every file of one program asks for its names many times
+
+
 def op_names(prog: Program) -> dict[str, OpNames]:
     """OpNames of every kernel of `prog`, by kernel name, in launch order; op types are unique."""
+    for p, names in _LAST:
+        if p is prog:
+            return dict(names)
+    names = _op_names(prog)
+    _LAST[:] = [*_LAST[-3:], (prog, names)]
+    return dict(names)
+
+
+def _op_names(prog: Program) -> dict[str, OpNames]:
     multi = len(prog.kernels) > 1
     taken: set[str] = set()
     out: dict[str, OpNames] = {}
