@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import html
 import json
 from collections.abc import Callable
 from typing import Any
@@ -198,8 +199,10 @@ class Studio(W.VBox):
         self.error = None
         self.banner.value = ""
         fam = ", ".join(f"{k.family} ({k.kernel_type})" for k in d.program.kernels)
+        plan = "".join(f'<br><span style="color:#555;">fusion: {html.escape(n)}</span>'
+                       for n in data["cards"].get("fusion", ()))
         self.header.value = (f'<b style="font-size:14px;">{d.name}</b> &middot; {d.target} &middot; '
-                             f'{len(d.program.kernels)} kernel(s): {fam}')
+                             f'{len(d.program.kernels)} kernel(s): {fam}{plan}')
         self.cards.value = R.cards_html(data["cards"])
         self.changed.value = R.changed_html(data["changed"])
         self.capacity.value = R.capacity_html(data["capacity"])

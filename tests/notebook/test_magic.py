@@ -6,6 +6,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 from kernelstudio.build import Design
+from kernelstudio.notebook import views as V
 from kernelstudio.notebook.magic import MagicUsageError, parse_args
 from tests.notebook.cells import MLA_CELL, studio_of
 
@@ -203,3 +204,25 @@ def test_session_build_refuses_a_misspelt_knob():
     ses = StudioSession("mla", MLA_CELL)
     with pytest.raises(ks.KnobError, match="did you mean 'tile_m'"):
         ses.build({"tile_mm": 32})
+
+
+SPLIT_CELL = '''x = placeholder((64, 1024), "float16", name="x")
+w = placeholder((1024, 1024), "float16", name="w")
+out = layer_norm(matmul(x, w, transpose_b=True), axis=-1, name="out")
+s = create_schedule(out)
+s[out].vectorize(-1, knob("cols", 1024, [512, 1024]))
+'''
+
+
+def test_header_shows_the_fusion_choice_for_the_studio_target(shell):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    assert "fusion: fusion pays on ascend910b2" in st.header.value
+    st.target.value = "ascend910b4"  # the cell re-runs and chooses for the new target
+    assert "fusion: fusion pays on ascend910b4" in st.header.value
+    assert shell.user_ns["mla"].schedule.choices[0].target == "ascend910b4"
+    run(shell, "ln", SPLIT_CELL)
+    st = studio_of(shell, "ln")
+    assert "fusion: kept apart on ascend910b2: split" in st.header.value
+    assert [k.family for k in shell.user_ns["ln"].schedule.kernels] == ["cube", "vector"]
+    assert V.metric_cards(shell.user_ns["ln"])["fusion"][0].startswith("kept apart")

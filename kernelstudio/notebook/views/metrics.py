@@ -34,6 +34,8 @@ def metric_cards(design: Any) -> dict[str, Any]:
         "launch_overhead_us": m["launch_overhead_us"], "bottleneck": bottleneck(m),
         "speedup": None, "unfused_time_us": None, "unfused_gm_bytes": None,
     }
+    # the cost-aware fusion choice of each matmul/conv and its epilogue, with both times
+    cards["fusion"] = [c.note() for c in getattr(design.schedule, "choices", ())]
     for key in ("traffic_amplification", "l2_hit_ratio", "hbm_gbps", "roofline_limiter", "compulsory_bytes"):
         if key in m:
             cards[key] = m[key]
