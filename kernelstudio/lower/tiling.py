@@ -196,7 +196,9 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
                emit: Callable[[KernelConfig], Kernel]) -> dict[str, Any]:
     """Fill the tiles the user did not state: the largest that fit single-buffered on all cores, kept
     as they are when they also fit with the queue depth asked for (double_buffer changes slots, not
-    tiles); only when they do not are they chosen again, smaller, under the deeper queues."""
+    tiles). When they do not fit twice, the tier that overflows keeps one slot (L0A/L0B of a matmul,
+    a mixed kernel's epilogue queues in UB) and the tiles stay; only when that does not fit either are
+    they chosen again, smaller, under the deeper queues."""
     if d["depth"] > 1:
         # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
         single = _auto_tiles_at(fk, {**d, "depth": 1}, profile, emit)
