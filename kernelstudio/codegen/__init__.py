@@ -24,14 +24,12 @@ __all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of"
 def generate_files(prog: Program) -> dict[str, str]:
     """Every generated file of `prog`, by relative path."""
     files: dict[str, str] = {}
-    tiling_files = []
     for k in prog.kernels:
         n = names_of(prog, k)
-        tiling_files.append(n.tiling_file)
         files[n.kernel_file] = kernel_source(prog, k)
         files[n.tiling_file] = tiling_header(prog, k)
         files[n.host_file] = host_source(prog, k)
-    files["main.cpp"] = main_source(prog, tiling_files)
+    files["main.cpp"] = main_source(prog)
     return files
 
 

@@ -1,23 +1,47 @@
 """Host-side files: `op_host/<name>_tiling.h`, `op_host/<name>.cpp` (TilingFunc + OpDef) and the CPU
 launcher `main.cpp` (ICPU_RUN_KF, the CANN "CPU debug mode" style the twin implements).
 
-The TileIR is compiled for fixed shapes, so the tiling values are the schedule's: TilingFunc checks
-the input shapes it was generated for and writes the same values main.cpp writes.
+Written the CANN way: the tiling struct is tiling data in `namespace optiling` (with `tiling/tiling_api.h`
+when it holds a TCubeTiling or TopkTiling), TilingFunc fills it through `set_` accessors and takes the
+TCubeTiling from the Matmul tiling API (`matmul_tiling::MultiCoreMatmulTiling`) with the schedule's tiles
+as its fixed split, then sets the fields the schedule decides beyond that split (L1 steps and depths, L0
+buffering, core count). main.cpp fills no tiling itself: like the CANN runtime, it runs each operator's
+TilingFunc (`ks_twin::host::run_tiling`) and launches with the block dim, tiling key, tiling blob and
+workspace size it returns.
+
+The TileIR is compiled for fixed shapes, so TilingFunc checks the input shapes it was generated for and
+fails (GRAPH_FAILED) for others.
 """
 
 from __future__ import annotations
 
-from ..lower.tileir import Kernel, Program
+from ..lower.tileir import Copy, Kernel, Program, walk
 from .kernel import entry_signature, kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
 from .naming import names_of
 from .scope import Scope
 from .writer import Writer, camel
 
-__all__ = ["tiling_header", "host_source", "main_source", "workspace_bytes", "tiling_values"]
+__all__ = ["tiling_header", "host_source", "main_source", "workspace_bytes", "tiling_values", "io_params",
+           "API_CUBE_FIELDS"]
 
 GE_DTYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "float32": "ge::DT_FLOAT",
              "int8": "ge::DT_INT8", "int32": "ge::DT_INT32"}
+MM_DTYPES = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "float32": "DT_FLOAT", "int8": "DT_INT8",
+             "int32": "DT_INT32"}
+# TCubeTiling fields the Matmul tiling API derives from the shapes and the fixed split; TilingFunc sets the
+# other fields the schedule decides after GetTiling.
+API_CUBE_FIELDS = frozenset({"M", "N", "Ka", "Kb", "singleCoreM", "singleCoreN", "singleCoreK", "baseM", "baseN",
+                             "baseK", "isBias"})
+
+
+def io_params(prog: Program, k: Kernel) -> tuple[list[str], list[str]]:
+    """The kernel's GM parameters it only reads (the operator's inputs) and those it writes (its outputs),
+    each in parameter order. An unfused program's intermediate is an output of the kernel that writes it
+    and an input of the ones that read it."""
+    written = {s.dst.buf for s in walk(k.aic + k.aiv) if isinstance(s, Copy) and s.dst.gm}
+    params = kernel_params(prog, k)
+    return [p for p in params if p not in written], [p for p in params if p in written]
 
 
 def _is_cube(k: Kernel) -> bool:
@@ -58,51 +82,84 @@ def tiling_header(prog: Program, k: Kernel) -> str:
     fields, cube = tiling_values(prog, k)
     w = Writer()
     topk = topk_spec(prog, k)
-    w(f"// Tiling data of {name} (kernel {k.name}): the schedule's constants, read by the kernel with "
-      "GET_TILING_DATA.",
+    w(f"// Tiling data of {name} (kernel {k.name}), filled by TilingFunc in {names.host_file}; the kernel "
+      "reads it with GET_TILING_DATA.",
       f"#ifndef {guard}", f"#define {guard}", '#include "register/tilingdata_base.h"')
-    if topk is not None:
-        w('#include "tiling/tiling_api.h"  // TopkTiling')
-    w("", f"BEGIN_TILING_DATA_DEF({names.tiling})")
-    with w.indented():
-        for f, _ in fields:
-            w(f"TILING_DATA_FIELD_DEF(uint32_t, {f});")
-        if cube:
-            w("TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);")
-        if topk is not None:
-            w("TILING_DATA_FIELD_DEF_STRUCT(TopkTiling, topkTilingData);")
-    w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({name}, {names.tiling})")
+    if cube or topk is not None:
+        w('#include "tiling/tiling_api.h"  // ' + " and ".join(
+            n for n, on in (("TCubeTiling", bool(cube)), ("TopkTiling", topk is not None)) if on))
+    w("")
+    with w.block("namespace optiling", "}  // namespace optiling"):
+        w(f"BEGIN_TILING_DATA_DEF({names.tiling})")
+        with w.indented():
+            for f, _ in fields:
+                w(f"TILING_DATA_FIELD_DEF(uint32_t, {f});")
+            if cube:
+                w("TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);")
+            if topk is not None:
+                w("TILING_DATA_FIELD_DEF_STRUCT(TopkTiling, topkTilingData);")
+        w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({name}, {names.tiling})")
     w(f"#endif  // {guard}")
     return w.text()
 
 
-def _fill(w: Writer, var: str, prog: Program, k: Kernel, setter: bool) -> None:
+def _fill(w: Writer, var: str, prog: Program, k: Kernel) -> None:
     fields, cube = tiling_values(prog, k)
     for f, v in fields:
-        w(f"{var}.set_{f}({v});" if setter else f"{var}.{f} = {v};")
-    for f, v in cube.items():  # the host's TCubeTiling is a tiling-data class (set_<field>); the kernel's a struct
-        w(f"{var}.cubeTilingData.set_{f}({v});" if setter else f"{var}.cubeTilingData.{f} = {v};")
+        w(f"{var}.set_{f}({v});")
+    if cube:
+        _cube_fill(w, var, prog, k, cube)
     topk = topk_spec(prog, k)
     if topk is not None:
-        if not setter:
-            w("platform_ascendc::PlatformAscendC ascendcPlatform;")
-        w(f"// TopK: one row of {topk.n} (padded to {topk.inner}) per call, top {topk.k}",
-          topk_tiling_call(topk, "ascendcPlatform", f"{var}.topkTilingData"))
+        w(f"// TopK: one row of {topk.n} (padded to {topk.inner}) per call, top {topk.k}")
+        with w.block(f"if (!{topk_tiling_call(topk, 'ascendcPlatform', f'{var}.topkTilingData').rstrip(';')})"):
+            w("return ge::GRAPH_FAILED;")
+
+
+def _cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, int]) -> None:
+    """TCubeTiling from the Matmul tiling API with the schedule's base block as its fixed split, then the
+    fields the schedule decides beyond it."""
+    from .cube import CubePart
+
+    part = CubePart(Scope(prog, k))
+    ops = part.ops
+    a_dt, b_dt = prog.tensor(ops.a.buf).dtype, prog.tensor(ops.b.buf).dtype
+    c_dt = part._c_dtype()
+    gm, nd = "matmul_tiling::TPosition::GM", "matmul_tiling::CubeFormat::ND"
+    w("// TCubeTiling from the Matmul tiling API, with the schedule's base block as its fixed split",
+      "matmul_tiling::MultiCoreMatmulTiling cubeTiling(ascendcPlatform);",
+      f"cubeTiling.SetDim({cube['usedCoreNum']});",
+      f"cubeTiling.SetAType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[a_dt]}, {str(ops.trans_a).lower()});",
+      f"cubeTiling.SetBType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[b_dt]}, {str(ops.trans_b).lower()});",
+      f"cubeTiling.SetCType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[c_dt]});",
+      f"cubeTiling.SetBiasType({gm}, {nd}, matmul_tiling::DataType::DT_FLOAT);",
+      f"cubeTiling.SetShape({cube['M']}, {cube['N']}, {cube['Ka']});",
+      f"cubeTiling.SetOrgShape({cube['M']}, {cube['N']}, {cube['Ka']}, {cube['Kb']});",
+      f"cubeTiling.SetSingleShape({cube['singleCoreM']}, {cube['singleCoreN']}, {cube['singleCoreK']});",
+      f"cubeTiling.SetFixSplit({cube['baseM']}, {cube['baseN']}, {cube['baseK']});",
+      f"cubeTiling.SetBias({'true' if cube.get('isBias') else 'false'});",
+      "cubeTiling.SetBufferSpace(-1, -1, -1);")
+    with w.block(f"if (cubeTiling.GetTiling({var}.cubeTilingData) == -1)"):
+        w("return ge::GRAPH_FAILED;")
+    rest = [(f, v) for f, v in cube.items() if f not in API_CUBE_FIELDS]
+    if rest:
+        w("// the schedule's core count, L1 steps and depths, L0 buffering and walk order")
+        # baseK again: some CANN versions do not take a fixed baseK from SetFixSplit
+        for f, v in [("baseK", cube["baseK"]), *rest]:
+            w(f"{var}.cubeTilingData.set_{f}({v});")
 
 
 def host_source(prog: Program, k: Kernel) -> str:
     """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel."""
     names = names_of(prog, k)
     name = names.op_type
-    params = kernel_params(prog, k)
-    inputs = [p for p in params if prog.tensor(p).role != "output"]
-    outputs = [p for p in params if prog.tensor(p).role == "output"]
+    inputs, outputs = io_params(prog, k)
     w = Writer()
     w(f"// Host side of {name} (kernel {k.name}): tiling and operator definition for a CANN custom-op project.")
     if names.note():
         w(f"// {names.note()}")
     w(f'#include "{names.snake}_tiling.h"', '#include "register/op_def_registry.h"',
-      '#include "tiling/platform/platform_ascendc.h"', "")
+      '#include "tiling/platform/platform_ascendc.h"', '#include "tiling/tiling_api.h"', "")
     with w.block("namespace optiling", "}  // namespace optiling"):
         with w.block("static ge::graphStatus TilingFunc(gert::TilingContext* context)"):
             w("// The schedule was lowered for these shapes; other shapes need a new kernelstudio build.")
@@ -115,7 +172,7 @@ def host_source(prog: Program, k: Kernel) -> str:
                     w("return ge::GRAPH_FAILED;")
             w("auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
               f"{names.tiling} tiling;")
-            _fill(w, "tiling", prog, k, setter=True)
+            _fill(w, "tiling", prog, k)
             w(f"context->SetBlockDim({k.block_dim});", "context->SetTilingKey(0);",
               "tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), "
               "context->GetRawTilingData()->GetCapacity());",
@@ -156,38 +213,35 @@ def _nbytes(prog: Program, name: str) -> int:
     return prog.tensor(name).nbytes
 
 
-def main_source(prog: Program, tiling_files: list[str]) -> str:
-    """CPU launcher: reads inputs, launches every kernel in order, writes outputs.
+def main_source(prog: Program) -> str:
+    """CPU launcher: reads inputs, runs each operator's TilingFunc, launches every kernel in order, writes
+    outputs.
 
     As in CANN's CPU-debug launchers, main.cpp declares each kernel entry (`extern "C" __global__ __aicore__
-    void <op>(GM_ADDR ...)`) and is linked with the op_kernel/*.cpp files, each its own translation unit; it
-    includes the kernels' tiling headers (`tiling_files`, one per kernel in order) to fill their tiling data."""
-    multi = len(prog.kernels) > 1
+    void <op>(GM_ADDR ...)`) and is linked with the op_kernel/*.cpp and op_host/*.cpp files, each its own
+    translation unit. It fills no tiling itself: `ks_twin::host::run_tiling` calls the TilingFunc the
+    operator registered (OP_ADD) on the input shapes and the target's platform, as the runtime does."""
     w = Writer()
     w(f"// CPU launch of {prog.name} on the kernelstudio twin: {len(prog.kernels)} kernel(s), "
       f"{'fused' if prog.fused else 'unfused'}.",
-      "// Built with the op_kernel/*.cpp files, each compiled as its own translation unit (as CANN does).")
+      "// Built with the op_kernel/*.cpp and op_host/*.cpp files, each its own translation unit (as CANN does).")
     w("#include <cstdint>", "#include <cstdio>", "#include <cstring>", '#include "data_utils.h"',
-      '#include "tikicpulib.h"', '#include "register/tilingdata_base.h"')
-    for i, path in enumerate(tiling_files):
-        if multi:  # each tiling header registers its own struct (REGISTER_TILING_DATA_CLASS): keep them apart
-            w(f"namespace k{i} {{", f'#include "{path}"', f"}}  // namespace k{i}")
-        else:
-            w(f'#include "{path}"')
-    w("")
+      '#include "tikicpulib.h"', '#include "ks_twin/host.h"  // runs an operator\'s TilingFunc, as the runtime does',
+      "")
     for k in prog.kernels:
         w(f"{entry_signature(prog, k)};")
     w("")
     gm = [t for t in prog.tensors if t.role != "workspace"]
     with w.block("int32_t main()"):
+        _platform(w, prog)
         for t in gm:
             w(f"uint8_t* {_dev(t.name)} = static_cast<uint8_t*>(AscendC::GmAlloc({t.nbytes}));")
         for p in prog.inputs:
             w(f"size_t {camel(p)}Size = 0;")
             with w.block(f'if (!ReadFile("{p}.bin", {camel(p)}Size, {_dev(p)}, {_nbytes(prog, p)}))'):
                 w("return 1;")
-        for i, k in enumerate(prog.kernels):
-            _launch(w, prog, k, f"k{i}::" if multi else "")
+        for k in prog.kernels:
+            _launch(w, prog, k)
         for p in prog.outputs:
             with w.block(f'if (!WriteFile("{p}.bin", {_dev(p)}, {_nbytes(prog, p)}))'):
                 w("return 1;")
@@ -197,19 +251,36 @@ def main_source(prog: Program, tiling_files: list[str]) -> str:
     return w.text()
 
 
-def _launch(w: Writer, prog: Program, k: Kernel, ns: str) -> None:
+def _platform(w: Writer, prog: Program) -> None:
+    """The platform the runtime would report for the target: its core counts and on-chip memory."""
+    from .. import hw
+
+    p = hw.get(prog.target)
+    w(f"// {prog.target} as the runtime reports it to TilingFunc (the target profile's cores and memory)",
+      "fe::PlatFormInfos platform;", f'platform.soc = "{prog.target}";',
+      f"platform.aicNum = {p.aic_cores};", f"platform.aivNum = {p.aiv_cores};",
+      f"platform.l1 = {p.l1_bytes};", f"platform.l0a = {p.l0a_bytes};", f"platform.l0b = {p.l0b_bytes};",
+      f"platform.l0c = {p.l0c_bytes};", f"platform.ub = {p.ub_bytes};", f"platform.l2 = {p.l2_bytes};",
+      f"platform.hbm = {p.hbm_bytes}ull;")
+
+
+def _shapes(prog: Program, params: list[str]) -> str:
+    return "{" + ", ".join("{" + ", ".join(str(d) for d in prog.tensor(p).shape) + "}" for p in params) + "}"
+
+
+def _launch(w: Writer, prog: Program, k: Kernel) -> None:
     names = names_of(prog, k)
-    ws = max(workspace_bytes(prog, k), 32)
-    with _scoped(w, f"{names.op_type} (kernel {k.name}): {k.family}, {k.kernel_type}, blockDim {k.block_dim}"):
-        w(f"{ns}{names.tiling} tilingData;")
-        _fill(w, "tilingData", prog, k, setter=False)
-        w("uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(sizeof(tilingData)));",
-          "std::memcpy(tiling, &tilingData, sizeof(tilingData));",
-          f"uint8_t* workspace = static_cast<uint8_t*>(AscendC::GmAlloc({ws}));",
-          "ICPU_SET_TILING_KEY(0);",
+    inputs, outputs = io_params(prog, k)
+    with _scoped(w, f"{names.op_type} (kernel {k.name}): {k.family}, {k.kernel_type}"):
+        w(f'ks_twin::host::Launch launch = ks_twin::host::run_tiling("{names.op_type}", {_shapes(prog, inputs)}, '
+          f"{_shapes(prog, outputs)}, platform);",
+          "uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(launch.tiling.size()));",
+          "std::memcpy(tiling, launch.tiling.data(), launch.tiling.size());",
+          "uint8_t* workspace = static_cast<uint8_t*>(AscendC::GmAlloc(launch.workspace_bytes));",
+          "ICPU_SET_TILING_KEY(launch.tiling_key);",
           f"AscendC::SetKernelMode(KernelMode::{KERNEL_MODES[k.kernel_type]});")
         args = "".join(f"{_dev(p)}, " for p in kernel_params(prog, k))
-        w(f"ICPU_RUN_KF({names.snake}, {k.block_dim}, {args}workspace, tiling);",
+        w(f"ICPU_RUN_KF({names.snake}, launch.block_dim, {args}workspace, tiling);",
           "AscendC::GmFree(workspace);", "AscendC::GmFree(tiling);")
 
 

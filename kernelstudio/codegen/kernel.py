@@ -232,7 +232,8 @@ def kernel_source(prog: Program, k: Kernel) -> str:
     w('#include "kernel_operator.h"')
     if cube_part is not None:
         w('#include "lib/matmul_intf.h"')
-    w(f'#include "../{names.tiling_file}"', "", *HELPERS.splitlines(), "")
+    # no #include of op_host/<op>_tiling.h: the CANN build makes the tiling struct GET_TILING_DATA fills
+    w("", *HELPERS.splitlines(), "")
     w(f"constexpr int32_t BUFFER_NUM = {depth_const};  // queue depth: 2 = double buffering", "")
     args = "".join(f"GM_ADDR {pnames[p]}, " for p in params)
     tiling_t = names.tiling
@@ -241,7 +242,8 @@ def kernel_source(prog: Program, k: Kernel) -> str:
         w("public:")
         with w.indented():
             w(f"__aicore__ inline {cls}() {{}}")
-            with w.block(f"__aicore__ inline void Init({args}GM_ADDR workspace, const {tiling_t}& tiling)"):
+            w(f"template <typename TilingData>  // {tiling_t}, as GET_TILING_DATA fills it")
+            with w.block(f"__aicore__ inline void Init({args}GM_ADDR workspace, const TilingData& tiling)"):
                 for n in scope.tiling:
                     f = scope.field_name(n)
                     w(f"{f} = static_cast<int32_t>(tiling.{f});")

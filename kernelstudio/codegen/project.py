@@ -12,8 +12,7 @@ from pathlib import Path
 from ..files import write_tree
 from ..lower.tileir import Program
 from ..names import check_name, op_name
-from .host import GE_DTYPES
-from .kernel import kernel_params
+from .host import GE_DTYPES, io_params
 from .naming import op_names
 
 __all__ = ["write_project", "project_files", "op_json", "project_name"]
@@ -27,12 +26,13 @@ def op_json(prog: Program) -> list[dict]:
     ops = []
     names = op_names(prog)
     for k in prog.kernels:
-        params = kernel_params(prog, k)
+        inputs, outputs = io_params(prog, k)
         desc = {"op": names[k.name].op_type, "language": "cpp", "input_desc": [], "output_desc": []}
-        for p in params:
-            t = prog.tensor(p)
-            entry = {"name": p, "param_type": "required", "format": ["ND"], "type": [_JSON_TYPES[t.dtype]]}
-            desc["output_desc" if t.role == "output" else "input_desc"].append(entry)
+        for key, group in (("input_desc", inputs), ("output_desc", outputs)):
+            for p in group:
+                t = prog.tensor(p)
+                desc[key].append({"name": p, "param_type": "required", "format": ["ND"],
+                                  "type": [_JSON_TYPES[t.dtype]]})
         ops.append(desc)
     return ops
 
@@ -46,7 +46,12 @@ def project_name(prog: Program) -> str:
 def _cmake(prog: Program) -> str:
     names = " ".join(n.op_type for n in op_names(prog).values())
     proj = project_name(prog)
-    units = " ".join(["main.cpp", *(n.kernel_file for n in op_names(prog).values())])
+    units = " ".join(["main.cpp", *(n.kernel_file for n in op_names(prog).values()),
+                      *(n.host_file for n in op_names(prog).values())])
+    # a CANN build generates each kernel's tiling struct from its op_host/<op>_tiling.h; the twin build
+    # includes the header into the kernel's translation unit instead
+    structs = "\n".join(f'set_source_files_properties({n.kernel_file} PROPERTIES COMPILE_OPTIONS '
+                        f'"-include;${{CMAKE_CURRENT_SOURCE_DIR}}/{n.tiling_file}")' for n in op_names(prog).values())
     return f"""# CPU twin build of {prog.name}: `cmake -B build && cmake --build build` (needs g++ >= 12).
 # On a machine with CANN, build the operator package with msOpGen instead (see README.md).
 cmake_minimum_required(VERSION 3.16)
@@ -55,8 +60,10 @@ set(CMAKE_CXX_STANDARD 17)
 set(KS_TWIN_INCLUDE "" CACHE PATH "kernelstudio twin headers (python -c 'import kernelstudio.twin.runner as r; \\
 print(r.include_dir())')")
 find_package(Threads REQUIRED)
-# main.cpp declares the kernel entries; each op_kernel/*.cpp is its own translation unit, as CANN builds it
+# main.cpp declares the kernel entries and runs each operator's TilingFunc; each op_kernel/*.cpp and
+# op_host/*.cpp is its own translation unit, as CANN builds them
 add_executable({proj}_cpu {units})
+{structs}
 target_include_directories({proj}_cpu PRIVATE ${{KS_TWIN_INCLUDE}} ${{CMAKE_CURRENT_SOURCE_DIR}})
 target_link_libraries({proj}_cpu PRIVATE Threads::Threads)
 # operators: {names}
@@ -84,7 +91,8 @@ Target: `{prog.target}`. Operators (one kernel each), launched in this order:
    `msopgen gen -i {proj}.json -c ai_core-{prog.target} -lan cpp -out {proj}_op`
 3. Copy the generated sources over the templates:
    `cp op_host/* {proj}_op/op_host/ && cp op_kernel/* {proj}_op/op_kernel/`
-   (kernel files include their tiling header as `../op_host/<name>_tiling.h`).
+   (the kernels read their tiling with GET_TILING_DATA; the build makes the struct from
+   `op_host/<name>_tiling.h`, and the runtime fills it by calling each TilingFunc).
 4. Build and install the operator package:
    `cd {proj}_op && bash build.sh && ./build_out/custom_opp_*.run`
 5. Call it through aclnn (`aclnn{first}GetWorkspaceSize` / `aclnn{first}`) or from PyTorch via
@@ -98,8 +106,9 @@ kernelstudio for them):
 ## Run on the CPU without an NPU
 
 `main.cpp` is the CANN CPU-debug launcher (ICPU_RUN_KF): it declares each kernel entry (`extern "C"
-__global__ __aicore__ void <op>(GM_ADDR ...)`) and is linked with the `op_kernel/*.cpp` files, each compiled
-as its own translation unit, against the kernelstudio twin headers:
+__global__ __aicore__ void <op>(GM_ADDR ...)`), runs each operator's TilingFunc on the input shapes as the
+runtime would, and is linked with the `op_kernel/*.cpp` and `op_host/*.cpp` files, each compiled as its own
+translation unit, against the kernelstudio twin headers:
 `cmake -B build -DKS_TWIN_INCLUDE=<twin include dir> && cmake --build build`, then run
 `build/{proj}_cpu` in a directory holding the inputs as raw `<name>.bin` files; outputs are
 written the same way. With `KS_TWIN_LOG=calls.log` set, the run also records every Ascend C call it

@@ -65,8 +65,10 @@ _LOC = re.compile(r"^(?P<file>[^:\n\s]+):(?P<line>\d+):(?P<col>\d+):", re.M)
 _MULTIDEF = re.compile(r"multiple definition of [`'](?P<sym>[^'`]+)'")
 _UNDEF = re.compile(r"undefined reference to [`'](?P<sym>[^'`]+)'")
 _INCLUDE_CPP = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"(?P<path>[^"]+\.cpp)"', re.M)
-# Kernel sources: each is its own translation unit, as in a CANN project (op_kernel/*.cpp).
+# Kernel sources: each is its own translation unit, as in a CANN project (op_kernel/*.cpp); so is each
+# host source (op_host/*.cpp: TilingFunc and OpDef, which main.cpp runs before a launch).
 KERNEL_DIR = "op_kernel/"
+HOST_DIR = "op_host/"
 # The call log's file in the run directory (kept with keep_dir); the binary writes it when KS_TWIN_LOG is set.
 LOG_FILE = "calls.log"
 
@@ -118,15 +120,39 @@ def compile_flags(code: CodeBundle) -> list[str]:
 
 
 def sources(code: CodeBundle) -> list[str]:
-    """The translation units of `code`, in the order g++ gets them: main.cpp, then every
-    `op_kernel/**/*.cpp` (each compiled on its own and linked with main.cpp, as CANN builds kernels)."""
+    """The translation units of `code`, in the order g++ gets them: main.cpp, every `op_kernel/**/*.cpp`
+    and every `op_host/**/*.cpp` (each compiled on its own and linked together, as a CANN project builds)."""
     kernels = sorted(p for p in code.files if p.startswith(KERNEL_DIR) and p.endswith(".cpp"))
-    return ["main.cpp", *kernels]
+    hosts = sorted(p for p in code.files if p.startswith(HOST_DIR) and p.endswith(".cpp"))
+    return ["main.cpp", *kernels, *hosts]
+
+
+def kernel_tiling_header(code: CodeBundle, kernel: str) -> str | None:
+    """The host tiling header whose struct the kernel `op_kernel/<op>.cpp` reads (`op_host/<op>_tiling.h`),
+    if the bundle has one."""
+    header = HOST_DIR + Path(kernel).stem + "_tiling.h"
+    return header if header in code.files else None
+
+
+def _units(code: CodeBundle) -> dict[str, str | None]:
+    """Every file g++ compiles, with the text of the ones the build writes itself. A CANN build generates
+    each kernel's tiling struct from its op_host/<op>_tiling.h, so the kernel needs no #include of it;
+    the twin stands in with a unit that includes the header, then the kernel source."""
+    out: dict[str, str | None] = {}
+    for path in sources(code):
+        header = kernel_tiling_header(code, path) if path.startswith(KERNEL_DIR) else None
+        if header is None:
+            out[path] = None
+        else:
+            out[f"ks_unit_{Path(path).stem}.cpp"] = (f"// {path} as a CANN build compiles it: with its tiling "
+                                                     f'struct\n#include "{header}"\n#include "{path}"\n')
+    return out
 
 
 def compile_command(code: CodeBundle, out: str | os.PathLike[str]) -> list[str]:
-    """The g++ command that builds `code` into `out` (run in a directory holding the bundle's files)."""
-    return [CXX, *compile_flags(code), f"-I{include_dir()}", *sources(code), "-o", str(out)]
+    """The g++ command that builds `code` into `out` (run in a directory holding the bundle's files and the
+    kernel units the build writes, see `_units`)."""
+    return [CXX, *compile_flags(code), f"-I{include_dir()}", *_units(code), "-o", str(out)]
 
 
 def _check_sources(code: CodeBundle) -> None:
@@ -189,6 +215,9 @@ def compile_bundle(code: CodeBundle, *, cache_dir: str | os.PathLike[str] | None
     try:
         for rel, text in code.files.items():
             write_text(inside(build, rel), text)
+        for rel, unit in _units(code).items():
+            if unit is not None:
+                write_text(inside(build, rel), unit)
         out = build / code.name
         cmd = compile_command(code, out)
         try:

@@ -51,15 +51,29 @@ def test_host_files() -> None:
     assert "TILING_DATA_FIELD_DEF(uint32_t, tileM);" in tiling
     assert "TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);" in tiling
     assert "REGISTER_TILING_DATA_CLASS(MlaPrologLite, MlaPrologLiteTilingData)" in tiling
+    # CANN's form: tiling data in namespace optiling, TCubeTiling from tiling/tiling_api.h
+    assert tiling.index("namespace optiling {") < tiling.index("BEGIN_TILING_DATA_DEF") \
+        < tiling.index("}  // namespace optiling")
+    assert '#include "tiling/tiling_api.h"' in tiling
     host = files["op_host/mla_prolog_lite.cpp"]
     for piece in ("static ge::graphStatus TilingFunc(gert::TilingContext* context)", "SetBlockDim(3)",
+                  "matmul_tiling::MultiCoreMatmulTiling cubeTiling(ascendcPlatform);", "cubeTiling.SetDim(3);",
+                  "cubeTiling.SetFixSplit(", "if (cubeTiling.GetTiling(tiling.cubeTilingData) == -1)",
                   "tiling.cubeTilingData.set_baseK(32);", 'this->Input("w")', 'AddConfig("ascend910b")',
                   "OP_ADD(MlaPrologLite);"):
         assert piece in host, piece
+    # the shape fields come from the tiling API, not from set_ calls
+    assert "set_singleCoreM(" not in host and "cubeTilingData.set_M(" not in host
+    kernel = files["op_kernel/mla_prolog_lite.cpp"]
+    assert "op_host/" not in kernel and "GET_TILING_DATA(tilingData, tiling);" in kernel
     main = files["main.cpp"]
-    for piece in ("ICPU_RUN_KF(mla_prolog_lite, 3,", "AscendC::SetKernelMode(KernelMode::MIX_MODE);",
-                  'ReadFile("w.bin"', 'WriteFile("out.bin"', "ICPU_SET_TILING_KEY(0);"):
+    for piece in ('ks_twin::host::run_tiling("MlaPrologLite", {{1, 64, 256}, {512, 256}, {512}}, {{1, 64, 512}}, '
+                  'platform);',
+                  "ICPU_RUN_KF(mla_prolog_lite, launch.block_dim,", "ICPU_SET_TILING_KEY(launch.tiling_key);",
+                  "AscendC::SetKernelMode(KernelMode::MIX_MODE);", 'ReadFile("w.bin"', 'WriteFile("out.bin"',
+                  "platform.aicNum = 24;"):
         assert piece in main, piece
+    assert "tilingData" not in main and "_tiling.h" not in main  # main.cpp fills no tiling itself
 
 
 def test_unfused_main_launches_kernels_in_order_with_gm_intermediate() -> None:
@@ -71,7 +85,12 @@ def test_unfused_main_launches_kernels_in_order_with_gm_intermediate() -> None:
     # declared, not included: each op_kernel/*.cpp is its own translation unit
     assert ('extern "C" __global__ __aicore__ void ln_softmax_ln_part(GM_ADDR x, GM_ADDR mid, GM_ADDR workspace, '
             'GM_ADDR tiling);') in main
-    assert '#include "op_kernel/' not in main and "k0::LnSoftmaxLnPartTilingData tilingData;" in main
+    assert '#include "op_kernel/' not in main
+    # the intermediate is the first operator's output and the second's input
+    assert 'run_tiling("LnSoftmaxLnPart", {{' in main and 'run_tiling("LnSoftmaxSoftmaxPart", {{' in main
+    files = generate_files(prog)
+    assert 'this->Output("mid")' in files["op_host/ln_softmax_ln_part.cpp"]
+    assert 'this->Input("mid")' in files["op_host/ln_softmax_softmax_part.cpp"]
     assert "uint8_t* midGm = static_cast<uint8_t*>(AscendC::GmAlloc(1920));" in main
     assert 'ReadFile("mid.bin"' not in main and 'WriteFile("mid.bin"' not in main
 

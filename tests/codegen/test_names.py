@@ -123,7 +123,9 @@ def test_exported_project_is_named_after_the_operator(tmp_path) -> None:
     assert (root / "my_relu.json").is_file() and (root / "op_kernel/my_relu.cpp").is_file()
     readme = (root / "README.md").read_text()
     assert "msopgen gen -i my_relu.json" in readme and "-out my_relu_op" in readme and "aclnnMyRelu" in readme
-    assert "add_executable(my_relu_cpu main.cpp op_kernel/my_relu.cpp)" in (root / "CMakeLists.txt").read_text()
+    cmake = (root / "CMakeLists.txt").read_text()
+    assert "add_executable(my_relu_cpu main.cpp op_kernel/my_relu.cpp op_host/my_relu.cpp)" in cmake
+    assert "set_source_files_properties(op_kernel/my_relu.cpp PROPERTIES COMPILE_OPTIONS" in cmake
     clash = ks.lower(ks.create_schedule(ks.relu(x)), name="relu")
     root = ks.export_project(clash, tmp_path / "q")
     assert (root / "relu_custom.json").is_file()

@@ -47,10 +47,14 @@ def test_the_unfused_plan_compiles_each_kernel_as_its_own_unit(twin_cache: Path)
     assert len(prog.kernels) == 4
     code = codegen(prog)
     units = sources(code)
-    assert units[0] == "main.cpp" and len(units) == 5
-    assert all(u.startswith("op_kernel/") and u.endswith(".cpp") for u in units[1:])
+    assert units[0] == "main.cpp" and len(units) == 9  # main.cpp, 4 kernels, 4 host sources (TilingFunc)
+    assert all(u.startswith("op_kernel/") and u.endswith(".cpp") for u in units[1:5])
+    assert all(u.startswith("op_host/") and u.endswith(".cpp") for u in units[5:])
     cmd = compile_command(code, "out")
-    assert [c for c in cmd if c.endswith(".cpp")] == units  # g++ gets each unit, main.cpp includes none
+    # g++ gets main.cpp, each kernel in a unit that first includes its tiling header (the struct a CANN
+    # build generates from it), and each host source; main.cpp includes none of them
+    compiled = [c for c in cmd if c.endswith(".cpp")]
+    assert compiled == ["main.cpp", *(f"ks_unit_{Path(u).stem}.cpp" for u in units[1:5]), *units[5:]]
     assert "#include \"op_kernel/" not in code.files["main.cpp"]
     cmake = project_files(prog, dict(code.files))["CMakeLists.txt"]
     line = next(x for x in cmake.splitlines() if x.startswith("add_executable(out_cpu "))

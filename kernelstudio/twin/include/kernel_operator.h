@@ -10,6 +10,7 @@
 #include "ks_twin/tensor.h"
 #include "ks_twin/types.h"
 #include "ks_twin/vector.h"
+#include "tiling/platform/platform_ascendc.h"
 
 namespace AscendC {
 
@@ -30,10 +31,14 @@ inline void SetKernelMode(KernelMode mode)
 inline void* GmAlloc(size_t bytes) { return ks_twin::gm_alloc(bytes); }
 inline void GmFree(void* p) { ks_twin::gm_free(p); }
 
-// The twin's Matmul needs no system workspace: it is the buffer given to SetSysWorkspace, or a small
-// placeholder, and the user workspace starts at the workspace argument itself.
+// The workspace a kernel gets starts with the system part the host reserved with
+// PlatformAscendC::GetLibApiWorkSpaceSize(); the user part follows it. The twin's Matmul itself needs no
+// system workspace: it is the buffer given to SetSysWorkspace, or a small placeholder.
 inline void SetSysWorkspace(GM_ADDR workspace) { ks_twin::launch_state().sys_workspace = workspace; }
-inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace)
+{
+    return workspace == nullptr ? nullptr : workspace + platform_ascendc::KS_TWIN_LIB_WORKSPACE_BYTES;
+}
 
 // Cross-core flags of one AI Core. Mode 2: an AIC set wakes both of its AIVs; an AIV set counts toward
 // the AIC, whose wait needs a set from each AIV. Mode 1: barrier between the two AIVs.

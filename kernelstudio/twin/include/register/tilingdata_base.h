@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../tiling/tiling_api.h"
-
 namespace optiling {}
 
 #define BEGIN_TILING_DATA_DEF(class_name) struct class_name {

@@ -14,7 +14,8 @@ int32_t main()
     uint8_t* b = (uint8_t*)AscendC::GmAlloc(bBytes);
     uint8_t* rowSum = (uint8_t*)AscendC::GmAlloc(outBytes);
     uint8_t* rowMax = (uint8_t*)AscendC::GmAlloc(outBytes);
-    uint8_t* workspace = (uint8_t*)AscendC::GmAlloc(KS_WORKSPACE_BYTES);
+    // the system part (GetLibApiWorkSpaceSize) comes first; the kernel skips it with GetUserWorkspace
+    uint8_t* workspace = (uint8_t*)AscendC::GmAlloc(platform_ascendc::PlatformAscendC().GetLibApiWorkSpaceSize() + KS_WORKSPACE_BYTES);
     using Tiling = optiling::MatmulRowreduceCustomTilingData;
     auto* tiling = (Tiling*)AscendC::GmAlloc(sizeof(Tiling));
     if (!ReadFile("a.bin", fileSize, a, aBytes) || !ReadFile("b.bin", fileSize, b, bBytes)) return 1;

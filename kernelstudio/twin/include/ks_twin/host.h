@@ -1,0 +1,78 @@
+// The CPU launcher's host step: run an operator's TilingFunc (op_host/<op>.cpp, registered by OP_ADD)
+// on the input shapes, as the CANN runtime does before each launch, and hand main.cpp the block dim,
+// tiling key, tiling blob and workspace size it produced.
+#ifndef KS_TWIN_HOST_H
+#define KS_TWIN_HOST_H
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "../register/op_def_registry.h"
+#include "error.h"
+
+namespace ks_twin::host {
+
+struct Launch {
+    uint32_t block_dim = 0;
+    uint64_t tiling_key = 0;
+    std::vector<uint8_t> tiling;  // the TilingFunc's blob, GetDataSize() bytes
+    size_t workspace_bytes = 0;   // workspace size 0 (system + user)
+};
+
+inline std::string ks_shape_text(const std::vector<std::vector<int64_t>>& shapes)
+{
+    std::string s;
+    for (const auto& shape : shapes) {
+        s += s.empty() ? "[" : ", [";
+        for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+        s += "]";
+    }
+    return s;
+}
+
+// Runs the TilingFunc of `op_type` for these input and output shapes on `platform`. KS_TWIN_TILING_DUMP=<dir>
+// writes the blob to <dir>/<op_type>.tiling.bin.
+inline Launch run_tiling(const char* op_type, const std::vector<std::vector<int64_t>>& inputs,
+                         const std::vector<std::vector<int64_t>>& outputs, const fe::PlatFormInfos& platform)
+{
+    auto it = registry().find(op_type);
+    if (it == registry().end() || it->second.tiling == nullptr) {
+        fail("launch", "operator %s has no TilingFunc: its op_host/*.cpp must define OpDef %s with "
+             "AICore().SetTiling(...) and OP_ADD(%s), and be built with the kernels", op_type, op_type, op_type);
+    }
+    std::vector<gert::StorageShape> in, out;
+    for (const auto& s : inputs) in.emplace_back(gert::Shape(s));
+    for (const auto& s : outputs) out.emplace_back(gert::Shape(s));
+    gert::TilingContext ctx(in, out, platform, 64 * 1024);
+    KS_TWIN_LOG("TilingFunc", "op=%s", op_type);
+    if (it->second.tiling(&ctx) != ge::GRAPH_SUCCESS) {
+        fail("tiling", "the TilingFunc of %s returned GRAPH_FAILED for input shapes %s; the kernel was generated "
+             "for other shapes, or its tiling does not fit the chip", op_type, ks_shape_text(inputs).c_str());
+    }
+    Launch l;
+    l.block_dim = ctx.GetBlockDim();
+    l.tiling_key = ctx.GetTilingKey();
+    const size_t n = ctx.GetRawTilingData()->GetDataSize();
+    if (l.block_dim == 0 || n == 0) {
+        fail("tiling", "the TilingFunc of %s set block dim %u and %zu bytes of tiling data; it must call "
+             "context->SetBlockDim(n > 0) and GetRawTilingData()->SetDataSize(tiling.GetDataSize())", op_type,
+             l.block_dim, n);
+    }
+    const uint8_t* data = static_cast<const uint8_t*>(ctx.GetRawTilingData()->GetData());
+    l.tiling.assign(data, data + n);
+    l.workspace_bytes = ctx.Workspaces().empty() ? 0 : ctx.Workspaces()[0];
+    if (const char* dir = std::getenv("KS_TWIN_TILING_DUMP")) {
+        std::string path = std::string(dir) + "/" + op_type + ".tiling.bin";
+        if (FILE* f = std::fopen(path.c_str(), "wb")) {
+            std::fwrite(l.tiling.data(), 1, l.tiling.size(), f);
+            std::fclose(f);
+        }
+    }
+    return l;
+}
+
+}  // namespace ks_twin::host
+
+#endif

@@ -1,0 +1,74 @@
+// Host platform queries (platform_ascendc::PlatformAscendC) of the kernelstudio twin.
+//
+// On CANN the runtime hands TilingFunc a platform description (context->GetPlatformInfo()) and
+// PlatformAscendC answers core counts, on-chip memory sizes and the system workspace the high-level
+// APIs need. In the twin the CPU launcher (main.cpp) fills fe::PlatFormInfos from the target profile.
+#ifndef KS_TWIN_PLATFORM_ASCENDC_H
+#define KS_TWIN_PLATFORM_ASCENDC_H
+
+#include <cstdint>
+
+namespace fe {
+// What the twin knows of a chip: the target profile's core counts and memory sizes (bytes).
+struct PlatFormInfos {
+    const char* soc = "ascend910b2";
+    uint32_t aicNum = 24;
+    uint32_t aivNum = 48;
+    uint64_t l1 = 524288;
+    uint64_t l0a = 65536;
+    uint64_t l0b = 65536;
+    uint64_t l0c = 131072;
+    uint64_t ub = 196608;
+    uint64_t l2 = 201326592;
+    uint64_t hbm = 68719476736ull;
+};
+}  // namespace fe
+
+namespace platform_ascendc {
+
+enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
+enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND310P, ASCEND310B, RESERVED_VERSION };
+
+// The twin's system workspace for the high-level APIs, which GetUserWorkspace() skips on the kernel side.
+// CANN's size depends on the SoC and CANN version; the twin's Matmul needs none, so this is its own choice.
+constexpr uint32_t KS_TWIN_LIB_WORKSPACE_BYTES = 1024;
+
+class PlatformAscendC {
+public:
+    PlatformAscendC() = default;
+    explicit PlatformAscendC(const fe::PlatFormInfos* info) : info_(info != nullptr ? *info : fe::PlatFormInfos{}) {}
+
+    // Cores an AIV kernel can use: on a chip with separate cube and vector cores, the vector cores.
+    uint32_t GetCoreNum() const { return info_.aivNum; }
+    uint32_t GetCoreNumAic() const { return info_.aicNum; }
+    uint32_t GetCoreNumAiv() const { return info_.aivNum; }
+    SocVersion GetSocVersion() const { return SocVersion::ASCEND910B; }
+    uint32_t GetLibApiWorkSpaceSize() const { return KS_TWIN_LIB_WORKSPACE_BYTES; }
+    void GetCoreMemSize(CoreMemType type, uint64_t& size) const
+    {
+        switch (type) {
+            case CoreMemType::L0_A: size = info_.l0a; break;
+            case CoreMemType::L0_B: size = info_.l0b; break;
+            case CoreMemType::L0_C: size = info_.l0c; break;
+            case CoreMemType::L1: size = info_.l1; break;
+            case CoreMemType::L2: size = info_.l2; break;
+            case CoreMemType::UB: size = info_.ub; break;
+            case CoreMemType::HBM: size = info_.hbm; break;
+            default: size = 0; break;
+        }
+    }
+    // Block dim of a MIX launch: one block per AI Core (an AIC with its AIVs), at most sliceNum.
+    uint32_t CalcTschBlockDim(uint32_t sliceNum, uint32_t aicCoreNum, uint32_t aivCoreNum) const
+    {
+        if (aicCoreNum == 0 || aivCoreNum == 0 || aicCoreNum > aivCoreNum) return sliceNum;
+        uint32_t ratio = aivCoreNum / aicCoreNum;
+        return (sliceNum + ratio - 1) / ratio;
+    }
+
+private:
+    fe::PlatFormInfos info_{};
+};
+
+}  // namespace platform_ascendc
+
+#endif
