@@ -19,7 +19,7 @@ from ..schedule.schedule import Directive
 __all__ = ["check_directives_act"]
 
 _TAKES = {
-    "cube": "split('m'/'n'/'k', ...), reorder, parallel, double_buffer, l1_k_steps, l1_depth",
+    "cube": "split('m'/'n'/'k', ...), reorder, parallel, swizzle, double_buffer, l1_k_steps, l1_depth",
     "layout": "split(...) / vectorize(...) of its tile, parallel(cores=...), double_buffer",
     "axis_reduce": "split/vectorize of the reduced or inner dims, parallel(cores=...), double_buffer",
 }

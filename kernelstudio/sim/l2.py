@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import KernelStudioError
 from ..lower.tileir import Program
+from .l2_walk import walk_hit_ratios
 from .program import StaticInstr
 
 __all__ = ["L2Error", "hit_probability", "initial_hits", "model_hits", "check_override"]
@@ -93,17 +94,27 @@ def _hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int, override
         footprint = sum(prog.tensor(n).nbytes for n in touched)
         volume = float(sum(moved[s.sid] for s in mine)) if moved is not None else 0.0
         per_tensor: dict[str, float] = {}
+        firsts: dict[str, float] = {}
+        for name in reads:
+            if name in stack:
+                firsts[name] = hit_probability(sum(prog.tensor(n).nbytes for n in stack[stack.index(name):]), l2_bytes)
+        walk = prog.kernels[kidx].tile_walk
+        if walk is not None and override is None:
+            panels = {p.tensor for p in walk.panels}
+            other = sum(prog.tensor(n).nbytes for n in touched
+                        if n not in panels and prog.tensor(n).role != "workspace")
+            per_tensor.update(walk_hit_ratios(walk, prog.kernels[kidx].block_dim, other / max(1, walk.tiles),
+                                              l2_bytes, firsts))
         for name, read in reads.items():
+            if name in per_tensor:
+                continue
             t = prog.tensor(name)
             if t.role == "workspace":
                 per_tensor[name] = 1.0
             elif override is not None:
                 per_tensor[name] = override
             else:
-                first = 0.0
-                if name in stack:
-                    since = stack[stack.index(name):]
-                    first = hit_probability(sum(prog.tensor(n).nbytes for n in since), l2_bytes)
+                first = firsts.get(name, 0.0)
                 unique = min(float(t.nbytes), read) if read else float(t.nbytes)
                 again = 0.0
                 if read > unique:
