@@ -8,6 +8,7 @@ what every decision did to the IR.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import CapacityError, ScheduleError, TargetError, UnsupportedError
@@ -15,13 +16,14 @@ from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
 from ..ir.node import Node
-from ..ir.ops import Kind
+from ..ir.ops import Kind, itemsize
 from ..schedule.schedule import Schedule
 from .config import KernelConfig
 from .directive_checks import check_directives_act
 from .families import lower_cube_kernel, lower_vector_kernel
 from .layout import LAYOUT_LOWERED, is_axis_reduce, lower_axis_reduce, lower_layout_kernel
 from .printer import format_program
+from .tile_order import auto_swizzle
 from .tileir import GmTensor, Kernel, Program
 from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
 from .vector_body import ident, native_blockers
@@ -160,8 +162,15 @@ def double_buffer(ctx: _Ctx, cfgs: Configs) -> Configs:
 
 
 def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
-    # tiles dealt round robin over block_dim cores (all cores unless parallel(cores=...))
-    return {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
+    # tiles dealt round robin over block_dim cores (all cores unless parallel(cores=...)); cube C tiles
+    # in a swizzled order where the L2 model says it pays (tile_order.auto_swizzle)
+    out = {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
+    for name, c in out.items():
+        fk = ctx.kernels[name]
+        if fk.root is not None and not (fk.family == "cube_vector" and fk.has_row_reduction()):
+            nbytes = sum(itemsize(o.dtype) * math.prod(o.shape) for o in fk.outputs)
+            out[name] = auto_swizzle(c, _emit_one(ctx, name), nbytes, ctx.profile.l2_bytes)
+    return out
 
 
 def plan_memory(ctx: _Ctx, cfgs: Configs) -> Configs:

@@ -21,15 +21,18 @@ swizzled walk reuses A and B panels while they are still in L2 (`TileWalk`, read
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ScheduleError
 from ..ir.ops import itemsize
 from .config import KernelConfig
 from .expr import Const, E, Var
-from .tileir import Let, Panel, Stmt, TileWalk
+from .tileir import Kernel, Let, Panel, Stmt, TileWalk
 
-__all__ = ["tile_walk_lets", "tile_walk"]
+__all__ = ["tile_walk_lets", "tile_walk", "auto_swizzle", "AUTO_GAIN"]
+
+AUTO_GAIN = 0.10  # assumed: a swizzle is chosen when the L2 model predicts >= 10% fewer HBM reads
 
 
 def tile_walk_lets(name: str, mn: tuple[int, int], tiles: tuple[int, int], cfg: KernelConfig,
@@ -86,8 +89,8 @@ def tile_walk_lets(name: str, mn: tuple[int, int], tiles: tuple[int, int], cfg: 
 def tile_walk(cs: Any, tiles: int, lets: list[Stmt], row_block: bool, nt: int, slices: int) -> TileWalk:
     """What each tile reads, for the L2 model: the A row panel and the B column panel of its C tile
     (all of K), keyed by their GM offset. A row block reads its A panel once per n tile and all of
-    B. Conv: the weights' row panel, and the input image's share for a pixel tile (its bytes in
-    proportion to the pixels: an estimate, the tiles' input rows overlap by the kernel height).
+    B. Conv: the weights' row panel only; the input rows of neighbouring pixel tiles overlap by the
+    kernel height, so the image is left to the L2 model's mean re-read rule.
     `cs` is the kernel's matmul view (families._CubeShape), `lets` the tile loop's Lets down to m0,
     mlen (n0, nlen), `slices` the L1 loads of one C tile."""
     a_node, b_node = cs.root.inputs
@@ -97,12 +100,53 @@ def tile_walk(cs: Any, tiles: int, lets: list[Stmt], row_block: bool, nt: int, s
     if row_block:
         panels = (Panel(cs.a_name, E.add(a_off, m0), E.mul(mlen, cs.K * ia), Const(nt)),
                   Panel(cs.b_name, b_off, Const(cs.K * cs.N * ib)))
-    elif cs.conv:  # the weights are the M-side operand, the image the N side
-        image = cs.cin * cs.h * cs.w * ia
-        panels = (Panel(cs.b_name, m0, E.mul(mlen, cs.K * ib)),
-                  Panel(cs.a_name, E.add(a_off, n0), E.div(E.mul(nlen, image), cs.N)))
+    elif cs.conv:  # the weights are the M-side operand; the image's pixel tiles overlap (l2.py's mean rule)
+        panels = (Panel(cs.b_name, m0, E.mul(mlen, cs.K * ib)),)
     else:
         panels = (Panel(cs.a_name, E.add(a_off, m0), E.mul(mlen, cs.K * ia)),
                   Panel(cs.b_name, E.add(b_off, n0), E.mul(nlen, cs.K * ib)))
     return TileWalk(tiles, tuple(s for s in lets if isinstance(s, Let)), panels,
                     max(1, slices) * (nt if row_block else 1))
+
+
+def auto_swizzle(cfg: KernelConfig, emit: Callable[[KernelConfig], Kernel], out_bytes: int,
+                 l2_bytes: int) -> KernelConfig:
+    """The auto-schedule's C tile order: when the operands together exceed 2/3 of L2 (below that
+    every re-read hits whatever the order), each swizzle group of 2, 4, 8, ... tile rows or columns
+    is priced by the L2 model (sim/l2_walk.py, operands cold, the output `out_bytes` spread over the
+    tiles) and the one with the fewest HBM reads is kept if it saves at least AUTO_GAIN of the
+    row-major order's. `cfg` must be complete (cores, alignment); it comes back unchanged or with
+    the swizzle and a note."""
+    from ..sim.l2_walk import walk_hbm_reads
+
+    base = emit(cfg)
+    t = dict(base.tiling)
+    walk = base.tile_walk
+    mt, nt = t.get("m_tiles", 1), t.get("n_tiles", 1)
+    if walk is None or cfg.swizzle_group or cfg.order_by or walk.tiles != t["batch"] * mt * nt or min(mt, nt) < 2:
+        return cfg
+    operands = t["batch"] * (t["M"] + t["N"]) * t["K"] * 2  # an fp16-sized estimate: only a gate
+    if 3 * operands <= 2 * l2_bytes:
+        return cfg
+    other = out_bytes / walk.tiles
+
+    def hbm(k: Kernel) -> float:
+        assert k.tile_walk is not None
+        return walk_hbm_reads(k.tile_walk, k.block_dim, other, l2_bytes)
+
+    plain = hbm(base)
+    best, best_cfg = plain, cfg
+    for along, grouped in (("m", mt), ("n", nt)):
+        g = 2
+        while g <= min(grouped, 64):
+            c = cfg.with_(swizzle_group=g, swizzle_dir=along)
+            v = hbm(emit(c))
+            if v < best:
+                best, best_cfg = v, c
+            g *= 2
+    if best_cfg is cfg or best > (1 - AUTO_GAIN) * plain:
+        return cfg
+    return best_cfg.noted(
+        f"auto swizzle(group={best_cfg.swizzle_group}, direction={best_cfg.swizzle_dir!r}): the operands "
+        f"({operands / 2**20:,.0f} MiB) exceed L2 ({l2_bytes / 2**20:,.0f} MiB); the L2 model predicts "
+        f"{best / 1e9:,.2f} GB of HBM reads against {plain / 1e9:,.2f} GB in row-major order")

@@ -5,13 +5,14 @@ reads. Tile t runs in wave t // block_dim; the tiles of one wave run at the same
 through their `slices` GM loads (L1 slabs of k tiles), so a panel several of them read is fetched
 once and the other cores re-read it a slice later: at a distance of the wave's distinct bytes /
 slices. The waves are the clock of an LRU stack over panels: the reuse distance of a panel read
-in wave r, last read in wave q, is the distinct bytes touched in waves q..r — the distinct panels
+in wave r, last read in wave q < r, is the distinct bytes touched in waves q+1..r (r - q waves'
+worth: the two reads sit anywhere in their waves, so that is the mean) — the distinct panels
 (itself included) plus the kernel's other traffic (its output tiles, epilogue inputs: their
 footprint spread evenly over the tiles). The first read of a panel in the kernel has no distance
 (l2.py prices it by cross-kernel reuse).
 
-Computed with NumPy at panel granularity: the distinct bytes of every (q, r) window come from one
-cumulative table over (wave, wave of the panel's previous use). Beyond MAX_STEPS waves, runs of
+Computed with NumPy at panel granularity: the distinct bytes of every window of waves come from
+one cumulative table over (wave, wave of the panel's previous read). Beyond MAX_STEPS waves, runs of
 consecutive waves share a step (reads of a panel inside one step count as one fetch). Results are
 cached per (walk, block_dim, other bytes per tile); only the hit probabilities depend on l2_bytes.
 """
@@ -25,7 +26,7 @@ import numpy as np
 from ..lower.expr import Bin, Const, Expr, Var
 from ..lower.tileir import TileWalk
 
-__all__ = ["MAX_STEPS", "panel_reads", "walk_hit_ratios"]
+__all__ = ["MAX_STEPS", "panel_reads", "walk_hit_ratios", "walk_hbm_reads"]
 
 MAX_STEPS = 512
 
@@ -81,8 +82,8 @@ def panel_reads(walk: TileWalk, block_dim: int, other_per_tile: float) -> tuple[
     dist = np.full(len(occ), -1.0)
     has = prev >= 0
     q, r = prev[has], occ_step[has]
-    before = np.where(q > 0, table[np.maximum(q - 1, 0), q], 0.0)
-    dist[has] = table[r, q] - before + other_per_tile * (tiles_upto[r + 1] - tiles_upto[q])
+    # distinct bytes of steps q+1..r: panels read there whose previous read was at step q or before
+    dist[has] = table[r, q + 1] - table[q, q + 1] + other_per_tile * (tiles_upto[r + 1] - tiles_upto[q + 1])
     step_bytes = np.bincount(occ_step, weights=fetch, minlength=nsteps) + other_per_tile * np.diff(tiles_upto)
     co_dist = step_bytes[occ_step] / (walk.slices * per)
     return ops[first], dist, fetch, extra, co_dist
@@ -102,6 +103,13 @@ def walk_hit_ratios(walk: TileWalk, block_dim: int, other_per_tile: float, l2_by
         acc[0] += float((fetch[mine] * h).sum() + (extra[mine] * co[mine]).sum())
         acc[1] += float(fetch[mine].sum() + extra[mine].sum())
     return {name: (hit / total if total else 1.0) for name, (hit, total) in hits.items()}
+
+
+def walk_hbm_reads(walk: TileWalk, block_dim: int, other_per_tile: float, l2_bytes: float) -> float:
+    """Bytes of the panel reads that miss L2 when every operand starts cold (first reads miss)."""
+    _, dist, fetch, extra, co_dist = panel_reads(walk, block_dim, float(other_per_tile))
+    again = np.where(dist < 0, 0.0, _hit_probability(dist, l2_bytes))
+    return float((fetch * (1 - again)).sum() + (extra * (1 - _hit_probability(co_dist, l2_bytes))).sum())
 
 
 def _hit_probability(distance: np.ndarray, l2_bytes: float) -> np.ndarray:
