@@ -107,7 +107,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
         elif d.kind == "l1_depth":
             out["depth_a1"], out["depth_b1"] = d.value
         elif d.kind == "swizzle":
-            out["swizzle"] = d.value
+            out["swizzle"] = (d.value, d.axis)  # (group, direction)
     if out["swizzle"] and out["order_by"]:
         g, direction = out["swizzle"]
         raise ScheduleError(f"kernel {fk.name}: swizzle(group={g}, direction={direction!r}) and {out['order_by']} both "

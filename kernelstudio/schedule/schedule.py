@@ -217,7 +217,7 @@ class Stage:
         again while they are still in L2. group 1 along "m" walks the rows one by one (every other
         row backwards), a group of all the tile rows is the column-major order (reorder("n", "m")).
         Numerics do not change."""
-        return self._add("swizzle", None, (group, direction))
+        return self._add("swizzle", direction, group)
 
     def compute_dtype(self, dtype: str) -> Stage:
         """Dtype of the vector math: "auto" (float16 where every op rounds as the golden model does,
@@ -328,10 +328,7 @@ def _validate(k: FusedKernel, d: Directive) -> None:
             raise ScheduleError(f"kernel {k.name}: swizzle applies to matmul/conv kernels (the order their C tiles "
                                 f"are dealt to the cube cores); this kernel is {k.family}: its tiles are walked in "
                                 "order, reorder(...) / parallel(...) choose which axis goes first")
-        if not isinstance(d.value, tuple) or len(d.value) != 2:
-            raise ScheduleError(f"kernel {k.name}: swizzle takes (group, direction), got {d.value!r}; "
-                                "e.g. swizzle(group=4, direction='m')")
-        group, direction = d.value
+        group, direction = d.value, d.axis
         _check_factor(k, "swizzle", group, "group (tile rows or columns per group)")
         if direction not in ("m", "n"):
             raise ScheduleError(f"kernel {k.name}: swizzle direction {direction!r} must be 'm' (groups of tile rows) "

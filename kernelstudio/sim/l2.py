@@ -9,11 +9,16 @@ written — is small enough for the data to still be resident:
 - First touch in a kernel of a tensor an earlier kernel read or wrote: reuse distance = the
   distinct bytes of the tensors touched since, itself included (an LRU stack over tensors).
   A program input never touched before is a cold miss.
-- Re-reads inside a kernel (a matmul reads each A row panel once per C tile column): the kernel's
-  reads of tensor T are R_T bytes for a footprint of U_T, so its data is read R_T / U_T times and
-  the reuse distance is the kernel's GM traffic between two reads of the same bytes,
-  V * U_T / R_T (V = every GM byte the kernel moves, all cores), capped at the kernel's footprint
-  (distinct bytes cannot exceed it).
+- Re-reads of a cube kernel's operands (a matmul reads each A row panel once per C tile column,
+  each B column panel once per tile row): from the order its tiles are dealt to the cores
+  (Kernel.tile_walk, l2_walk.py) — an LRU stack over panels clocked by waves of block_dim tiles;
+  a panel several cores read in one wave is fetched once. So the tile order (reorder, swizzle)
+  decides which re-reads hit.
+- Other re-reads inside a kernel (epilogue inputs, a conv's overlapping input rows, vector
+  kernels): the kernel's reads of tensor T are R_T bytes for a footprint of U_T, so its data is
+  read R_T / U_T times and the reuse distance is the kernel's GM traffic between two reads of the
+  same bytes, V * U_T / R_T (V = every GM byte the kernel moves, all cores), capped at the
+  kernel's footprint (distinct bytes cannot exceed it).
 - Distances spread evenly over [d/2, 3d/2] around their mean d, so a move hits with probability
   clamp((l2 - d/2) / d, 0, 1): all of it while d <= 2/3 x l2, none once d >= 2 x l2, and never
   less when L2 grows.

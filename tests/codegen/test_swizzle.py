@@ -129,3 +129,12 @@ def test_three_way_mixed_kernel_swizzled_by_columns(twin_cache):
     prog = _lower(out, swizzle=(3, "n"))
     assert prog.kernels[0].family == "cube_vector"
     three_way(out, prog, twin_cache)
+
+
+def test_saved_and_replayed_like_every_directive():
+    s = ks.create_schedule(_mm(256, 64, 256))
+    s[s.kernels[0].name].split("m", 32).swizzle(2, "n")
+    again = ks.create_schedule(_mm(256, 64, 256))
+    again.replay(s.to_json())
+    assert again.directives == s.directives
+    assert again.directives[-1] == ks.Directive("swizzle", s.kernels[0].name, "n", 2)
