@@ -138,3 +138,14 @@ def test_saved_and_replayed_like_every_directive():
     again.replay(s.to_json())
     assert again.directives == s.directives
     assert again.directives[-1] == ks.Directive("swizzle", s.kernels[0].name, "n", 2)
+
+
+def test_three_way_conv_with_swizzled_pixel_tiles(twin_cache):
+    from tests.reference_kernels import conv_bias_relu
+
+    out = conv_bias_relu(n=2, cin=16, hw=20, cout=48)  # M = 48 output channels, N = 400 pixels per image
+    s = ks.create_schedule(out, fuse=True)
+    s[s.kernels[0].name].split("m", 16).split("n", 64).swizzle(2, "m")
+    prog = ks.lower(s, "ascend910b2")
+    assert prog.kernels[0].tile_walk.tiles == 2 * 3 * 7
+    three_way(out, prog, twin_cache)
