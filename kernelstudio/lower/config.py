@@ -22,6 +22,8 @@ class KernelConfig:
     tile_cols: int = 1
     order: tuple[str, ...] = ("m", "n")
     order_by: str = ""  # the directive that set `order` (reorder/parallel with an axis); "" = the default
+    swizzle_group: int = 0  # cube C tiles walked in groups of this many tile rows/columns; 0 = `order`
+    swizzle_dir: str = "m"  # "m": groups of tile rows, "n": groups of tile columns (tile_order.py)
     cores: int = 1
     depth: int = 1
     aligned: bool = False

@@ -5,6 +5,8 @@ Checked once the tiles are known (a clamp depends on them): `vectorize`/`compute
 kernel without an epilogue; `reorder`/`parallel(axis)`/`compute_dtype` on data-movement (layout)
 kernels and on reductions over non-last axes; a split of the outer dim of such a reduction; an
 epilogue chunk wider or taller than the C tile it comes from; `l1_k_steps` past the k tiles there are.
+`swizzle` is refused where the tile walk is built (tile_order.py): on a row-reduction epilogue's
+row blocks and with a group larger than the tile rows (columns); on vector kernels when applied.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..schedule.schedule import Directive
 __all__ = ["check_directives_act"]
 
 _TAKES = {
-    "cube": "split('m'/'n'/'k', ...), reorder, parallel, double_buffer, l1_k_steps, l1_depth",
+    "cube": "split('m'/'n'/'k', ...), reorder, parallel, swizzle, double_buffer, l1_k_steps, l1_depth",
     "layout": "split(...) / vectorize(...) of its tile, parallel(cores=...), double_buffer",
     "axis_reduce": "split/vectorize of the reduced or inner dims, parallel(cores=...), double_buffer",
 }

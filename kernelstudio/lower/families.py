@@ -10,6 +10,7 @@ from ..ir.node import Node
 from ..ir.ops import Op
 from .config import KernelConfig
 from .expr import Const, E, Expr, Var, ceil_div
+from .tile_order import tile_walk, tile_walk_lets
 from .tileir import (
     Alloc,
     Buffer,
@@ -283,18 +284,13 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
 
     # ---- tile walk
     t = Var("t")
-    lets: list[Stmt] = []
-    if row_block:
-        lets += [Let("bi", E.div(t, mt)), Let("mi", E.mod(t, mt))]
-    else:
-        m_outer = cfg.order[:1] != ("n",)
-        inner = nt if m_outer else mt
-        lets += [Let("bi", E.div(t, mt * nt)),
-                 Let("mi", E.div(E.mod(t, mt * nt), inner) if m_outer else E.mod(E.mod(t, mt * nt), mt)),
-                 Let("ni", E.mod(E.mod(t, mt * nt), nt) if m_outer else E.div(E.mod(t, mt * nt), mt))]
+    lets, order_note = tile_walk_lets(fk.name, (cs.M, cs.N), (tm, tn), cfg, row_block)
+    if order_note:
+        cfg = cfg.noted(order_note)
     lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(cs.M, Var("m0"))))]
     if not row_block:
         lets += [Let("n0", E.mul(Var("ni"), tn)), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0"))))]
+    walk = tile_walk(cs, total, lets, row_block, nt, -(-kt // max(sa, sb)))
     a_off = cs.batch_offset("a", Var("bi"))
     b_off = cs.batch_offset("b", Var("bi"))
 
@@ -500,7 +496,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
-                  notes=cfg.notes, vec_per_block=vec), ws
+                  notes=cfg.notes, vec_per_block=vec, tile_walk=walk), ws
 
 
 

@@ -8,6 +8,7 @@ what every decision did to the IR.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable, Sequence
 
 from ..errors import CapacityError, ScheduleError, TargetError, UnsupportedError
@@ -15,13 +16,14 @@ from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
 from ..ir.node import Node
-from ..ir.ops import Kind
+from ..ir.ops import Kind, itemsize
 from ..schedule.schedule import Schedule
 from .config import KernelConfig
 from .directive_checks import check_directives_act
 from .families import lower_cube_kernel, lower_vector_kernel
 from .layout import LAYOUT_LOWERED, is_axis_reduce, lower_axis_reduce, lower_layout_kernel
 from .printer import format_program
+from .tile_order import auto_swizzle
 from .tileir import GmTensor, Kernel, Program
 from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
 from .vector_body import ident, native_blockers
@@ -77,6 +79,9 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         ctx.tiles[name] = tiles
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
         out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"])
+        if ctx.user(name)["swizzle"]:  # the C tiles' order (tile_order.py)
+            g, direction = ctx.user(name)["swizzle"]
+            out[name] = out[name].with_(swizzle_group=g, swizzle_dir=direction)
         if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
             out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
         single = [t for key, t in (("depth_l0", "L0A/L0B"), ("depth_ub", "the epilogue's UB queues")) if tiles.get(key)]
@@ -157,8 +162,15 @@ def double_buffer(ctx: _Ctx, cfgs: Configs) -> Configs:
 
 
 def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
-    # tiles dealt round robin over block_dim cores (all cores unless parallel(cores=...))
-    return {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
+    # tiles dealt round robin over block_dim cores (all cores unless parallel(cores=...)); cube C tiles
+    # in a swizzled order where the L2 model says it pays (tile_order.auto_swizzle)
+    out = {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
+    for name, c in out.items():
+        fk = ctx.kernels[name]
+        if fk.root is not None and not (fk.family == "cube_vector" and fk.has_row_reduction()):
+            nbytes = sum(itemsize(o.dtype) * math.prod(o.shape) for o in fk.outputs)
+            out[name] = auto_swizzle(c, _emit_one(ctx, name), nbytes, ctx.profile.l2_bytes)
+    return out
 
 
 def plan_memory(ctx: _Ctx, cfgs: Configs) -> Configs:

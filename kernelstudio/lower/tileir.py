@@ -51,6 +51,7 @@ __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
     "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "TopK", "Alloc", "EnQue", "DeQue", "Free",
     "CrossSet", "CrossWait", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
+    "Panel", "TileWalk",
     "VECTOR_OPS", "pipe_of", "walk",
 ]
 
@@ -373,6 +374,7 @@ class Kernel:
     notes: tuple[str, ...] = ()  # why: reduction scheme, fusion rules, clamps
     vec_per_block: int = 1  # AIV programs per block: 2 for MIX_AIC_1_2, else 1
     does: str = ""  # what it computes in a word or two (matmul_gelu, layer_norm): names its operator
+    tile_walk: TileWalk | None = None  # cube kernels: the order C tiles are dealt out and what each reads (L2 model)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:
@@ -382,6 +384,31 @@ class Kernel:
 
     def tiling_value(self, name: str) -> int:
         return dict(self.tiling)[name]
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """The GM data one tile of a cube kernel reads from one operand: `key` names it (equal keys are
+    the same bytes), `nbytes` its size, `reads` how often the tile reads it (expressions of the
+    walk's Lets)."""
+
+    tensor: str
+    key: Expr
+    nbytes: Expr
+    reads: Expr = Const(1)
+
+
+@dataclass(frozen=True, slots=True)
+class TileWalk:
+    """How a cube kernel deals out its `tiles` (C tiles, or row blocks): `lets` map the tile index
+    `t` to its coordinates, as in the kernel body; `panels` are what each tile reads, in `slices`
+    GM loads one after another (L1 slabs of k tiles, times the n tiles of a row block). Tile t runs
+    on block t % block_dim in wave t // block_dim. The simulator's L2 model reads it."""
+
+    tiles: int
+    lets: tuple[Let, ...]
+    panels: tuple[Panel, ...]
+    slices: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
     out: dict[str, Any] = {"tile_m": None, "tile_n": None, "tile_k": None, "tile_rows": None, "tile_cols": None,
                            "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
                            "compute_dtype": "auto", "step_ka": None, "step_kb": None, "depth_a1": None,
-                           "depth_b1": None, "order_by": ""}
+                           "depth_b1": None, "order_by": "", "swizzle": None}
     for d in directives:
         if d.kind == "split":
             if cube:
@@ -106,6 +106,13 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
             out["step_ka"], out["step_kb"] = d.value
         elif d.kind == "l1_depth":
             out["depth_a1"], out["depth_b1"] = d.value
+        elif d.kind == "swizzle":
+            out["swizzle"] = (d.value, d.axis)  # (group, direction)
+    if out["swizzle"] and out["order_by"]:
+        g, direction = out["swizzle"]
+        raise ScheduleError(f"kernel {fk.name}: swizzle(group={g}, direction={direction!r}) and {out['order_by']} both "
+                            "set the order of the C tiles; keep one (a swizzle group of all the tile rows is the "
+                            "column-major order, reorder('n', 'm'))")
     return out
 
 

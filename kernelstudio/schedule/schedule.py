@@ -19,7 +19,7 @@ __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DI
 
 CUBE_AXES = ("m", "n", "k")
 DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize", "compute_dtype", "l1_k_steps",
-                   "l1_depth")
+                   "l1_depth", "swizzle")
 COMPUTE_DTYPES = ("auto", "float16", "float32")
 
 
@@ -210,6 +210,15 @@ class Stage:
         double_buffer."""
         return self._add("l1_depth", None, (a, a if b is None else b))
 
+    def swizzle(self, group: int, direction: str = "m") -> Stage:
+        """The order a matmul/conv kernel deals its C tiles out to the cores: in groups of `group`
+        tile rows (direction "m"; "n": tile columns), each column (row) of a group in turn, every
+        other group backwards — catlass's GemmIdentityBlockSwizzle. A and B panels are then used
+        again while they are still in L2. group 1 along "m" walks the rows one by one (every other
+        row backwards), a group of all the tile rows is the column-major order (reorder("n", "m")).
+        Numerics do not change."""
+        return self._add("swizzle", direction, group)
+
     def compute_dtype(self, dtype: str) -> Stage:
         """Dtype of the vector math: "auto" (float16 where every op rounds as the golden model does,
         the default), "float16" (native; an error if an op needs float32) or "float32"."""
@@ -314,6 +323,16 @@ def _validate(k: FusedKernel, d: Directive) -> None:
         if d.kind == "l1_depth" and max(a, b) > 2:
             raise ScheduleError(f"kernel {k.name}: l1_depth(a={a}, b={b}): 1 (single) or 2 (double buffered) "
                                 "slots per operand")
+    elif d.kind == "swizzle":
+        if k.root is None:
+            raise ScheduleError(f"kernel {k.name}: swizzle applies to matmul/conv kernels (the order their C tiles "
+                                f"are dealt to the cube cores); this kernel is {k.family}: its tiles are walked in "
+                                "order, reorder(...) / parallel(...) choose which axis goes first")
+        group, direction = d.value, d.axis
+        _check_factor(k, "swizzle", group, "group (tile rows or columns per group)")
+        if direction not in ("m", "n"):
+            raise ScheduleError(f"kernel {k.name}: swizzle direction {direction!r} must be 'm' (groups of tile rows) "
+                                "or 'n' (groups of tile columns)")
     elif d.kind == "compute_dtype" and d.value not in COMPUTE_DTYPES:
         raise ScheduleError(f"kernel {k.name}: compute_dtype {d.value!r} is not one of "
                             f"{', '.join(COMPUTE_DTYPES)}; 'auto' computes in float16 where precision allows")

@@ -9,11 +9,16 @@ written — is small enough for the data to still be resident:
 - First touch in a kernel of a tensor an earlier kernel read or wrote: reuse distance = the
   distinct bytes of the tensors touched since, itself included (an LRU stack over tensors).
   A program input never touched before is a cold miss.
-- Re-reads inside a kernel (a matmul reads each A row panel once per C tile column): the kernel's
-  reads of tensor T are R_T bytes for a footprint of U_T, so its data is read R_T / U_T times and
-  the reuse distance is the kernel's GM traffic between two reads of the same bytes,
-  V * U_T / R_T (V = every GM byte the kernel moves, all cores), capped at the kernel's footprint
-  (distinct bytes cannot exceed it).
+- Re-reads of a cube kernel's operands (a matmul reads each A row panel once per C tile column,
+  each B column panel once per tile row): from the order its tiles are dealt to the cores
+  (Kernel.tile_walk, l2_walk.py) — an LRU stack over panels clocked by waves of block_dim tiles;
+  a panel several cores read in one wave is fetched once. So the tile order (reorder, swizzle)
+  decides which re-reads hit.
+- Other re-reads inside a kernel (epilogue inputs, a conv's overlapping input rows, vector
+  kernels): the kernel's reads of tensor T are R_T bytes for a footprint of U_T, so its data is
+  read R_T / U_T times and the reuse distance is the kernel's GM traffic between two reads of the
+  same bytes, V * U_T / R_T (V = every GM byte the kernel moves, all cores), capped at the
+  kernel's footprint (distinct bytes cannot exceed it).
 - Distances spread evenly over [d/2, 3d/2] around their mean d, so a move hits with probability
   clamp((l2 - d/2) / d, 0, 1): all of it while d <= 2/3 x l2, none once d >= 2 x l2, and never
   less when L2 grows.
@@ -30,6 +35,7 @@ import numpy as np
 
 from ..errors import KernelStudioError
 from ..lower.tileir import Program
+from .l2_walk import walk_hit_ratios
 from .program import StaticInstr
 
 __all__ = ["L2Error", "hit_probability", "initial_hits", "model_hits", "check_override"]
@@ -93,17 +99,27 @@ def _hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int, override
         footprint = sum(prog.tensor(n).nbytes for n in touched)
         volume = float(sum(moved[s.sid] for s in mine)) if moved is not None else 0.0
         per_tensor: dict[str, float] = {}
+        firsts: dict[str, float] = {}
+        for name in reads:
+            if name in stack:
+                firsts[name] = hit_probability(sum(prog.tensor(n).nbytes for n in stack[stack.index(name):]), l2_bytes)
+        walk = prog.kernels[kidx].tile_walk
+        if walk is not None and override is None:
+            panels = {p.tensor for p in walk.panels}
+            other = sum(prog.tensor(n).nbytes for n in touched
+                        if n not in panels and prog.tensor(n).role != "workspace")
+            per_tensor.update(walk_hit_ratios(walk, prog.kernels[kidx].block_dim, other / max(1, walk.tiles),
+                                              l2_bytes, firsts))
         for name, read in reads.items():
+            if name in per_tensor:
+                continue
             t = prog.tensor(name)
             if t.role == "workspace":
                 per_tensor[name] = 1.0
             elif override is not None:
                 per_tensor[name] = override
             else:
-                first = 0.0
-                if name in stack:
-                    since = stack[stack.index(name):]
-                    first = hit_probability(sum(prog.tensor(n).nbytes for n in since), l2_bytes)
+                first = firsts.get(name, 0.0)
                 unique = min(float(t.nbytes), read) if read else float(t.nbytes)
                 again = 0.0
                 if read > unique:

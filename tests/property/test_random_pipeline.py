@@ -107,6 +107,10 @@ def random_schedule(seed: int, out):
             st.split("m", r.choice([16, 32]))
             if k.family == "cube_vector":  # the epilogue's chunk: cube kernels have none
                 st.vectorize(0, r.choice([1, 4, 8]))
+        if k.family != "vector":  # the C tile order, from its own stream (the other choices stay as they were)
+            o = random.Random(seed * 104729 + 3)
+            if o.random() < 0.7:
+                st.swizzle(o.choice([1, 2, 3]), o.choice(["m", "n"]))
     return s
 
 

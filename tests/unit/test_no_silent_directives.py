@@ -50,6 +50,7 @@ DIRECTIVES = {
     "parallel cores": ("parallel", None, (3, 1)), "double_buffer": ("double_buffer", None, (False,)),
     "compute_dtype": ("compute_dtype", None, ("float32", "float16")),
     "l1_k_steps": ("l1_k_steps", None, ((2, 2), (4, 4))), "l1_depth": ("l1_depth", None, ((1, 1), (2, 2))),
+    "swizzle m": ("swizzle", "m", (2, 1)), "swizzle n": ("swizzle", "n", (2, 1)),
 }
 
 
@@ -88,6 +89,9 @@ def test_every_directive_acts_or_says_why(design, directive):
     (_matmul_bias_gelu, ("vectorize", -1, 4096), ("vectorize(-1, 4096) cannot apply", "tile_n", "split('n'")),
     (_matmul_bias_gelu, ("vectorize", "m", 64), ("half of the", "vectorize('m', ...) of at most")),
     (_matmul_bias_gelu, ("l1_k_steps", None, (16, 16)), ("l1_k_steps(16, 16) cannot apply", "K=256")),
+    (_matmul_bias_gelu, ("swizzle", "m", 4), ("swizzle(group=4, direction='m') cannot apply",
+                                                      "only 2 tile rows (M=64 in tiles of 32)", "at most 2")),
+    (REFERENCE["mla_prolog_lite"], ("swizzle", "m", 2), ("row-reduction epilogue", "keep_out")),
 ])
 def test_the_message_names_the_numbers_and_the_way_out(build, directive, fragments):
     out = build()
