@@ -60,7 +60,7 @@ from .lower.printer import format_program
 from .schedule.knobs import knob, knob_values
 from .schedule.schedule import Directive, Schedule, create_schedule
 from .sim import SimResult, simulate
-from .tune import DesignDBError, TuneError, TuneResult, designs, save_design, tune
+from .tune import Bucket, DesignDBError, DynamicKernel, TuneError, TuneResult, designs, save_design, tune
 
 __all__ = [
     *errors.__all__,
@@ -73,7 +73,7 @@ __all__ = [
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
     "lower", "PASSES", "format_program", "run_tiled",
     "simulate", "SimResult", "codegen", "export_project", "twin", "build", "Design",
-    "tune", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
+    "tune", "DynamicKernel", "Bucket", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
 ]
 __version__ = "0.1.0"
 

@@ -29,6 +29,8 @@ EXPECTED = {
                                 "max |golden - twin|", "fused vs unfused"],
     "02_mla_prolog_lite.ipynb": ["L0B needs 131,072 B", "best:", "idle", "released by", "back to the best",
                                  "speedup from fusion"],
+    "03_dynamic_shapes.ipynb": ["bucket small", "-> tall_skinny", "speedup", "own bucket's config fastest",
+                                "bucket wide", "tail eff.", "designs cached"],
     "04_schedules.ipynb": ["cube_epilogue", "cluster", "double_buffer", "cores=4 tile_m=16", "CapacityError",
                            "multiple of 16", "multi-pass", "full rows"],
     "06_autotune.ipynb": ["pruned: CapacityError: L0B", "speedup", "evolutionary found the grid optimum: True",
