@@ -11,6 +11,7 @@
 
 #include "../register/op_def_registry.h"
 #include "error.h"
+#include "runtime.h"
 
 namespace ks_twin::host {
 
