@@ -34,16 +34,18 @@ def test_conv_kernel_uses_the_cube_basic_api() -> None:
     src, tiling = _sources(reference.lower(conv_bias_relu()))
     for piece in ("AscendC::TQue<AscendC::QuePosition::B1, 2> slabQue;",
                   "AscendC::TQue<AscendC::QuePosition::CO1, 2> cQue;",
-                  "AscendC::Nd2NzParams nd2nz;", "AscendC::DataCopy(slabLocal, xGm[",
+                  "AscendC::DataCopyParams fmCopy;", "AscendC::DataCopy(slabLocal, xGm[",
+                  "AscendC::DataCopyParams wCopy;", "AscendC::DataCopy(a1Local, wGm[",
                   "AscendC::LoadData2DParams load2d;",
                   "AscendC::LoadData3DParamsV2<half> load3d;", "load3d.channelSize = 16;", "load3d.filterH = 3;",
                   "load3d.padList[2] = fmPadTop;  // top", "AscendC::LoadData(b2Local, slabLocal, load3d);",
                   "AscendC::MmadParams(mlen, nlen, klen, 0, false, ko == 0)", "AscendC::FixpipeParamsV220 fixParams;",
                   "AscendC::Fixpipe<", "// img2col: patches of this pixel tile",
-                  "// L1: 2 k tiles of the weights from k tile kx: GM -> L1 (ND2NZ)",
+                  "// L1: 2 k tiles of the weights from k tile kx: GM (FRACTAL_Z) -> L1 (NZ)",
                   "KERNEL_TYPE_MIX_AIC_1_2", "AscendC::CrossCoreSetFlag<0x2, PIPE_FIX>(0);", "if ASCEND_IS_AIC {"):
         assert piece in src, piece
     assert "matmulObj" not in src and "REGIST_MATMUL_OBJ" not in src
+    assert "Nd2NzParams" not in src  # the weights arrive in FRACTAL_Z, already the NZ of their matrix
     assert "TCubeTiling" not in tiling  # the basic API needs no Matmul tiling
     assert src.count("{") == src.count("}")
 
