@@ -26,7 +26,9 @@ and below that the TileIR slab reserves for padding become Load3Dv2's top/bottom
 The TileIR orders K as (c, kh, kw); the generated code reads each k tile [k0, k0 + klen) in the chip's
 order instead, for the weights and for Load3Dv2's kStartPt/kExtension alike. Mmad sums over every k tile,
 so both orders cover the same products (only the float summation order differs); this needs Cin to be a
-multiple of C0, so that each k tile is whole C0 blocks of one (c1, kh, kw) tap.
+multiple of C0, so that each k tile is whole C0 blocks of one (c1, kh, kw) tap. Other channel counts are
+refused rather than zero-padded in the transform: padding makes the chip's K (C1 * C0 * kh * kw) longer
+than the Cin * kh * kw the lowering tiles (its k tile count and tail), which the kernel cannot change.
 
 The layout transform is a host step: the operator's OpDef declares `ge::FORMAT_NC1HWC0` for the feature
 map and `ge::FORMAT_FRACTAL_Z` for the weights (`gm_formats`), and CANN's graph engine inserts TransData

@@ -107,3 +107,47 @@ def test_batched_conv_with_per_channel_bias_three_way(fuse: bool, twin_cache) ->
     # the [Cout,1,1] bias repeats every Cout rows of the [N*Cout, H*W] space
     out = conv_bias_relu(n=2, hw=(10, 9), cout=24)
     reference.three_way(out, reference.lower(out, fuse=fuse), twin_cache, seed=7)
+
+
+def test_the_layout_transform_is_a_host_step() -> None:
+    """The OpDef and the msOpGen JSON declare NC1HWC0 / FRACTAL_Z for the conv operands (CANN inserts
+    TransData for them); main.cpp converts the logical buffers before the conv launch and passes those."""
+    from kernelstudio.codegen.project import op_json
+
+    prog = reference.lower(conv_bias_relu(cout=20), fuse=False)
+    files = generate_files(prog)
+    conv, add = prog.kernels[0], prog.kernels[1]
+    host = files[names_of(prog, conv).host_file]
+    assert 'this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_NC1HWC0});' in host
+    assert 'this->Input("w").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_FRACTAL_Z});' in host
+    assert "GetInputShape(0)->GetOriginShape();  // stored as NC1HWC0" in host
+    assert "ge::FORMAT_NC1HWC0" not in files[names_of(prog, add).host_file]
+    desc = {d["op"]: d for d in op_json(prog)}
+    formats = {i["name"]: i["format"] for i in desc[names_of(prog, conv).op_type]["input_desc"]}
+    assert formats == {"x": ["NC1HWC0"], "w": ["FRACTAL_Z"]}
+    assert all(i["format"] == ["ND"] for i in desc[names_of(prog, add).op_type]["input_desc"])
+    main = files["main.cpp"]
+    for piece in ('#include "ks_twin/transdata.h"',
+                  "ks_twin::host::nchw_to_nc1hwc0(xGm, xNc1hwc0Gm, xNc1hwc0GmBytes, 1, 16, 20, 20, 2);",
+                  "ks_twin::host::weights_to_fractal_z(wGm, wFractalZGm, wFractalZGmBytes, 20, 16, 3, 3, 2);",
+                  "launch.block_dim, xNc1hwc0Gm, wFractalZGm, conv2dGm, workspace, tiling);",
+                  "AscendC::GmFree(wFractalZGm);"):
+        assert piece in main, piece
+    # the kernel's GM view of the weights: Cout 20 padded to 32 rows, K = 144
+    kernel = files[names_of(prog, conv).kernel_file]
+    assert "wGm.SetGlobalBuffer((__gm__ half*)(w), 4608);  // FRACTAL_Z" in kernel
+    assert "wCopy.srcStride = 32 - mlen;  // FRACTAL_Z blocks hold 32 rows" in kernel
+
+
+def test_conv_of_an_intermediate_three_way(twin_cache) -> None:
+    """Unfused, the conv input is written by an earlier kernel in NCHW: main.cpp converts it between the
+    launches."""
+    x = ks.placeholder((1, 32, 7, 9), "float16", name="x")
+    w = ks.placeholder((16, 32, 3, 3), "float16", name="w")
+    out = ks.conv2d(ks.relu(x), w, padding="SAME")
+    prog = reference.lower(out, fuse=False)
+    assert [k.family for k in prog.kernels][-1] == "cube"
+    main = generate_files(prog)["main.cpp"]
+    conv_at = main.index("ks_twin::host::nchw_to_nc1hwc0(reluGm,")
+    assert main.index("ICPU_RUN_KF(") < conv_at  # after the relu kernel's launch
+    reference.three_way(out, prog, twin_cache, seed=9)
