@@ -95,12 +95,29 @@ class GmFormat:
 
     tensor: str
     format: str  # "NC1HWC0" (feature map) or "FRACTAL_Z" (weights), as msOpGen's JSON spells them
-    shape: tuple[int, ...]  # the logical shape: NCHW, or [Cout, Cin, kh, kw]
-    elements: int  # elements of the converted buffer (channels and output rows zero-padded)
+    shape: tuple[int, ...]  # the logical (origin) shape: NCHW, or [Cout, Cin, kh, kw]
+    c0: int  # elements of 32 bytes
 
     @property
     def ge(self) -> str:
         return f"ge::FORMAT_{self.format}"
+
+    @property
+    def storage_shape(self) -> tuple[int, ...]:
+        """NC1HWC0: [N, C1, H, W, C0]; FRACTAL_Z: [C1 * kh * kw, N1, 16, C0] (channels and output rows
+        zero-padded to C0 and 16)."""
+        a, b, c, d = self.shape
+        if self.format == "NC1HWC0":
+            return (a, -(-b // self.c0), c, d, self.c0)
+        return (-(-b // self.c0) * c * d, -(-a // N0), N0, self.c0)
+
+    @property
+    def elements(self) -> int:
+        """Elements of the converted buffer."""
+        n = 1
+        for x in self.storage_shape:
+            n *= x
+        return n
 
 
 def gm_formats(prog: Program, k: Kernel) -> dict[str, GmFormat]:
@@ -119,11 +136,7 @@ def gm_formats(prog: Program, k: Kernel) -> dict[str, GmFormat]:
         if len(t.shape) != 4:
             raise UnsupportedError(f"kernel {k.name}: conv operand {t.name} has shape {list(t.shape)}; the conv "
                                    "emitter needs an NCHW feature map and [Cout, Cin, kh, kw] weights")
-        a, b, c, d = t.shape
-        if s.dst.buf == fm:
-            out[t.name] = GmFormat(t.name, "NC1HWC0", t.shape, a * _round_up(b, c0) * c * d)
-        else:
-            out[t.name] = GmFormat(t.name, "FRACTAL_Z", t.shape, _round_up(b, c0) * c * d * _round_up(a, N0))
+        out[t.name] = GmFormat(t.name, "NC1HWC0" if s.dst.buf == fm else "FRACTAL_Z", tuple(t.shape), c0)
     return out
 
 

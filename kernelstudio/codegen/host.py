@@ -316,8 +316,12 @@ def _launch(w: Writer, prog: Program, k: Kernel) -> None:
     formats = gm_formats(prog, k)
     with _scoped(w, f"{names.op_type} (kernel {k.name}): {k.family}, {k.kernel_type}"):
         _transdata(w, prog, formats)
+        storage = ""
+        if formats:  # the storage shapes TransData leaves for the formats the OpDef declares
+            storage = ", {" + ", ".join("{" + ", ".join(map(str, formats[p].storage_shape)) + "}" if p in formats
+                                        else "{}" for p in inputs) + "}"
         w(f'ks_twin::host::Launch launch = ks_twin::host::run_tiling("{names.op_type}", {_shapes(prog, inputs)}, '
-          f"{_shapes(prog, outputs)}, platform);",
+          f"{_shapes(prog, outputs)}, platform{storage});",
           "uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(launch.tiling.size()));",
           "std::memcpy(tiling, launch.tiling.data(), launch.tiling.size());",
           "uint8_t* workspace = static_cast<uint8_t*>(AscendC::GmAlloc(launch.workspace_bytes));",

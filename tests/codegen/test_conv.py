@@ -151,3 +151,25 @@ def test_conv_of_an_intermediate_three_way(twin_cache) -> None:
     conv_at = main.index("ks_twin::host::nchw_to_nc1hwc0(reluGm,")
     assert main.index("ICPU_RUN_KF(") < conv_at  # after the relu kernel's launch
     reference.three_way(out, prog, twin_cache, seed=9)
+
+
+def test_tiling_func_sees_the_storage_shapes_transdata_leaves(twin_cache) -> None:
+    """run_tiling hands TilingFunc the origin shape and, for the conv operands, the NC1HWC0 / FRACTAL_Z
+    storage shape: a TilingFunc checking the feature map's storage shape against NCHW fails, as on CANN."""
+    import dataclasses
+
+    from kernelstudio import twin
+    from kernelstudio.codegen import codegen
+    from kernelstudio.errors import TwinError
+
+    out = conv_bias_relu(hw=6, cout=20)
+    prog = reference.lower(out, fuse=False)
+    code = codegen(prog)
+    assert ('run_tiling("' + names_of(prog, prog.kernels[0]).op_type + '", {{1, 16, 6, 6}, {20, 16, 3, 3}}, '
+            '{{1, 20, 6, 6}}, platform, {{1, 1, 6, 6, 16}, {9, 2, 16, 16}});') in code.files["main.cpp"]
+    host = names_of(prog, prog.kernels[0]).host_file
+    files = dict(code.files)
+    files[host] = files[host].replace("GetInputShape(0)->GetOriginShape()", "GetInputShape(0)->GetStorageShape()")
+    with pytest.raises(TwinError, match=r"tiling: the TilingFunc of \w+ returned GRAPH_FAILED for input shapes "
+                                        r"\[1, 16, 6, 6\], \[20, 16, 3, 3\]"):
+        twin.run(dataclasses.replace(code, files=files), ks.random_inputs(out), cache_dir=twin_cache)
