@@ -1,28 +1,47 @@
-"""The cube-core (AIC) program of convolution kernels, written with the low-level cube API.
+"""The cube-core (AIC) program of convolution kernels, written with the low-level cube API in the chip's
+layouts.
 
 A conv kernel's AIC program walks C tiles of [Cout rows x output pixels]. Each TileIR statement maps
 onto one Ascend C call, the way hand-written conv kernels are built:
 
-| TileIR                         | Ascend C                                                                |
-|--------------------------------|-------------------------------------------------------------------------|
-| Alloc/EnQue/DeQue/Free (L1/L0) | `TQue<A1/B1/A2/B2/CO1>` AllocTensor / EnQue / DeQue / FreeTensor        |
-| Copy GM -> slab (img2col src)  | `DataCopy(slab, xGm, Nd2NzParams)`: a 1-row ND2NZ per channel plane     |
-| Copy GM -> a1 (weights, nd2nz) | `DataCopy(a1, wGm, Nd2NzParams)`: [mlen, klen] ND -> NZ                 |
-| Copy a1 -> a2                  | `LoadData(a2, a1, LoadData2DParams)` per 16-row fractal row (NZ -> zZ)  |
-| Img2Col slab -> b2             | `LoadData(b2, slab, LoadData3DParamsV2<T>)` (Load3Dv2)                  |
-| Mmad                           | `Mmad(c, a2, b2, MmadParams(m, n, k, 0, false, init))`                  |
-| Copy c -> GM (FixPipe)         | `Fixpipe<T, float, CFG_ROW_MAJOR>(gm, c, FixpipeParamsV220)`: NZ2ND     |
+| TileIR                          | Ascend C                                                               |
+|---------------------------------|------------------------------------------------------------------------|
+| Alloc/EnQue/DeQue/Free (L1/L0)  | `TQue<A1/B1/A2/B2/CO1>` AllocTensor / EnQue / DeQue / FreeTensor       |
+| Copy GM -> slab (img2col src)   | `DataCopy(slab, xGm, DataCopyParams)`: C1 blocks of [rows][W][C0]      |
+| Copy GM -> a1 (weights)         | `DataCopy(a1, wGm, DataCopyParams)`: C0-wide FRACTAL_Z column blocks   |
+| Copy a1 -> a2                   | `LoadData(a2, a1, LoadData2DParams)` per 16-row fractal row (NZ -> zZ) |
+| Img2Col slab -> b2              | `LoadData(b2, slab, LoadData3DParamsV2<T>)` (Load3Dv2)                 |
+| Mmad                            | `Mmad(c, a2, b2, MmadParams(m, n, k, 0, false, init))`                 |
+| Copy c -> GM (FixPipe)          | `Fixpipe<T, float, CFG_ROW_MAJOR>(gm, c, FixpipeParamsV220)`: NZ2ND    |
 
-The slab copy keeps the loaded input rows of each channel together (`l1H` = rows loaded) so Load3Dv2
-reads a feature map of exactly those rows; the rows above and below that the TileIR slab reserves for
-padding become Load3Dv2's top/bottom `padList` entries. This changes only the private layout of the
-slab buffer between its copy and the Img2Col that reads it, not any value the program computes.
+Layouts (C0 = 32 bytes of the element type). The kernel reads its feature map in NC1HWC0 ([N][C1][H][W][C0])
+and its weights in FRACTAL_Z ([C1*kh*kw][N1][16][C0]), the formats CANN's Load3Dv2 is built for: Load3Dv2
+reads an L1 feature map [C1][l1H][l1W][C0] and orders the patch matrix's K axis (c1, kh, kw, c0). FRACTAL_Z
+of weights [Cout][Cin][kh][kw] is exactly the NZ layout of the [Cout rounded to 16, K] weight matrix with K
+in that order: each C0-wide column block holds every output channel, so a weight tile is one strided
+DataCopy into the L1 NZ layout Load2D reads (no ND2NZ). The feature-map copy moves, for each of the C1
+channel blocks, the loaded input rows ([rows][W][C0], contiguous in NC1HWC0) in one DataCopy; the rows above
+and below that the TileIR slab reserves for padding become Load3Dv2's top/bottom `padList` entries.
+
+The TileIR orders K as (c, kh, kw); the generated code reads each k tile [k0, k0 + klen) in the chip's
+order instead, for the weights and for Load3Dv2's kStartPt/kExtension alike. Mmad sums over every k tile,
+so both orders cover the same products (only the float summation order differs); this needs Cin to be a
+multiple of C0, so that each k tile is whole C0 blocks of one (c1, kh, kw) tap. Other channel counts are
+refused rather than zero-padded in the transform: padding makes the chip's K (C1 * C0 * kh * kw) longer
+than the Cin * kh * kw the lowering tiles (its k tile count and tail), which the kernel cannot change.
+
+The layout transform is a host step: the operator's OpDef declares `ge::FORMAT_NC1HWC0` for the feature
+map and `ge::FORMAT_FRACTAL_Z` for the weights (`gm_formats`), and CANN's graph engine inserts TransData
+for them; the generated CPU launcher converts the logical NCHW and [Cout, Cin, kh, kw] buffers into new
+GM buffers before each conv launch (ks_twin/transdata.h). The interpreter and the simulator are unchanged:
+they read the logical NCHW tensors the TileIR names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
@@ -39,9 +58,12 @@ from ..lower.tileir import (
     Free,
     If,
     Img2Col,
+    Kernel,
     Let,
     Loop,
     Mmad,
+    Program,
+    Region,
     Stmt,
     Tier,
     walk,
@@ -49,7 +71,7 @@ from ..lower.tileir import (
 from .scope import Scope, control_head
 from .writer import Writer, ctype
 
-__all__ = ["ConvPart", "is_conv"]
+__all__ = ["ConvPart", "GmFormat", "gm_formats", "is_conv"]
 
 FM_ROWS, FM_PAD_TOP = "fmRows", "fmPadTop"  # C++ locals: loaded input rows and the padding above them
 QUANT = {"float16": "QuantMode_t::F322F16", "bfloat16": "QuantMode_t::F322BF16", "float32": "QuantMode_t::NoQuant"}
@@ -58,6 +80,64 @@ QUANT = {"float16": "QuantMode_t::F322F16", "bfloat16": "QuantMode_t::F322BF16",
 def is_conv(stmts: tuple[Stmt, ...]) -> bool:
     """Whether a core program contains an img2col (a convolution's cube part)."""
     return any(isinstance(s, Img2Col) for s in walk(stmts))
+
+
+N0 = 16  # output channels (rows) of a FRACTAL_Z fractal
+
+
+def _round_up(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+@dataclass(frozen=True)
+class GmFormat:
+    """A conv kernel's GM input held in a private format: the host converts the logical tensor into it."""
+
+    tensor: str
+    format: str  # "NC1HWC0" (feature map) or "FRACTAL_Z" (weights), as msOpGen's JSON spells them
+    shape: tuple[int, ...]  # the logical (origin) shape: NCHW, or [Cout, Cin, kh, kw]
+    c0: int  # elements of 32 bytes
+
+    @property
+    def ge(self) -> str:
+        return f"ge::FORMAT_{self.format}"
+
+    @property
+    def storage_shape(self) -> tuple[int, ...]:
+        """NC1HWC0: [N, C1, H, W, C0]; FRACTAL_Z: [C1 * kh * kw, N1, 16, C0] (channels and output rows
+        zero-padded to C0 and 16)."""
+        a, b, c, d = self.shape
+        if self.format == "NC1HWC0":
+            return (a, -(-b // self.c0), c, d, self.c0)
+        return (-(-b // self.c0) * c * d, -(-a // N0), N0, self.c0)
+
+    @property
+    def elements(self) -> int:
+        """Elements of the converted buffer."""
+        n = 1
+        for x in self.storage_shape:
+            n *= x
+        return n
+
+
+def gm_formats(prog: Program, k: Kernel) -> dict[str, GmFormat]:
+    """The GM inputs of a conv kernel that the host converts: its feature map to NC1HWC0 and its weights to
+    FRACTAL_Z (empty for other kernels)."""
+    if not is_conv(k.aic):
+        return {}
+    fm = next(s for s in walk(k.aic) if isinstance(s, Img2Col)).src.buf
+    tiers = {b.name: b.tier for b in k.buffers}
+    out: dict[str, GmFormat] = {}
+    for s in walk(k.aic):
+        if not (isinstance(s, Copy) and s.src.gm and not s.dst.gm and tiers.get(s.dst.buf) is Tier.L1):
+            continue
+        t = prog.tensor(s.src.buf)
+        c0 = 32 // itemsize(t.dtype)
+        if len(t.shape) != 4:
+            raise UnsupportedError(f"kernel {k.name}: conv operand {t.name} has shape {list(t.shape)}; the conv "
+                                   "emitter needs an NCHW feature map and [Cout, Cin, kh, kw] weights")
+        out[t.name] = GmFormat(t.name, "NC1HWC0" if s.dst.buf == fm else "FRACTAL_Z", tuple(t.shape), c0)
+    return out
 
 
 def _exact_div(e: Expr, d: int) -> Expr:
@@ -104,7 +184,13 @@ class ConvPart:
                                    f"{-(-self.img.cin // self.c0) * self.c0}")
         if self.img.in_h * self.img.in_w > 65535:
             raise UnsupportedError(f"kernel {name}: an input plane of {self.img.in_h}x{self.img.in_w} exceeds the "
-                                   "65535-element ND2NZ matrix stride; split the input rows")
+                                   "65535 32-byte blocks a DataCopy moves or skips per C1 block; split the input "
+                                   "rows")
+        for t in gm_formats(scope.prog, k).values():
+            if scope.prog.tensor(t.tensor).role == "workspace":
+                raise UnsupportedError(f"kernel {name}: conv operand {t.tensor} lives in the workspace; the host "
+                                       f"converts conv operands to {t.format} between launches, so it must be a "
+                                       "kernel argument (do not fuse its producer into the conv kernel)")
         pads = self.img.pad
         ow = (self.img.in_w + pads[2] + pads[3] - self.img.kw) // self.img.stride[1] + 1
         if ow != self.img.out_w or max(pads) > 255:
@@ -131,11 +217,10 @@ class ConvPart:
         methods("")
 
     def _slot_bytes(self, b: Buffer) -> int:
-        """One queue buffer: whole 16 x C0 fractals (L1 feature map: C0-aligned channel planes)."""
+        """One queue buffer: whole 16 x C0 fractals (L1 feature map: C1 blocks of slab_rows x W x C0)."""
         isz = itemsize(b.dtype)
         if b.name == self.fm:
-            plane = self.img.slab_rows * self.img.in_w
-            return self.img.cin * (-(-plane // self.c0) * self.c0) * isz
+            return self.img.cin * self.img.slab_rows * self.img.in_w * isz
         return -(-b.rows // 16) * 16 * (-(-b.cols // 16) * 16) * isz
 
     # ---- the program ---------------------------------------------------------------------------
@@ -185,7 +270,7 @@ class ConvPart:
         if src_tier is Tier.GM and s.dst.buf == self.fm:
             self._feature_map(s, w)
         elif src_tier is Tier.GM and dst_tier is Tier.L1:
-            self._nd2nz(s, w)
+            self._weights(s, w)
         elif src_tier is Tier.L1 and dst_tier is Tier.L0A:
             self._load2d(s, w)
         elif src_tier is Tier.L0C and dst_tier is Tier.GM:
@@ -195,42 +280,77 @@ class ConvPart:
                                    "cube core of a conv kernel has no cube basic-API form")
 
     def _feature_map(self, s: Copy, w: Writer) -> None:
-        """GM -> L1: the loaded input rows of every channel, one C0-aligned plane per channel."""
-        sc, im = self.scope, self.img
+        """GM (NC1HWC0) -> L1 [C1][rows][W][C0]: the loaded input rows of every C1 channel block."""
+        sc, im, c0 = self.scope, self.img, self.c0
         if sc.static(s.dst.stride) != im.slab_rows * im.in_w or sc.static(s.src.stride) != im.in_h * im.in_w:
             raise UnsupportedError(f"kernel {sc.kernel.name}: the img2col source is not whole input rows per "
                                    "channel; Load3Dv2 needs a feature map of whole rows")
-        w(f"// {s.comment or 'img2col source'}: {im.cin} channel planes of {FM_ROWS} x {im.in_w}, GM -> L1",
+        c1 = im.cin // c0
+        w(f"// {s.comment or 'img2col source'}: C1 = {c1} channel blocks of {FM_ROWS} x {im.in_w} x {c0} "
+          "(NC1HWC0), GM -> L1",
           f"const int32_t {FM_ROWS} = {sc.expr(_exact_div(s.src.cols, im.in_w))};",
           f"const int32_t {FM_PAD_TOP} = {sc.expr(_exact_div(s.dst.offset, im.in_w))};  "
           "// slab rows above the input (top padding)")
         with _braces(w):
-            w("AscendC::Nd2NzParams nd2nz;  // one row per plane: a plain copy padded to whole C0 blocks",
-              f"nd2nz.ndNum = {sc.expr(s.src.rows)};",
-              "nd2nz.nValue = 1;",
-              f"nd2nz.dValue = {FM_ROWS} * {im.in_w};",
-              f"nd2nz.srcNdMatrixStride = {sc.expr(s.src.stride)};",
-              f"nd2nz.srcDValue = {FM_ROWS} * {im.in_w};",
-              "nd2nz.dstNzC0Stride = 1;",
-              "nd2nz.dstNzNStride = 1;",
-              f"nd2nz.dstNzMatrixStride = ({FM_ROWS} * {im.in_w} + {self.c0 - 1}) / {self.c0} * {self.c0};",
-              f"AscendC::DataCopy({sc.tensor_name(self.fm)}, {sc.at(s.src)}, nd2nz);")
+            w("AscendC::DataCopyParams fmCopy;",
+              f"fmCopy.blockCount = {c1};  // C1 channel blocks",
+              f"fmCopy.blockLen = {FM_ROWS} * {im.in_w};  // one 32-byte block (C0 channels) per pixel",
+              f"fmCopy.srcStride = ({im.in_h} - {FM_ROWS}) * {im.in_w};  // the other rows of each C1 block",
+              "fmCopy.dstStride = 0;  // L1: [C1][fmRows][W][C0], the feature map Load3Dv2 reads",
+              f"AscendC::DataCopy({sc.tensor_name(self.fm)}, {sc.at(self._nc1hwc0(s.src))}, fmCopy);")
 
-    def _nd2nz(self, s: Copy, w: Writer) -> None:
-        """GM -> L1 of a weight tile: [rows, cols] ND -> NZ (C0-wide column blocks of 16-row-aligned height)."""
-        sc = self.scope
-        w(f"// {s.comment or 'weights'}: GM -> L1 (ND2NZ)")
+    def _nc1hwc0(self, r: Region) -> Region:
+        """The TileIR's NCHW region start (n, 0, h, 0) as the offset of (n, 0, h, 0, 0) in NC1HWC0: the batch
+        stride stays C x H x W, a row is W x C0 elements."""
+        im, c0 = self.img, self.c0
+        image = im.cin * im.in_h * im.in_w
+        terms, todo = [], [r.offset]
+        while todo:
+            e = todo.pop()
+            if isinstance(e, Bin) and e.op == "+":
+                todo += [e.a, e.b]
+            else:
+                terms.append(e)
+        off: Expr = Const(0)
+        for e in terms:
+            if isinstance(e, Bin) and e.op == "*" and isinstance(e.b, Const) and e.b.value % image == 0:
+                off = E.add(off, e)  # whole images
+            elif isinstance(e, Bin) and e.op == "*" and e.b == Const(im.in_w):
+                off = E.add(off, E.mul(e.a, im.in_w * c0))  # input rows
+            else:  # any other form: split into image and row offset
+                o = r.offset
+                return replace(r, offset=E.add(E.mul(E.div(o, image), image), E.mul(E.mod(o, image), c0)))
+        return replace(r, offset=off)
+
+    def _weights(self, s: Copy, w: Writer) -> None:
+        """GM (FRACTAL_Z) -> L1 (NZ) of a weight tile: rows [m0, m0 + rows) x chip-order k [k0, k0 + cols) is
+        cols / C0 column blocks, each `rows` 32-byte rows; FRACTAL_Z column blocks hold round16(Cout) rows,
+        L1 NZ column blocks round16(rows)."""
+        sc, c0 = self.scope, self.c0
+        t = sc.prog.tensor(s.src.buf)
+        cout, k_total = t.shape[0], t.size // t.shape[0]
+        rows_pad = _round_up(cout, N0)
+        row, col = self._row_col(s.src.offset, k_total)
+        src = replace(s.src, offset=E.add(E.mul(E.div(col, c0), rows_pad * c0), E.mul(row, c0)))
+        w(f"// {s.comment or 'weights'}: GM (FRACTAL_Z) -> L1 (NZ), k in (c1, kh, kw, c0) order")
         with _braces(w):
-            w("AscendC::Nd2NzParams nd2nz;",
-              "nd2nz.ndNum = 1;",
-              f"nd2nz.nValue = {sc.expr(s.src.rows)};",
-              f"nd2nz.dValue = {sc.expr(s.src.cols)};",
-              "nd2nz.srcNdMatrixStride = 0;",
-              f"nd2nz.srcDValue = {sc.expr(s.src.stride)};",
-              f"nd2nz.dstNzC0Stride = {sc.expr(_round16(s.src.rows))};",
-              "nd2nz.dstNzNStride = 1;",
-              "nd2nz.dstNzMatrixStride = 0;",
-              f"AscendC::DataCopy({sc.at(s.dst)}, {sc.at(s.src)}, nd2nz);")
+            w("AscendC::DataCopyParams wCopy;",
+              f"wCopy.blockCount = {sc.expr(E.div(s.src.cols, c0))};  // C0-wide column blocks",
+              f"wCopy.blockLen = {sc.expr(s.src.rows)};  // one 32-byte block (C0 elements) per output channel",
+              f"wCopy.srcStride = {sc.expr(E.sub(rows_pad, s.src.rows))};  // FRACTAL_Z blocks hold {rows_pad} rows",
+              f"wCopy.dstStride = {sc.expr(E.sub(_round16(s.src.rows), s.src.rows))};  "
+              "// L1 NZ blocks hold round16(rows)",
+              f"AscendC::DataCopy({sc.at(s.dst)}, {sc.at(src)}, wCopy);")
+
+    def _row_col(self, offset: Expr, k_total: int) -> tuple[Expr, Expr]:
+        """(row, column) of an ND [Cout, K] element offset built as row * K + column."""
+        if isinstance(offset, Bin) and offset.op == "+":
+            for a, b in ((offset.a, offset.b), (offset.b, offset.a)):
+                if isinstance(a, Bin) and a.op == "*" and a.b == Const(k_total):
+                    return a.a, b
+        if isinstance(offset, Bin) and offset.op == "*" and offset.b == Const(k_total):
+            return offset.a, Const(0)
+        return E.div(offset, k_total), E.mod(offset, k_total)
 
     def _load2d(self, s: Copy, w: Writer) -> None:
         """L1 (NZ) -> L0A (zZ): for each 16-row fractal row, its k fractals (srcStride = m fractals)."""
@@ -250,7 +370,8 @@ class ConvPart:
                   f"{sc.tensor_name(s.src.buf)}[{base}mb * {16 * c0}], load2d);")
 
     def _img2col(self, s: Img2Col, w: Writer) -> None:
-        """Load3Dv2 over the loaded rows: pixels [p0, p0 + pixels) x patch columns [k0, k0 + klen)."""
+        """Load3Dv2 over the loaded rows: pixels [p0, p0 + pixels) x patch columns [k0, k0 + klen) in the
+        chip's (c1, kh, kw, c0) order, the k range the weight tile holds."""
         sc = self.scope
         sh, sw = s.stride
         first_row = E.div(E.add(s.h0, s.pad[0]), sh)  # output row of slab row 0
@@ -267,7 +388,7 @@ class ConvPart:
               f"load3d.l1H = {FM_ROWS};",
               f"load3d.l1W = {s.in_w};",
               f"load3d.channelSize = {s.cin};",
-              f"load3d.kExtension = {sc.expr(s.klen)};",
+              f"load3d.kExtension = {sc.expr(s.klen)};  // k in (c1, kh, kw, c0) order, as the weight tile",
               f"load3d.mExtension = {sc.expr(s.pixels)};",
               f"load3d.kStartPt = {sc.expr(s.k0)};",
               f"load3d.mStartPt = {sc.expr(m_start)};  // first pixel of the tile, counted from slab row 0",

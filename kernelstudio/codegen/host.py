@@ -11,11 +11,18 @@ workspace size it returns.
 
 The TileIR is compiled for fixed shapes, so TilingFunc checks the input shapes it was generated for and
 fails (GRAPH_FAILED) for others.
+
+Conv kernels read their feature map in NC1HWC0 and their weights in FRACTAL_Z (see conv.py): the OpDef
+declares those formats, so CANN's graph engine inserts TransData in front of the operator and TilingFunc
+checks the inputs' origin (logical) shapes; main.cpp does the same transform on the CPU before each conv
+launch (`ks_twin::host::nchw_to_nc1hwc0`, `weights_to_fractal_z`) and passes the converted buffers.
 """
 
 from __future__ import annotations
 
+from ..ir.ops import itemsize
 from ..lower.tileir import Copy, Kernel, Program, walk
+from .conv import GmFormat, gm_formats
 from .kernel import entry_signature, kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
 from .naming import names_of
@@ -163,9 +170,14 @@ def host_source(prog: Program, k: Kernel) -> str:
     with w.block("namespace optiling", "}  // namespace optiling"):
         with w.block("static ge::graphStatus TilingFunc(gert::TilingContext* context)"):
             w("// The schedule was lowered for these shapes; other shapes need a new kernelstudio build.")
+            formats = gm_formats(prog, k)
             for i, p in enumerate(inputs):
                 shape = prog.tensor(p).shape
-                w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
+                if p in formats:  # stored in a private format: its origin shape is the logical one
+                    w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetOriginShape();  "
+                      f"// stored as {formats[p].format}")
+                else:
+                    w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
                 cond = " || ".join([f"{camel(p)}Shape.GetDimNum() != {len(shape)}"] +
                                    [f"{camel(p)}Shape.GetDim({d}) != {n}" for d, n in enumerate(shape)])
                 with w.block(f"if ({cond})"):
@@ -185,10 +197,14 @@ def host_source(prog: Program, k: Kernel) -> str:
         with w.block(f"class {name} : public OpDef", "};"):
             w("public:")
             with w.block(f"explicit {name}(const char* name) : OpDef(name)"):
+                formats = gm_formats(prog, k)
+                if formats:
+                    w("// conv operands in the cube's formats: the graph engine inserts TransData for them")
                 for kind, group in (("Input", inputs), ("Output", outputs)):
                     for p in group:
                         dt = GE_DTYPES[prog.tensor(p).dtype]
-                        w(f'this->{kind}("{p}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{ge::FORMAT_ND}});')
+                        fmt = formats[p].ge if p in formats else "ge::FORMAT_ND"
+                        w(f'this->{kind}("{p}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{{fmt}}});')
                 w("this->AICore().SetTiling(optiling::TilingFunc);",
                   f'this->AICore().AddConfig("{_soc(prog.target)}");')
         w(f"OP_ADD({name});")
@@ -226,8 +242,10 @@ def main_source(prog: Program) -> str:
       f"{'fused' if prog.fused else 'unfused'}.",
       "// Built with the op_kernel/*.cpp and op_host/*.cpp files, each its own translation unit (as CANN does).")
     w("#include <cstdint>", "#include <cstdio>", "#include <cstring>", '#include "data_utils.h"',
-      '#include "tikicpulib.h"', '#include "ks_twin/host.h"  // runs an operator\'s TilingFunc, as the runtime does',
-      "")
+      '#include "tikicpulib.h"', '#include "ks_twin/host.h"  // runs an operator\'s TilingFunc, as the runtime does')
+    if any(gm_formats(prog, k) for k in prog.kernels):
+        w('#include "ks_twin/transdata.h"  // NC1HWC0 / FRACTAL_Z for conv operands, as TransData does')
+    w("")
     for k in prog.kernels:
         w(f"{entry_signature(prog, k)};")
     w("")
@@ -268,20 +286,52 @@ def _shapes(prog: Program, params: list[str]) -> str:
     return "{" + ", ".join("{" + ", ".join(str(d) for d in prog.tensor(p).shape) + "}" for p in params) + "}"
 
 
+def _converted(p: str, f: GmFormat) -> str:
+    """main.cpp's name of the buffer holding tensor `p` in format `f`."""
+    return camel(p) + ("Nc1hwc0" if f.format == "NC1HWC0" else "FractalZ") + "Gm"
+
+
+def _transdata(w: Writer, prog: Program, formats: dict[str, GmFormat]) -> None:
+    """Convert the logical buffers of a conv kernel's operands into new GM buffers of their formats."""
+    for p, f in formats.items():
+        dims = ", ".join(str(d) for d in f.shape)
+        isz = itemsize(prog.tensor(p).dtype)
+        buf, size = _converted(p, f), _converted(p, f) + "Bytes"
+        if f.format == "NC1HWC0":
+            w(f"// {p}: NCHW {list(f.shape)} -> NC1HWC0, the TransData CANN inserts for FORMAT_NC1HWC0",
+              f"const size_t {size} = ks_twin::host::nc1hwc0_bytes({dims}, {isz});",
+              f"uint8_t* {buf} = static_cast<uint8_t*>(AscendC::GmAlloc({size}));",
+              f"ks_twin::host::nchw_to_nc1hwc0({_dev(p)}, {buf}, {size}, {dims}, {isz});")
+        else:
+            w(f"// {p}: [Cout, Cin, kh, kw] {list(f.shape)} -> FRACTAL_Z, the TransData CANN inserts for "
+              "FORMAT_FRACTAL_Z",
+              f"const size_t {size} = ks_twin::host::fractal_z_bytes({dims}, {isz});",
+              f"uint8_t* {buf} = static_cast<uint8_t*>(AscendC::GmAlloc({size}));",
+              f"ks_twin::host::weights_to_fractal_z({_dev(p)}, {buf}, {size}, {dims}, {isz});")
+
+
 def _launch(w: Writer, prog: Program, k: Kernel) -> None:
     names = names_of(prog, k)
     inputs, outputs = io_params(prog, k)
+    formats = gm_formats(prog, k)
     with _scoped(w, f"{names.op_type} (kernel {k.name}): {k.family}, {k.kernel_type}"):
+        _transdata(w, prog, formats)
+        storage = ""
+        if formats:  # the storage shapes TransData leaves for the formats the OpDef declares
+            storage = ", {" + ", ".join("{" + ", ".join(map(str, formats[p].storage_shape)) + "}" if p in formats
+                                        else "{}" for p in inputs) + "}"
         w(f'ks_twin::host::Launch launch = ks_twin::host::run_tiling("{names.op_type}", {_shapes(prog, inputs)}, '
-          f"{_shapes(prog, outputs)}, platform);",
+          f"{_shapes(prog, outputs)}, platform{storage});",
           "uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(launch.tiling.size()));",
           "std::memcpy(tiling, launch.tiling.data(), launch.tiling.size());",
           "uint8_t* workspace = static_cast<uint8_t*>(AscendC::GmAlloc(launch.workspace_bytes));",
           "ICPU_SET_TILING_KEY(launch.tiling_key);",
           f"AscendC::SetKernelMode(KernelMode::{KERNEL_MODES[k.kernel_type]});")
-        args = "".join(f"{_dev(p)}, " for p in kernel_params(prog, k))
+        args = "".join(f"{_converted(p, formats[p]) if p in formats else _dev(p)}, " for p in kernel_params(prog, k))
         w(f"ICPU_RUN_KF({names.snake}, launch.block_dim, {args}workspace, tiling);",
           "AscendC::GmFree(workspace);", "AscendC::GmFree(tiling);")
+        for p, f in formats.items():
+            w(f"AscendC::GmFree({_converted(p, f)});")
 
 
 class _scoped:

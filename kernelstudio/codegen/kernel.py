@@ -10,6 +10,7 @@ from ..ir.ops import itemsize
 from ..lower.scratch import REDUCE_WORK, scratch_buffers
 from ..lower.tileir import Kernel, Let, Program, Tier
 from . import cube, layout
+from .conv import gm_formats
 from .naming import names_of, param_names
 from .phases import Call, Inline, MethodDef, Plan, bound_members, buffers_of, plan_body
 from .scope import Scope, control_head
@@ -162,13 +163,15 @@ def _globals(prog: Program, scope: Scope, parts: _Parts, args: dict[str, str]) -
     ws = workspace_layout(prog, k)
     if ws:
         parts.init("GM_ADDR usrWorkspace = AscendC::GetUserWorkspace(workspace);")
+    formats = gm_formats(prog, k)  # conv operands arrive in NC1HWC0 / FRACTAL_Z (padded) buffers
     for p in k.params:
         t = prog.tensor(p)
         c = ctype(t.dtype)
         g = scope.gm_name(p)
         parts.members(f"AscendC::GlobalTensor<{c}> {g};")
         base = f"usrWorkspace + {ws[p]}" if p in ws else args[p]
-        parts.init(f"{g}.SetGlobalBuffer((__gm__ {c}*)({base}), {t.size});")
+        size, fmt = (formats[p].elements, f"  // {formats[p].format}") if p in formats else (t.size, "")
+        parts.init(f"{g}.SetGlobalBuffer((__gm__ {c}*)({base}), {size});{fmt}")
 
 
 def _block_vars(scope: Scope, parts: _Parts) -> None:

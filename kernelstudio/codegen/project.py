@@ -12,6 +12,7 @@ from pathlib import Path
 from ..files import write_tree
 from ..lower.tileir import Program
 from ..names import check_name, op_name
+from .conv import gm_formats
 from .host import GE_DTYPES, io_params
 from .naming import op_names
 
@@ -27,11 +28,13 @@ def op_json(prog: Program) -> list[dict]:
     names = op_names(prog)
     for k in prog.kernels:
         inputs, outputs = io_params(prog, k)
+        formats = gm_formats(prog, k)  # conv operands: "NC1HWC0" / "FRACTAL_Z", as ge::Format names them
         desc = {"op": names[k.name].op_type, "language": "cpp", "input_desc": [], "output_desc": []}
         for key, group in (("input_desc", inputs), ("output_desc", outputs)):
             for p in group:
                 t = prog.tensor(p)
-                desc[key].append({"name": p, "param_type": "required", "format": ["ND"],
+                fmt = formats[p].format if p in formats else "ND"
+                desc[key].append({"name": p, "param_type": "required", "format": [fmt],
                                   "type": [_JSON_TYPES[t.dtype]]})
         ops.append(desc)
     return ops

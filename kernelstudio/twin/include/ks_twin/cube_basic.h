@@ -1,10 +1,9 @@
 // Cube-core basic API: GM->L1 ND2NZ DataCopy, LoadData (Load2D, Load3Dv2 img2col), Mmad, Fixpipe L0C->GM.
 //
-// Layouts are the chip's fractal layouts (C0 = 32 bytes of T, fractal = 16 x C0, 512 bytes): L1 matrices in NZ
-// (from ND2NZ), L0A in zZ, L0B in nZ, L0C in NZ (16 x 16 float fractals). One simplification: the feature map
-// that Load3Dv2 reads from L1 is held as channel planes of l1H x l1W elements, each plane starting C0-aligned
-// (see ../README.md), where the chip holds [C1][l1H][l1W][C0]; the patch matrix's K axis is ordered
-// (channel, kh, kw) to match weights given as ND [Cout][Cin*kh*kw].
+// Layouts are the chip's (C0 = 32 bytes of T, fractal = 16 x C0, 512 bytes): L1 matrices in NZ (from ND2NZ
+// or a FRACTAL_Z tile), L0A in zZ, L0B in nZ, L0C in NZ (16 x 16 float fractals). The feature map Load3Dv2
+// reads from L1 is NC1HWC0 without the batch, [C1][l1H][l1W][C0], and the patch matrix's K axis is ordered
+// (c1, kh, kw, c0), the order of FRACTAL_Z weights (see ../README.md).
 #ifndef KS_TWIN_CUBE_BASIC_H
 #define KS_TWIN_CUBE_BASIC_H
 
@@ -264,7 +263,7 @@ template <class T> inline void LoadData(const LocalTensor<T>& dst, const LocalTe
     }
 }
 
-// ---- Load3Dv2: img2col of an L1 feature map into the patch matrix (output pixels x (c, kh, kw)) -------------
+// ---- Load3Dv2: img2col of an L1 feature map [C1][l1H][l1W][C0] into the patch matrix (pixels x (c1, kh, kw, c0))
 // A2 receives it as the left matrix (zZ: m = pixels, k); B2 as the right matrix (nZ: k x n, n = pixels).
 template <class T>
 inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<T>& p)
@@ -295,8 +294,8 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     }
     if (p.channelSize % C0 != 0 || p.kExtension % C0 != 0 || p.kStartPt % C0 != 0) {
         ks_twin::fail("alignment", "%s on %s: channelSize, kExtension and kStartPt must be whole C0 blocks (%u "
-                      "elements of %s); pad the channels to a multiple of %u", api, ks_twin::core_name(), C0,
-                      ks_twin::type_name<T>(), C0);
+                      "elements of %s; the NC1HWC0 feature map holds channels in C1 blocks of C0); pad the "
+                      "channels to a multiple of %u", api, ks_twin::core_name(), C0, ks_twin::type_name<T>(), C0);
     }
     uint32_t dkh = (p.filterH - 1) * p.dilationFilterH + 1, dkw = (p.filterW - 1) * p.dilationFilterW + 1;
     int64_t ph = int64_t(p.l1H) + p.padList[2] + p.padList[3], pw = int64_t(p.l1W) + p.padList[0] + p.padList[1];
@@ -314,13 +313,15 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                       static_cast<unsigned long long>(out_h * out_w));
     }
     if (uint64_t(p.kStartPt) + p.kExtension > k_total) {
-        ks_twin::fail("bounds", "%s on %s: patch columns [%u, %u) run past K = channelSize %u x %u x %u = %llu", api,
+        ks_twin::fail("bounds", "%s on %s: patch columns [%u, %u) run past K = channelSize %u x %u x %u = %llu "
+                      "(ordered c1, kh, kw, c0)", api,
                       ks_twin::core_name(), p.kStartPt, p.kStartPt + p.kExtension, p.channelSize, p.filterH,
                       p.filterW, static_cast<unsigned long long>(k_total));
     }
-    uint64_t plane = (uint64_t(p.l1H) * p.l1W + C0 - 1) / C0 * C0;
+    const uint64_t fmap = uint64_t(p.l1H) * p.l1W * C0;  // one C1 block: [l1H][l1W][C0]
     src.check_aligned(api, "the feature map");
-    ks_twin::require_fits(src, plane * p.channelSize, api, "the feature map", "channelSize planes of l1H x l1W");
+    ks_twin::require_fits(src, fmap * (p.channelSize / C0), api, "the feature map",
+                          "channelSize / C0 blocks of l1H x l1W x C0 (NC1HWC0)");
     ks_twin::require_aligned(dst, 512, api, "the destination");
     uint64_t m1 = (p.mExtension + 15) / 16, k1 = p.kExtension / C0;
     ks_twin::require_fits(dst, m1 * k1 * 16 * C0, api, "the destination", "the patch fractals written");
@@ -328,12 +329,15 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     for (uint32_t pi = 0; pi < p.mExtension; ++pi) {
         uint64_t g = p.mStartPt + pi, oh = g / out_w, ow = g % out_w;
         for (uint32_t kk = 0; kk < p.kExtension; ++kk) {
-            uint64_t k = p.kStartPt + kk, c = k / (p.filterH * p.filterW);
-            uint64_t i = (k / p.filterW) % p.filterH, j = k % p.filterW;
+            // k = ((c1 * filterH + i) * filterW + j) * C0 + c0
+            uint64_t k = p.kStartPt + kk, c0 = k % C0, tap = k / C0;
+            uint64_t c1 = tap / (p.filterH * p.filterW), i = (tap / p.filterW) % p.filterH, j = tap % p.filterW;
             int64_t h = int64_t(oh * p.strideH + i * p.dilationFilterH) - p.padList[2];
             int64_t w = int64_t(ow * p.strideW + j * p.dilationFilterW) - p.padList[0];
             T v = p.padValue;
-            if (h >= 0 && h < p.l1H && w >= 0 && w < p.l1W) v = src.GetPhyAddr()[c * plane + h * p.l1W + w];
+            if (h >= 0 && h < p.l1H && w >= 0 && w < p.l1W) {
+                v = src.GetPhyAddr()[c1 * fmap + (uint64_t(h) * p.l1W + uint64_t(w)) * C0 + c0];
+            }
             uint64_t frac = left ? (pi / 16) * k1 + kk / C0 : (kk / C0) * m1 + pi / 16;
             dst.GetPhyAddr()[frac * 16 * C0 + (pi % 16) * C0 + kk % C0] = v;
         }

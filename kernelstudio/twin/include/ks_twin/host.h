@@ -33,18 +33,29 @@ inline std::string ks_shape_text(const std::vector<std::vector<int64_t>>& shapes
     return s;
 }
 
-// Runs the TilingFunc of `op_type` for these input and output shapes on `platform`. KS_TWIN_TILING_DUMP=<dir>
-// writes the blob to <dir>/<op_type>.tiling.bin.
+// Runs the TilingFunc of `op_type` for these input and output shapes on `platform`. `storage` gives, per input,
+// the storage shape of an input the OpDef declares in a private format (NC1HWC0: [N, C1, H, W, C0];
+// FRACTAL_Z: [C1 * kh * kw, N1, 16, C0]), as the graph engine's TransData leaves it; an empty entry (or no
+// `storage`) means the storage shape is the origin shape. KS_TWIN_TILING_DUMP=<dir> writes the blob to
+// <dir>/<op_type>.tiling.bin.
 inline Launch run_tiling(const char* op_type, const std::vector<std::vector<int64_t>>& inputs,
-                         const std::vector<std::vector<int64_t>>& outputs, const fe::PlatFormInfos& platform)
+                         const std::vector<std::vector<int64_t>>& outputs, const fe::PlatFormInfos& platform,
+                         const std::vector<std::vector<int64_t>>& storage = {})
 {
     auto it = registry().find(op_type);
     if (it == registry().end() || it->second.tiling == nullptr) {
         fail("launch", "operator %s has no TilingFunc: its op_host/*.cpp must define OpDef %s with "
              "AICore().SetTiling(...) and OP_ADD(%s), and be built with the kernels", op_type, op_type, op_type);
     }
+    if (!storage.empty() && storage.size() != inputs.size()) {
+        fail("launch", "run_tiling(%s): %zu storage shapes for %zu inputs; give one per input ({} where the "
+             "storage shape is the origin shape)", op_type, storage.size(), inputs.size());
+    }
     std::vector<gert::StorageShape> in, out;
-    for (const auto& s : inputs) in.emplace_back(gert::Shape(s));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const bool own = i < storage.size() && !storage[i].empty();
+        in.emplace_back(gert::Shape(inputs[i]), gert::Shape(own ? storage[i] : inputs[i]));
+    }
     for (const auto& s : outputs) out.emplace_back(gert::Shape(s));
     gert::TilingContext ctx(in, out, platform, 64 * 1024);
     KS_TWIN_LOG("TilingFunc", "op=%s", op_type);

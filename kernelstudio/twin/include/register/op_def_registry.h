@@ -49,6 +49,7 @@ class StorageShape {
 public:
     StorageShape() = default;
     explicit StorageShape(Shape s) : origin_(s), storage_(std::move(s)) {}
+    StorageShape(Shape origin, Shape storage) : origin_(std::move(origin)), storage_(std::move(storage)) {}
     const Shape& GetOriginShape() const { return origin_; }
     const Shape& GetStorageShape() const { return storage_; }
 

@@ -4,8 +4,8 @@
 extern "C" __global__ __aicore__ void cube_tile(GM_ADDR mode, GM_ADDR x, GM_ADDR w, GM_ADDR y);
 
 // sizes shared with the kernel (the same constants as in its file)
-constexpr int32_t CIN = 16, H = 6, W = 6, KH = 3, KW = 3, COUT = 16;
-constexpr int32_t K = CIN * KH * KW, PIX = H * W, PIX_ALIGN = 48, PLANE = 48;
+constexpr int32_t CIN = 32, H = 6, W = 6, KH = 3, KW = 3, COUT = 16;
+constexpr int32_t K = CIN * KH * KW, PIX = H * W;
 
 int32_t main()
 {

@@ -1,8 +1,11 @@
-// One 3x3 convolution tile on the cube core with the basic API (ND2NZ, Load2D, Load3Dv2, Mmad, Fixpipe):
-// x [16, 6, 6] half, w [16, 16 * 3 * 3] half (ND), y [16, 36] half. `mode` != 0 breaks one rule on purpose.
+// One 3x3 convolution tile on the cube core with the basic API (DataCopy, Load2D, Load3Dv2, Mmad, Fixpipe) in
+// the chip's layouts: x [C1=2][6][6][C0=16] half (NC1HWC0 of a [32, 6, 6] map), w FRACTAL_Z [C1*3*3][1][16][16]
+// half (of [16, 32, 3, 3] weights: the NZ of the [16, K] matrix with K ordered (c1, kh, kw, c0)), y [16, 36]
+// half. `mode` != 0 breaks one rule on purpose; mode 14 is a kernel written for channel planes (x NCHW copied
+// plane by plane with ND2NZ, w ND [16][(c, kh, kw)]), which the twin's Load3Dv2 no longer reads as it meant.
 #include "kernel_operator.h"
 
-constexpr int32_t CIN = 16, H = 6, W = 6, KH = 3, KW = 3, COUT = 16;
+constexpr int32_t CIN = 32, H = 6, W = 6, KH = 3, KW = 3, COUT = 16, C0 = 16;
 constexpr int32_t K = CIN * KH * KW, PIX = H * W, PIX_ALIGN = 48, PLANE = 48;
 
 class KernelCubeTile {
@@ -14,7 +17,7 @@ public:
         wGm.SetGlobalBuffer((__gm__ half*)w, COUT * K);
         yGm.SetGlobalBuffer((__gm__ half*)y, COUT * PIX);
         fault = modeGm.GetValue(0);
-        pipe.InitBuffer(fmQue, 1, CIN * PLANE * sizeof(half));
+        pipe.InitBuffer(fmQue, 1, CIN * PLANE * sizeof(half));  // planes of 36 padded to 48 (mode 14)
         pipe.InitBuffer(a1Que, 1, COUT * K * sizeof(half));
         pipe.InitBuffer(a2Que, 1, COUT * K * sizeof(half));
         pipe.InitBuffer(b2Que, 1, fault == 11 ? 70000 : PIX_ALIGN * K * sizeof(half));
@@ -24,11 +27,21 @@ public:
     __aicore__ inline void Process()
     {
         AscendC::LocalTensor<half> fm = fmQue.AllocTensor<half>();
-        AscendC::Nd2NzParams planes(CIN, 1, PIX, PIX, PIX, 1, 1, PLANE);  // channel planes, C0-aligned
-        AscendC::DataCopy(fm, xGm, planes);
         AscendC::LocalTensor<half> a1 = a1Que.AllocTensor<half>();
-        AscendC::Nd2NzParams weights(1, COUT, K, 0, K, fault == 9 ? 8 : 16, 1, 0);  // [16, 144] ND -> NZ
-        AscendC::DataCopy(a1, wGm, weights);
+        if (fault == 14) {  // the plane layout: C0-aligned channel planes, weights ND [COUT][(c, kh, kw)]
+            AscendC::Nd2NzParams planes(CIN, 1, PIX, PIX, PIX, 1, 1, PLANE);
+            AscendC::DataCopy(fm, xGm, planes);
+            AscendC::Nd2NzParams weights(1, COUT, K, 0, K, COUT, 1, 0);
+            AscendC::DataCopy(a1, wGm, weights);
+        } else if (fault == 9) {
+            AscendC::Nd2NzParams weights(1, COUT, K, 0, K, 8, 1, 0);  // column blocks 8 rows apart: they overlap
+            AscendC::DataCopy(a1, wGm, weights);
+        } else {
+            // NC1HWC0: C1 blocks of H x W x C0, contiguous in GM and in L1 (one 32-byte block per pixel)
+            AscendC::DataCopy(fm, xGm, AscendC::DataCopyParams(CIN / C0, PIX, 0, 0));
+            // FRACTAL_Z: K / C0 column blocks of COUT rows of C0 (one 32-byte block per row), as L1 NZ holds them
+            AscendC::DataCopy(a1, wGm, AscendC::DataCopyParams(K / C0, COUT, 0, 0));
+        }
         AscendC::LocalTensor<float> c = cQue.AllocTensor<float>();
         const int32_t kSplit[3] = {0, 64, K};
         for (int32_t step = 0; step < 2; ++step) {  // two k tiles: the second accumulates
@@ -44,7 +57,7 @@ public:
             load3d.channelSize = fault == 3 ? 8 : CIN;
             load3d.kExtension = fault == 2 ? 32 : klen;
             load3d.mExtension = fault == 1 ? PIX + 1 : PIX;
-            load3d.kStartPt = fault == 2 ? 128 : k0;
+            load3d.kStartPt = fault == 2 ? K - 16 : k0;
             load3d.mStartPt = 0;
             load3d.filterW = KW;
             load3d.filterH = KH;
