@@ -196,8 +196,9 @@ def topk_spec(prog: Program, k: Kernel) -> TopkSpec | None:
 
 
 def topk_tiling_call(spec: TopkSpec, platform: str, target: str) -> str:
-    """The host call that fills a TopkTiling for `spec` (one row per kernel call)."""
-    return (f"AscendC::TopKTilingFunc({platform}, {spec.inner}, 1, {spec.k}, sizeof({ctype(spec.dtype)}), true, "
+    """The host call that fills a TopkTiling for `spec` (one row per kernel call). The element size is a
+    number: host code has no `half`."""
+    return (f"AscendC::TopKTilingFunc({platform}, {spec.inner}, 1, {spec.k}, {itemsize(spec.dtype)}, true, "
             f"AscendC::TopKMode::TOPK_NORMAL, true, {target});")
 
 

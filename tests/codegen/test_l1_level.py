@@ -70,7 +70,7 @@ def test_generated_tiling_carries_the_steps_and_depths_in_base_blocks():
     assert (t["stepKa"], t["stepKb"], t["depthA1"], t["depthB1"]) == (2, 4, 4, 4)
     assert (t["baseM"], t["baseN"], t["baseK"]) == (128, 64, 64)
     host = "\n".join(codegen(prog).files.values())
-    assert "stepKa = 2" in host and "stepKb = 4" in host and "depthA1 = 4" in host
+    assert "set_stepKa(2);" in host and "set_stepKb(4);" in host and "set_depthA1(4);" in host
 
 
 @pytest.mark.parametrize(("shape", "ta", "tb", "tiles", "k_steps", "depth"), [

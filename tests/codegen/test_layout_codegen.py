@@ -91,7 +91,7 @@ def _src(name: str, fuse: bool = True) -> str:
     files = generate_files(prog)
     names = op_names(prog).values()
     return "\n".join(files[n.kernel_file] for n in names) + files["main.cpp"] + "".join(
-        files[n.tiling_file] for n in names)
+        files[n.tiling_file] + files[n.host_file] for n in names)
 
 
 def test_select_is_compare_and_select() -> None:
@@ -120,7 +120,7 @@ def test_topk_uses_the_high_level_api_with_its_tiling() -> None:
     for piece in ("AscendC::TopK<float, true, false, false, AscendC::TopKMode::TOPK_NORMAL>(",
                   "AscendC::ArithProgression<int32_t>(topkIndex, 0, 1, 64);", "topkTiling = tiling.topkTilingData;",
                   "TILING_DATA_FIELD_DEF_STRUCT(TopkTiling, topkTilingData);",
-                  "AscendC::TopKTilingFunc(ascendcPlatform, 64, 1, 4, sizeof(float), true,",
+                  "AscendC::TopKTilingFunc(ascendcPlatform, 64, 1, 4, 4, true,",
                   "AscendC::Duplicate(topkRow, -INFINITY, 64);", "pipe.InitBuffer(topkTmpBuf, "):
         assert piece in src, piece
     assert "topkRow" not in _src("topk_f16")  # rows of 64 need no padding
