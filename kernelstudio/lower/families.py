@@ -9,6 +9,7 @@ from ..fusion.partition import FusedKernel
 from ..ir.node import Node
 from ..ir.ops import Op
 from .config import KernelConfig
+from .cube_groups import GroupShape, group_cols, group_rows, panel_load
 from .expr import Const, E, Expr, Var, ceil_div
 from .tileir import (
     Alloc,
@@ -232,8 +233,14 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                             "whole rows, so each core takes a block of rows ('m') and walks all of 'n' itself; "
                             "drop it (rows are spread over cores already), or keep the reduction out of the "
                             "fusion (create_schedule(..., keep_out=[...]) or fuse=False) to tile 'n' freely")
-    units_n = 1 if row_block else nt
-    total = cs.batch * mt * units_n
+    # the L1 level across C tiles (l1_c_steps, cube_groups.py): a core walks groups of gsm x gsn C
+    # tiles; a row-reduction epilogue's unit is a row block already (groups along n inside it); an
+    # elementwise epilogue hands over one C tile at a time (no groups), as does a conv
+    gsm = 1 if (mixed or cs.conv) else max(1, min(cfg.step_m, mt))
+    gsn = 1 if (cs.conv or (mixed and not fk.has_row_reduction())) else max(1, min(cfg.step_n, nt))
+    mt_w, nt_w = -(-mt // gsm), -(-nt // gsn)  # the walk's grid: groups (= C tiles without l1_c_steps)
+    units_n = 1 if row_block else nt_w
+    total = cs.batch * mt_w * units_n
     bd = max(1, min(cfg.cores, total))
     depth = cfg.depth
     dt = cs.in_dtype
@@ -249,10 +256,14 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     sa, sb = max(1, min(cfg.step_ka, kt)), 1 if cs.conv else max(1, min(cfg.step_kb, kt))
     if max(sa, sb) % min(sa, sb):
         sa = sb = min(sa, sb)
+    grp = GroupShape(gsm, gsn, kt, sa, sb)
+    sa, sb = grp.sa, grp.sb  # a resident panel loads all k tiles at once
     da1, db1 = cfg.depth_a1 or depth, cfg.depth_b1 or depth
     a_rows, a_cols = (tk, tm) if cs.ta else (tm, tk)
     a1_rows, a1_cols = (tk * sa, tm) if cs.ta else (tm, tk * sa)
     buf("a1", Tier.L1, dt, a1_rows, a1_cols, da1, QuePos.A1,
+        f"A row panel of {cs.a_name} (all {kt} k tiles), resident across up to {gsn} C tiles along n"
+        if grp.a_res else
         f"A {'slab' if sa > 1 else 'tile'} of {cs.a_name if not cs.conv else cs.b_name}"
         + (f" ({sa} k tiles)" if sa > 1 else ""))
     d0 = cfg.depth_l0 or depth  # L0A/L0B slots
@@ -265,8 +276,11 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         buf("b2", Tier.L0B, dt, tn, tk, d0, QuePos.B2, "img2col patches")
     else:
         b_rows, b_cols = (tn, tk) if cs.tb else (tk, tn)
-        b1_rows, b1_cols = (tn, tk * sb) if cs.tb else (tk * sb, tn)
+        bw = tn * (gsn if grp.b_res else 1)  # B's panel spans the group's columns
+        b1_rows, b1_cols = (bw, tk * sb) if cs.tb else (tk * sb, bw)
         buf("b1", Tier.L1, dt, b1_rows, b1_cols, db1, QuePos.B1,
+            f"B column panel of {cs.b_name} (all {kt} k tiles, {gsn} C tiles wide), resident across up to {gsm} "
+            "tile rows" if grp.b_res else
             f"B {'slab' if sb > 1 else 'tile'} of {cs.b_name}" + (f" ({sb} k tiles)" if sb > 1 else ""))
         buf("b2", Tier.L0B, dt, b_rows, b_cols, d0, QuePos.B2, "B fractal for Mmad")
     c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
@@ -276,6 +290,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
               ("block_dim", bd))
     if sa > 1 or sb > 1:
         tiling += (("step_ka", sa), ("step_kb", sb))
+    if grp.grouped:
+        tiling += (("step_m", gsm), ("step_n", gsn))
     if cfg.aic_only:  # a capacity probe of the auto-schedule: the cube's buffers and tiling are all it reads
         return Kernel(name=ident(fk.name), family=fk.family, kernel_type="AIC_ONLY", block_dim=bd,
                       params=(cs.a_name, cs.b_name, names[cs.root]), buffers=tuple(bufs.values()), aic=(), aiv=(),
@@ -286,17 +302,22 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     lets: list[Stmt] = []
     if row_block:
         lets += [Let("bi", E.div(t, mt)), Let("mi", E.mod(t, mt))]
-    else:
+    else:  # with l1_c_steps, mi / ni index groups of gsm x gsn C tiles (mt_w x nt_w of them)
         m_outer = cfg.order[:1] != ("n",)
-        inner = nt if m_outer else mt
-        lets += [Let("bi", E.div(t, mt * nt)),
-                 Let("mi", E.div(E.mod(t, mt * nt), inner) if m_outer else E.mod(E.mod(t, mt * nt), mt)),
-                 Let("ni", E.mod(E.mod(t, mt * nt), nt) if m_outer else E.div(E.mod(t, mt * nt), mt))]
-    lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(cs.M, Var("m0"))))]
-    if not row_block:
+        inner = nt_w if m_outer else mt_w
+        lets += [Let("bi", E.div(t, mt_w * nt_w)),
+                 Let("mi", E.div(E.mod(t, mt_w * nt_w), inner) if m_outer else E.mod(E.mod(t, mt_w * nt_w), mt_w)),
+                 Let("ni", E.mod(E.mod(t, mt_w * nt_w), nt_w) if m_outer else E.div(E.mod(t, mt_w * nt_w), mt_w))]
+    if grp.grouped and not row_block:  # the group's extent; m0 / n0 per C tile inside it (cube_groups.py)
+        lets += [Let("gm0", E.mul(Var("mi"), gsm * tm)), Let("gmlen", E.min(gsm * tm, E.sub(cs.M, Var("gm0")))),
+                 Let("gn0", E.mul(Var("ni"), gsn * tn)), Let("gnlen", E.min(gsn * tn, E.sub(cs.N, Var("gn0"))))]
+    else:
+        lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(cs.M, Var("m0"))))]
+    if not row_block and not grp.grouped:
         lets += [Let("n0", E.mul(Var("ni"), tn)), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0"))))]
     a_off = cs.batch_offset("a", Var("bi"))
     b_off = cs.batch_offset("b", Var("bi"))
+    mm_comment = f"{names[cs.root]} = {cs.root.op.value}"
 
     def c_tile(n0: Expr, nlen: Expr) -> list[Stmt]:
         ko, k0, klen = Var("ko"), Var("k0"), Var("klen")
@@ -401,12 +422,16 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         out_name = names[out_node]
         dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.M), Var("m0")), cs.N), n0),
                      Var("mlen"), nlen, Const(cs.N), gm=True)
-        stmts = [*c_tile(n0, nlen),
-                 Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
-                      comment=f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}"),
-                 Free("c")]
+        fix_out = Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
+                       comment=f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}")
+        if grp.grouped:
+            stmts = group_rows(cs, bufs, grp, tm, tn, tk, mm_comment, a_off, b_off,
+                               [EnQue("c"), DeQue("c"), fix_out, Free("c")])
+        else:
+            stmts = [*c_tile(n0, nlen), fix_out, Free("c")]
+        what = (f"groups of {gsm}x{gsn} C tiles of {tm}x{tn}" if grp.grouped else f"C tiles of {tm}x{tn}")
         aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *stmts),
-                    comment=f"parallel_loop: {total} C tiles of {tm}x{tn} over {bd} cores"),)
+                    comment=f"parallel_loop: {total} {what} over {bd} cores"),)
         kernel_type, vec = "AIC_ONLY", 1
         params = (cs.a_name, cs.b_name, out_name)
         ops = (names[out_node],)
@@ -430,6 +455,14 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             n_loop = Loop("ni", Const(0), Var("n_tiles"), Const(1),
                           (Let("n0", n0), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0")))), *tile, fix, Free("c")),
                           comment=f"all {nt} n tiles of the row block: the epilogue needs whole rows")
+            if grp.grouped:  # A's row panel stays in L1 across the n tiles of each group
+                cols = group_cols(cs, bufs, grp, tk, mm_comment, a_off, b_off, tn,
+                                  [EnQue("c"), DeQue("c"), fix, Free("c")])
+                n_loop = Loop("ng", Const(0), Const(nt_w), Const(1), (
+                    Let("gn0", E.mul(Var("ng"), gsn * tn)), Let("gnlen", E.min(gsn * tn, E.sub(cs.N, Var("gn0")))),
+                    *panel_load(cs, bufs, "a", Var("m0"), Var("mlen"), a_off), cols, Free("a1")),
+                    comment=f"all {nt} n tiles of the row block in groups of {gsn} (l1_c_steps): the epilogue "
+                            "needs whole rows")
             body = [*unit_lets, wait_free, n_loop, CrossSet(FLAG_FULL, Pipe.FIX)]
         else:
             fix = Copy(Region(ws_name, slot_base, Var("mlen"), Var("nlen"), Const(unit_cols), gm=True),

@@ -78,7 +78,8 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
         out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"])
         if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
-            out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
+            out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1,
+                                        step_m=tiles.get("step_m") or 1, step_n=tiles.get("step_n") or 1)
         single = [t for key, t in (("depth_l0", "L0A/L0B"), ("depth_ub", "the epilogue's UB queues")) if tiles.get(key)]
         if single:
             out[name] = out[name].with_(depth_l0=tiles.get("depth_l0", 0), depth_ub=tiles.get("depth_ub", 0)).noted(
