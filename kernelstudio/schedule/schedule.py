@@ -205,10 +205,12 @@ class Stage:
         return self._add("l1_k_steps", None, (a, a if b is None else b))
 
     def l1_c_steps(self, m: int, n: int = 1) -> Stage:
-        """Cube operands stay resident in L1 across several C tiles — TCubeTiling stepM / stepN.
+        """Cube operands stay resident in L1 across several C tiles (the L1 level TCubeTiling's stepM /
+        stepN describe).
 
-        A core computes its C tiles in groups of `m` x `n` (singleCoreM = m x tile_m, singleCoreN =
-        n x tile_n), row by row (iterateOrder 1: n inner). When n > 1, A's row panel of one tile row
+        A core computes its C tiles in groups of `m` x `n` (TCubeTiling singleCoreM = m x tile_m,
+        singleCoreN = n x tile_n; stepN = n when B's panel spans the group, stepM = 1 as A's panel is
+        one tile row), row by row (iterateOrder 1: n inner). When n > 1, A's row panel of one tile row
         (tile_m rows x the whole K) is loaded GM->L1 once and serves the row's n C tiles; when m > 1,
         B's column panel of the group (the whole K x n tile_n columns) is loaded once and serves the
         group's m tile rows. Reuse needs the whole K resident (the "full load" case: C tiles run their

@@ -50,6 +50,7 @@ DIRECTIVES = {
     "parallel cores": ("parallel", None, (3, 1)), "double_buffer": ("double_buffer", None, (False,)),
     "compute_dtype": ("compute_dtype", None, ("float32", "float16")),
     "l1_k_steps": ("l1_k_steps", None, ((2, 2), (4, 4))), "l1_depth": ("l1_depth", None, ((1, 1), (2, 2))),
+    "l1_c_steps": ("l1_c_steps", None, ((1, 1), (2, 1), (1, 2))),
 }
 
 
@@ -88,6 +89,12 @@ def test_every_directive_acts_or_says_why(design, directive):
     (_matmul_bias_gelu, ("vectorize", -1, 4096), ("vectorize(-1, 4096) cannot apply", "tile_n", "split('n'")),
     (_matmul_bias_gelu, ("vectorize", "m", 64), ("half of the", "vectorize('m', ...) of at most")),
     (_matmul_bias_gelu, ("l1_k_steps", None, (16, 16)), ("l1_k_steps(16, 16) cannot apply", "K=256")),
+    (_matmul_bias_gelu, ("l1_c_steps", None, (1, 2)), ("l1_c_steps(1, 2) cannot apply", "one C tile per hand-off",
+                                                       "split('m'/'n', ...)")),
+    (REFERENCE["mla_prolog_lite"], ("l1_c_steps", None, (2, 1)), ("l1_c_steps(2, 1) cannot apply", "row block",
+                                                                  "l1_c_steps(1, n) with n <= ")),
+    (_matmul, ("l1_c_steps", None, (1, 64)), ("l1_c_steps(1, 64) cannot apply", "C tile(s) along n (N=384 in tiles",
+                                               "split('n', ...)")),
 ])
 def test_the_message_names_the_numbers_and_the_way_out(build, directive, fragments):
     out = build()

@@ -312,10 +312,14 @@ private:
         auto db = [](int v) { return static_cast<uint64_t>(v > 0 ? v : 1); };
         const int ska = t.stepKa > 0 ? t.stepKa : 1, skb = t.stepKb > 0 ? t.stepKb : 1;
         const int sm = t.stepM > 0 ? t.stepM : 1, sn = t.stepN > 0 ? t.stepN : 1;
-        if ((ska > skb ? ska % skb : skb % ska) != 0) {
+        // the smaller slab reloads inside the larger, so their k boundaries must meet; a larger slab that holds
+        // all of singleCoreK (a resident "full load" operand) has no inner boundary, only the smaller's tail
+        const bool full = static_cast<int64_t>(std::max(ska, skb)) * t.baseK >= t.singleCoreK;
+        if ((ska > skb ? ska % skb : skb % ska) != 0 && !full) {
             ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: stepKa=%d and stepKb=%d: the larger must be a multiple "
-                          "of the smaller (the smaller slab reloads inside the larger); change one of them",
-                          ks_twin::core_name(), ska, skb);
+                          "of the smaller (the smaller slab reloads inside the larger) unless it holds all of "
+                          "singleCoreK=%d; change one of them",
+                          ks_twin::core_name(), ska, skb, t.singleCoreK);
         }
         if (db(t.depthA1) % (static_cast<uint64_t>(ska) * sm) || db(t.depthB1) % (static_cast<uint64_t>(skb) * sn)) {
             ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: depthA1=%d must be a multiple of stepKa x stepM = %d and "
