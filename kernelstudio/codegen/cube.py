@@ -38,7 +38,7 @@ Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_
 | baseN / dbL0B                | L0B buffer rows ("nk") or cols ("kn") / depth                |
 | dbL0C                        | L0C buffer depth                                             |
 | stepKa, stepKb               | tiling "step_ka" / "step_kb": k tiles per L1 load (l1_k_steps)|
-| depthA1, depthB1             | base blocks in L1: L1 slots (l1_depth) x stepKa / stepKb     |
+| depthA1, depthB1             | base blocks in L1: slots (l1_depth) x stepKa / stepKb x stepN|
 | stepM                        | 1: A's L1 slab holds one base block of M (one tile row)      |
 | stepN                        | "step_n" when B's panel spans the group (step_m > 1), else 1 |
 | iterateOrder                 | 1 (n inner) for groups, else 0 (one base tile per call)      |
