@@ -1,5 +1,6 @@
-"""The L1 level across C tiles (l1_c_steps, TCubeTiling stepM / stepN): groups of C tiles whose
-operands stay resident in L1.
+"""The L1 level of matmul kernels: slabs of several k tiles per C tile (l1_k_steps, TCubeTiling
+stepKa / stepKb; `l1_k_loops`) and, across C tiles (l1_c_steps), groups of C tiles whose operands
+stay resident in L1.
 
 A core computes its C tiles in groups of step_m x step_n, row by row (n inner, TCubeTiling
 iterateOrder 1). Reuse is the "full load" case: an operand shared by several C tiles of the group is
@@ -19,15 +20,17 @@ and every panel, slab and fractal is min(...)-sized.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .expr import Const, E, Expr, Var, ceil_div
 from .tileir import Alloc, Buffer, Copy, DeQue, EnQue, Free, Let, Loop, Mmad, Region, Stmt
 
 if TYPE_CHECKING:
+    from ..ir.node import Node
     from .families import _CubeShape
 
-__all__ = ["GroupShape", "panel_load", "group_k_loop", "group_rows", "group_cols"]
+__all__ = ["GroupShape", "panel_load", "group_k_loop", "group_rows", "group_cols", "l1_k_loops"]
 
 
 class GroupShape:
@@ -190,3 +193,83 @@ def group_cols(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tk: int, 
         *k, *tile_tail),
         comment=f"l1_c_steps: up to {g.step_n} C tiles along n"
                 + (", all reading A's resident panel" if g.a_res else ""))
+
+
+def l1_k_loops(cs: _CubeShape, bufs: dict[str, Buffer], tk: int, sa: int, sb: int, n0: Expr, nlen: Expr,
+                a_off: Expr, b_off: Expr, names: dict[Node, str]) -> list[Stmt]:
+    """The k loop with an L1 level: A (B) is loaded into L1 sa (sb) k tiles at a time and each k tile
+    moves on to L0A (L0B) from the resident slab. The operand with the larger step is loaded in the
+    outer loop, the other in a middle loop (when the steps differ); tails are min(...) everywhere."""
+    K = cs.K
+
+    def slab(which: str, kv: str, step: int) -> tuple[list[Stmt], Callable[[Expr, Expr], Region]]:
+        """(load statements for the slab starting at k tile `kv`, L1 region of k tile ko in it)."""
+        k0 = E.mul(Var(kv), tk)
+        slen = E.min(tk * step, E.sub(K, k0))
+        q = "a1" if which == "a" else "b1"
+        cols = Const(bufs[q].cols)
+        if which == "a":
+            if cs.ta:
+                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.M), Var("m0"))), slen, Var("mlen"),
+                             Const(cs.M), gm=True)
+                dst = Region(q, Const(0), slen, Var("mlen"), cols)
+            else:
+                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), K), k0)), Var("mlen"), slen,
+                             Const(K), gm=True)
+                dst = Region(q, Const(0), Var("mlen"), slen, cols)
+        elif cs.tb:
+            src = Region(cs.b_name, E.add(b_off, E.add(E.mul(n0, K), k0)), nlen, slen, Const(K), gm=True)
+            dst = Region(q, Const(0), nlen, slen, cols)
+        else:
+            src = Region(cs.b_name, E.add(b_off, E.add(E.mul(k0, cs.N), n0)), slen, nlen, Const(cs.N), gm=True)
+            dst = Region(q, Const(0), slen, nlen, cols)
+        load = [Alloc(q), Copy(dst, src, nd2nz=True, comment=f"L1: {step} k tiles of {which.upper()} from k tile {kv}"),
+                EnQue(q), DeQue(q)]
+
+        def sub(ko: Expr, klen: Expr) -> Region:
+            rel = E.mul(E.sub(ko, Var(kv)), tk)  # k offset inside the slab
+            kmajor = cs.ta if which == "a" else not cs.tb  # k runs down the rows of the slab
+            if which == "a":
+                return (Region(q, E.mul(rel, cols), klen, Var("mlen"), cols) if kmajor
+                        else Region(q, rel, Var("mlen"), klen, cols))
+            return (Region(q, E.mul(rel, cols), klen, nlen, cols) if kmajor
+                    else Region(q, rel, nlen, klen, cols))
+        return load, sub
+
+    outer_a = sa >= sb
+    big, small = (sa, sb) if outer_a else (sb, sa)
+    ko, klen = Var("ko"), Var("klen")
+    load_x, sub_x = slab("a" if outer_a else "b", "kx", big)
+    if sa == sb:
+        load_y, sub_y = slab("b", "kx", big)
+    else:
+        load_y, sub_y = slab("b" if outer_a else "a", "ky", small)
+    sub_a, sub_b = (sub_x, sub_y) if outer_a else (sub_y, sub_x)
+    a_sub, b_sub = sub_a(ko, klen), sub_b(ko, klen)
+    a2 = Region("a2", Const(0), a_sub.rows, a_sub.cols, Const(bufs["a2"].cols))
+    b2 = Region("b2", Const(0), b_sub.rows, b_sub.cols, Const(bufs["b2"].cols))
+    c = Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols))
+    inner_var = "kx" if sa == sb else "ky"
+    k_body: tuple[Stmt, ...] = (
+        Let("klen", E.min(tk, E.sub(K, E.mul(ko, tk)))),
+        Alloc("a2"), Copy(a2, a_sub, comment="L1 -> L0A: one k tile of the resident slab"), EnQue("a2"),
+        Alloc("b2"), Copy(b2, b_sub, comment="L1 -> L0B: one k tile of the resident slab"), EnQue("b2"),
+        DeQue("a2"), DeQue("b2"),
+        Mmad(c, a2, b2, Var("mlen"), klen, nlen, E.sub(1, E.min(ko, 1)),
+             b_layout="nk" if cs.tb else "kn", a_layout="km" if cs.ta else "mk",
+             comment=f"{names[cs.root]} = {cs.root.op.value}"),
+        Free("a2"), Free("b2"))
+    step = big if sa == sb else small
+    k_loop = Loop("ko", Var(inner_var), E.min(E.add(Var(inner_var), step), Var("k_tiles")), Const(1), k_body,
+                  comment=f"split_loop: k in tiles of {tk} from the L1 slab")
+    x_q, y_q = ("a1", "b1") if outer_a else ("b1", "a1")
+    if sa == sb:
+        body: tuple[Stmt, ...] = (*load_x, *load_y, k_loop, Free(x_q), Free(y_q))
+    else:
+        mid = Loop("ky", Var("kx"), E.min(E.add(Var("kx"), big), Var("k_tiles")), Const(small),
+                   (*load_y, k_loop, Free(y_q)),
+                   comment=f"L1: {y_q[0].upper()} in slabs of {small} k tiles inside the {big}-tile slab of "
+                           f"{x_q[0].upper()}")
+        body = (*load_x, mid, Free(x_q))
+    return [Loop("kx", Const(0), Var("k_tiles"), Const(big), body,
+                 comment=f"L1: A in slabs of {sa}, B in slabs of {sb} k tiles of {tk}")]
