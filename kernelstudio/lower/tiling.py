@@ -207,7 +207,8 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
     they chosen again, smaller, under the deeper queues."""
     if d["depth"] > 1:
         # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
-        single = _auto_tiles_at(fk, {**d, "depth": 1}, profile, emit)
+        # (L1 groups are chosen with the slots they will have: "l1_depth_final")
+        single = _auto_tiles_at(fk, {**d, "depth": 1, "l1_depth_final": d["depth"]}, profile, emit)
         cfg = _base(d).with_(depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
                              **{k: v for k, v in single.items() if k != "order"})
         if _fits(emit(cfg), profile):
@@ -362,15 +363,15 @@ def _auto_c_steps(fk, d, profile, emit, base: KernelConfig, tiles: dict[str, Any
             if (m, n) == (1, 1) or -(-groups // cores) * (1 if row_block else m * n) > per_core:
                 continue
             cands.append((gm_bytes(m, n), m * n, m, n))
+    # L1 with the slots the kernel will have (the single-buffered tile search runs with one)
+    depth = d.get("l1_depth_final") or d["depth"]
     for _, _, m, n in sorted(cands):
         sa, sb = tiles["step_ka"], tiles["step_kb"]
         while True:
             cfg = base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, step_ka=sa, step_kb=sb,
-                             step_m=m, step_n=n, depth_a1=d.get("depth_a1") or 0, depth_b1=d.get("depth_b1") or 0,
-                             aic_only=True)
-            k = emit(cfg)
-            if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
-                   if core == CoreType.AIC.value):
+                             step_m=m, step_n=n, depth=depth, depth_a1=d.get("depth_a1") or 0,
+                             depth_b1=d.get("depth_b1") or 0, aic_only=True)
+            if usage(emit(cfg)).get((CoreType.AIC.value, Tier.L1.value), 0) <= profile.l1_bytes:
                 return {"step_m": m, "step_n": n, "step_ka": sa, "step_kb": sb}
             streamed = "step_ka" if n == 1 else "step_kb" if m == 1 else ""
             if not streamed or (d.get(streamed) is not None) or (sa if streamed == "step_ka" else sb) == 1:
