@@ -248,7 +248,7 @@ def test_auto_schedule_groups_when_the_panels_fit_and_it_is_faster():
     assert t["step_m"] * t["step_n"] > 1
     flat = ks.lower(_sched(out, c_steps=(1, 1)), TARGET)
     fast, slow = ks.simulate(auto), ks.simulate(flat)
-    assert fast.time_us < 0.9 * slow.time_us
+    assert fast.time_us < 0.95 * slow.time_us
     assert fast.traffic["GM->L1"] < slow.traffic["GM->L1"]
 
 
