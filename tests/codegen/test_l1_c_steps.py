@@ -229,6 +229,16 @@ def test_three_way_and_the_twin_loads_what_the_simulator_counts(twin_cache, shap
     assert twin_bytes == ks.simulate(prog).traffic["GM->L1"] == _gm_to_l1_bytes(200, 300, 1000, 64, 64, *c_steps)
 
 
+def test_three_way_batched_groups_with_b_shared_by_the_batch(twin_cache):
+    a = ks.placeholder((2, 100, 64), "float16", name="a")
+    b = ks.placeholder((64, 120), "float16", name="b")
+    out = ks.matmul(a, b)
+    prog = _lower(out, tiles=(32, 32, 32), c_steps=(2, 3))
+    t = dict(prog.kernels[0].tiling)
+    assert (t["batch"], t["step_m"], t["step_n"], t["tiles"]) == (2, 2, 3, 2 * _ceil(4, 2) * _ceil(4, 3))
+    three_way(out, prog, twin_cache)
+
+
 def test_three_way_row_block_epilogue_with_groups_and_tails(twin_cache):
     x = ks.placeholder((100, 400), "float16", name="x")
     w = ks.placeholder((400, 300), "float16", name="w")
