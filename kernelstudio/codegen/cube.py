@@ -12,7 +12,11 @@ emit
     matmulObj.SetTail(<m>, <n>, K);
     matmulObj.IterateAll(cGm[<C offset>]);  matmulObj.End();
 
-(or, when C goes to a dense workspace slot of one base tile, `Iterate(); GetTensorC(slot, 0, true)`)
+(or, when C goes to a dense workspace slot of one base tile, `Iterate(); GetTensorC(slot, 0, true)`).
+A group of C tiles (l1_c_steps: the TileIR's `gi` / `gj` loops, operands resident in L1 across the
+group) is one such call for the whole group: SetTail(group rows, group columns, K) and IterateAll at
+the group's corner; the Matmul walks the group's base tiles n inner (iterateOrder 1) and keeps the
+slabs stepM/stepN/stepKa/stepKb say in L1 (the twin's Matmul copies them there and reads them only).
 Types: AType/BType are the operands' element type and CType the matmul's dtype. float16/bfloat16/
 float32 operands accumulate in float32 in L0C and FixPipe converts to CType (half, bfloat16_t or
 float); int8_t operands accumulate in int32 and CType is int32_t (no quantization in FixPipe: a
@@ -28,14 +32,16 @@ Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_
 | TCubeTiling                  | from the TileIR                                              |
 |------------------------------|--------------------------------------------------------------|
 | M, N, Ka = Kb                | tiling "M", "N", "K" (problem size of one batch)             |
-| singleCoreM / singleCoreN    | tiling "tile_m" / "tile_n": one C tile per IterateAll        |
+| singleCoreM / singleCoreN    | tiling "tile_m" / "tile_n" (x "step_m" / "step_n": a group)  |
 | singleCoreK                  | K: the whole reduction per C tile (our k loop)               |
 | baseM, baseK / dbL0A         | L0A buffer rows, cols / depth (rounded up to 16 / 32 bytes)  |
 | baseN / dbL0B                | L0B buffer rows ("nk") or cols ("kn") / depth                |
 | dbL0C                        | L0C buffer depth                                             |
 | stepKa, stepKb               | tiling "step_ka" / "step_kb": k tiles per L1 load (l1_k_steps)|
-| depthA1, depthB1             | base blocks in L1: L1 slots (l1_depth) x stepKa / stepKb     |
-| stepM, stepN                 | 1: one base block of M / N per L1 load (singleCore = base)   |
+| depthA1, depthB1             | base blocks in L1: slots (l1_depth) x stepKa / stepKb x stepN|
+| stepM                        | 1: A's L1 slab holds one base block of M (one tile row)      |
+| stepN                        | "step_n" when B's panel spans the group (step_m > 1), else 1 |
+| iterateOrder                 | 1 (n inner) for groups, else 0 (one base tile per call)      |
 | usedCoreNum                  | kernel block_dim                                             |
 | isBias                       | 0: bias is an epilogue vector op in our programs             |
 
@@ -75,6 +81,7 @@ from .writer import Writer, ctype
 __all__ = ["CubePart", "cube_tiling", "MatmulOperands", "TCUBE_TILING_FIELDS"]
 
 CUBE_TIERS = (Tier.L1, Tier.L0A, Tier.L0B, Tier.L0C)
+GROUP_LOOPS = ("gi", "gj")  # the TileIR's loops over the C tiles of an l1_c_steps group
 
 # CANN's TCubeTiling, field by field in its order (50 int32: the kernel struct the tiling blob is copied
 # into). `cube_tiling` sets a subset by name and lists it in this order; the rest stay 0 as on CANN.
@@ -168,15 +175,21 @@ def cube_tiling(scope: Scope) -> dict[str, int]:
     base_k = _round(l0a.rows if ops.trans_a else l0a.cols, q)
     base_n = _round(l0b.rows if ops.trans_b else l0b.cols, 16)
     step_ka, step_kb = t.get("step_ka", 1), t.get("step_kb", 1)
-    # depthA1 / depthB1 count base blocks (baseM x baseK) held in L1: slots x k tiles per slab
+    # l1_c_steps: a group of step_m x step_n C tiles per call; B's panel spans the group's n tiles when
+    # it is resident across several tile rows, A's panel is one tile row (the rows are walked in turn)
+    group_m, group_n = t.get("step_m", 1), t.get("step_n", 1)
+    step_n = group_n if group_m > 1 else 1
+    # depthA1 / depthB1 count base blocks (baseM x baseK) held in L1: slots x k tiles per slab x stepM/N
     depth_a1 = step_ka * max((b.depth for b in l1 if b.queue is None or b.queue.value == "A1"), default=1)
-    depth_b1 = step_kb * max((b.depth for b in l1 if b.queue is not None and b.queue.value == "B1"), default=1)
+    depth_b1 = step_kb * step_n * max((b.depth for b in l1 if b.queue is not None and b.queue.value == "B1"),
+                                      default=1)
     values = {
         "usedCoreNum": k.block_dim, "M": m_, "N": n_, "Ka": k_, "Kb": k_,
-        "singleCoreM": t.get("tile_m", m_), "singleCoreN": t.get("tile_n", n_), "singleCoreK": k_,
-        "baseM": base_m, "baseN": base_n, "baseK": base_k,
-        "depthA1": depth_a1, "depthB1": depth_b1, "stepM": 1, "stepN": 1, "stepKa": step_ka, "stepKb": step_kb,
-        "isBias": 0, "iterateOrder": 0, "dbL0A": l0a.depth, "dbL0B": l0b.depth, "dbL0C": l0c.depth,
+        "singleCoreM": t.get("tile_m", m_) * group_m, "singleCoreN": t.get("tile_n", n_) * group_n,
+        "singleCoreK": k_, "baseM": base_m, "baseN": base_n, "baseK": base_k,
+        "depthA1": depth_a1, "depthB1": depth_b1, "stepM": 1, "stepN": step_n, "stepKa": step_ka, "stepKb": step_kb,
+        "isBias": 0, "iterateOrder": 1 if group_m * group_n > 1 else 0,
+        "dbL0A": l0a.depth, "dbL0B": l0b.depth, "dbL0C": l0c.depth,
     }
     return {f: values[f] for f in TCUBE_TILING_FIELDS if f in values}  # CANN's order, as the struct lists them
 
@@ -260,6 +273,9 @@ class CubePart:
             elif isinstance(s, Copy) and s.dst.gm:
                 self._iterate_all(s, tuple(absorbed), w)
                 absorbed.clear()
+            elif isinstance(s, Loop) and s.var in GROUP_LOOPS:
+                self._group(s, tuple(absorbed), w)
+                absorbed.clear()
             elif isinstance(s, Let):
                 w(f"const int32_t {sc.var(s.var)} = {sc.expr(s.value)};")
             elif isinstance(s, (Loop, If)):
@@ -307,6 +323,36 @@ class CubePart:
           *([f"matmulObj.IterateAll({sc.at(fix.dst)});"] if stride == self.tiling["N"] else [
               "matmulObj.Iterate();  // one base tile: written densely into the workspace slot",
               f"matmulObj.GetTensorC({sc.at(fix.dst)}, 0, true);"]),
+          "matmulObj.End();")
+
+    def _group(self, loop: Loop, absorbed: tuple[Stmt, ...], w: Writer) -> None:
+        """A group of C tiles (l1_c_steps): one Matmul call at the group's corner for all its tiles."""
+        sc, ops = self.scope, self.ops
+        stmts = (*absorbed, loop)
+        fix = next(s for s in walk(loop.body) if isinstance(s, Copy) and s.dst.gm)
+        env: dict[str, Expr] = {}
+        for s in walk(stmts):
+            if isinstance(s, Let):
+                env[s.var] = s.value
+            elif isinstance(s, Loop):
+                env[s.var] = s.start
+        for v in ("gm0", "gmlen", "gn0", "gnlen", "mlen"):  # the group's extent: C++ variables already
+            env.pop(v, None)
+        a_off = subst(self._region_of(stmts, "a").offset, env)
+        b_off = subst(self._region_of(stmts, "b").offset, env)
+        if sc.static(fix.dst.stride) != self.tiling["N"]:
+            raise UnsupportedError(f"kernel {sc.kernel.name}: a group of C tiles writes rows {fix.dst.stride} "
+                                   f"elements apart; the Matmul writes a group into rows of N={self.tiling['N']}")
+        rows = Var("gmlen") if loop.var == "gi" else Var("mlen")
+        k_total = sc.var("K") if "K" in sc.tiling else str(self.tiling["Ka"])
+        w(f"// {loop.comment}" if loop.comment else "// a group of C tiles")
+        def at(buf: str, off: Expr) -> str:
+            return sc.at(Region(buf, off, Const(1), Const(1), Const(1), gm=True))
+
+        w(f"matmulObj.SetTensorA({at(ops.a.buf, a_off)}, {str(ops.trans_a).lower()});",
+          f"matmulObj.SetTensorB({at(ops.b.buf, b_off)}, {str(ops.trans_b).lower()});",
+          f"matmulObj.SetTail({sc.expr(rows)}, {sc.expr(Var('gnlen'))}, {k_total});",
+          f"matmulObj.IterateAll({at(fix.dst.buf, subst(fix.dst.offset, env))});",
           "matmulObj.End();")
 
     def _mmad(self, absorbed: tuple[Stmt, ...]) -> Mmad:

@@ -30,6 +30,8 @@ class KernelConfig:
     inline_scalars: bool = False
     step_ka: int = 1  # k tiles one L1 load of A brings (TCubeTiling stepKa)
     step_kb: int = 1  # k tiles one L1 load of B brings (stepKb)
+    step_m: int = 1  # C tiles along m per group (l1_c_steps): B's whole-K panel stays in L1 across them
+    step_n: int = 1  # C tiles along n per group: A's whole-K panel stays in L1 across them
     depth_a1: int = 0  # L1 slots of A / B slabs (depthA1 / depthB1 in slabs); 0 = the queue depth
     depth_b1: int = 0
     depth_l0: int = 0  # slots of the L0A/L0B fractals; 0 = the queue depth (1 when double-buffered tiles

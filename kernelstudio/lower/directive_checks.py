@@ -4,7 +4,9 @@ naming the kernel, the directive, why, and what the kernel does take.
 Checked once the tiles are known (a clamp depends on them): `vectorize`/`compute_dtype` on a cube
 kernel without an epilogue; `reorder`/`parallel(axis)`/`compute_dtype` on data-movement (layout)
 kernels and on reductions over non-last axes; a split of the outer dim of such a reduction; an
-epilogue chunk wider or taller than the C tile it comes from; `l1_k_steps` past the k tiles there are.
+epilogue chunk wider or taller than the C tile it comes from; `l1_k_steps` past the k tiles there are;
+`l1_c_steps` with more C tiles than there are, on a mixed kernel that hands over one C tile at a time,
+or beside an `l1_k_steps` for an operand it keeps resident with its whole K.
 `swizzle` is refused where the tile walk is built (tile_order.py): on a row-reduction epilogue's
 row blocks and with a group larger than the tile rows (columns); on vector kernels when applied.
 """
@@ -21,7 +23,9 @@ from ..schedule.schedule import Directive
 __all__ = ["check_directives_act"]
 
 _TAKES = {
-    "cube": "split('m'/'n'/'k', ...), reorder, parallel, swizzle, double_buffer, l1_k_steps, l1_depth",
+    "cube": "split('m'/'n'/'k', ...), reorder, parallel, swizzle, double_buffer, l1_k_steps, l1_depth, l1_c_steps",
+    "cube_vector": "split('m'/'n'/'k', ...), vectorize, reorder, parallel, swizzle, double_buffer, compute_dtype, "
+                   "l1_k_steps, l1_depth",
     "layout": "split(...) / vectorize(...) of its tile, parallel(cores=...), double_buffer",
     "axis_reduce": "split/vectorize of the reduced or inner dims, parallel(cores=...), double_buffer",
 }
@@ -66,6 +70,8 @@ def check_directives_act(fk: FusedKernel, directives: Sequence[Directive], kind:
                     f"kernel {fk.name}: {_text(d)} cannot apply: there are only {kt} k tile(s) (K={tiling['K']} "
                     f"in tiles of {tiling['tile_k']}), so no L1 load can bring {max(d.value)}; use "
                     f"l1_k_steps(...) of at most {kt}, or a smaller split('k', ...) for more k tiles")
+        if kind in ("cube", "cube_vector") and d.kind == "l1_c_steps":
+            _check_c_steps(fk, d, kind, tiling, directives)
     if kind != "cube_vector":
         return
     tm, tn = int(tiling["tile_m"]), int(tiling["tile_n"])
@@ -86,3 +92,34 @@ def check_directives_act(fk: FusedKernel, directives: Sequence[Directive], kind:
                 f"kernel {fk.name}: {_text(d)} cannot apply: each of the two vector cores takes half of the "
                 f"{tm}-row C tile ({half} rows); use vectorize('m', ...) of at most {half}, or split('m', ...) "
                 "taller")
+
+
+def _check_c_steps(fk: FusedKernel, d: Directive, kind: str, tiling: dict[str, Any],
+                   directives: Sequence[Directive]) -> None:
+    """l1_c_steps(m, n): groups of at most the C tiles there are, on kernels that walk groups, and no
+    l1_k_steps for an operand whose whole K it keeps resident."""
+    m, n = d.value
+    mt, nt, kt = int(tiling["m_tiles"]), int(tiling["n_tiles"]), int(tiling["k_tiles"])
+    if kind == "cube_vector" and not fk.has_row_reduction() and (m, n) != (1, 1):
+        _fail(fk, d, "its elementwise epilogue takes each C tile from the workspace as soon as FixPipe wrote it "
+                     "(one C tile per hand-off), so C tiles cannot be grouped; larger split('m'/'n', ...) tiles "
+                     "read each operand fewer times", "cube_vector")
+    if kind == "cube_vector" and m != 1:
+        _fail(fk, d, "its row-reduction epilogue makes each core take one row block (one tile row) and walk all "
+                     f"its {nt} n tiles; group along n only: l1_c_steps(1, n) with n <= {nt}", "cube_vector")
+    for axis, v, have, tile in (("m", m, mt, "tile_m"), ("n", n, nt, "tile_n")):
+        if v > have:
+            extent = tiling["M" if axis == "m" else "N"]
+            raise ScheduleError(
+                f"kernel {fk.name}: {_text(d)} cannot apply: there are only {have} C tile(s) along {axis} "
+                f"({axis.upper()}={extent} in tiles of {tiling[tile]}), so a group cannot span {v}; use "
+                f"l1_c_steps(...) with {axis} <= {have}, or a smaller split('{axis}', ...) for more tiles")
+    for k in directives:
+        if k.kind != "l1_k_steps":
+            continue
+        for op, resident, step in (("A", n > 1, k.value[0]), ("B", m > 1, k.value[1])):
+            if resident and step != kt:
+                raise ScheduleError(
+                    f"kernel {fk.name}: {_text(k)} cannot apply beside {_text(d)}: that keeps {op}'s whole K "
+                    f"({kt} k tiles) resident in L1, loaded at once, so {op} has no slabs of {step}; drop "
+                    f"l1_k_steps, give {op} all {kt} k tiles, or l1_c_steps(1, 1) to stream {op} in slabs")

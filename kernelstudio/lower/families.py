@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..errors import ScheduleError, UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
 from ..ir.ops import Op
 from .config import KernelConfig
+from .cube_groups import GroupShape, group_cols, group_rows, l1_k_loops, panel_load
 from .expr import Const, E, Expr, Var, ceil_div
 from .tile_order import tile_walk, tile_walk_lets
 from .tileir import (
@@ -233,8 +232,14 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                             "whole rows, so each core takes a block of rows ('m') and walks all of 'n' itself; "
                             "drop it (rows are spread over cores already), or keep the reduction out of the "
                             "fusion (create_schedule(..., keep_out=[...]) or fuse=False) to tile 'n' freely")
-    units_n = 1 if row_block else nt
-    total = cs.batch * mt * units_n
+    # the L1 level across C tiles (l1_c_steps, cube_groups.py): a core walks groups of gsm x gsn C
+    # tiles; a row-reduction epilogue's unit is a row block already (groups along n inside it); an
+    # elementwise epilogue hands over one C tile at a time (no groups), as does a conv
+    gsm = 1 if (mixed or cs.conv) else max(1, min(cfg.step_m, mt))
+    gsn = 1 if (cs.conv or (mixed and not fk.has_row_reduction())) else max(1, min(cfg.step_n, nt))
+    mt_w, nt_w = -(-mt // gsm), -(-nt // gsn)  # the walk's grid: groups (= C tiles without l1_c_steps)
+    units_n = 1 if row_block else nt_w
+    total = cs.batch * mt_w * units_n
     bd = max(1, min(cfg.cores, total))
     depth = cfg.depth
     dt = cs.in_dtype
@@ -250,10 +255,14 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     sa, sb = max(1, min(cfg.step_ka, kt)), 1 if cs.conv else max(1, min(cfg.step_kb, kt))
     if max(sa, sb) % min(sa, sb):
         sa = sb = min(sa, sb)
+    grp = GroupShape(gsm, gsn, kt, sa, sb)
+    sa, sb = grp.sa, grp.sb  # a resident panel loads all k tiles at once
     da1, db1 = cfg.depth_a1 or depth, cfg.depth_b1 or depth
     a_rows, a_cols = (tk, tm) if cs.ta else (tm, tk)
     a1_rows, a1_cols = (tk * sa, tm) if cs.ta else (tm, tk * sa)
     buf("a1", Tier.L1, dt, a1_rows, a1_cols, da1, QuePos.A1,
+        f"A row panel of {cs.a_name} (all {kt} k tiles), resident across up to {gsn} C tiles along n"
+        if grp.a_res else
         f"A {'slab' if sa > 1 else 'tile'} of {cs.a_name if not cs.conv else cs.b_name}"
         + (f" ({sa} k tiles)" if sa > 1 else ""))
     d0 = cfg.depth_l0 or depth  # L0A/L0B slots
@@ -266,8 +275,11 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         buf("b2", Tier.L0B, dt, tn, tk, d0, QuePos.B2, "img2col patches")
     else:
         b_rows, b_cols = (tn, tk) if cs.tb else (tk, tn)
-        b1_rows, b1_cols = (tn, tk * sb) if cs.tb else (tk * sb, tn)
+        bw = tn * (gsn if grp.b_res else 1)  # B's panel spans the group's columns
+        b1_rows, b1_cols = (bw, tk * sb) if cs.tb else (tk * sb, bw)
         buf("b1", Tier.L1, dt, b1_rows, b1_cols, db1, QuePos.B1,
+            f"B column panel of {cs.b_name} (all {kt} k tiles, {gsn} C tiles wide), resident across up to {gsm} "
+            "tile rows" if grp.b_res else
             f"B {'slab' if sb > 1 else 'tile'} of {cs.b_name}" + (f" ({sb} k tiles)" if sb > 1 else ""))
         buf("b2", Tier.L0B, dt, b_rows, b_cols, d0, QuePos.B2, "B fractal for Mmad")
     c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
@@ -277,6 +289,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
               ("block_dim", bd))
     if sa > 1 or sb > 1:
         tiling += (("step_ka", sa), ("step_kb", sb))
+    if grp.grouped:
+        tiling += (("step_m", gsm), ("step_n", gsn))
     if cfg.aic_only:  # a capacity probe of the auto-schedule: the cube's buffers and tiling are all it reads
         return Kernel(name=ident(fk.name), family=fk.family, kernel_type="AIC_ONLY", block_dim=bd,
                       params=(cs.a_name, cs.b_name, names[cs.root]), buffers=tuple(bufs.values()), aic=(), aiv=(),
@@ -284,15 +298,24 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
 
     # ---- tile walk
     t = Var("t")
-    lets, order_note = tile_walk_lets(fk.name, (cs.M, cs.N), (tm, tn), cfg, row_block)
+    # with l1_c_steps, mi / ni index groups of gsm x gsn C tiles (mt_w x nt_w of them), walked (and
+    # swizzled) as units; m0 / n0 per C tile inside a group come from cube_groups.py
+    grouped = grp.grouped and not row_block
+    unit = (tm * gsm, tn * gsn) if grouped else (tm, tn)
+    lets, order_note = tile_walk_lets(fk.name, (cs.M, cs.N), unit, cfg, row_block)
     if order_note:
         cfg = cfg.noted(order_note)
-    lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(cs.M, Var("m0"))))]
-    if not row_block:
+    if grouped:  # the group's extent
+        lets += [Let("gm0", E.mul(Var("mi"), gsm * tm)), Let("gmlen", E.min(gsm * tm, E.sub(cs.M, Var("gm0")))),
+                 Let("gn0", E.mul(Var("ni"), gsn * tn)), Let("gnlen", E.min(gsn * tn, E.sub(cs.N, Var("gn0"))))]
+    else:
+        lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(cs.M, Var("m0"))))]
+    if not row_block and not grouped:
         lets += [Let("n0", E.mul(Var("ni"), tn)), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0"))))]
-    walk = tile_walk(cs, total, lets, row_block, nt, -(-kt // max(sa, sb)))
+    walk = tile_walk(cs, total, lets, row_block, nt, -(-kt // max(sa, sb)), grouped=grouped)
     a_off = cs.batch_offset("a", Var("bi"))
     b_off = cs.batch_offset("b", Var("bi"))
+    mm_comment = f"{names[cs.root]} = {cs.root.op.value}"
 
     def c_tile(n0: Expr, nlen: Expr) -> list[Stmt]:
         ko, k0, klen = Var("ko"), Var("k0"), Var("klen")
@@ -351,7 +374,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                         comment=f"{names[cs.root]} = {cs.root.op.value}"),
                    Free("a2"), Free("b2")]
         if not cs.conv and (sa > 1 or sb > 1):
-            s += [Alloc("c"), *_l1_k_loops(cs, bufs, tk, sa, sb, n0, nlen, a_off, b_off, names)]
+            s += [Alloc("c"), *l1_k_loops(cs, bufs, tk, sa, sb, n0, nlen, a_off, b_off, names)]
         elif cs.conv and sa > 1:
             kx = Var("kx")
             slen = E.min(tk * sa, E.sub(cs.K, E.mul(kx, tk)))
@@ -397,12 +420,16 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         out_name = names[out_node]
         dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.M), Var("m0")), cs.N), n0),
                      Var("mlen"), nlen, Const(cs.N), gm=True)
-        stmts = [*c_tile(n0, nlen),
-                 Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
-                      comment=f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}"),
-                 Free("c")]
+        fix_out = Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
+                       comment=f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}")
+        if grp.grouped:
+            stmts = group_rows(cs, bufs, grp, tm, tn, tk, mm_comment, a_off, b_off,
+                               [EnQue("c"), DeQue("c"), fix_out, Free("c")])
+        else:
+            stmts = [*c_tile(n0, nlen), fix_out, Free("c")]
+        what = (f"groups of {gsm}x{gsn} C tiles of {tm}x{tn}" if grp.grouped else f"C tiles of {tm}x{tn}")
         aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *stmts),
-                    comment=f"parallel_loop: {total} C tiles of {tm}x{tn} over {bd} cores"),)
+                    comment=f"parallel_loop: {total} {what} over {bd} cores"),)
         kernel_type, vec = "AIC_ONLY", 1
         params = (cs.a_name, cs.b_name, out_name)
         ops = (names[out_node],)
@@ -426,6 +453,14 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             n_loop = Loop("ni", Const(0), Var("n_tiles"), Const(1),
                           (Let("n0", n0), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0")))), *tile, fix, Free("c")),
                           comment=f"all {nt} n tiles of the row block: the epilogue needs whole rows")
+            if grp.grouped:  # A's row panel stays in L1 across the n tiles of each group
+                cols = group_cols(cs, bufs, grp, tk, mm_comment, a_off, b_off, tn,
+                                  [EnQue("c"), DeQue("c"), fix, Free("c")])
+                n_loop = Loop("ng", Const(0), Const(nt_w), Const(1), (
+                    Let("gn0", E.mul(Var("ng"), gsn * tn)), Let("gnlen", E.min(gsn * tn, E.sub(cs.N, Var("gn0")))),
+                    *panel_load(cs, bufs, "a", Var("m0"), Var("mlen"), a_off), cols, Free("a1")),
+                    comment=f"all {nt} n tiles of the row block in groups of {gsn} (l1_c_steps): the epilogue "
+                            "needs whole rows")
             body = [*unit_lets, wait_free, n_loop, CrossSet(FLAG_FULL, Pipe.FIX)]
         else:
             fix = Copy(Region(ws_name, slot_base, Var("mlen"), Var("nlen"), Const(unit_cols), gm=True),
@@ -497,84 +532,3 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
                   notes=cfg.notes, vec_per_block=vec, tile_walk=walk), ws
-
-
-
-def _l1_k_loops(cs: _CubeShape, bufs: dict[str, Buffer], tk: int, sa: int, sb: int, n0: Expr, nlen: Expr,
-                a_off: Expr, b_off: Expr, names: dict[Node, str]) -> list[Stmt]:
-    """The k loop with an L1 level: A (B) is loaded into L1 sa (sb) k tiles at a time and each k tile
-    moves on to L0A (L0B) from the resident slab. The operand with the larger step is loaded in the
-    outer loop, the other in a middle loop (when the steps differ); tails are min(...) everywhere."""
-    K = cs.K
-
-    def slab(which: str, kv: str, step: int) -> tuple[list[Stmt], Callable[[Expr, Expr], Region]]:
-        """(load statements for the slab starting at k tile `kv`, L1 region of k tile ko in it)."""
-        k0 = E.mul(Var(kv), tk)
-        slen = E.min(tk * step, E.sub(K, k0))
-        q = "a1" if which == "a" else "b1"
-        cols = Const(bufs[q].cols)
-        if which == "a":
-            if cs.ta:
-                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.M), Var("m0"))), slen, Var("mlen"),
-                             Const(cs.M), gm=True)
-                dst = Region(q, Const(0), slen, Var("mlen"), cols)
-            else:
-                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), K), k0)), Var("mlen"), slen,
-                             Const(K), gm=True)
-                dst = Region(q, Const(0), Var("mlen"), slen, cols)
-        elif cs.tb:
-            src = Region(cs.b_name, E.add(b_off, E.add(E.mul(n0, K), k0)), nlen, slen, Const(K), gm=True)
-            dst = Region(q, Const(0), nlen, slen, cols)
-        else:
-            src = Region(cs.b_name, E.add(b_off, E.add(E.mul(k0, cs.N), n0)), slen, nlen, Const(cs.N), gm=True)
-            dst = Region(q, Const(0), slen, nlen, cols)
-        load = [Alloc(q), Copy(dst, src, nd2nz=True, comment=f"L1: {step} k tiles of {which.upper()} from k tile {kv}"),
-                EnQue(q), DeQue(q)]
-
-        def sub(ko: Expr, klen: Expr) -> Region:
-            rel = E.mul(E.sub(ko, Var(kv)), tk)  # k offset inside the slab
-            kmajor = cs.ta if which == "a" else not cs.tb  # k runs down the rows of the slab
-            if which == "a":
-                return (Region(q, E.mul(rel, cols), klen, Var("mlen"), cols) if kmajor
-                        else Region(q, rel, Var("mlen"), klen, cols))
-            return (Region(q, E.mul(rel, cols), klen, nlen, cols) if kmajor
-                    else Region(q, rel, nlen, klen, cols))
-        return load, sub
-
-    outer_a = sa >= sb
-    big, small = (sa, sb) if outer_a else (sb, sa)
-    ko, klen = Var("ko"), Var("klen")
-    load_x, sub_x = slab("a" if outer_a else "b", "kx", big)
-    if sa == sb:
-        load_y, sub_y = slab("b", "kx", big)
-    else:
-        load_y, sub_y = slab("b" if outer_a else "a", "ky", small)
-    sub_a, sub_b = (sub_x, sub_y) if outer_a else (sub_y, sub_x)
-    a_sub, b_sub = sub_a(ko, klen), sub_b(ko, klen)
-    a2 = Region("a2", Const(0), a_sub.rows, a_sub.cols, Const(bufs["a2"].cols))
-    b2 = Region("b2", Const(0), b_sub.rows, b_sub.cols, Const(bufs["b2"].cols))
-    c = Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols))
-    inner_var = "kx" if sa == sb else "ky"
-    k_body: tuple[Stmt, ...] = (
-        Let("klen", E.min(tk, E.sub(K, E.mul(ko, tk)))),
-        Alloc("a2"), Copy(a2, a_sub, comment="L1 -> L0A: one k tile of the resident slab"), EnQue("a2"),
-        Alloc("b2"), Copy(b2, b_sub, comment="L1 -> L0B: one k tile of the resident slab"), EnQue("b2"),
-        DeQue("a2"), DeQue("b2"),
-        Mmad(c, a2, b2, Var("mlen"), klen, nlen, E.sub(1, E.min(ko, 1)),
-             b_layout="nk" if cs.tb else "kn", a_layout="km" if cs.ta else "mk",
-             comment=f"{names[cs.root]} = {cs.root.op.value}"),
-        Free("a2"), Free("b2"))
-    step = big if sa == sb else small
-    k_loop = Loop("ko", Var(inner_var), E.min(E.add(Var(inner_var), step), Var("k_tiles")), Const(1), k_body,
-                  comment=f"split_loop: k in tiles of {tk} from the L1 slab")
-    x_q, y_q = ("a1", "b1") if outer_a else ("b1", "a1")
-    if sa == sb:
-        body: tuple[Stmt, ...] = (*load_x, *load_y, k_loop, Free(x_q), Free(y_q))
-    else:
-        mid = Loop("ky", Var("kx"), E.min(E.add(Var("kx"), big), Var("k_tiles")), Const(small),
-                   (*load_y, k_loop, Free(y_q)),
-                   comment=f"L1: {y_q[0].upper()} in slabs of {small} k tiles inside the {big}-tile slab of "
-                           f"{x_q[0].upper()}")
-        body = (*load_x, mid, Free(x_q))
-    return [Loop("kx", Const(0), Var("k_tiles"), Const(big), body,
-                 comment=f"L1: A in slabs of {sa}, B in slabs of {sb} k tiles of {tk}")]

@@ -83,7 +83,8 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
             g, direction = ctx.user(name)["swizzle"]
             out[name] = out[name].with_(swizzle_group=g, swizzle_dir=direction)
         if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
-            out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1)
+            out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1,
+                                        step_m=tiles.get("step_m") or 1, step_n=tiles.get("step_n") or 1)
         single = [t for key, t in (("depth_l0", "L0A/L0B"), ("depth_ub", "the epilogue's UB queues")) if tiles.get(key)]
         if single:
             out[name] = out[name].with_(depth_l0=tiles.get("depth_l0", 0), depth_ub=tiles.get("depth_ub", 0)).noted(

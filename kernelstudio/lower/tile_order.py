@@ -86,16 +86,19 @@ def tile_walk_lets(name: str, mn: tuple[int, int], tiles: tuple[int, int], cfg: 
     return lets, note
 
 
-def tile_walk(cs: Any, tiles: int, lets: list[Stmt], row_block: bool, nt: int, slices: int) -> TileWalk:
+def tile_walk(cs: Any, tiles: int, lets: list[Stmt], row_block: bool, nt: int, slices: int,
+              grouped: bool = False) -> TileWalk:
     """What each tile reads, for the L2 model: the A row panel and the B column panel of its C tile
     (all of K), keyed by their GM offset. A row block reads its A panel once per n tile and all of
     B. Conv: the weights' row panel only; the input rows of neighbouring pixel tiles overlap by the
     kernel height, so the image is left to the L2 model's mean re-read rule.
     `cs` is the kernel's matmul view (families._CubeShape), `lets` the tile loop's Lets down to m0,
-    mlen (n0, nlen), `slices` the L1 loads of one C tile."""
+    mlen (n0, nlen), `slices` the L1 loads of one C tile. With `grouped` (l1_c_steps) a walk unit is a
+    group of C tiles and its panels span the group (gm0, gmlen, gn0, gnlen)."""
     a_node, b_node = cs.root.inputs
     ia, ib = itemsize(a_node.dtype), itemsize(b_node.dtype)
-    m0, mlen, n0, nlen = Var("m0"), Var("mlen"), Var("n0"), Var("nlen")
+    m0, mlen, n0, nlen = ((Var("gm0"), Var("gmlen"), Var("gn0"), Var("gnlen")) if grouped
+                          else (Var("m0"), Var("mlen"), Var("n0"), Var("nlen")))
     a_off, b_off = cs.batch_offset("a", Var("bi")), cs.batch_offset("b", Var("bi"))
     if row_block:
         panels = (Panel(cs.a_name, E.add(a_off, m0), E.mul(mlen, cs.K * ia), Const(nt)),

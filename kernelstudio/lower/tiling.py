@@ -63,8 +63,8 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
     max_cores = profile.aic_cores if cube else profile.aiv_cores
     out: dict[str, Any] = {"tile_m": None, "tile_n": None, "tile_k": None, "tile_rows": None, "tile_cols": None,
                            "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
-                           "compute_dtype": "auto", "step_ka": None, "step_kb": None, "depth_a1": None,
-                           "depth_b1": None, "order_by": "", "swizzle": None}
+                           "compute_dtype": "auto", "step_ka": None, "step_kb": None, "step_m": None, "step_n": None,
+                           "depth_a1": None, "depth_b1": None, "order_by": "", "swizzle": None}
     for d in directives:
         if d.kind == "split":
             if cube:
@@ -106,6 +106,8 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
             out["step_ka"], out["step_kb"] = d.value
         elif d.kind == "l1_depth":
             out["depth_a1"], out["depth_b1"] = d.value
+        elif d.kind == "l1_c_steps":
+            out["step_m"], out["step_n"] = d.value
         elif d.kind == "swizzle":
             out["swizzle"] = (d.value, d.axis)  # (group, direction)
     if out["swizzle"] and out["order_by"]:
@@ -144,6 +146,10 @@ def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
                    "lower split(...) / vectorize(-1, ...) on the vector tile")
             if tier == "L1":
                 way += ", fewer l1_k_steps(...) or l1_depth(1)"
+                panels = [b for b in bufs if "panel" in b.purpose]
+                if panels:
+                    way += (f" (the resident panels {', '.join(b.name for b in panels)} hold the whole K: smaller "
+                            "l1_c_steps(...) or split('m'/'n', ...), or l1_c_steps(1, 1) to stream them)")
             if any(b.depth > 1 for b in bufs):
                 way += " or turn off double_buffer"
             err = CapacityError(f"kernel {k.name}: {tier} needs {need:,} B but {profile.name} has {have:,} B "
@@ -208,7 +214,8 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
     they chosen again, smaller, under the deeper queues."""
     if d["depth"] > 1:
         # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
-        single = _auto_tiles_at(fk, {**d, "depth": 1}, profile, emit)
+        # (L1 groups are chosen with the slots they will have: "l1_depth_final")
+        single = _auto_tiles_at(fk, {**d, "depth": 1, "l1_depth_final": d["depth"]}, profile, emit)
         cfg = _base(d).with_(depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
                              **{k: v for k, v in single.items() if k != "order"})
         if _fits(emit(cfg), profile):
@@ -327,6 +334,59 @@ def _auto_l1_steps(fk, d, profile, emit, base: KernelConfig, tiles: tuple[int, i
     return ua or 1, ub or 1
 
 
+def _auto_c_steps(fk, d, profile, emit, base: KernelConfig, tiles: dict[str, Any], mnkb: tuple[int, int, int, int],
+                  row_block: bool) -> dict[str, Any]:
+    """Groups of C tiles whose operands stay resident in L1 (l1_c_steps; cube_groups.py): the group
+    that moves the fewest GM->L1 bytes among those that fit L1 beside the streamed operand's slabs
+    and leave the busiest core no more C tiles than one tile per unit would. A resident panel holds
+    the whole K, so large K keeps the 1 x 1 default; the streamed operand's k step halves until the
+    panel fits. Byte counts, not simulations (lowering stays fast); tests check the simulator agrees."""
+    um, un = d.get("step_m"), d.get("step_n")
+    keep = {"step_m": um or 1, "step_n": un or 1}
+    conv = fk.root.op.value == "conv2d"
+    if (um and un) or conv or (fk.family == "cube_vector" and not row_block):
+        return keep
+    M, N, K, batch = mnkb
+    tm, tn, tk = tiles["tile_m"], tiles["tile_n"], tiles["tile_k"]
+    mt, nt = -(-M // tm), -(-N // tn)
+    cores = d["cores"]
+    units = batch * mt * (1 if row_block else nt)
+    per_core = -(-units // cores) * (nt if row_block else 1)  # C tiles of the busiest core, no groups
+
+    def gm_bytes(m: int, n: int) -> float:
+        """GM -> L1 element reads per C tile: A once per tile row when n > 1, B once per group when m > 1."""
+        return K * ((tm / n if n > 1 else tm) + (tn / m if m > 1 else tn))
+
+    kt = -(-K // tk)
+    # an l1_k_steps of the user's that slabs an operand keeps it streamed (resident panels take all of K)
+    a_free = d.get("step_ka") in (None, kt)
+    b_free = d.get("step_kb") in (None, kt)
+    ms = [1] if row_block or not b_free else ([um] if um else [v for v in (1, 2, 4, 8) if v <= mt])
+    ns = [1] if not a_free else [un] if un else sorted({v for v in (1, 2, 4, 8, nt) if v <= nt})
+    cands = []
+    for m in ms:
+        for n in ns:
+            groups = batch * -(-mt // m) * (1 if row_block else -(-nt // n))
+            if (m, n) == (1, 1) or -(-groups // cores) * (1 if row_block else m * n) > per_core:
+                continue
+            cands.append((gm_bytes(m, n), m * n, m, n))
+    # L1 with the slots the kernel will have (the single-buffered tile search runs with one)
+    depth = d.get("l1_depth_final") or d["depth"]
+    for _, _, m, n in sorted(cands):
+        sa, sb = tiles["step_ka"], tiles["step_kb"]
+        while True:
+            cfg = base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, step_ka=sa, step_kb=sb,
+                             step_m=m, step_n=n, depth=depth, depth_a1=d.get("depth_a1") or 0,
+                             depth_b1=d.get("depth_b1") or 0, aic_only=True)
+            if usage(emit(cfg)).get((CoreType.AIC.value, Tier.L1.value), 0) <= profile.l1_bytes:
+                return {"step_m": m, "step_n": n, "step_ka": sa, "step_kb": sb}
+            streamed = "step_ka" if n == 1 else "step_kb" if m == 1 else ""
+            if not streamed or (d.get(streamed) is not None) or (sa if streamed == "step_ka" else sb) == 1:
+                break
+            sa, sb = (max(1, sa // 2), sb) if streamed == "step_ka" else (sa, max(1, sb // 2))
+    return keep
+
+
 def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     root = fk.root
     probe = emit(base.with_(tile_m=16, tile_n=16, tile_k=16, tile_rows=1, tile_cols=16, aic_only=True))
@@ -366,6 +426,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
             break
     out = {"tile_m": tm, "tile_n": tn, "tile_k": tk, "order": d["order"]}
     out["step_ka"], out["step_kb"] = _auto_l1_steps(fk, d, profile, emit, base, (tm, tn, tk), K)
+    out.update(_auto_c_steps(fk, d, profile, emit, base, out, (M, N, K, batch), row_block))
     if fk.family != "cube_vector":
         out.update(tile_rows=1, tile_cols=16)
         return out

@@ -19,7 +19,7 @@ __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DI
 
 CUBE_AXES = ("m", "n", "k")
 DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize", "compute_dtype", "l1_k_steps",
-                   "l1_depth", "swizzle")
+                   "l1_depth", "l1_c_steps", "swizzle")
 COMPUTE_DTYPES = ("auto", "float16", "float32")
 
 
@@ -204,6 +204,24 @@ class Stage:
         B is the img2col source, which already holds every channel's input rows."""
         return self._add("l1_k_steps", None, (a, a if b is None else b))
 
+    def l1_c_steps(self, m: int, n: int = 1) -> Stage:
+        """Cube operands stay resident in L1 across several C tiles (the L1 level TCubeTiling's stepM /
+        stepN describe).
+
+        A core computes its C tiles in groups of `m` x `n` (TCubeTiling singleCoreM = m x tile_m,
+        singleCoreN = n x tile_n; stepN = n when B's panel spans the group, stepM = 1 as A's panel is
+        one tile row), row by row (iterateOrder 1: n inner). When n > 1, A's row panel of one tile row
+        (tile_m rows x the whole K) is loaded GM->L1 once and serves the row's n C tiles; when m > 1,
+        B's column panel of the group (the whole K x n tile_n columns) is loaded once and serves the
+        group's m tile rows. Reuse needs the whole K resident (the "full load" case: C tiles run their
+        k loop one after another into one L0C accumulator, so a partial-K slab would be gone before the
+        next tile wants it), so a resident operand loads all its k tiles at once (stepKa / stepKb = the
+        k tiles); the operand that is not shared streams per C tile in its l1_k_steps slabs. Each C
+        tile takes its L0A/L0B fractals from the resident panel at its own offsets. Default 1 x 1 (every
+        C tile reloads its operands). Matmul kernels only; a mixed kernel with a row-reduction epilogue
+        takes l1_c_steps(1, n) (its core walks whole rows already)."""
+        return self._add("l1_c_steps", None, (m, n))
+
     def l1_depth(self, a: int, b: int | None = None) -> Stage:
         """L1 slots for A (and B) slabs: 2 double-buffers them (the next slab loads while the cube
         works on this one), 1 single-buffers — TCubeTiling depthA1 / depthB1 in slabs. Default: as
@@ -308,11 +326,19 @@ def _validate(k: FusedKernel, d: Directive) -> None:
         if d.axis == "k":
             raise ScheduleError(f"kernel {k.name}: parallel over 'k' would split the L0C accumulation "
                                 "across cores; parallelise 'm' or 'n'")
-    elif d.kind in ("l1_k_steps", "l1_depth"):
+    elif d.kind in ("l1_k_steps", "l1_depth", "l1_c_steps"):
         if k.root is None:
             raise ScheduleError(f"kernel {k.name}: {d.kind} applies to matmul/conv kernels (the cube's L1); "
                                 f"this kernel is {k.family}")
-        what = "k tiles per L1 load" if d.kind == "l1_k_steps" else "L1 slots"
+        if d.kind == "l1_c_steps" and k.root.op is Op.CONV2D:
+            raise ScheduleError(f"kernel {k.name}: l1_c_steps applies to matmul kernels; a convolution's pixel "
+                                "tiles each load their own img2col source, so it takes split('m'/'n'/'k', ...), "
+                                "l1_k_steps(a) for its weight slabs and l1_depth(...)")
+        if not isinstance(d.value, tuple) or len(d.value) != 2:
+            raise ScheduleError(f"kernel {k.name}: {d.kind} takes two whole numbers (for A and B / m and n), "
+                                f"got {d.value!r}")
+        what = {"l1_k_steps": "k tiles per L1 load", "l1_depth": "L1 slots",
+                "l1_c_steps": "C tiles per L1-resident group"}[d.kind]
         for v in d.value:
             _check_factor(k, d.kind, v, what)
         a, b = d.value

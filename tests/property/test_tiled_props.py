@@ -41,8 +41,8 @@ def graphs(draw):
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(out=graphs(), fuse=st.booleans(), double=st.booleans(), tr=st.sampled_from([None, 1, 3, 8]),
-       cores=st.integers(1, 6), seed=st.integers(0, 3))
-def test_random_graphs_and_schedules(out, fuse, double, tr, cores, seed):
+       cores=st.integers(1, 6), seed=st.integers(0, 3), group=st.sampled_from([None, (1, 2), (2, 1), (2, 3)]))
+def test_random_graphs_and_schedules(out, fuse, double, tr, cores, seed, group):
     s = ks.create_schedule(out, fuse=fuse)
     for k in s.kernels:
         st_ = s[k.name]
@@ -55,6 +55,12 @@ def test_random_graphs_and_schedules(out, fuse, double, tr, cores, seed):
                 st_.split("m", 16).vectorize(0, min(tr, 8))
             else:
                 st_.split("m", 16)
+        if group is not None and k.root is not None:  # l1_c_steps: 16 x 16 C tiles, groups of at most all
+            mt, nt = -(-k.rows // 16), -(-k.cols // 16)
+            if k.family == "cube":
+                st_.split("m", 16).split("n", 16).l1_c_steps(min(group[0], mt), min(group[1], nt))
+            elif k.has_row_reduction():  # a row block: groups along n only
+                st_.split("m", 16).split("n", 16).l1_c_steps(1, min(group[1], nt))
     prog = ks.lower(s, "ascend910b2")
     inputs = ks.random_inputs(out, seed=seed)
     want = np.asarray(ks.evaluate(out, inputs), dtype=np.float32)

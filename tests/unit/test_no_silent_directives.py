@@ -51,6 +51,7 @@ DIRECTIVES = {
     "compute_dtype": ("compute_dtype", None, ("float32", "float16")),
     "l1_k_steps": ("l1_k_steps", None, ((2, 2), (4, 4))), "l1_depth": ("l1_depth", None, ((1, 1), (2, 2))),
     "swizzle m": ("swizzle", "m", (2, 1)), "swizzle n": ("swizzle", "n", (2, 1)),
+    "l1_c_steps": ("l1_c_steps", None, ((1, 1), (2, 1), (1, 2))),
 }
 
 
@@ -92,6 +93,12 @@ def test_every_directive_acts_or_says_why(design, directive):
     (_matmul_bias_gelu, ("swizzle", "m", 4), ("swizzle(group=4, direction='m') cannot apply",
                                                       "only 2 tile rows (M=64 in tiles of 32)", "at most 2")),
     (REFERENCE["mla_prolog_lite"], ("swizzle", "m", 2), ("row-reduction epilogue", "keep_out")),
+    (_matmul_bias_gelu, ("l1_c_steps", None, (1, 2)), ("l1_c_steps(1, 2) cannot apply", "one C tile per hand-off",
+                                                       "split('m'/'n', ...)")),
+    (REFERENCE["mla_prolog_lite"], ("l1_c_steps", None, (2, 1)), ("l1_c_steps(2, 1) cannot apply", "row block",
+                                                                  "l1_c_steps(1, n) with n <= ")),
+    (_matmul, ("l1_c_steps", None, (1, 64)), ("l1_c_steps(1, 64) cannot apply", "C tile(s) along n (N=384 in tiles",
+                                               "split('n', ...)")),
 ])
 def test_the_message_names_the_numbers_and_the_way_out(build, directive, fragments):
     out = build()

@@ -34,6 +34,7 @@ def mla_wide():
     s[out].split("n", ks.knob("tile_n", 256, [128, 256, 512]))
     s[out].split("k", ks.knob("tile_k", 64, [32, 64, 128]))
     s[out].double_buffer(ks.knob("double_buffer", True, [False, True]))
+    s[out].l1_c_steps(1, 1)  # the landscape the search is measured on: every n tile reloads its A tile
     return s
 
 

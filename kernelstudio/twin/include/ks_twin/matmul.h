@@ -53,6 +53,16 @@ template <class T> struct Operand {
     }
 };
 
+// An operand slab resident in L1: rows x cols elements copied from GM (or UB) by the Matmul object, tagged
+// with the block it holds (the index of its stepM (stepN) group of base blocks and of its stepKa (stepKb)
+// group of k blocks). A tile that needs the slab already held uses it without a copy.
+template <class T> struct L1Slab {
+    bool valid = false;
+    int blk = -1, kslab = -1;
+    int r0 = 0, rows = 0, k0 = 0, klen = 0;
+    std::vector<T> data;  // A: [rows (m)][klen]; B: [klen][rows (n)]
+};
+
 // Rounds an fp32/int32 accumulator into the C type.
 template <class C, class Acc> inline C to_c(Acc v)
 {
@@ -217,6 +227,7 @@ public:
     {
         KS_TWIN_LOG("Matmul::End");
         a_.set = b_.set = bias_.set = false;
+        a1_.valid = b1_.valid = false;
         running_ = false;
         has_tile_ = false;
     }
@@ -261,6 +272,7 @@ private:
 
     template <class T> void set_gm(ks_twin::Operand<T>& op, const AscendC::GlobalTensor<T>& gm, bool trans)
     {
+        a1_.valid = b1_.valid = false;  // a new operand: what L1 holds is stale
         op.set = true;
         op.local = false;
         op.gm = gm;
@@ -269,6 +281,7 @@ private:
     }
     template <class T> void set_ub(ks_twin::Operand<T>& op, const AscendC::LocalTensor<T>& ub, bool trans)
     {
+        a1_.valid = b1_.valid = false;
         op.set = true;
         op.local = true;
         op.ub = ub;
@@ -299,10 +312,14 @@ private:
         auto db = [](int v) { return static_cast<uint64_t>(v > 0 ? v : 1); };
         const int ska = t.stepKa > 0 ? t.stepKa : 1, skb = t.stepKb > 0 ? t.stepKb : 1;
         const int sm = t.stepM > 0 ? t.stepM : 1, sn = t.stepN > 0 ? t.stepN : 1;
-        if ((ska > skb ? ska % skb : skb % ska) != 0) {
+        // the smaller slab reloads inside the larger, so their k boundaries must meet; a larger slab that holds
+        // all of singleCoreK (a resident "full load" operand) has no inner boundary, only the smaller's tail
+        const bool full = static_cast<int64_t>(std::max(ska, skb)) * t.baseK >= t.singleCoreK;
+        if ((ska > skb ? ska % skb : skb % ska) != 0 && !full) {
             ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: stepKa=%d and stepKb=%d: the larger must be a multiple "
-                          "of the smaller (the smaller slab reloads inside the larger); change one of them",
-                          ks_twin::core_name(), ska, skb);
+                          "of the smaller (the smaller slab reloads inside the larger) unless it holds all of "
+                          "singleCoreK=%d; change one of them",
+                          ks_twin::core_name(), ska, skb, t.singleCoreK);
         }
         if (db(t.depthA1) % (static_cast<uint64_t>(ska) * sm) || db(t.depthB1) % (static_cast<uint64_t>(skb) * sn)) {
             ks_twin::fail("matmul", "REGIST_MATMUL_OBJ on %s: depthA1=%d must be a multiple of stepKa x stepM = %d and "
@@ -365,29 +382,95 @@ private:
         running_ = true;
     }
 
+    // The L1 level. A reaches L0A through a slab of stepM x stepKa base blocks (baseM x baseK) held in L1,
+    // B through one of stepKb x stepN (baseK x baseN). A tile loads the slab of each k block it needs
+    // unless L1 holds it already: when stepKa covers the whole singleCoreK, A's slab of a tile row stays
+    // resident while the row's tiles along n (iterateOrder 1) use it; B's likewise along m when stepKb
+    // covers K. The products read the slabs only, never GM.
+    void load_a1(int kb)
+    {
+        const int sm = t_.stepM > 0 ? t_.stepM : 1, ska = t_.stepKa > 0 ? t_.stepKa : 1;
+        const int blk = tm_ / sm, ks = kb / ska;
+        if (a1_.valid && a1_.blk == blk && a1_.kslab == ks) return;
+        a1_.r0 = blk * sm * t_.baseM;
+        a1_.rows = std::min(sm * t_.baseM, singleM_ - a1_.r0);
+        a1_.k0 = ks * ska * t_.baseK;
+        a1_.klen = std::min(ska * t_.baseK, singleK_ - a1_.k0);
+        a1_.data.resize(static_cast<size_t>(a1_.rows) * a1_.klen);
+        const SrcA* A = a_.data();
+        for (int i = 0; i < a1_.rows; ++i) {
+            for (int k = 0; k < a1_.klen; ++k) {
+                const int64_t m = a1_.r0 + i, kk = a1_.k0 + k;
+                a1_.data[static_cast<size_t>(i) * a1_.klen + k] = a_.trans ? A[kk * orgM_ + m] : A[m * orgKa_ + kk];
+            }
+        }
+        a1_.blk = blk;
+        a1_.kslab = ks;
+        a1_.valid = true;
+        KS_TWIN_LOG("Matmul::LoadA1", "m0=%d rows=%d k0=%d cols=%d bytes=%llu", a1_.r0, a1_.rows, a1_.k0, a1_.klen,
+                    static_cast<unsigned long long>(a1_.data.size() * sizeof(SrcA)));
+    }
+    void load_b1(int kb)
+    {
+        const int sn = t_.stepN > 0 ? t_.stepN : 1, skb = t_.stepKb > 0 ? t_.stepKb : 1;
+        const int blk = tn_ / sn, ks = kb / skb;
+        if (b1_.valid && b1_.blk == blk && b1_.kslab == ks) return;
+        b1_.r0 = blk * sn * t_.baseN;
+        b1_.rows = std::min(sn * t_.baseN, singleN_ - b1_.r0);
+        b1_.k0 = ks * skb * t_.baseK;
+        b1_.klen = std::min(skb * t_.baseK, singleK_ - b1_.k0);
+        b1_.data.resize(static_cast<size_t>(b1_.rows) * b1_.klen);
+        const SrcB* B = b_.data();
+        for (int k = 0; k < b1_.klen; ++k) {
+            for (int j = 0; j < b1_.rows; ++j) {
+                const int64_t n = b1_.r0 + j, kk = b1_.k0 + k;
+                b1_.data[static_cast<size_t>(k) * b1_.rows + j] = b_.trans ? B[n * orgKb_ + kk] : B[kk * orgN_ + n];
+            }
+        }
+        b1_.blk = blk;
+        b1_.kslab = ks;
+        b1_.valid = true;
+        KS_TWIN_LOG("Matmul::LoadB1", "n0=%d cols=%d k0=%d rows=%d bytes=%llu", b1_.r0, b1_.rows, b1_.k0, b1_.klen,
+                    static_cast<unsigned long long>(b1_.data.size() * sizeof(SrcB)));
+    }
+
     void compute_tile()
     {
         rows_ = std::min(t_.baseM, singleM_ - tm_ * t_.baseM);
         cols_ = std::min(t_.baseN, singleN_ - tn_ * t_.baseN);
         acc_.assign(static_cast<size_t>(t_.baseM) * t_.baseN, Acc(0));
-        const SrcA* A = a_.data();
-        const SrcB* B = b_.data();
         const int64_t m0 = static_cast<int64_t>(tm_) * t_.baseM, n0 = static_cast<int64_t>(tn_) * t_.baseN;
-        for (int i = 0; i < rows_; ++i) {
-            for (int j = 0; j < cols_; ++j) {
-                const int64_t m = m0 + i, n = n0 + j;
-                Acc s = 0;
-                for (int64_t k = 0; k < singleK_; ++k) {
-                    Acc av = static_cast<Acc>(ks_twin::to_calc(a_.trans ? A[k * orgM_ + m] : A[m * orgKa_ + k]));
-                    Acc bv = static_cast<Acc>(ks_twin::to_calc(b_.trans ? B[n * orgKb_ + k] : B[k * orgN_ + n]));
-                    if constexpr (std::is_integral<Acc>::value) {
-                        s = ks_twin::acc_add(s, ks_twin::acc_mul(av, bv));  // int32 wraps, as L0C does
-                    } else {
-                        s += av * bv;
+        // k block by k block, each from the L1 slabs that hold it: every C element still sums its
+        // products in k order, as one pass over K would
+        for (int kb = 0; kb * t_.baseK < singleK_; ++kb) {
+            load_a1(kb);
+            load_b1(kb);
+            const int k_lo = kb * t_.baseK, k_hi = std::min(singleK_, k_lo + t_.baseK);
+            for (int i = 0; i < rows_; ++i) {
+                const SrcA* arow = a1_.data.data() + static_cast<size_t>(m0 + i - a1_.r0) * a1_.klen;
+                for (int j = 0; j < cols_; ++j) {
+                    const int64_t bj = n0 + j - b1_.r0;
+                    Acc s = acc_[static_cast<size_t>(i) * t_.baseN + j];
+                    for (int k = k_lo; k < k_hi; ++k) {
+                        Acc av = static_cast<Acc>(ks_twin::to_calc(arow[k - a1_.k0]));
+                        Acc bv = static_cast<Acc>(ks_twin::to_calc(
+                            b1_.data[static_cast<size_t>(k - b1_.k0) * b1_.rows + bj]));
+                        if constexpr (std::is_integral<Acc>::value) {
+                            s = ks_twin::acc_add(s, ks_twin::acc_mul(av, bv));  // int32 wraps, as L0C does
+                        } else {
+                            s += av * bv;
+                        }
                     }
+                    acc_[static_cast<size_t>(i) * t_.baseN + j] = s;
                 }
-                if (bias_.set) s = ks_twin::acc_add(s, static_cast<Acc>(ks_twin::to_calc(bias_.data()[n])));
-                acc_[static_cast<size_t>(i) * t_.baseN + j] = s;
+            }
+        }
+        if (bias_.set) {
+            for (int i = 0; i < rows_; ++i) {
+                for (int j = 0; j < cols_; ++j) {
+                    Acc& s = acc_[static_cast<size_t>(i) * t_.baseN + j];
+                    s = ks_twin::acc_add(s, static_cast<Acc>(ks_twin::to_calc(bias_.data()[n0 + j])));
+                }
             }
         }
     }
@@ -422,6 +505,8 @@ private:
     ks_twin::Operand<SrcB> b_;
     ks_twin::Operand<BiasT> bias_;
     std::vector<Acc> acc_;
+    ks_twin::L1Slab<SrcA> a1_;
+    ks_twin::L1Slab<SrcB> b1_;
 };
 
 // `matmul::Matmul` as kernels name it. Each translation unit sees exactly one of these inline namespaces
