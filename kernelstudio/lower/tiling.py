@@ -344,7 +344,9 @@ def _auto_c_steps(fk, d, profile, emit, base: KernelConfig, tiles: dict[str, Any
     um, un = d.get("step_m"), d.get("step_n")
     keep = {"step_m": um or 1, "step_n": un or 1}
     conv = fk.root.op.value == "conv2d"
-    if (um and un) or conv or (fk.family == "cube_vector" and not row_block):
+    # a swizzle the user gave orders C tiles: groups would change what it walks, so they stay 1 x 1
+    # unless l1_c_steps is given too
+    if (um and un) or conv or (fk.family == "cube_vector" and not row_block) or (d.get("swizzle") and not um):
         return keep
     M, N, K, batch = mnkb
     tm, tn, tk = tiles["tile_m"], tiles["tile_n"], tiles["tile_k"]

@@ -209,7 +209,7 @@ def test_generated_tiling_carries_the_group():
     assert (t["stepM"], t["stepN"], t["stepKa"], t["stepKb"], t["iterateOrder"]) == (1, 3, 5, 5, 1)
     assert (t["depthA1"], t["depthB1"]) == (5, 5 * 3 * 2)  # base blocks: k tiles x stepN x L1 slots
     host = "\n".join(codegen(prog).files.values())
-    assert "SetTail(gmlen, gnlen, K)" in host and "stepN = 3" in host and "iterateOrder = 1" in host
+    assert "SetTail(gmlen, gnlen, K)" in host and "set_stepN(3);" in host and "set_iterateOrder(1);" in host
 
 
 def _bytes_loaded(log, api: str) -> int:

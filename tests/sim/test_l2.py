@@ -88,6 +88,7 @@ def _tiny_matmul(swizzle=None):
     b = ks.placeholder((64, 64), "float16", name="b")
     s = ks.create_schedule(ks.matmul(a, b))
     st = s[s.kernels[0].name].split("m", 16).split("n", 16).split("k", 16).parallel(cores=1)
+    st.l1_c_steps(1, 1)  # one C tile per walk step: the order alone decides the reuse distances
     if swizzle:
         st.swizzle(*swizzle)
     return ks.lower(s, "ascend910b2")
