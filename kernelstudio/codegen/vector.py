@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import UnsupportedError
-from ..lower.expr import Const, E, Var, ceil_div
+from ..lower.expr import Bin, Const, E, Expr, Var, ceil_div
 from ..lower.tileir import (
     Alloc,
     Copy,
@@ -31,12 +31,17 @@ from ..lower.tileir import (
     DeQue,
     EnQue,
     Free,
+    If,
+    Loop,
     Reduce,
     Region,
     SetFlag,
+    VecCall,
     VecOp,
     WaitFlag,
+    walk,
 )
+from ..lower.vec_calls import WORK, Expansion, contiguous, expand, kind, looped
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
 
@@ -173,18 +178,8 @@ UNARY = {"exp": "Exp", "ln": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal
 SCALAR_FORM = {"add": "Adds", "mul": "Muls", "max": "Maxs", "min": "Mins"}
 
 
-def _kind(src: Region, dst: Region) -> str:
-    """How a source relates to dst: "full", "row" (one row reused), "col" (one value per row),
-    or "scalar" (one value for the whole tile)."""
-    one_row = src.rows == Const(1) and dst.rows != Const(1)
-    one_col = src.cols == Const(1) and dst.cols != Const(1)
-    if one_row and (one_col or src.cols == Const(1)):  # 1x1 over a tile, or over a one-column tile
-        return "scalar"
-    return "row" if one_row else "col" if one_col else "full"
-
-
-def _contiguous(r: Region) -> bool:
-    return r.rows == Const(1) or r.stride == r.cols
+_kind = kind  # shared with the simulator (lower/vec_calls.py)
+_contiguous = contiguous
 
 
 class _Rows:
@@ -193,8 +188,7 @@ class _Rows:
     def __init__(self, m: Method, dst: Region, srcs: tuple[Region, ...]):
         kinds = [_kind(s, dst) for s in srcs]
         self.m, self.dst, self.srcs, self.kinds = m, dst, srcs, kinds
-        dense = all(_contiguous(s) for s, k in zip(srcs, kinds, strict=True) if k == "full")
-        self.looped = not (_contiguous(dst) and dense and "row" not in kinds and "col" not in kinds)
+        self.looped = looped(dst, srcs)
         self.row = m.fresh("row") if self.looped else ""
 
     def __enter__(self) -> _Rows:
@@ -338,6 +332,10 @@ VEC_RULES: dict[str, Callable[[str, VecOp, Method], None]] = {
 
 
 def _vecop(s: VecOp, m: Method) -> None:
+    exp = expansion(s, m)
+    if exp is not None:  # a per-row operand: Brcb and repeat forms, no scalar reads
+        render(exp, m)
+        return
     try:
         rule = VEC_RULES[s.op]
     except KeyError:
@@ -345,43 +343,92 @@ def _vecop(s: VecOp, m: Method) -> None:
     rule(s.op, s, m)
 
 
-# ---- row reductions ----------------------------------------------------------------------------
+# ---- row reductions and broadcasts: the calls lower/vec_calls.py lists ------------------------------
+def expansion(s: object, m: Method) -> Expansion | None:
+    """The calls `s` issues when they are written from the shared list (a reduction, or an op with a
+    per-row operand spread by Brcb); None when the count-form emitters below write it."""
+    sc = m.scope
+    exp = expand(s, sc._buffers, sc.tiling, kernel=sc.kernel.name)
+    if exp is None or not any(isinstance(c, VecCall) and c.form == "repeat" for c in walk(exp.stmts)):
+        return None
+    return exp
+
+
 def _reduce(s: Reduce, m: Method) -> None:
-    """One ReduceSum/ReduceMax per row into dst[r] (or into scratch and combined when accumulating
-    or when dst[r] is not 32-byte aligned)."""
-    sc, w = m.scope, m.w
-    dt, isz = sc.dtype(s.src), sc.itemsize(s.src)
-    t = ctype(dt)
-    per_block = BLOCK // isz
-    cols_cap = sc.buffer(s.src.buf).cols
-    sc.need_work(dt, cols_cap + per_block)
-    api = {"sum": "ReduceSum", "max": "ReduceMax"}.get(s.op)
-    if api is None:
-        raise UnsupportedError(f"kernel {sc.kernel.name}: reduction {s.op!r} has no Ascend C rule")
-    extra = ", false" if s.op == "max" else ""
-    work = m.fresh("workLocal")
-    w(f"AscendC::LocalTensor<{t}> {work} = workBuf.Get<{t}>();")
-    direct = not s.accumulate and sc.multiple(E.mul(s.dst.offset, isz), BLOCK) and (
-        s.dst.rows == Const(1) or sc.multiple(E.mul(s.dst.stride, isz), BLOCK))
-    row = m.fresh("row")
-    with w.block(f"for (int32_t {row} = 0; {row} < {sc.expr(s.src.rows)}; ++{row})"):
-        src = sc.at(s.src, E.mul(Var(row), s.src.stride))
-        n = sc.expr(s.src.cols)
-        if direct:
-            w(f"AscendC::{api}<{t}>({sc.at(s.dst, E.mul(Var(row), s.dst.stride))}, {src}, {work}, {n}{extra});")
-            return
-        res = f"{work}[{cols_cap}]"
-        w(f"AscendC::{api}<{t}>({res}, {src}, {work}, {n}{extra});")
-        m.sync("V_S")
-        idx = sc.expr(E.add(s.dst.offset, E.mul(Var(row), s.dst.stride)))
-        dst = sc.tensor_name(s.dst.buf)
-        value = f"{work}.GetValue({cols_cap})"
-        if s.accumulate:
-            old = f"static_cast<float>({dst}.GetValue({idx}))"
-            new = f"static_cast<float>({value})"
-            value = f"{old} + {new}" if s.op == "sum" else f"KS_MAX({old}, {new})"
-        w(f"{dst}.SetValue({idx}, static_cast<{ctype(sc.dtype(s.dst))}>({value}));")
-        m.sync("S_V")
+    """A row reduction as WholeReduceSum / WholeReduceMax levels (see lower/vec_calls.py)."""
+    exp = expand(s, m.scope._buffers, m.scope.tiling, kernel=m.scope.kernel.name)
+    assert exp is not None  # a Reduce always expands
+    render(exp, m)
+
+
+def render(exp: Expansion, m: Method) -> None:
+    """Write the calls of an expansion: loops over rows, ifs for tails, one line per call."""
+    sc = m.scope
+    work = ""
+    if exp.work:
+        sc.need_work(exp.dtype, exp.work)
+        t = ctype(exp.dtype)
+        work = m.fresh("workLocal")
+        m.w(f"AscendC::LocalTensor<{t}> {work} = workBuf.Get<{t}>();")
+    names: dict[str, str] = {}
+    _render(exp.stmts, m, work, names)
+
+
+def _render(stmts: tuple, m: Method, work: str, names: dict[str, str]) -> None:
+    w = m.w
+    for st in stmts:
+        if isinstance(st, Loop):
+            if st.var not in names:
+                names[st.var] = m.fresh(st.var)
+            v = names[st.var]
+            with w.block(f"for (int32_t {v} = {_x(st.start, m, names)}; {v} < {_x(st.stop, m, names)}; ++{v})"):
+                if st.comment:
+                    w(f"// {st.comment}")
+                _render(st.body, m, work, names)
+        elif isinstance(st, If):
+            with w.block(f"if ({_x(st.cond, m, names)})"):
+                _render(st.body, m, work, names)
+        else:
+            w(_call(st, m, work, names))
+
+
+def _rename(e: Expr, names: dict[str, str]) -> Expr:
+    if isinstance(e, Var):
+        return Var(names.get(e.name, e.name))
+    if isinstance(e, Bin):
+        return Bin(e.op, _rename(e.a, names), _rename(e.b, names))
+    return e
+
+
+def _x(e: Expr, m: Method, names: dict[str, str]) -> str:
+    return m.scope.expr(_rename(e, names))
+
+
+def _operand(r: Region, m: Method, work: str, names: dict[str, str]) -> str:
+    off = _rename(r.offset, names)
+    if r.buf == WORK:
+        text = m.scope.expr(off)
+        return work if text == "0" else f"{work}[{text}]"
+    return m.scope.at(Region(r.buf, off, r.rows, r.cols, r.stride, r.gm))
+
+
+def _call(c: VecCall, m: Method, work: str, names: dict[str, str]) -> str:
+    dst = _operand(c.dst, m, work, names)
+    srcs = [_operand(r, m, work, names) for r in c.srcs]
+    if c.form == "count":
+        return f"AscendC::{c.api}({dst}, {', '.join(srcs)}, {_x(c.count, m, names)});"
+    t = ctype(c.dtype)
+    mask, reps = _x(c.mask, m, names), _x(c.repeats, m, names)
+    p = ", ".join(str(v) for v in c.params)
+    if c.api in ("WholeReduceSum", "WholeReduceMax"):
+        order = ", AscendC::ReduceOrder::ORDER_ONLY_VALUE" if c.api == "WholeReduceMax" else ""
+        return f"AscendC::{c.api}<{t}>({dst}, {srcs[0]}, {mask}, {reps}, {p}{order});"
+    if c.api == "Brcb":
+        return f"AscendC::Brcb({dst}, {srcs[0]}, {reps}, AscendC::BrcbRepeatParams({p}));"
+    if c.api == "Adds":
+        lit = c_float(c.scalar or 0.0, c.dtype)
+        return f"AscendC::Adds({dst}, {srcs[0]}, {lit}, {mask}, {reps}, AscendC::UnaryRepeatParams({p}));"
+    return f"AscendC::{c.api}({dst}, {srcs[0]}, {srcs[1]}, {mask}, {reps}, AscendC::BinaryRepeatParams({p}));"
 
 
 def _event(s: SetFlag | WaitFlag) -> str:

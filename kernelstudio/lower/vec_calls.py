@@ -1,0 +1,336 @@
+"""The Ascend C calls a TileIR vector instruction issues, as TileIR `VecCall`s: what the code generator
+writes and what the simulator prices, made by one function so the two cannot disagree.
+
+`expand(instr, buffers, tiling)` returns the calls (in `Loop`s over the rows and `If`s where the code
+has them) and the elements of reduce scratch they use, or None when the instruction is one call on
+contiguous data (the code generator's count form; the simulator prices the instruction itself).
+P is the elements of one 256-byte repeat (64 float32, 128 float16), B those of a 32-byte block.
+
+- Row reduction `Reduce(op, dst, src)` over R rows of C columns: `WholeReduceSum` / `WholeReduceMax`
+  (ReduceOrder::ORDER_ONLY_VALUE) reduce each repeat to one value. While a row is wider than one repeat
+  (C > P), one call per row reduces its whole repeats (mask P, C // P repeats) into the scratch, and a
+  second call its tail (mask C % P, one repeat), leaving ceil(C / P) partials per row, rows B-padded
+  apart; then one call over all rows (mask = values per row, R repeats, srcRepStride = row pitch in
+  blocks, dstRepStride = dst's row stride) writes the R results to dst. With `accumulate` the
+  results land in the scratch and one `Add` / `Max` (count form) combines them into dst.
+- Binary op with a per-row (R x 1, one element apart) or scalar (1 x 1) operand: `Brcb` spreads each of 8 values to one
+  32-byte block per repeat (ceil(R / 8) repeats) into the scratch, and the op runs in its repeat form
+  with that operand's block stride 0 (every block of a repeat reads the row's block): one call for all
+  rows when a row fits one repeat (mask C, R repeats, repeat strides = row pitches), else per row a
+  call over its whole repeats and one for its tail. `copy` of such an operand is `Adds(..., 0)` the
+  same way.
+- Row-looped ops (rows not contiguous, or a one-row operand reused for every row): one count-form
+  call per row (`looped`).
+- select (no broadcast operand): `CompareScalar` then `Select`, count form (per row when looped).
+
+Not expanded (the instruction prices itself): contiguous count-form ops, cast of a broadcast operand,
+select with a broadcast operand, transpose. Those still read scalars on the scalar unit where they
+broadcast (see codegen/vector.py and layout.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ..errors import UnsupportedError
+from ..ir.ops import itemsize
+from .expr import Bin, Const, E, Expr, Var, ceil_div, evaluate, free_vars
+from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
+
+__all__ = ["WORK", "Expansion", "expand", "kind", "contiguous", "looped", "BINARY_API", "REPEAT_BYTES"]
+
+WORK = "__work__"  # the kernel's reduce scratch (codegen: workBuf)
+REPEAT_BYTES = 256
+BLOCK_BYTES = 32
+MAX_REPEAT = 255  # repeatTime and uint8 repeat strides
+BINARY_API = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
+_REDUCE_API = {"sum": "WholeReduceSum", "max": "WholeReduceMax"}
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """The calls of one instruction and the scratch they use (elements of `dtype`)."""
+
+    stmts: tuple[Stmt, ...]
+    work: int
+    dtype: str
+
+
+def kind(src: Region, dst: Region) -> str:
+    """How a source relates to dst: "full", "row" (one row reused), "col" (one value per row), or
+    "scalar" (one value for the whole tile)."""
+    one_row = src.rows == Const(1) and dst.rows != Const(1)
+    one_col = src.cols == Const(1) and dst.cols != Const(1)
+    if one_row and (one_col or src.cols == Const(1)):
+        return "scalar"
+    return "row" if one_row else "col" if one_col else "full"
+
+
+def contiguous(r: Region) -> bool:
+    return r.rows == Const(1) or r.stride == r.cols
+
+
+def looped(dst: Region, srcs: tuple[Region, ...]) -> bool:
+    """Whether the count-form code issues one call per row (see module doc)."""
+    kinds = [kind(s, dst) for s in srcs]
+    dense = all(contiguous(s) for s, k in zip(srcs, kinds, strict=True) if k == "full")
+    return not (contiguous(dst) and dense and "row" not in kinds and "col" not in kinds)
+
+
+def _static(e: Expr, tiling: Mapping[str, int]) -> int | None:
+    if any(v not in tiling for v in free_vars(e)):
+        return None
+    try:
+        return evaluate(e, dict(tiling))
+    except Exception:  # a Load: not static
+        return None
+
+
+def _multiple(e: Expr, n: int, tiling: Mapping[str, int]) -> bool:
+    v = _static(e, tiling)
+    if v is not None:
+        return v % n == 0
+    if isinstance(e, Bin):
+        if e.op in ("+", "-", "min", "max"):
+            return _multiple(e.a, n, tiling) and _multiple(e.b, n, tiling)
+        if e.op == "*":
+            return _multiple(e.a, n, tiling) or _multiple(e.b, n, tiling)
+    return False
+
+
+class _Ctx:
+    def __init__(self, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], row: str, kernel: str):
+        self.buffers, self.tiling, self.row, self.kernel = buffers, tiling, Var(row), kernel
+
+    def buf(self, r: Region) -> Buffer:
+        return self.buffers[r.buf]
+
+    def cap(self, e: Expr, bound: int) -> int:
+        """A static upper bound of `e` (its value when static, else `bound`)."""
+        v = _static(e, self.tiling)
+        return bound if v is None else min(v, bound)
+
+    def pitch(self, r: Region, pb: int) -> int | None:
+        """Row pitch of `r` in 32-byte blocks when static, whole and <= 255."""
+        v = _static(r.stride, self.tiling)
+        if v is None or v % pb or v // pb > MAX_REPEAT:
+            return None
+        return v // pb
+
+    def aligned(self, r: Region, isz: int) -> bool:
+        return _multiple(E.mul(r.offset, isz), BLOCK_BYTES, self.tiling) and (
+            r.rows == Const(1) or _multiple(E.mul(r.stride, isz), BLOCK_BYTES, self.tiling))
+
+
+_ONE = Const(1)
+
+
+def _at(r: Region, offset: Expr, cols: Expr = _ONE) -> Region:
+    return Region(r.buf, offset, _ONE, cols, r.stride, r.gm)
+
+
+def _maybe(cond: Expr, body: tuple[Stmt, ...], comment: str) -> tuple[Stmt, ...]:
+    """`body` when `cond` is a nonzero constant, nothing when zero, else under an If."""
+    if isinstance(cond, Const):
+        return body if cond.value else ()
+    return (If(cond, body, comment=comment),)
+
+
+# ---- row reductions ------------------------------------------------------------------------------
+def _reduce(s: Reduce, c: _Ctx) -> Expansion:
+    sb = c.buf(s.src)
+    dt = sb.dtype
+    isz = itemsize(dt)
+    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    api = _REDUCE_API.get(s.op)
+    if api is None:
+        raise UnsupportedError(f"kernel {c.kernel}: reduction {s.op!r} has no Ascend C rule")
+    if not c.aligned(s.src, isz):
+        raise UnsupportedError(f"kernel {c.kernel}: rows of {s.src.buf} do not start on 32-byte boundaries "
+                               f"(offset {s.src.offset}, {s.src.stride} elements apart); pad the buffer columns")
+    op = f"reduce_{s.op}"
+    rows, rcap = s.src.rows, c.cap(s.src.rows, sb.rows)
+    n, ncap = s.src.cols, c.cap(s.src.cols, sb.cols)
+    cur, at = s.src, 0
+    out: list[Stmt] = []
+    level = 0
+    while ncap > per:
+        level += 1
+        kcap = -(-ncap // per)
+        pitch = -(-kcap // pb) * pb
+        whole, tail = E.div(n, per), E.mod(n, per)
+        row_src = E.add(cur.offset, E.mul(c.row, cur.stride))
+        row_dst = E.add(Const(at), E.mul(c.row, pitch))
+        main = VecCall(api, op, dt, Region(WORK, row_dst, Const(1), Const(1), Const(pitch)), (_at(cur, row_src, n),),
+                       "repeat", mask=Const(per), repeats=whole, params=(1, 1, 8),
+                       comment=f"level {level}: whole repeats of each row")
+        last = VecCall(api, op, dt, Region(WORK, E.add(row_dst, whole), Const(1), Const(1), Const(pitch)),
+                       (_at(cur, E.add(row_src, E.mul(whole, per))),), "repeat", mask=tail, repeats=Const(1),
+                       params=(1, 1, 8), comment=f"level {level}: the row's tail")
+        out.append(Loop(c.row.name, Const(0), rows, Const(1), (main, *_maybe(tail, (last,), "a partial repeat")),
+                        comment=f"{s.op} of each row, one value per 256-byte repeat"))
+        cur = Region(WORK, Const(at), rows, ceil_div(n, per), Const(pitch))
+        at += rcap * pitch
+        n, ncap = ceil_div(n, per), kcap
+    dst = s.dst
+    dst_step = _static(dst.stride, c.tiling) if dst.rows != Const(1) else 1
+    if s.accumulate:
+        if dst_step != 1:
+            raise UnsupportedError(f"kernel {c.kernel}: accumulated row {s.op}s into {dst.buf} must be one "
+                                   f"element apart (stride {dst.stride}); use a dense column")
+        dst = Region(WORK, Const(at), rows, Const(1), Const(1))
+        at += -(-rcap // pb) * pb
+    pitch = c.pitch(cur, pb)
+    if pitch is not None and rcap <= MAX_REPEAT and dst_step is not None:
+        out.append(VecCall(api, op, dt, dst, (cur,), "repeat", mask=n, repeats=rows, params=(dst_step, 1, pitch),
+                           comment=f"{s.op} of every row: one result per row"))
+    else:
+        out.append(Loop(c.row.name, Const(0), rows, Const(1), (
+            VecCall(api, op, dt, _at(dst, E.add(dst.offset, E.mul(c.row, dst.stride))),
+                    (_at(cur, E.add(cur.offset, E.mul(c.row, cur.stride)), n),), "repeat", mask=n,
+                    repeats=Const(1), params=(1, 1, 8)),), comment=f"{s.op} of each row"))
+    if s.accumulate:
+        name = "add" if s.op == "sum" else "max"
+        out.append(VecCall(BINARY_API[name], name, c.buf(s.dst).dtype, s.dst, (s.dst, dst), "count", count=rows,
+                           comment=f"row {s.op}s += this chunk's"))
+    return Expansion(tuple(out), at, dt)
+
+
+# ---- broadcast of per-row values -----------------------------------------------------------------
+def _brcb(b: Region, k: str, rows: Expr, dt: str) -> VecCall:
+    reps = Const(1) if k == "scalar" else ceil_div(rows, 8)
+    return VecCall("Brcb", "brcb", dt, Region(WORK, Const(0), rows, Const(1), Const(1)), (b,), "repeat",
+                   mask=Const(REPEAT_BYTES // itemsize(dt)), repeats=reps, params=(1, 8),
+                   comment="each row's value to one 32-byte block")
+
+
+def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
+    """Binary op (or copy) with one per-row / scalar operand: Brcb, then the op in its repeat form."""
+    db = c.buf(s.dst)
+    dt = db.dtype
+    isz = itemsize(dt)
+    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    kinds = [kind(r, s.dst) for r in s.srcs]
+    spread = [i for i, k in enumerate(kinds) if k in ("col", "scalar")]
+    if len(spread) != 1 or any(c.buf(r).dtype != dt for r in s.srcs) or s.dst.gm:
+        return None
+    (bi,) = spread
+    b = s.srcs[bi]
+    if kinds[bi] == "col" and b.stride != Const(1):  # Brcb reads the row values one element apart
+        return None
+    if not c.aligned(_at(b, b.offset), isz) or not c.aligned(s.dst, isz):
+        return None
+    if any(not c.aligned(r, isz) for i, r in enumerate(s.srcs) if i != bi):
+        return None
+    if s.op in BINARY_API:
+        api, cost = BINARY_API[s.op], s.op
+    elif s.op in ("copy", "cast"):
+        api, cost = "Adds", "adds"
+    else:
+        return None
+    rows, cols = s.dst.rows, s.dst.cols
+    rcap, ccap = c.cap(rows, db.rows), c.cap(cols, db.cols)
+    brcb = _brcb(b, kinds[bi], rows, dt)
+    blk_rep = 0 if kinds[bi] == "scalar" else 1  # next row's block
+    scalar = 0.0 if api == "Adds" else None
+    operands = [r for i, r in enumerate(s.srcs) if i != bi]
+    calls: list[Stmt] = [brcb]
+    pitches = [c.pitch(s.dst, pb)] + [None if kind(r, s.dst) == "row" else c.pitch(r, pb) for r in operands]
+    if ccap <= per and rcap <= MAX_REPEAT and all(p is not None for p in pitches[:1]) and all(
+            p is not None or kind(r, s.dst) == "row" for p, r in zip(pitches[1:], operands, strict=True)):
+        strides: list[tuple[int, int]] = []
+        srcs: list[Region] = []
+        for i, r in enumerate(s.srcs):
+            if i == bi:
+                srcs.append(Region(WORK, Const(0), rows, Const(1), Const(1)))
+                strides.append((0, blk_rep))
+            else:
+                srcs.append(r)
+                strides.append((1, 0 if kind(r, s.dst) == "row" else c.pitch(r, pb) or 0))
+        calls.append(VecCall(api, cost, dt, s.dst, tuple(srcs), "repeat", mask=cols, repeats=rows,
+                             params=_params(api, (1, pitches[0] or 0), strides), scalar=scalar,
+                             comment="every row in one call: one repeat per row"))
+        return Expansion(tuple(calls), -(-rcap // 8) * 8 * pb, dt)
+    row = c.row
+    whole, tail = E.div(cols, per), E.mod(cols, per)
+
+    def call(first: Expr, mask: Expr, repeats: Expr, note: str) -> VecCall:
+        srcs, strides = [], []
+        for i, r in enumerate(s.srcs):
+            if i == bi:
+                srcs.append(Region(WORK, E.mul(row, pb * blk_rep), Const(1), Const(1), Const(1)))
+                strides.append((0, 0))
+            else:
+                base = r.offset if kind(r, s.dst) == "row" else E.add(r.offset, E.mul(row, r.stride))
+                srcs.append(_at(r, E.add(base, first)))
+                strides.append((1, 8))
+        dst = _at(s.dst, E.add(E.add(s.dst.offset, E.mul(row, s.dst.stride)), first))
+        return VecCall(api, cost, dt, dst, tuple(srcs), "repeat", mask=mask, repeats=repeats,
+                       params=_params(api, (1, 8), strides), scalar=scalar, comment=note)
+
+    body = (call(Const(0), Const(per), whole, "the row's whole repeats"),
+            *_maybe(tail, (call(E.mul(whole, per), tail, Const(1), "the row's tail"),), "a partial repeat"))
+    calls.append(Loop(row.name, Const(0), rows, Const(1), body, comment="each row against its block"))
+    return Expansion(tuple(calls), -(-rcap // 8) * 8 * pb, dt)
+
+
+def _params(api: str, dst: tuple[int, int], srcs: list[tuple[int, int]]) -> tuple[int, ...]:
+    """BinaryRepeatParams(dstBlk, src0Blk, src1Blk, dstRep, src0Rep, src1Rep) or
+    UnaryRepeatParams(dstBlk, srcBlk, dstRep, srcRep)."""
+    if api == "Adds":
+        ((sblk, srep),) = srcs
+        return (dst[0], sblk, dst[1], srep)
+    (b0, r0), (b1, r1) = srcs
+    return (dst[0], b0, b1, dst[1], r0, r1)
+
+
+# ---- row-looped count forms ----------------------------------------------------------------------
+_COUNT_API = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min",
+              "adds": "Adds", "muls": "Muls", "maxs": "Maxs", "mins": "Mins", "leaky_relu": "LeakyRelu",
+              "duplicate": "Duplicate", "exp": "Exp", "ln": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
+              "reciprocal": "Reciprocal", "abs": "Abs", "relu": "Relu", "erf": "Erf", "tanh": "Tanh",
+              "sigmoid": "Sigmoid", "neg": "Muls", "square": "Mul", "copy": "Adds", "cast": "Cast"}
+
+
+def _counted(s: VecOp, c: _Ctx) -> Expansion | None:
+    if s.op == "select":
+        if any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs):
+            return None
+        parts = (("CompareScalar", "compare"), ("Select", "select"))
+    elif s.op in _COUNT_API:
+        if not looped(s.dst, s.srcs):
+            return None
+        parts = ((_COUNT_API[s.op], s.op),)
+    else:
+        return None
+    dt = c.buf(s.dst).dtype
+    src_dt = c.buf(s.srcs[0]).dtype if s.op == "cast" and s.srcs else dt
+    many = looped(s.dst, s.srcs)
+    n = s.dst.cols if many else E.mul(s.dst.rows, s.dst.cols)
+    calls = tuple(VecCall(api, op, src_dt, s.dst, s.srcs, "count", count=n, scalar=s.scalar, dst_dtype=dt)
+                  for api, op in parts)
+    if many:
+        return Expansion((Loop(c.row.name, Const(0), s.dst.rows, Const(1), calls, comment="one call per row"),), 0, dt)
+    return Expansion(calls, 0, dt)
+
+
+def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *, row: str = "row",
+           kernel: str = "") -> Expansion | None:
+    """The calls `s` issues (see module doc), or None when it is one contiguous count-form call."""
+    c = _Ctx(buffers, tiling, row, kernel)
+    if isinstance(s, Reduce):
+        return _reduce(s, c)
+    if isinstance(s, Copy):
+        if s.src.gm or s.dst.gm or s.src.buf not in buffers or s.dst.buf not in buffers:
+            return None
+        s = VecOp("copy", s.dst, (s.src,))
+    if not isinstance(s, VecOp) or s.dst.gm or any(r.gm for r in s.srcs):
+        return None
+    if s.op in ("copy", "cast") and s.srcs and kind(s.srcs[0], s.dst) in ("col", "scalar"):
+        if s.op == "cast" and c.buf(s.srcs[0]).dtype != c.buf(s.dst).dtype:
+            return None
+        return _broadcast(s, c)
+    if s.op in BINARY_API and any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs):
+        return _broadcast(s, c)
+    return _counted(s, c)
