@@ -16,11 +16,15 @@ P is the elements of one 256-byte repeat (64 float32, 128 float16), B those of a
 - Binary op with a per-row (R x 1, one element apart) or scalar (1 x 1) operand: `Brcb` spreads each of 8 values to one
   32-byte block per repeat (ceil(R / 8) repeats) into the scratch, and the op runs in its repeat form
   with that operand's block stride 0 (every block of a repeat reads the row's block): one call for all
-  rows when a row fits one repeat (mask C, R repeats, repeat strides = row pitches), else per row a
-  call over its whole repeats and one for its tail. `copy` of such an operand is `Adds(..., 0)` the
+  rows when a row fits one repeat (mask C, R repeats, repeat strides = row pitches); else one call per
+  256-byte column group covering every row (as below) when that makes fewer calls than rows, else per
+  row a call over its whole repeats and one for its tail. `copy` of such an operand is `Adds(..., 0)` the
   same way.
-- Row-looped ops (rows not contiguous, or a one-row operand reused for every row): one count-form
-  call per row (`looped`).
+- Row-looped binary ops (rows not contiguous, or a one-row operand reused for every row): one
+  repeat-form call per 256-byte column group covering every row (R repeats, repeat strides = row
+  pitches in blocks, 0 for the one-row operand), plus one for the tail group (mask C % P).
+- Other row-looped ops, and binary ops whose pitches do not fit a uint8 stride: one count-form call
+  per row (`looped`).
 - select (no broadcast operand): `CompareScalar` then `Select`, count form (per row when looped).
 
 Not expanded (the instruction prices itself): contiguous count-form ops, cast of a broadcast operand,
@@ -252,6 +256,11 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
                              params=_params(api, (1, pitches[0] or 0), strides), scalar=scalar,
                              comment="every row in one call: one repeat per row"))
         return Expansion(tuple(calls), -(-rcap // 8) * 8 * pb, dt)
+    work = -(-rcap // 8) * 8 * pb
+    if -(-ccap // per) <= rcap * (1 + (ccap % per > 0)):  # fewer column groups than per-row calls
+        grouped = _groups(s, c, bi, blk_rep, api, cost, scalar)
+        if grouped is not None:
+            return Expansion((brcb, *grouped), work, dt)
     row = c.row
     whole, tail = E.div(cols, per), E.mod(cols, per)
 
@@ -272,7 +281,7 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
     body = (call(Const(0), Const(per), whole, "the row's whole repeats"),
             *_maybe(tail, (call(E.mul(whole, per), tail, Const(1), "the row's tail"),), "a partial repeat"))
     calls.append(Loop(row.name, Const(0), rows, Const(1), body, comment="each row against its block"))
-    return Expansion(tuple(calls), -(-rcap // 8) * 8 * pb, dt)
+    return Expansion(tuple(calls), work, dt)
 
 
 def _params(api: str, dst: tuple[int, int], srcs: list[tuple[int, int]]) -> tuple[int, ...]:
@@ -283,6 +292,47 @@ def _params(api: str, dst: tuple[int, int], srcs: list[tuple[int, int]]) -> tupl
         return (dst[0], sblk, dst[1], srep)
     (b0, r0), (b1, r1) = srcs
     return (dst[0], b0, b1, dst[1], r0, r1)
+
+
+# ---- row-looped binary ops: column groups in the repeat form -------------------------------------
+def _groups(s: VecOp, c: _Ctx, spread: int = -1, blk_rep: int = 1, api: str = "", cost: str = "",
+            scalar: float | None = None) -> list[Stmt] | None:
+    """An op over rows that are not contiguous (or with a one-row operand): one repeat-form call per
+    256-byte column group covering every row (R repeats, repeat strides = row pitches, 0 for a one-row
+    operand), and one for the tail group; None when a pitch or the rows do not fit the form. Source
+    `spread` is the Brcb blocks in the scratch (block stride 0, `blk_rep` blocks from row to row)."""
+    db = c.buf(s.dst)
+    dt = db.dtype
+    isz = itemsize(dt)
+    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    if any(c.buf(r).dtype != dt for r in s.srcs) or c.cap(s.dst.rows, db.rows) > MAX_REPEAT:
+        return None
+    strides = [(1, c.pitch(s.dst, pb))]
+    for i, r in enumerate(s.srcs):
+        strides.append((0, blk_rep) if i == spread else (1, 0 if kind(r, s.dst) == "row" else c.pitch(r, pb)))
+    if any(p is None for _, p in strides) or not all(
+            c.aligned(r, isz) for i, r in enumerate((s.dst, *s.srcs)) if i != spread + 1):
+        return None
+    cols, rows = s.dst.cols, s.dst.rows
+    whole, tail = E.div(cols, per), E.mod(cols, per)
+    g = Var(f"{c.row.name}_col")
+    api, cost = api or BINARY_API[s.op], cost or s.op
+    params = _params(api, strides[0], strides[1:])  # type: ignore[arg-type]
+    work = Region(WORK, Const(0), rows, Const(1), Const(1))
+
+    def call(first: Expr, mask: Expr) -> VecCall:
+        srcs = tuple(work if i == spread else _at(r, E.add(r.offset, first)) for i, r in enumerate(s.srcs))
+        return VecCall(api, cost, dt, _at(s.dst, E.add(s.dst.offset, first)), srcs, "repeat", mask=mask,
+                       repeats=rows, params=params, scalar=scalar, comment="one 256-byte column group of every row")
+
+    out: list[Stmt] = []
+    if isinstance(whole, Const) and whole.value <= 4:
+        out += [call(Const(i * per), Const(per)) for i in range(whole.value)]
+    else:
+        out.append(Loop(g.name, Const(0), whole, Const(1), (call(E.mul(g, per), Const(per)),),
+                        comment="256-byte column groups"))
+    out += _maybe(tail, (call(E.mul(whole, per), tail),), "a partial column group")
+    return out
 
 
 # ---- row-looped count forms ----------------------------------------------------------------------
@@ -333,4 +383,8 @@ def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *,
         return _broadcast(s, c)
     if s.op in BINARY_API and any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs):
         return _broadcast(s, c)
+    if s.op in BINARY_API and looped(s.dst, s.srcs):
+        grouped = _groups(s, c)
+        if grouped is not None:
+            return Expansion(tuple(grouped), 0, c.buf(s.dst).dtype)
     return _counted(s, c)
