@@ -425,9 +425,9 @@ def _call(c: VecCall, m: Method, work: str, names: dict[str, str]) -> str:
         return f"AscendC::{c.api}<{t}>({dst}, {srcs[0]}, {mask}, {reps}, {p}{order});"
     if c.api == "Brcb":
         return f"AscendC::Brcb({dst}, {srcs[0]}, {reps}, AscendC::BrcbRepeatParams({p}));"
-    if c.api == "Adds":
+    if c.api in ("Adds", "Muls", "Maxs", "Mins"):
         lit = c_float(c.scalar or 0.0, c.dtype)
-        return f"AscendC::Adds({dst}, {srcs[0]}, {lit}, {mask}, {reps}, AscendC::UnaryRepeatParams({p}));"
+        return f"AscendC::{c.api}({dst}, {srcs[0]}, {lit}, {mask}, {reps}, AscendC::UnaryRepeatParams({p}));"
     return f"AscendC::{c.api}({dst}, {srcs[0]}, {srcs[1]}, {mask}, {reps}, AscendC::BinaryRepeatParams({p}));"
 
 

@@ -23,8 +23,10 @@ P is the elements of one 256-byte repeat (64 float32, 128 float16), B those of a
 - Row-looped binary ops (rows not contiguous, or a one-row operand reused for every row): one
   repeat-form call per 256-byte column group covering every row (R repeats, repeat strides = row
   pitches in blocks, 0 for the one-row operand), plus one for the tail group (mask C % P).
-- Other row-looped ops, and binary ops whose pitches do not fit a uint8 stride: one count-form call
-  per row (`looped`).
+  The scalar ops (adds, muls, maxs, mins; neg as Muls -1, copy as Adds 0) the same way with
+  UnaryRepeatParams.
+- Other row-looped ops (exp, erf, cast, ...: no repeat form used), and ops whose pitches do not fit
+  a uint8 stride: one count-form call per row (`looped`).
 - select (no broadcast operand): `CompareScalar` then `Select`, count form (per row when looped).
 
 Not expanded (the instruction prices itself): contiguous count-form ops, cast of a broadcast operand,
@@ -42,13 +44,17 @@ from ..ir.ops import itemsize
 from .expr import Bin, Const, E, Expr, Var, ceil_div, evaluate, free_vars
 from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
 
-__all__ = ["WORK", "Expansion", "expand", "kind", "contiguous", "looped", "BINARY_API", "REPEAT_BYTES"]
+__all__ = ["WORK", "Expansion", "expand", "kind", "contiguous", "looped", "BINARY_API", "SCALAR_API",
+           "REPEAT_BYTES"]
 
 WORK = "__work__"  # the kernel's reduce scratch (codegen: workBuf)
 REPEAT_BYTES = 256
 BLOCK_BYTES = 32
 MAX_REPEAT = 255  # repeatTime and uint8 repeat strides
 BINARY_API = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
+# ops written as a scalar API in its repeat form (UnaryRepeatParams): op -> (API, cost op, fixed scalar)
+SCALAR_API = {"adds": ("Adds", "adds", None), "muls": ("Muls", "muls", None), "maxs": ("Maxs", "maxs", None),
+              "mins": ("Mins", "mins", None), "neg": ("Muls", "muls", -1.0), "copy": ("Adds", "adds", 0.0)}
 _REDUCE_API = {"sum": "WholeReduceSum", "max": "WholeReduceMax"}
 
 
@@ -287,7 +293,7 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
 def _params(api: str, dst: tuple[int, int], srcs: list[tuple[int, int]]) -> tuple[int, ...]:
     """BinaryRepeatParams(dstBlk, src0Blk, src1Blk, dstRep, src0Rep, src1Rep) or
     UnaryRepeatParams(dstBlk, srcBlk, dstRep, srcRep)."""
-    if api == "Adds":
+    if api in ("Adds", "Muls", "Maxs", "Mins"):
         ((sblk, srep),) = srcs
         return (dst[0], sblk, dst[1], srep)
     (b0, r0), (b1, r1) = srcs
@@ -385,6 +391,11 @@ def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *,
         return _broadcast(s, c)
     if s.op in BINARY_API and looped(s.dst, s.srcs):
         grouped = _groups(s, c)
+        if grouped is not None:
+            return Expansion(tuple(grouped), 0, c.buf(s.dst).dtype)
+    if s.op in SCALAR_API and len(s.srcs) == 1 and looped(s.dst, s.srcs):
+        api, cost, fixed = SCALAR_API[s.op]
+        grouped = _groups(s, c, api=api, cost=cost, scalar=fixed if fixed is not None else s.scalar)
         if grouped is not None:
             return Expansion(tuple(grouped), 0, c.buf(s.dst).dtype)
     return _counted(s, c)
