@@ -45,8 +45,22 @@ def _broadcast(src: Region, dst: Region) -> bool:
     return src.cols == Const(1) and dst.cols != Const(1)
 
 
+_DECIDED: dict[int, tuple[Kernel, dict[str, tuple[int, str]]]] = {}  # id(kernel) -> (kernel, answer)
+
+
 def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
     """VECCALC TBufs the vector program of `k` needs besides its own buffers: member -> (bytes, purpose)."""
+    hit = _DECIDED.get(id(k))
+    if hit is not None and hit[0] is k:
+        return dict(hit[1])
+    out = _decide(k)
+    if len(_DECIDED) >= 256:
+        _DECIDED.clear()
+    _DECIDED[id(k)] = (k, out)
+    return dict(out)
+
+
+def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
     bufs = {b.name: b for b in k.buffers}
     tiling = dict(k.tiling)
     out: dict[str, tuple[int, str]] = {}
