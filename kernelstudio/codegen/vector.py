@@ -1,12 +1,16 @@
 """Emit rules for the vector-core (AIV) statements: queue operations, GM<->UB copies, vector ops and
 row reductions. One small emitter per TileIR node type, vector ops dispatched through a table.
 
-Shapes. Ascend C's count-based vector calls work on contiguous runs, so a region whose rows are
-not contiguous (stride != cols, e.g. a column tail of a padded tile) is emitted as a loop of one
-call per row. Broadcasts follow the `Region` rule: a source with one row is reused for every row
-(`Add(dst[r], x[r], bias, n)`); a source with one column is a per-row scalar read with `GetValue`
-and applied with the scalar form (`Adds`/`Muls`/`Maxs`/`Mins`). Scalar reads after vector work wait
-for the vector pipe (`V_S` event), as on the chip.
+Shapes. Ascend C's count-based vector calls work on contiguous runs. What is not one contiguous
+call is written from the list of calls `lower/vec_calls.py` makes (the list the simulator prices):
+row reductions as WholeReduceSum / WholeReduceMax levels, a one-column (per-row) or 1x1 source
+spread by `Brcb` into 32-byte blocks and applied by the op's repeat form with a block stride of 0,
+and binary / scalar ops over rows that are not contiguous (stride != cols, e.g. a column tail of a
+padded tile) or with a one-row source (`Add(dst, x, bias, mask, rows, {..., src1RepStride 0})`) as
+one repeat-form call per 256-byte column group of every row. Other ops over such rows are a loop of
+one count-form call per row. Only what that list leaves out still reads a per-row value with
+`GetValue` after a `V_S` event (a cast of a broadcast column to another dtype, a broadcast column
+with rows not one element apart).
 
 Copies. GM<->UB moves use `DataCopy` when every row is whole 32-byte blocks (provably, for all
 loop values), else `DataCopyPad` with `DataCopyExtParams` (byte lengths, GM gaps in bytes, UB gaps
