@@ -7,14 +7,17 @@ contiguous data (the code generator's count form; the simulator prices the instr
 P is the elements of one 256-byte repeat (64 float32, 128 float16), B those of a 32-byte block.
 
 - Row reduction `Reduce(op, dst, src)` over R rows of C columns: `WholeReduceSum` / `WholeReduceMax`
-  (ReduceOrder::ORDER_ONLY_VALUE) reduce each repeat to one value. While a row is wider than one repeat
-  (C > P), one call per row reduces its whole repeats (mask P, C // P repeats) into the scratch, and a
-  second call its tail (mask C % P, one repeat), leaving ceil(C / P) partials per row, rows B-padded
-  apart; then one call over all rows (mask = values per row, R repeats, srcRepStride = row pitch in
-  blocks, dstRepStride = dst's row stride) writes the R results to dst. With `accumulate` the
-  results land in the scratch and one `Add` / `Max` (count form) combines them into dst.
-- Binary op with a per-row (R x 1, one element apart) or scalar (1 x 1) operand: `Brcb` spreads each of 8 values to one
-  32-byte block per repeat (ceil(R / 8) repeats) into the scratch, and the op runs in its repeat form
+  (ReduceOrder::ORDER_ONLY_VALUE) reduce each repeat to one value. A static C of several repeats whose
+  column groups are fewer than the rows is first folded to one repeat per row: `Add` / `Max` of column
+  group j into a scratch row (every row at once, R repeats, mask C % P for the tail group). Else,
+  while a row is wider than one repeat (C > P), one call per row reduces its whole repeats (mask P,
+  C // P repeats) into the scratch and a second call its tail (mask C % P, one repeat), leaving
+  ceil(C / P) partials per row, rows B-padded apart. Then one call over all rows (mask = values per
+  row, R repeats, srcRepStride = row pitch in blocks, dstRepStride = dst's row stride) writes the R
+  results to dst. With `accumulate` the results land in the scratch and one `Add` / `Max` (count
+  form) combines them into dst.
+- Binary op with a per-row (R x 1, one element apart) or scalar (1 x 1) operand: `Brcb` spreads each
+  of 8 values to one 32-byte block per repeat (ceil(R / 8) repeats) into the scratch, and the op runs in its repeat form
   with that operand's block stride 0 (every block of a repeat reads the row's block): one call for all
   rows when a row fits one repeat (mask C, R repeats, repeat strides = row pitches); else one call per
   256-byte column group covering every row (as below) when that makes fewer calls than rows, else per
@@ -164,6 +167,10 @@ def _reduce(s: Reduce, c: _Ctx) -> Expansion:
     n, ncap = s.src.cols, c.cap(s.src.cols, sb.cols)
     cur, at = s.src, 0
     out: list[Stmt] = []
+    folded = _fold(s, c, dt, rcap)
+    if folded is not None:
+        out, cur, n, at = folded
+        ncap = per
     level = 0
     while ncap > per:
         level += 1
@@ -205,6 +212,44 @@ def _reduce(s: Reduce, c: _Ctx) -> Expansion:
         out.append(VecCall(BINARY_API[name], name, c.buf(s.dst).dtype, s.dst, (s.dst, dst), "count", count=rows,
                            comment=f"row {s.op}s += this chunk's"))
     return Expansion(tuple(out), at, dt)
+
+
+def _fold(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[list[Stmt], Region, Expr, int] | None:
+    """A static row length of several repeats folded column group by column group into one repeat per
+    row (Add / Max over every row at once: R repeats, repeat strides = row pitches), when that makes
+    fewer calls than one per row; (calls, the folded rows, their length, scratch used) or None."""
+    isz = itemsize(dt)
+    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    n = _static(s.src.cols, c.tiling)
+    pitch = c.pitch(s.src, pb)
+    if n is None or n <= per or pitch is None or rcap > MAX_REPEAT:
+        return None
+    whole, tail = divmod(n, per)
+    calls = (whole - 1 if whole > 1 else 2) + (tail > 0)
+    if calls > rcap * (1 + (tail > 0)):
+        return None
+    api, cost = ("Add", "add") if s.op == "sum" else ("Max", "max")
+    rows = s.src.rows
+    acc = Region(WORK, Const(0), rows, Const(per), Const(per))
+
+    def group(j: int) -> Region:
+        return _at(s.src, E.add(s.src.offset, Const(j * per)))
+
+    def op(a: Region, b: Region, mask: int, note: str) -> VecCall:
+        rep = 8 if a.buf == WORK else pitch
+        return VecCall(api, cost, dt, acc, (a, b), "repeat", mask=Const(mask), repeats=rows,
+                       params=(1, 1, 1, 8, rep, pitch), comment=note)
+
+    out: list[Stmt] = []
+    if whole > 1:
+        out.append(op(group(0), group(1), per, "fold column groups 0 and 1 of every row"))
+        out += [op(acc, group(j), per, f"fold column group {j} of every row") for j in range(2, whole)]
+    else:
+        out.append(VecCall("Adds", "adds", dt, acc, (group(0),), "repeat", mask=Const(per), repeats=rows,
+                           params=(1, 1, 8, pitch), scalar=0.0, comment="column group 0 of every row"))
+    if tail:
+        out.append(op(acc, group(whole), tail, "fold the tail group of every row"))
+    return out, acc, Const(per), rcap * per
 
 
 # ---- broadcast of per-row values -----------------------------------------------------------------

@@ -17,6 +17,7 @@ from kernelstudio.sim.program import compile_side
 
 BUFS = {
     "x": Buffer("x", Tier.UB, "float32", 8, 200, 2, QuePos.VECIN),
+    "w": Buffer("w", Tier.UB, "float32", 8, 2000),
     "y": Buffer("y", Tier.UB, "float32", 8, 200),
     "n": Buffer("n", Tier.UB, "float32", 8, 40),
     "h": Buffer("h", Tier.UB, "float16", 16, 256),
@@ -38,16 +39,28 @@ def calls(stmts) -> list[VecCall]:
 
 
 def test_a_wide_row_reduces_per_row_then_over_all_rows() -> None:
-    exp = expand(Reduce("sum", COL, full("x", 200)), BUFS, {})
+    exp = expand(Reduce("sum", COL, full("w", 2000)), BUFS, {})  # 31 column groups: more than 8 rows x 2 calls
     loop, final = exp.stmts
     assert isinstance(loop, Loop) and loop.stop == R
     main, tail = loop.body
-    assert (main.api, main.mask, main.repeats, main.params) == ("WholeReduceSum", Const(64), Const(3), (1, 1, 8))
-    assert (tail.mask, tail.repeats) == (Const(8), Const(1))  # 200 = 3 x 64 + 8
-    assert main.dst.buf == WORK and main.dst.offset == E.mul(Var("row"), 8)  # row r's partials: 8 floats apart
+    assert (main.api, main.mask, main.repeats, main.params) == ("WholeReduceSum", Const(64), Const(31), (1, 1, 8))
+    assert (tail.mask, tail.repeats) == (Const(16), Const(1))  # 2000 = 31 x 64 + 16
+    assert main.dst.buf == WORK and main.dst.offset == E.mul(Var("row"), 32)  # 32 partials per row, padded
     assert (final.api, final.dst, final.mask, final.repeats, final.params) == (
-        "WholeReduceSum", COL, Const(4), R, (1, 1, 1))  # 4 partials per row, rows 8 floats (1 block) apart
-    assert exp.work == 8 * 8 and exp.dtype == "float32"
+        "WholeReduceSum", COL, Const(32), R, (1, 1, 4))  # 32 partials per row, rows 4 blocks apart
+    assert exp.work == 8 * 32 and exp.dtype == "float32"
+
+
+def test_few_column_groups_are_folded_over_every_row_first() -> None:
+    exp = expand(Reduce("sum", COL, full("x", 200)), BUFS, {})  # 3 whole groups + a tail of 8
+    *folds, final = exp.stmts
+    assert [(f.api, f.mask, f.repeats) for f in folds] == [("Add", Const(64), R)] * 2 + [("Add", Const(8), R)]
+    assert [f.srcs[1].offset for f in folds] == [Const(64), Const(128), Const(192)]
+    assert folds[0].params == (1, 1, 1, 8, 25, 25) and folds[1].params == (1, 1, 1, 8, 8, 25)
+    assert (final.api, final.mask, final.repeats, final.params) == ("WholeReduceSum", Const(64), R, (1, 1, 8))
+    assert exp.work == 8 * 64
+    first, *rest = expand(Reduce("max", COL, full("y", 100, 104)), BUFS, {}).stmts  # one group + a tail: copy first
+    assert first.api == "Adds" and first.scalar == 0.0 and rest[0].api == "Max" and rest[0].mask == Const(36)
 
 
 def test_a_row_of_one_repeat_is_one_call_and_max_keeps_values_only() -> None:
@@ -66,7 +79,7 @@ def test_accumulating_reduction_adds_the_chunk_into_dst() -> None:
 
 
 def test_a_dynamic_row_length_puts_the_tail_under_an_if() -> None:
-    exp = expand(Reduce("sum", COL, Region("x", Const(0), R, Var("clen"), Const(200))), BUFS, {})
+    exp = expand(Reduce("sum", COL, Region("x", Const(0), R, Var("clen"), Const(200))), BUFS, {})  # not folded
     assert any(isinstance(s, If) for s in walk(exp.stmts))
 
 
