@@ -45,7 +45,7 @@ from ..lower.tileir import (
     WaitFlag,
     walk,
 )
-from ..lower.vec_calls import WORK, Expansion, contiguous, expand, kind, looped
+from ..lower.vec_calls import WORK, Expansion, contiguous, dense_when, expand, kind, looped
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
 
@@ -118,7 +118,7 @@ def _copy(s: Copy, m: Method) -> None:
     elif s.dst.gm and sc.is_ub(s.src):
         _copy_gm_ub(s, m, inbound=False)
     elif sc.is_ub(s.src) and sc.is_ub(s.dst):
-        _vec_unary("copy", VecOp("copy", s.dst, (s.src,)), m)
+        _vecop(VecOp("copy", s.dst, (s.src,)), m)
     else:
         raise UnsupportedError(f"kernel {sc.kernel.name}: the vector core cannot copy {s.src} -> {s.dst}")
 
@@ -344,7 +344,17 @@ def _vecop(s: VecOp, m: Method) -> None:
         rule = VEC_RULES[s.op]
     except KeyError:
         raise UnsupportedError(f"kernel {m.scope.kernel.name}: vector op {s.op!r} has no Ascend C rule") from None
-    rule(s.op, s, m)
+    dense = dense_when(s.dst, s.srcs, m.scope.tiling) if looped(s.dst, s.srcs) else None
+    if dense is None:
+        rule(s.op, s, m)
+        return
+    # rows loop only for a column tail: one call over every row when the row length is the stride
+    sc = m.scope
+    with m.w.block(f"if ({sc.expr(s.dst.cols)} == {sc.expr(s.dst.stride)})"):
+        run = lambda r: Region(r.buf, r.offset, r.rows, r.cols, r.cols, r.gm)  # noqa: E731
+        rule(s.op, VecOp(s.op, run(s.dst), tuple(run(r) for r in s.srcs), s.scalar, s.comment), m)
+    with m.w.block("else"):
+        rule(s.op, s, m)
 
 
 # ---- row reductions and broadcasts: the calls lower/vec_calls.py lists ------------------------------

@@ -29,7 +29,9 @@ P is the elements of one 256-byte repeat (64 float32, 128 float16), B those of a
   The scalar ops (adds, muls, maxs, mins; neg as Muls -1, copy as Adds 0) the same way with
   UnaryRepeatParams.
 - Other row-looped ops (exp, erf, cast, ...: no repeat form used), and ops whose pitches do not fit
-  a uint8 stride: one count-form call per row (`looped`).
+  a uint8 stride: one count-form call per row (`looped`); when they loop only because the row length
+  is a run-time value that may be shorter than the stride (`dense_when`), one call over every row if
+  it equals the stride, else the per-row calls.
 - select (no broadcast operand): `CompareScalar` then `Select`, count form (per row when looped).
 
 Not expanded (the instruction prices itself): contiguous count-form ops, cast of a broadcast operand,
@@ -47,8 +49,8 @@ from ..ir.ops import itemsize
 from .expr import Bin, Const, E, Expr, Var, ceil_div, evaluate, free_vars
 from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
 
-__all__ = ["WORK", "Expansion", "expand", "kind", "contiguous", "looped", "BINARY_API", "SCALAR_API",
-           "REPEAT_BYTES"]
+__all__ = ["WORK", "Expansion", "expand", "kind", "contiguous", "looped", "dense_when", "BINARY_API",
+           "SCALAR_API", "REPEAT_BYTES"]
 
 WORK = "__work__"  # the kernel's reduce scratch (codegen: workBuf)
 REPEAT_BYTES = 256
@@ -408,12 +410,30 @@ def _counted(s: VecOp, c: _Ctx) -> Expansion | None:
     dt = c.buf(s.dst).dtype
     src_dt = c.buf(s.srcs[0]).dtype if s.op == "cast" and s.srcs else dt
     many = looped(s.dst, s.srcs)
-    n = s.dst.cols if many else E.mul(s.dst.rows, s.dst.cols)
-    calls = tuple(VecCall(api, op, src_dt, s.dst, s.srcs, "count", count=n, scalar=s.scalar, dst_dtype=dt)
-                  for api, op in parts)
-    if many:
-        return Expansion((Loop(c.row.name, Const(0), s.dst.rows, Const(1), calls, comment="one call per row"),), 0, dt)
-    return Expansion(calls, 0, dt)
+
+    def calls(n: Expr) -> tuple[Stmt, ...]:
+        return tuple(VecCall(api, op, src_dt, s.dst, s.srcs, "count", count=n, scalar=s.scalar, dst_dtype=dt)
+                     for api, op in parts)
+
+    if not many:
+        return Expansion(calls(E.mul(s.dst.rows, s.dst.cols)), 0, dt)
+    per_row = Loop(c.row.name, Const(0), s.dst.rows, Const(1), calls(s.dst.cols), comment="one call per row")
+    dense = dense_when(s.dst, s.srcs, c.tiling)
+    if dense is None:
+        return Expansion((per_row,), 0, dt)
+    return Expansion((If(dense, calls(E.mul(s.dst.rows, s.dst.cols)), comment="whole rows: one run"),
+                      If(E.sub(1, dense), (per_row,), comment="a column tail")), 0, dt)
+
+
+def dense_when(dst: Region, srcs: tuple[Region, ...], tiling: Mapping[str, int]) -> Expr | None:
+    """When a row-looped op's rows are one run after all: every operand a full tile with dst's row
+    stride, a static stride and a row length known only at run time (a column tail). The condition is
+    nonzero exactly when the row length equals the stride (it never exceeds it); None when not so."""
+    if dst.rows == Const(1) or _static(dst.stride, tiling) is None or _static(dst.cols, tiling) is not None:
+        return None
+    if any(kind(r, dst) != "full" or r.stride != dst.stride or r.cols != dst.cols for r in srcs):
+        return None
+    return E.sub(1, E.min(1, E.sub(dst.stride, dst.cols)))
 
 
 def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *, row: str = "row",

@@ -44,8 +44,18 @@ def matmul_layer_norm(m: int = 48, n: int = 320, k: int = 64):
     return ks.layer_norm(ks.matmul(x, w, transpose_b=True), axis=-1, eps=1e-5)
 
 
+def matmul_bias_gelu(m: int = 50, n: int = 300, k: int = 200):
+    x = ks.placeholder((m, k), "float16", name="x")
+    w = ks.placeholder((n, k), "float16", name="w")
+    b = ks.placeholder((n,), "float16", name="bias")
+    return ks.gelu(ks.matmul(x, w, transpose_b=True) + b)
+
+
+# tails: column tails of C tiles (a run-time row length: one call when it is the stride, else per row)
 KERNELS = {**rk.REFERENCE, "rms_norm": rms_norm, "matmul_layer_norm": matmul_layer_norm,
-           "softmax_wide": lambda: rk.softmax(rows=24, cols=1000, dtype="float32")}
+           "softmax_wide": lambda: rk.softmax(rows=24, cols=1000, dtype="float32"),
+           "mla_prolog_lite_tails": lambda: rk.mla_prolog_lite(50, 200, 300),
+           "matmul_bias_gelu_tails": matmul_bias_gelu}
 
 
 def twin_side(log: CallLog, entry: str, block: int, core: str) -> Counter:
