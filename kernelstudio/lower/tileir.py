@@ -251,7 +251,9 @@ class VecOp:
 class Reduce:
     """dst[r, 0] (=|op=) reduce_op(src[r, :]) along each row (op "sum" or "max").
 
-    With `accumulate` the row result is combined into dst (two-pass schemes over column tiles)."""
+    With `accumulate` the row result is combined into dst (two-pass schemes over column tiles).
+    The code issues it as the WholeReduceSum / WholeReduceMax calls `vec_calls.expand` lists (so does
+    the simulator); broadcasting and row-looped `VecOp`s are split the same way."""
 
     op: str
     dst: Region

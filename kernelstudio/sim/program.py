@@ -1,6 +1,10 @@
 """A TileIR kernel compiled for the engine: flat op lists per core side, a table of static
 instructions, and the loop analysis the steady-state shortcut needs.
 
+An instruction the generated code issues as several Ascend C calls (a row reduction, a per-row
+broadcast, a row-looped op) is compiled as those calls, from `lower/vec_calls.expand` (the list the
+code generator writes), each a static instruction of its own; `calls.issued` counts them per core.
+
 Each statement becomes one tuple in a flat list (loops become a LOOP op and an END op that jumps
 back), so the engine walks a program with one `while` loop and can pause at a cross-core wait and
 resume later. Index expressions are compiled once with `compile_expr`.
