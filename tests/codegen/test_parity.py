@@ -54,6 +54,8 @@ def matmul_bias_gelu(m: int = 50, n: int = 300, k: int = 200):
 # tails: column tails of C tiles (a run-time row length: one call when it is the stride, else per row)
 KERNELS = {**rk.REFERENCE, "rms_norm": rms_norm, "matmul_layer_norm": matmul_layer_norm,
            "softmax_wide": lambda: rk.softmax(rows=24, cols=1000, dtype="float32"),
+           "layer_norm_4096": lambda: rk.layer_norm(rows=32, cols=4096),  # 64 partials per row: one level's widest
+           "layer_norm_12000": lambda: rk.layer_norm(rows=4, cols=12000),
            "mla_prolog_lite_tails": lambda: rk.mla_prolog_lite(50, 200, 300),
            "matmul_bias_gelu_tails": matmul_bias_gelu}
 

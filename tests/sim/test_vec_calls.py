@@ -18,6 +18,7 @@ from kernelstudio.sim.program import compile_side
 BUFS = {
     "x": Buffer("x", Tier.UB, "float32", 8, 200, 2, QuePos.VECIN),
     "w": Buffer("w", Tier.UB, "float32", 8, 2000),
+    "v": Buffer("v", Tier.UB, "float32", 2, 8192),
     "y": Buffer("y", Tier.UB, "float32", 8, 200),
     "n": Buffer("n", Tier.UB, "float32", 8, 40),
     "h": Buffer("h", Tier.UB, "float16", 16, 256),
@@ -49,6 +50,19 @@ def test_a_wide_row_reduces_per_row_then_over_all_rows() -> None:
     assert (final.api, final.dst, final.mask, final.repeats, final.params) == (
         "WholeReduceSum", COL, Const(32), R, (1, 1, 4))  # 32 partials per row, rows 4 blocks apart
     assert exp.work == 8 * 32 and exp.dtype == "float32"
+
+
+def test_a_row_of_more_than_64_repeats_takes_two_per_row_levels() -> None:
+    exp = expand(Reduce("max", COL, Region("v", Const(0), Const(2), Const(8192), Const(8192))), BUFS, {})
+    first, second, final = exp.stmts
+    assert isinstance(first, Loop) and isinstance(second, Loop)
+    (a,) = first.body  # 8192 = 128 whole repeats, no tail
+    assert (a.mask, a.repeats, a.dst.offset) == (Const(64), Const(128), E.mul(Var("row"), 128))
+    (b,) = second.body  # 128 partials = 2 repeats per row, into the next area
+    assert (b.mask, b.repeats, b.srcs[0].offset) == (Const(64), Const(2), E.mul(Var("row"), 128))
+    assert b.dst.offset == E.add(Const(2 * 128), E.mul(Var("row"), 8))
+    assert (final.mask, final.repeats, final.params) == (Const(2), Const(2), (1, 1, 1))
+    assert exp.work == 2 * 128 + 2 * 8
 
 
 def test_few_column_groups_are_folded_over_every_row_first() -> None:
