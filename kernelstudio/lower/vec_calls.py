@@ -145,6 +145,13 @@ def _at(r: Region, offset: Expr, cols: Expr = _ONE) -> Region:
     return Region(r.buf, offset, _ONE, cols, r.stride, r.gm)
 
 
+def _pieces(whole: Expr, cap: int) -> list[tuple[int, Expr]]:
+    """(first repeat, repeats) of calls of at most 255 repeats covering `whole` (at most `cap`) repeats."""
+    if cap <= MAX_REPEAT:
+        return [(0, whole)]
+    return [(j, E.max(0, E.min(MAX_REPEAT, E.sub(whole, j)))) for j in range(0, cap, MAX_REPEAT)]
+
+
 def _maybe(cond: Expr, body: tuple[Stmt, ...], comment: str) -> tuple[Stmt, ...]:
     """`body` when `cond` is a nonzero constant, nothing when zero, else under an If."""
     if isinstance(cond, Const):
@@ -181,13 +188,15 @@ def _reduce(s: Reduce, c: _Ctx) -> Expansion:
         whole, tail = E.div(n, per), E.mod(n, per)
         row_src = E.add(cur.offset, E.mul(c.row, cur.stride))
         row_dst = E.add(Const(at), E.mul(c.row, pitch))
-        main = VecCall(api, op, dt, Region(WORK, row_dst, Const(1), Const(1), Const(pitch)), (_at(cur, row_src, n),),
-                       "repeat", mask=Const(per), repeats=whole, params=(1, 1, 8),
-                       comment=f"level {level}: whole repeats of each row")
+        main = tuple(
+            VecCall(api, op, dt, Region(WORK, E.add(row_dst, first), Const(1), Const(1), Const(pitch)),
+                    (_at(cur, E.add(row_src, first * per), n),), "repeat", mask=Const(per), repeats=reps,
+                    params=(1, 1, 8), comment=f"level {level}: whole repeats of each row")
+            for first, reps in _pieces(whole, ncap // per))
         last = VecCall(api, op, dt, Region(WORK, E.add(row_dst, whole), Const(1), Const(1), Const(pitch)),
                        (_at(cur, E.add(row_src, E.mul(whole, per))),), "repeat", mask=tail, repeats=Const(1),
                        params=(1, 1, 8), comment=f"level {level}: the row's tail")
-        out.append(Loop(c.row.name, Const(0), rows, Const(1), (main, *_maybe(tail, (last,), "a partial repeat")),
+        out.append(Loop(c.row.name, Const(0), rows, Const(1), (*main, *_maybe(tail, (last,), "a partial repeat")),
                         comment=f"{s.op} of each row, one value per 256-byte repeat"))
         cur = Region(WORK, Const(at), rows, ceil_div(n, per), Const(pitch))
         at += rcap * pitch
@@ -331,7 +340,8 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
         return VecCall(api, cost, dt, dst, tuple(srcs), "repeat", mask=mask, repeats=repeats,
                        params=_params(api, (1, 8), strides), scalar=scalar, comment=note)
 
-    body = (call(Const(0), Const(per), whole, "the row's whole repeats"),
+    body = (*(call(Const(first * per), Const(per), reps, "the row's whole repeats")
+              for first, reps in _pieces(whole, ccap // per)),
             *_maybe(tail, (call(E.mul(whole, per), tail, Const(1), "the row's tail"),), "a partial repeat"))
     calls.append(Loop(row.name, Const(0), rows, Const(1), body, comment="each row against its block"))
     return Expansion(tuple(calls), work, dt)

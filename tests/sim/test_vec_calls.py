@@ -161,3 +161,13 @@ def test_a_reduction_is_priced_as_its_calls() -> None:
     assert elems == 3 * 64
     assert cyc == profile.costs.vector_cycles("reduce_sum", "float32", 3 * 64, rows=3)
     assert pricer.price(level.sid, (0,))[0] == 0.0
+
+
+def test_more_than_255_repeats_in_a_row_are_split_into_calls_of_255() -> None:
+    bufs = {**BUFS, "u": Buffer("u", Tier.UB, "float32", 1, 20000)}
+    exp = expand(Reduce("sum", COL, Region("u", Const(0), Const(1), Const(20000), Const(20000))), bufs, {})
+    level1 = exp.stmts[0].body
+    assert [c.repeats for c in level1[:2]] == [Const(255), Const(57)]  # 20000 = 312 x 64 + 32
+    assert level1[1].srcs[0].offset == E.add(E.mul(Var("row"), 20000), 255 * 64)
+    assert level1[1].dst.offset == E.add(E.mul(Var("row"), 320), 255)  # 313 partials, padded to 320
+    assert level1[2].mask == Const(32)  # the tail
