@@ -1,12 +1,16 @@
 """Emit rules for the vector-core (AIV) statements: queue operations, GM<->UB copies, vector ops and
 row reductions. One small emitter per TileIR node type, vector ops dispatched through a table.
 
-Shapes. Ascend C's count-based vector calls work on contiguous runs, so a region whose rows are
-not contiguous (stride != cols, e.g. a column tail of a padded tile) is emitted as a loop of one
-call per row. Broadcasts follow the `Region` rule: a source with one row is reused for every row
-(`Add(dst[r], x[r], bias, n)`); a source with one column is a per-row scalar read with `GetValue`
-and applied with the scalar form (`Adds`/`Muls`/`Maxs`/`Mins`). Scalar reads after vector work wait
-for the vector pipe (`V_S` event), as on the chip.
+Shapes. Ascend C's count-based vector calls work on contiguous runs. What is not one contiguous
+call is written from the list of calls `lower/vec_calls.py` makes (the list the simulator prices):
+row reductions as WholeReduceSum / WholeReduceMax levels, a one-column (per-row) or 1x1 source
+spread by `Brcb` into 32-byte blocks and applied by the op's repeat form with a block stride of 0,
+and binary / scalar ops over rows that are not contiguous (stride != cols, e.g. a column tail of a
+padded tile) or with a one-row source (`Add(dst, x, bias, mask, rows, {..., src1RepStride 0})`) as
+one repeat-form call per 256-byte column group of every row. Other ops over such rows are a loop of
+one count-form call per row. Only what that list leaves out still reads a per-row value with
+`GetValue` after a `V_S` event (a cast of a broadcast column to another dtype, a broadcast column
+with rows not one element apart).
 
 Copies. GM<->UB moves use `DataCopy` when every row is whole 32-byte blocks (provably, for all
 loop values), else `DataCopyPad` with `DataCopyExtParams` (byte lengths, GM gaps in bytes, UB gaps
@@ -22,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import UnsupportedError
-from ..lower.expr import Const, E, Var, ceil_div
+from ..lower.expr import Bin, Const, E, Expr, Var, ceil_div
 from ..lower.tileir import (
     Alloc,
     Copy,
@@ -31,12 +35,17 @@ from ..lower.tileir import (
     DeQue,
     EnQue,
     Free,
+    If,
+    Loop,
     Reduce,
     Region,
     SetFlag,
+    VecCall,
     VecOp,
     WaitFlag,
+    walk,
 )
+from ..lower.vec_calls import WORK, Expansion, contiguous, dense_when, expand, kind, looped
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
 
@@ -109,7 +118,7 @@ def _copy(s: Copy, m: Method) -> None:
     elif s.dst.gm and sc.is_ub(s.src):
         _copy_gm_ub(s, m, inbound=False)
     elif sc.is_ub(s.src) and sc.is_ub(s.dst):
-        _vec_unary("copy", VecOp("copy", s.dst, (s.src,)), m)
+        _vecop(VecOp("copy", s.dst, (s.src,)), m)
     else:
         raise UnsupportedError(f"kernel {sc.kernel.name}: the vector core cannot copy {s.src} -> {s.dst}")
 
@@ -173,18 +182,8 @@ UNARY = {"exp": "Exp", "ln": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal
 SCALAR_FORM = {"add": "Adds", "mul": "Muls", "max": "Maxs", "min": "Mins"}
 
 
-def _kind(src: Region, dst: Region) -> str:
-    """How a source relates to dst: "full", "row" (one row reused), "col" (one value per row),
-    or "scalar" (one value for the whole tile)."""
-    one_row = src.rows == Const(1) and dst.rows != Const(1)
-    one_col = src.cols == Const(1) and dst.cols != Const(1)
-    if one_row and (one_col or src.cols == Const(1)):  # 1x1 over a tile, or over a one-column tile
-        return "scalar"
-    return "row" if one_row else "col" if one_col else "full"
-
-
-def _contiguous(r: Region) -> bool:
-    return r.rows == Const(1) or r.stride == r.cols
+_kind = kind  # shared with the simulator (lower/vec_calls.py)
+_contiguous = contiguous
 
 
 class _Rows:
@@ -193,8 +192,7 @@ class _Rows:
     def __init__(self, m: Method, dst: Region, srcs: tuple[Region, ...]):
         kinds = [_kind(s, dst) for s in srcs]
         self.m, self.dst, self.srcs, self.kinds = m, dst, srcs, kinds
-        dense = all(_contiguous(s) for s, k in zip(srcs, kinds, strict=True) if k == "full")
-        self.looped = not (_contiguous(dst) and dense and "row" not in kinds and "col" not in kinds)
+        self.looped = looped(dst, srcs)
         self.row = m.fresh("row") if self.looped else ""
 
     def __enter__(self) -> _Rows:
@@ -338,50 +336,113 @@ VEC_RULES: dict[str, Callable[[str, VecOp, Method], None]] = {
 
 
 def _vecop(s: VecOp, m: Method) -> None:
+    exp = expansion(s, m)
+    if exp is not None:  # a per-row operand: Brcb and repeat forms, no scalar reads
+        render(exp, m)
+        return
     try:
         rule = VEC_RULES[s.op]
     except KeyError:
         raise UnsupportedError(f"kernel {m.scope.kernel.name}: vector op {s.op!r} has no Ascend C rule") from None
-    rule(s.op, s, m)
+    dense = dense_when(s.dst, s.srcs, m.scope.tiling) if looped(s.dst, s.srcs) else None
+    if dense is None:
+        rule(s.op, s, m)
+        return
+    # rows loop only for a column tail: one call over every row when the row length is the stride
+    sc = m.scope
+    with m.w.block(f"if ({sc.expr(s.dst.cols)} == {sc.expr(s.dst.stride)})"):
+        run = lambda r: Region(r.buf, r.offset, r.rows, r.cols, r.cols, r.gm)  # noqa: E731
+        rule(s.op, VecOp(s.op, run(s.dst), tuple(run(r) for r in s.srcs), s.scalar, s.comment), m)
+    with m.w.block("else"):
+        rule(s.op, s, m)
 
 
-# ---- row reductions ----------------------------------------------------------------------------
+# ---- row reductions and broadcasts: the calls lower/vec_calls.py lists ------------------------------
+def expansion(s: object, m: Method) -> Expansion | None:
+    """The calls `s` issues when they are written from the shared list (a reduction, or an op with a
+    per-row operand spread by Brcb); None when the count-form emitters below write it."""
+    sc = m.scope
+    exp = expand(s, sc._buffers, sc.tiling, kernel=sc.kernel.name)
+    if exp is None or not any(isinstance(c, VecCall) and c.form == "repeat" for c in walk(exp.stmts)):
+        return None
+    return exp
+
+
 def _reduce(s: Reduce, m: Method) -> None:
-    """One ReduceSum/ReduceMax per row into dst[r] (or into scratch and combined when accumulating
-    or when dst[r] is not 32-byte aligned)."""
-    sc, w = m.scope, m.w
-    dt, isz = sc.dtype(s.src), sc.itemsize(s.src)
-    t = ctype(dt)
-    per_block = BLOCK // isz
-    cols_cap = sc.buffer(s.src.buf).cols
-    sc.need_work(dt, cols_cap + per_block)
-    api = {"sum": "ReduceSum", "max": "ReduceMax"}.get(s.op)
-    if api is None:
-        raise UnsupportedError(f"kernel {sc.kernel.name}: reduction {s.op!r} has no Ascend C rule")
-    extra = ", false" if s.op == "max" else ""
-    work = m.fresh("workLocal")
-    w(f"AscendC::LocalTensor<{t}> {work} = workBuf.Get<{t}>();")
-    direct = not s.accumulate and sc.multiple(E.mul(s.dst.offset, isz), BLOCK) and (
-        s.dst.rows == Const(1) or sc.multiple(E.mul(s.dst.stride, isz), BLOCK))
-    row = m.fresh("row")
-    with w.block(f"for (int32_t {row} = 0; {row} < {sc.expr(s.src.rows)}; ++{row})"):
-        src = sc.at(s.src, E.mul(Var(row), s.src.stride))
-        n = sc.expr(s.src.cols)
-        if direct:
-            w(f"AscendC::{api}<{t}>({sc.at(s.dst, E.mul(Var(row), s.dst.stride))}, {src}, {work}, {n}{extra});")
-            return
-        res = f"{work}[{cols_cap}]"
-        w(f"AscendC::{api}<{t}>({res}, {src}, {work}, {n}{extra});")
-        m.sync("V_S")
-        idx = sc.expr(E.add(s.dst.offset, E.mul(Var(row), s.dst.stride)))
-        dst = sc.tensor_name(s.dst.buf)
-        value = f"{work}.GetValue({cols_cap})"
-        if s.accumulate:
-            old = f"static_cast<float>({dst}.GetValue({idx}))"
-            new = f"static_cast<float>({value})"
-            value = f"{old} + {new}" if s.op == "sum" else f"KS_MAX({old}, {new})"
-        w(f"{dst}.SetValue({idx}, static_cast<{ctype(sc.dtype(s.dst))}>({value}));")
-        m.sync("S_V")
+    """A row reduction as WholeReduceSum / WholeReduceMax levels (see lower/vec_calls.py)."""
+    exp = expand(s, m.scope._buffers, m.scope.tiling, kernel=m.scope.kernel.name)
+    assert exp is not None  # a Reduce always expands
+    render(exp, m)
+
+
+def render(exp: Expansion, m: Method) -> None:
+    """Write the calls of an expansion: loops over rows, ifs for tails, one line per call."""
+    sc = m.scope
+    work = ""
+    if exp.work:
+        sc.need_work(exp.dtype, exp.work)
+        t = ctype(exp.dtype)
+        work = m.fresh("workLocal")
+        m.w(f"AscendC::LocalTensor<{t}> {work} = workBuf.Get<{t}>();")
+    names: dict[str, str] = {}
+    _render(exp.stmts, m, work, names)
+
+
+def _render(stmts: tuple, m: Method, work: str, names: dict[str, str]) -> None:
+    w = m.w
+    for st in stmts:
+        if isinstance(st, Loop):
+            if st.var not in names:
+                names[st.var] = m.fresh(st.var)
+            v = names[st.var]
+            with w.block(f"for (int32_t {v} = {_x(st.start, m, names)}; {v} < {_x(st.stop, m, names)}; ++{v})"):
+                if st.comment:
+                    w(f"// {st.comment}")
+                _render(st.body, m, work, names)
+        elif isinstance(st, If):
+            with w.block(f"if ({_x(st.cond, m, names)})"):
+                _render(st.body, m, work, names)
+        else:
+            w(_call(st, m, work, names))
+
+
+def _rename(e: Expr, names: dict[str, str]) -> Expr:
+    if isinstance(e, Var):
+        return Var(names.get(e.name, e.name))
+    if isinstance(e, Bin):
+        return Bin(e.op, _rename(e.a, names), _rename(e.b, names))
+    return e
+
+
+def _x(e: Expr, m: Method, names: dict[str, str]) -> str:
+    return m.scope.expr(_rename(e, names))
+
+
+def _operand(r: Region, m: Method, work: str, names: dict[str, str]) -> str:
+    off = _rename(r.offset, names)
+    if r.buf == WORK:
+        text = m.scope.expr(off)
+        return work if text == "0" else f"{work}[{text}]"
+    return m.scope.at(Region(r.buf, off, r.rows, r.cols, r.stride, r.gm))
+
+
+def _call(c: VecCall, m: Method, work: str, names: dict[str, str]) -> str:
+    dst = _operand(c.dst, m, work, names)
+    srcs = [_operand(r, m, work, names) for r in c.srcs]
+    if c.form == "count":
+        return f"AscendC::{c.api}({dst}, {', '.join(srcs)}, {_x(c.count, m, names)});"
+    t = ctype(c.dtype)
+    mask, reps = _x(c.mask, m, names), _x(c.repeats, m, names)
+    p = ", ".join(str(v) for v in c.params)
+    if c.api in ("WholeReduceSum", "WholeReduceMax"):
+        order = ", AscendC::ReduceOrder::ORDER_ONLY_VALUE" if c.api == "WholeReduceMax" else ""
+        return f"AscendC::{c.api}<{t}>({dst}, {srcs[0]}, {mask}, {reps}, {p}{order});"
+    if c.api == "Brcb":
+        return f"AscendC::Brcb({dst}, {srcs[0]}, {reps}, AscendC::BrcbRepeatParams({p}));"
+    if c.api in ("Adds", "Muls", "Maxs", "Mins"):
+        lit = c_float(c.scalar or 0.0, c.dtype)
+        return f"AscendC::{c.api}({dst}, {srcs[0]}, {lit}, {mask}, {reps}, AscendC::UnaryRepeatParams({p}));"
+    return f"AscendC::{c.api}({dst}, {srcs[0]}, {srcs[1]}, {mask}, {reps}, AscendC::BinaryRepeatParams({p}));"
 
 
 def _event(s: SetFlag | WaitFlag) -> str:

@@ -1,7 +1,8 @@
 """The vector core's scratch buffers, decided once from the TileIR.
 
 Some vector statements need UB scratch beyond the kernel's named buffers when they are spelt in
-Ascend C: ReduceSum/ReduceMax a work area, Select a bit mask (and the condition spread over a row
+Ascend C: row reductions and per-row broadcasts a work area (vec_calls.py: WholeReduce partials, Brcb
+blocks), Select a bit mask (and the condition spread over a row
 when it is broadcast), the block Transpose two 16x16 blocks, TopK its tmpLocal, a source-index row
 and a padded row. `scratch_buffers(k)` is the one place that decides them: lowering counts them in
 the UB capacity check, and the code generator allocates exactly these (and checks each request fits).
@@ -9,9 +10,11 @@ the UB capacity check, and the code generator allocates exactly these (and check
 
 from __future__ import annotations
 
+from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from .expr import Const, Expr, evaluate, free_vars
 from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
+from .vec_calls import expand
 
 __all__ = ["scratch_buffers", "scratch_bytes", "topk_tmp_bytes", "round32", "REDUCE_WORK", "TRANSPOSE_BLOCK"]
 
@@ -42,8 +45,22 @@ def _broadcast(src: Region, dst: Region) -> bool:
     return src.cols == Const(1) and dst.cols != Const(1)
 
 
+_DECIDED: dict[int, tuple[Kernel, dict[str, tuple[int, str]]]] = {}  # id(kernel) -> (kernel, answer)
+
+
 def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
     """VECCALC TBufs the vector program of `k` needs besides its own buffers: member -> (bytes, purpose)."""
+    hit = _DECIDED.get(id(k))
+    if hit is not None and hit[0] is k:
+        return dict(hit[1])
+    out = _decide(k)
+    if len(_DECIDED) >= 256:
+        _DECIDED.clear()
+    _DECIDED[id(k)] = (k, out)
+    return dict(out)
+
+
+def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
     bufs = {b.name: b for b in k.buffers}
     tiling = dict(k.tiling)
     out: dict[str, tuple[int, str]] = {}
@@ -53,11 +70,14 @@ def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
         out[member] = (max(old, round32(nbytes)), purpose)
 
     for s in walk(k.aiv):
-        if isinstance(s, Reduce):
-            src = bufs[s.src.buf]
-            isz = itemsize(src.dtype)
-            need(REDUCE_WORK, (src.cols + 32 // isz) * isz, "ReduceSum/ReduceMax scratch")
-        elif isinstance(s, VecOp) and s.op == "select":
+        if isinstance(s, (Reduce, VecOp)):
+            try:
+                exp = expand(s, bufs, tiling, kernel=k.name)
+            except UnsupportedError:  # the code generator says why
+                exp = None
+            if exp is not None and exp.work:
+                need(REDUCE_WORK, exp.work * itemsize(exp.dtype), "WholeReduce partials and Brcb blocks")
+        if isinstance(s, VecOp) and s.op == "select":
             dst = bufs[s.dst.buf]
             cap = dst.slot_elems
             need("selMaskBuf", -(-cap // 8), "select mask, one bit per element")

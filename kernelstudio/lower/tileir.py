@@ -49,7 +49,7 @@ from .expr import Const, Expr
 
 __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
-    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "TopK", "Alloc", "EnQue", "DeQue", "Free",
+    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "Alloc", "EnQue", "DeQue", "Free",
     "CrossSet", "CrossWait", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
     "Panel", "TileWalk",
     "VECTOR_OPS", "pipe_of", "walk",
@@ -252,12 +252,40 @@ class VecOp:
 class Reduce:
     """dst[r, 0] (=|op=) reduce_op(src[r, :]) along each row (op "sum" or "max").
 
-    With `accumulate` the row result is combined into dst (two-pass schemes over column tiles)."""
+    With `accumulate` the row result is combined into dst (two-pass schemes over column tiles).
+    The code issues it as the WholeReduceSum / WholeReduceMax calls `vec_calls.expand` lists (so does
+    the simulator); broadcasting and row-looped `VecOp`s are split the same way."""
 
     op: str
     dst: Region
     src: Region
     accumulate: bool = False
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VecCall:
+    """One Ascend C vector call as the code generator writes it and the simulator prices it; made by
+    `vec_calls.expand` from a `Reduce` or a broadcasting / row-looped `VecOp`, never by the lowering.
+
+    `api` is the Ascend C name, `op` the cost name (`CostModel.vector_cycles`), `dtype` the element
+    type the cost uses (the source's for a cast, whose target is `dst_dtype`). Regions give a buffer
+    (or `vec_calls.WORK`, the kernel's reduce scratch) and a start offset. form "repeat": `repeats`
+    repeats of the first `mask` elements, `params` the stride arguments in the API's order (blocks of
+    32 bytes; WholeReduce: dstRepStride in results). form "count": the first `count` elements."""
+
+    api: str
+    op: str
+    dtype: str
+    dst: Region
+    srcs: tuple[Region, ...]
+    form: str  # "repeat" | "count"
+    mask: Expr = Const(0)
+    repeats: Expr = Const(0)
+    params: tuple[int, ...] = ()
+    count: Expr = Const(0)
+    scalar: float | None = None
+    dst_dtype: str = ""
     comment: str = ""
 
 
@@ -354,7 +382,7 @@ class If:
     comment: str = ""
 
 
-Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | TopK | Alloc | EnQue | DeQue | Free | CrossSet
+Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | Alloc | EnQue | DeQue | Free | CrossSet
          | CrossWait | SetFlag | WaitFlag)
 Stmt = Instr | Let | Loop | If
 
@@ -450,7 +478,7 @@ def pipe_of(instr: Instr, tier_of: dict[str, Tier]) -> Pipe:
         return Pipe.M
     if isinstance(instr, Img2Col):
         return Pipe.MTE1
-    if isinstance(instr, (VecOp, Reduce, TopK)):
+    if isinstance(instr, (VecOp, Reduce, VecCall, TopK)):
         return Pipe.V
     if isinstance(instr, SetFlag):
         return instr.src

@@ -8,7 +8,11 @@
   wave (multicore.py computes it).
 - Mmad: `mmad_cycles(m, k, n, dtype)`; 2*m*k*n flops.
 - Vector ops and reductions: `vector_cycles(op, dtype, rows*cols)` (reductions with `rows=`, and an
-  extra add/max over the row results when accumulating).
+  extra add/max over the row results when accumulating) for an instruction that is one call.
+- The calls of an instruction the code issues as several (lower/vec_calls.py: row reductions as
+  WholeReduce levels, per-row operands spread by Brcb, row-looped ops), each priced on its own: a
+  repeat-form call by the measured curve of its instruction at its repeat count (a WholeReduce level:
+  VCADD / VCMAX at its repeats), a count-form call by `vector_cycles(op, dtype, count)`.
 - Img2Col: an L1 -> L0B move of its output bytes (pixels x klen elements).
 - TopK (assumed sequence): ceil(log2(cols)) merge passes, each a compare and a select over the
   whole tile, as the sort-and-merge TopK of the vector unit does.
@@ -83,6 +87,17 @@ class Pricer:
                 cyc = c.vector_cycles("where", st.dtype, count)
             else:
                 cyc = c.vector_cycles(st.op, st.dtype, count)
+            out = (cyc, 0, count)
+        elif kind == "vcall":  # one Ascend C call of an expanded instruction (lower/vec_calls.py)
+            (n,) = key
+            n = max(n, 0)
+            if st.form == "count":
+                count = n
+                cyc = c.vector_cycles(st.op, st.dtype, n, dst_dtype=st.dst_dtype if st.op == "cast" else None)
+            else:  # n repeats of 256 bytes, whatever the mask
+                count = n * (256 // itemsize(st.dtype))
+                rows = {"rows": max(n, 1)} if st.op.startswith("reduce_") else {}
+                cyc = c.vector_cycles(st.op, st.dtype, count, **rows) if n else 0.0
             out = (cyc, 0, count)
         elif kind == "reduce":
             rows, cols = key

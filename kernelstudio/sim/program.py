@@ -1,6 +1,10 @@
 """A TileIR kernel compiled for the engine: flat op lists per core side, a table of static
 instructions, and the loop analysis the steady-state shortcut needs.
 
+An instruction the generated code issues as several Ascend C calls (a row reduction, a per-row
+broadcast, a row-looped op) is compiled as those calls, from `lower/vec_calls.expand` (the list the
+code generator writes), each a static instruction of its own; `calls.issued` counts them per core.
+
 Each statement becomes one tuple in a flat list (loops become a LOOP op and an END op that jumps
 back), so the engine walks a program with one `while` loop and can pause at a cross-core wait and
 resume later. Index expressions are compiled once with `compile_expr`.
@@ -19,6 +23,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..lower.expr import Expr, Load, compile_expr, free_vars
 from ..lower.tileir import (
@@ -42,10 +47,12 @@ from ..lower.tileir import (
     Stmt,
     Tier,
     TopK,
+    VecCall,
     VecOp,
     WaitFlag,
     pipe_of,
 )
+from ..lower.vec_calls import WORK, expand
 from .errors import SimulationError
 
 __all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "compile_side",
@@ -67,7 +74,7 @@ class StaticInstr:
     kernel: int
     side: str  # "aic" | "aiv"
     pipe: int  # index into PIPES
-    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "reduce" | "topk" | "scalar" | "wait"
+    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "vcall" | "reduce" | "topk" | "scalar" | "wait"
     text: str
     edge: str = ""  # memory edge of a data move ("GM->L1", "L0C->WS", ...), "" otherwise
     src: str = ""  # tier names for the cost model
@@ -79,6 +86,7 @@ class StaticInstr:
     dtype: str = ""  # element dtype the cost uses
     dst_dtype: str = ""  # cast destination / copy dtype on the written side
     accumulate: bool = False
+    form: str = ""  # VecCall: "repeat" (sizes: repeats) or "count" (sizes: elements)
     outer_loop: int = -1  # loop ids (index into CoreProgram.loops), -1 when not in a loop
     inner_loop: int = -1
 
@@ -132,6 +140,8 @@ def _sizes_exprs(s: Stmt) -> tuple[Expr, ...]:
         return (s.dst.rows, s.dst.cols)
     if isinstance(s, (Reduce, TopK)):
         return (s.src.rows, s.src.cols)
+    if isinstance(s, VecCall):
+        return (s.repeats,) if s.form == "repeat" else (s.count,)
     return ()
 
 
@@ -260,6 +270,20 @@ class _Compiler:
                 f"{', '.join(self.bufs)}"
             ) from None
 
+    def calls(self, s: Stmt) -> tuple[Stmt, ...] | None:
+        """The calls `s` issues when it is not one instruction (a row reduction, a per-row broadcast,
+        a row-looped op), as the code generator writes them; None for one call. A shape the code
+        generator refuses is priced as the TileIR instruction."""
+        if isinstance(s, Copy) and (s.src.gm or s.dst.gm or self.tiers.get(s.src.buf) is not Tier.UB
+                                    or self.tiers.get(s.dst.buf) is not Tier.UB):
+            return None
+        try:
+            exp = expand(s, self.bufs, dict(self.kernel.tiling), row=f"__row{len(self.loops)}",
+                         kernel=self.kernel.name)
+        except UnsupportedError:
+            return None
+        return None if exp is None else exp.stmts
+
     def accesses(self, s: Stmt) -> tuple[tuple[int, ...], tuple[int, ...]]:
         if isinstance(s, Copy):
             reads, writes = [s.src], [s.dst]
@@ -271,10 +295,12 @@ class _Compiler:
             reads, writes = list(s.srcs), [s.dst]
         elif isinstance(s, Reduce):
             reads, writes = [s.src], [s.dst]
+        elif isinstance(s, VecCall):
+            reads, writes = list(s.srcs), [s.dst]
         else:
             reads, writes = [s.src], [s.values, s.indices]
         for r in reads + writes:
-            if not r.gm:
+            if not r.gm and r.buf != WORK:
                 self.buf(r.buf)
         r_ids = tuple(dict.fromkeys(self.qid[r.buf] for r in reads if not r.gm and r.buf in self.qid))
         w_ids = tuple(dict.fromkeys(self.qid[r.buf] for r in writes if not r.gm and r.buf in self.qid))
@@ -323,6 +349,10 @@ class _Compiler:
             return StaticInstr(**base, kind="reduce", text=f"reduce_{s.op} {s.dst.buf}{acc} <- {s.src.buf}{note}",
                                op=s.op, dtype=dtype, dst_dtype=self.buf(s.dst.buf).dtype,
                                accumulate=s.accumulate)
+        if isinstance(s, VecCall):
+            args = ", ".join(r.buf for r in s.srcs)
+            return StaticInstr(**base, kind="vcall", text=f"{s.api} {s.dst.buf} <- ({args}){note}", op=s.op,
+                               dtype=s.dtype, dst_dtype=s.dst_dtype or s.dtype, form=s.form)
         if isinstance(s, TopK):
             dtype = self.buf(s.src.buf).dtype
             return StaticInstr(**base, kind="topk", text=f"topk k={s.k} {s.values.buf} <- {s.src.buf}{note}",
@@ -376,6 +406,8 @@ class _Compiler:
                 self.statics.append(st)
                 ops.append((K_FWAIT, (s.src.value, s.dst.value, s.event), PIPE_INDEX[s.dst.value], st.sid))
                 self.count += 1
+            elif isinstance(s, (Reduce, VecOp, Copy)) and (calls := self.calls(s)) is not None:
+                self.body(calls, outer, outer_var, inner)  # the Ascend C calls it issues (lower/vec_calls.py)
             elif isinstance(s, CrossWait):
                 st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,
                                  pipe=PIPE_INDEX["FLOW"], kind="wait", text=f"cross_wait flag={s.flag}")

@@ -266,7 +266,7 @@ LOWERING: list[Case] = [
      ("GM tensors need", "device memory", "big [2147483648, 2147483648]")),
     ("coupled_chip_matmul", lambda: prog(mm(), "ascend310p3"), UnsupportedError, ("coupled chip",)),
     ("ub_too_small", lambda: prog(ks.softmax(x_((8, 4096), "float32")), profile(ub_bytes=256)), CapacityError,
-     ("kernel softmax_div: UB needs 320 B", "has 256 B", "scratch workBuf")),
+     ("kernel softmax_div: UB needs 512 B", "has 256 B", "scratch workBuf = 256 B")),
     ("override_unknown", lambda: profile(ub_size=1), TargetError, ("cannot override 'ub_size'",)),
     ("override_hbm_zero", lambda: profile(hbm_bytes_per_s=0), TargetError, ("hbm_bytes_per_s must be positive",)),
     ("override_clock_inf", lambda: profile(clock_mhz=float("inf")), TargetError, ("clock_mhz", "finite", "inf")),

@@ -6,6 +6,7 @@
 #include "ks_twin/cube_basic.h"
 #include "ks_twin/layout.h"
 #include "ks_twin/pipe.h"
+#include "ks_twin/repeat.h"
 #include "ks_twin/runtime.h"
 #include "ks_twin/tensor.h"
 #include "ks_twin/types.h"
