@@ -131,8 +131,8 @@ int main() {
     std::printf("untyped %ld\n", untyped.GetTiling(c));
     MultiCoreMatmulTiling past(plat);
     types(past);
-    past.SetShape(64, 64, 64); past.SetSingleShape(96, 64, 64);
-    std::printf("past %ld\n", past.GetTiling(c));
+    past.SetShape(64, 64, 64); past.SetSingleShape(96, 64, 64); past.SetFixSplit(128, 64, 64);
+    std::printf("past %ld\n", past.GetTiling(c));  // baseM 128 > the 96-row block
     return 0;
 }
 """
