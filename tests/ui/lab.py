@@ -187,10 +187,16 @@ class Lab:
         """Text of the highlighted (changed) lines the editor has rendered."""
         return self.page.locator(f"{PANEL} .ks-changed-line").all_inner_texts()
 
-    def highlighted_tokens(self) -> int:
-        """How many syntax-highlighted spans the panel's editor shows (0 when no C++ mode is active)."""
-        return self.page.evaluate(
-            "sel => document.querySelectorAll(sel + ' .cm-line span[class]').length", PANEL)
+    def highlighted_tokens(self, more_than: int = 20, timeout_ms: int = 15_000) -> int:
+        """How many syntax-highlighted spans the panel's editor shows, once more than `more_than` are there
+        or `timeout_ms` has passed (the C++ mode loads after the text; 0 when no C++ mode is active)."""
+        count = "sel => document.querySelectorAll(sel + ' .cm-line span[class]').length"
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        with contextlib.suppress(PlaywrightTimeout):  # the count below is what the test judges
+            self.page.wait_for_function(f"([sel, n]) => ({count})(sel) > n", arg=[PANEL, more_than],
+                                        timeout=timeout_ms)
+        return self.page.evaluate(count, PANEL)
 
     def click_tab(self, path: str) -> None:
         self.page.locator(f"{PANEL} .ks-panel-tab[data-path='{path}']").click()
