@@ -45,7 +45,7 @@ from ..lower.tileir import (
     WaitFlag,
     walk,
 )
-from ..lower.vec_calls import WORK, Expansion, contiguous, dense_when, expand, kind, looped
+from ..lower.vec_calls import WORK, Expansion, calls_of, contiguous, dense_when, kind, looped
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
 
@@ -362,7 +362,7 @@ def expansion(s: object, m: Method) -> Expansion | None:
     """The calls `s` issues when they are written from the shared list (a reduction, or an op with a
     per-row operand spread by Brcb); None when the count-form emitters below write it."""
     sc = m.scope
-    exp = expand(s, sc._buffers, sc.tiling, kernel=sc.kernel.name)
+    exp = calls_of(sc.kernel, s)
     if exp is None or not any(isinstance(c, VecCall) and c.form == "repeat" for c in walk(exp.stmts)):
         return None
     return exp
@@ -370,7 +370,7 @@ def expansion(s: object, m: Method) -> Expansion | None:
 
 def _reduce(s: Reduce, m: Method) -> None:
     """A row reduction as WholeReduceSum / WholeReduceMax levels (see lower/vec_calls.py)."""
-    exp = expand(s, m.scope._buffers, m.scope.tiling, kernel=m.scope.kernel.name)
+    exp = calls_of(m.scope.kernel, s)
     assert exp is not None  # a Reduce always expands
     render(exp, m)
 

@@ -14,7 +14,7 @@ from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from .expr import Const, Expr, evaluate, free_vars
 from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
-from .vec_calls import expand
+from .vec_calls import calls_of
 
 __all__ = ["scratch_buffers", "scratch_bytes", "topk_tmp_bytes", "round32", "REDUCE_WORK", "TRANSPOSE_BLOCK"]
 
@@ -72,7 +72,7 @@ def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
     for s in walk(k.aiv):
         if isinstance(s, (Reduce, VecOp)):
             try:
-                exp = expand(s, bufs, tiling, kernel=k.name)
+                exp = calls_of(k, s)
             except UnsupportedError:  # the code generator says why
                 exp = None
             if exp is not None and exp.work:

@@ -49,7 +49,7 @@ from ..ir.ops import itemsize
 from .expr import Bin, Const, E, Expr, Var, ceil_div, evaluate, free_vars
 from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
 
-__all__ = ["WORK", "Expansion", "expand", "kind", "contiguous", "looped", "dense_when", "BINARY_API",
+__all__ = ["WORK", "Expansion", "expand", "calls_of", "kind", "contiguous", "looped", "dense_when", "BINARY_API",
            "SCALAR_API", "REPEAT_BYTES"]
 
 WORK = "__work__"  # the kernel's reduce scratch (codegen: workBuf)
@@ -474,3 +474,30 @@ def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *,
         if grouped is not None:
             return Expansion(tuple(grouped), 0, c.buf(s.dst).dtype)
     return _counted(s, c)
+
+
+# One kernel's expansions are asked for by the capacity check (scratch.py), the code generator and the
+# simulator; each instruction is expanded once. Keyed by the kernel's buffers and tiling (shared by a
+# kernel and its `dataclasses.replace` copies), then by the instruction; both kept alive with the answer.
+_MEMO: dict[tuple[int, int], tuple[tuple, tuple, dict[int, tuple[Stmt, object]]]] = {}
+
+
+def calls_of(k, s: Stmt) -> Expansion | None:
+    """`expand(s, ...)` for an instruction of kernel `k`, computed once per (kernel, instruction). An
+    UnsupportedError is raised again on each ask."""
+    key = (id(k.buffers), id(k.tiling))
+    hit = _MEMO.get(key)
+    if hit is None or hit[0] is not k.buffers or hit[1] is not k.tiling:
+        if len(_MEMO) >= 256:
+            _MEMO.clear()
+        hit = _MEMO[key] = (k.buffers, k.tiling, {})
+    seen = hit[2].get(id(s))
+    if seen is None or seen[0] is not s:
+        try:
+            ans: object = expand(s, {b.name: b for b in k.buffers}, dict(k.tiling), kernel=k.name)
+        except UnsupportedError as e:
+            ans = e
+        seen = hit[2][id(s)] = (s, ans)
+    if isinstance(seen[1], UnsupportedError):
+        raise seen[1].with_traceback(None)
+    return seen[1]  # type: ignore[return-value]

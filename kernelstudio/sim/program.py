@@ -2,7 +2,7 @@
 instructions, and the loop analysis the steady-state shortcut needs.
 
 An instruction the generated code issues as several Ascend C calls (a row reduction, a per-row
-broadcast, a row-looped op) is compiled as those calls, from `lower/vec_calls.expand` (the list the
+broadcast, a row-looped op) is compiled as those calls, from `lower/vec_calls.calls_of` (the list the
 code generator writes), each a static instruction of its own; `calls.issued` counts them per core.
 
 Each statement becomes one tuple in a flat list (loops become a LOOP op and an END op that jumps
@@ -52,7 +52,7 @@ from ..lower.tileir import (
     WaitFlag,
     pipe_of,
 )
-from ..lower.vec_calls import WORK, expand
+from ..lower.vec_calls import WORK, calls_of
 from .errors import SimulationError
 
 __all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "compile_side",
@@ -278,8 +278,7 @@ class _Compiler:
                                     or self.tiers.get(s.dst.buf) is not Tier.UB):
             return None
         try:
-            exp = expand(s, self.bufs, dict(self.kernel.tiling), row=f"__row{len(self.loops)}",
-                         kernel=self.kernel.name)
+            exp = calls_of(self.kernel, s)
         except UnsupportedError:
             return None
         return None if exp is None else exp.stmts
