@@ -14,7 +14,7 @@ from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from .expr import Const, Expr, evaluate, free_vars
 from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
-from .vec_calls import calls_of
+from .vec_calls import calls_of, kind
 
 __all__ = ["scratch_buffers", "scratch_bytes", "topk_tmp_bytes", "round32", "REDUCE_WORK", "TRANSPOSE_BLOCK"]
 
@@ -70,7 +70,9 @@ def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
         out[member] = (max(old, round32(nbytes)), purpose)
 
     for s in walk(k.aiv):
-        if isinstance(s, (Reduce, VecOp)):
+        # only row reductions and per-row / per-tile broadcasts use the work area (vec_calls.py)
+        if isinstance(s, Reduce) or (isinstance(s, VecOp) and any(kind(r, s.dst) in ("col", "scalar")
+                                                                  for r in s.srcs)):
             try:
                 exp = calls_of(k, s)
             except UnsupportedError:  # the code generator says why
