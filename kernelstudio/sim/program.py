@@ -169,8 +169,22 @@ def _exprs_all(s: Stmt) -> list[Expr]:
     return out
 
 
-def _analyse_loop(loop: Loop) -> tuple[bool, tuple, tuple | None, tuple]:
-    """(eligible, body lets, key functions or None, key expressions) of one loop."""
+def _facts(s: Stmt, memo: dict[int, tuple]) -> tuple[bool, tuple[tuple[Expr, frozenset[str]], ...]]:
+    """(whether `s` stops a loop from being skipped: a cross-core wait, a flag or a scalar buffer
+    read; its cost expressions with their free variables), once per statement of a compile."""
+    hit = memo.get(id(s))
+    if hit is not None and hit[0] is s:
+        return hit[1], hit[2]
+    bad = isinstance(s, (CrossWait, SetFlag, WaitFlag)) or any(_has_load(e) for e in _exprs_all(s))
+    exprs = tuple((e, frozenset(free_vars(e))) for e in cost_exprs(s))
+    memo[id(s)] = (s, bad, exprs)
+    return bad, exprs
+
+
+def _analyse_loop(loop: Loop, memo: dict[int, tuple] | None = None) -> tuple[bool, tuple, tuple | None, tuple]:
+    """(eligible, body lets, key functions or None, key expressions) of one loop. `memo` carries
+    per-statement facts between the loops of one compile (a statement is seen by every loop around it)."""
+    memo = {} if memo is None else memo
     eligible = True
     lets = []
     dep = {loop.var}
@@ -185,19 +199,16 @@ def _analyse_loop(loop: Loop) -> tuple[bool, tuple, tuple | None, tuple]:
     def visit(stmts: tuple[Stmt, ...], inner: set[str], top: bool) -> None:
         nonlocal eligible, keyable
         for s in stmts:
-            if isinstance(s, (CrossWait, SetFlag, WaitFlag)):
+            bad, exprs = _facts(s, memo)
+            if bad:
                 eligible = False
-            if any(_has_load(e) for e in _exprs_all(s)):
-                eligible = False
-            for e in cost_exprs(s):
-                if top and isinstance(s, Let):
-                    continue  # body-level lets are evaluated as part of the key
-                fv = free_vars(e)
-                if fv & dep:
-                    if fv & inner:
-                        keyable = False
-                    elif e not in keys:
-                        keys.append(e)
+            if not (top and isinstance(s, Let)):  # body-level lets are evaluated as part of the key
+                for e, fv in exprs:
+                    if fv & dep:
+                        if fv & inner:
+                            keyable = False
+                        elif e not in keys:
+                            keys.append(e)
             if isinstance(s, Loop):
                 visit(s.body, inner | {s.var} | _bound(s.body), False)
             elif isinstance(s, If):
@@ -252,6 +263,7 @@ class _Compiler:
         self.ops: list[tuple] = []
         self.loops: list[LoopInfo] = []
         self.count = 0
+        self.facts: dict[int, tuple] = {}  # per-statement facts for _analyse_loop
 
     def tensor(self, name: str):
         try:
@@ -365,7 +377,7 @@ class _Compiler:
                 ops.append((K_LET, s.var, compile_expr(s.value), _has_load(s.value)))
             elif isinstance(s, Loop):
                 lid = len(self.loops)
-                eligible, lets, fns, keys = _analyse_loop(s)
+                eligible, lets, fns, keys = _analyse_loop(s, self.facts)
                 self.loops.append(LoopInfo(lid, s.var, eligible, lets, fns, keys, outer_var))
                 at = len(ops)
                 ops.append(None)  # patched below
