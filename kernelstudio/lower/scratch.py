@@ -10,11 +10,10 @@ the UB capacity check, and the code generator allocates exactly these (and check
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from .expr import Const, Expr, evaluate, free_vars
 from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
-from .vec_calls import calls_of, kind
+from .vec_calls import work_of
 
 __all__ = ["scratch_buffers", "scratch_bytes", "topk_tmp_bytes", "round32", "REDUCE_WORK", "TRANSPOSE_BLOCK"]
 
@@ -70,15 +69,10 @@ def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
         out[member] = (max(old, round32(nbytes)), purpose)
 
     for s in walk(k.aiv):
-        # only row reductions and per-row / per-tile broadcasts use the work area (vec_calls.py)
-        if isinstance(s, Reduce) or (isinstance(s, VecOp) and any(kind(r, s.dst) in ("col", "scalar")
-                                                                  for r in s.srcs)):
-            try:
-                exp = calls_of(k, s)
-            except UnsupportedError:  # the code generator says why
-                exp = None
-            if exp is not None and exp.work:
-                need(REDUCE_WORK, exp.work * itemsize(exp.dtype), "WholeReduce partials and Brcb blocks")
+        if isinstance(s, (Reduce, VecOp)):
+            work, dtype = work_of(k, s)
+            if work:
+                need(REDUCE_WORK, work * itemsize(dtype), "WholeReduce partials and Brcb blocks")
         if isinstance(s, VecOp) and s.op == "select":
             dst = bufs[s.dst.buf]
             cap = dst.slot_elems

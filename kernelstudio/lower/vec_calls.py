@@ -49,8 +49,8 @@ from ..ir.ops import itemsize
 from .expr import Bin, Const, E, Expr, Var, ceil_div, evaluate, free_vars
 from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
 
-__all__ = ["WORK", "Expansion", "expand", "calls_of", "kind", "contiguous", "looped", "dense_when", "BINARY_API",
-           "SCALAR_API", "REPEAT_BYTES"]
+__all__ = ["WORK", "Expansion", "expand", "calls_of", "work_of", "kind", "contiguous", "looped", "dense_when",
+           "BINARY_API", "SCALAR_API", "REPEAT_BYTES"]
 
 WORK = "__work__"  # the kernel's reduce scratch (codegen: workBuf)
 REPEAT_BYTES = 256
@@ -271,12 +271,12 @@ def _brcb(b: Region, k: str, rows: Expr, dt: str) -> VecCall:
                    comment="each row's value to one 32-byte block")
 
 
-def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
-    """Binary op (or copy) with one per-row / scalar operand: Brcb, then the op in its repeat form."""
+def _broadcast_plan(s: VecOp, c: _Ctx) -> tuple[int, list[str], str, str, int] | None:
+    """Whether a broadcast op is written with Brcb: (the spread operand, every operand's kind, API, cost
+    op, scratch elements), or None when the count-form code writes it."""
     db = c.buf(s.dst)
     dt = db.dtype
     isz = itemsize(dt)
-    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
     kinds = [kind(r, s.dst) for r in s.srcs]
     spread = [i for i, k in enumerate(kinds) if k in ("col", "scalar")]
     if len(spread) != 1 or any(c.buf(r).dtype != dt for r in s.srcs) or s.dst.gm:
@@ -295,6 +295,21 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
         api, cost = "Adds", "adds"
     else:
         return None
+    rcap = c.cap(s.dst.rows, db.rows)
+    return bi, kinds, api, cost, -(-rcap // 8) * 8 * (BLOCK_BYTES // isz)
+
+
+def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
+    """Binary op (or copy) with one per-row / scalar operand: Brcb, then the op in its repeat form."""
+    plan = _broadcast_plan(s, c)
+    if plan is None:
+        return None
+    bi, kinds, api, cost, work = plan
+    db = c.buf(s.dst)
+    dt = db.dtype
+    isz = itemsize(dt)
+    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    b = s.srcs[bi]
     rows, cols = s.dst.rows, s.dst.cols
     rcap, ccap = c.cap(rows, db.rows), c.cap(cols, db.cols)
     brcb = _brcb(b, kinds[bi], rows, dt)
@@ -317,8 +332,7 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
         calls.append(VecCall(api, cost, dt, s.dst, tuple(srcs), "repeat", mask=cols, repeats=rows,
                              params=_params(api, (1, pitches[0] or 0), strides), scalar=scalar,
                              comment="every row in one call: one repeat per row"))
-        return Expansion(tuple(calls), -(-rcap // 8) * 8 * pb, dt)
-    work = -(-rcap // 8) * 8 * pb
+        return Expansion(tuple(calls), work, dt)
     if -(-ccap // per) <= rcap * (1 + (ccap % per > 0)):  # fewer column groups than per-row calls
         grouped = _groups(s, c, bi, blk_rep, api, cost, scalar)
         if grouped is not None:
@@ -501,3 +515,24 @@ def calls_of(k, s: Stmt) -> Expansion | None:
     if isinstance(seen[1], UnsupportedError):
         raise seen[1].with_traceback(None)
     return seen[1]  # type: ignore[return-value]
+
+
+def work_of(k, s: Stmt) -> tuple[int, str]:
+    """(elements, dtype) of reduce scratch instruction `s` of kernel `k` uses: what `calls_of(k, s).work`
+    says, without writing the calls of a broadcast (the capacity probes of the auto-schedule ask this
+    of kernels they then drop). An instruction the code generator refuses uses none."""
+    if isinstance(s, VecOp) and not s.dst.gm and not any(r.gm for r in s.srcs) and s.srcs:
+        spread = (s.op in ("copy", "cast") and kind(s.srcs[0], s.dst) in ("col", "scalar")) or (
+            s.op in BINARY_API and any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs))
+        if not spread:
+            return 0, ""
+        c = _Ctx({b.name: b for b in k.buffers}, dict(k.tiling), "row", k.name)
+        if s.op == "cast" and c.buf(s.srcs[0]).dtype != c.buf(s.dst).dtype:
+            return 0, ""
+        plan = _broadcast_plan(s, c)
+        return (0, "") if plan is None else (plan[4], c.buf(s.dst).dtype)
+    try:
+        exp = calls_of(k, s)
+    except UnsupportedError:  # the code generator says why
+        return 0, ""
+    return (0, "") if exp is None else (exp.work, exp.dtype)

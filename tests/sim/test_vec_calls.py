@@ -10,10 +10,11 @@ import kernelstudio as ks
 from kernelstudio.errors import UnsupportedError
 from kernelstudio.lower.expr import Const, E, Var, ceil_div
 from kernelstudio.lower.tileir import Buffer, If, Loop, QuePos, Reduce, Region, Tier, VecCall, VecOp, walk
-from kernelstudio.lower.vec_calls import WORK, expand
+from kernelstudio.lower.vec_calls import WORK, calls_of, expand, work_of
 from kernelstudio.sim.calls import issued
 from kernelstudio.sim.errors import SimulationError
 from kernelstudio.sim.program import compile_side
+from tests.reference_kernels import REFERENCE
 
 BUFS = {
     "x": Buffer("x", Tier.UB, "float32", 8, 200, 2, QuePos.VECIN),
@@ -171,3 +172,24 @@ def test_more_than_255_repeats_in_a_row_are_split_into_calls_of_255() -> None:
     assert level1[1].srcs[0].offset == E.add(E.mul(Var("row"), 20000), 255 * 64)
     assert level1[1].dst.offset == E.add(E.mul(Var("row"), 320), 255)  # 313 partials, padded to 320
     assert level1[2].mask == Const(32)  # the tail
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+@pytest.mark.parametrize("fuse", [True, False])
+def test_scratch_sizing_agrees_with_the_calls(name: str, fuse: bool) -> None:
+    """work_of (the capacity check's shortcut) == the work of the calls the code and simulator use."""
+    prog = ks.lower(ks.create_schedule(REFERENCE[name](), fuse=fuse))
+    seen = 0
+    for k in prog.kernels:
+        for s in walk(k.aiv):
+            if not isinstance(s, (Reduce, VecOp)):
+                continue
+            try:
+                exp = calls_of(k, s)
+            except UnsupportedError:
+                exp = None
+            want = (exp.work, exp.dtype) if exp is not None and exp.work else (0, "")
+            assert work_of(k, s) == want, (k.name, str(s))
+            seen += bool(want[0])
+    if name in ("mla_prolog_lite", "layer_norm", "softmax"):
+        assert seen  # these use the work area
