@@ -233,10 +233,25 @@ def _candidates(b: Buffer) -> list[tuple[str, str]]:
     return [(f"tmpBuf{_pascal(name)}", camel(name) + "Local"), plain]
 
 
+_NAMED: dict[tuple[int, int], tuple[Kernel, frozenset[str], dict[str, tuple[str, str]]]] = {}
+
+
 def _member_names(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:
     """(member, LocalTensor) of every UB buffer of `k`: queues choose first, then kept values, then
     scratch; each takes its first candidate that no other buffer (nor `taken`: GM and tiling members,
-    scratch TBufs, reserved names) has."""
+    scratch TBufs, reserved names) has. Named once per kernel (every Scope of a codegen asks)."""
+    key, frozen = (id(k.buffers), id(k.tiling)), frozenset(taken)
+    hit = _NAMED.get(key)
+    if hit is not None and hit[0].buffers is k.buffers and hit[0].tiling is k.tiling and hit[1] == frozen:
+        return dict(hit[2])
+    out = _name_members(k, taken)
+    if len(_NAMED) >= 256:
+        _NAMED.clear()
+    _NAMED[key] = (k, frozen, out)
+    return dict(out)
+
+
+def _name_members(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:
     from ..lower.scratch import scratch_buffers
 
     ub = [b for b in k.buffers if b.tier is Tier.UB]

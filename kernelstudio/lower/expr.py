@@ -60,8 +60,14 @@ _PY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.f
        "%": operator.mod, "min": min, "max": max}
 
 
+_EXPR_TYPES = (Var, Const, Bin, Load)
+
+
 def as_expr(x: Expr | int | str) -> Expr:
-    if isinstance(x, (Var, Const, Bin, Load)):
+    t = type(x)
+    if t is Const or t is Var or t is Bin or t is Load:
+        return x  # type: ignore[return-value]
+    if isinstance(x, _EXPR_TYPES):
         return x
     if isinstance(x, bool):
         return Const(int(x))
@@ -73,25 +79,29 @@ def as_expr(x: Expr | int | str) -> Expr:
 
 
 def _fold(op: str, a: Expr, b: Expr) -> Expr:
-    if isinstance(a, Const) and isinstance(b, Const):
-        return Const(_PY[op](a.value, b.value))
+    ca = a.value if type(a) is Const else None
+    cb = b.value if type(b) is Const else None
+    if ca is not None and cb is not None:
+        return Const(_PY[op](ca, cb))
     if op == "+":
-        if a == Const(0):
+        if ca == 0:
             return b
-        if b == Const(0):
+        if cb == 0:
             return a
-    if op == "-" and b == Const(0):
-        return a
-    if op == "*":
-        if a == Const(1):
+    elif op == "-":
+        if cb == 0:
+            return a
+    elif op == "*":
+        if ca == 1:
             return b
-        if b == Const(1):
+        if cb == 1:
             return a
-        if a == Const(0) or b == Const(0):
+        if ca == 0 or cb == 0:
             return Const(0)
-    if op == "//" and b == Const(1):
-        return a
-    if op in ("min", "max") and a == b:
+    elif op == "//":
+        if cb == 1:
+            return a
+    elif op in ("min", "max") and (a is b or a == b):
         return a
     return Bin(op, a, b)
 

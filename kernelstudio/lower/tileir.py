@@ -489,7 +489,12 @@ def pipe_of(instr: Instr, tier_of: dict[str, Tier]) -> Pipe:
 
 def walk(stmts: tuple[Stmt, ...]):
     """Every statement, depth first, loops and ifs before their bodies."""
-    for s in stmts:
-        yield s
-        if isinstance(s, (Loop, If)):
-            yield from walk(s.body)
+    stack = [iter(stmts)]
+    while stack:
+        for s in stack[-1]:
+            yield s
+            if isinstance(s, (Loop, If)):
+                stack.append(iter(s.body))
+                break
+        else:
+            stack.pop()

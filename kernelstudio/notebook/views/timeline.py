@@ -111,27 +111,32 @@ def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: An
             bars["text"].append(f"{n[i]} instructions merged (zoom in the Chrome trace for detail)<br>"
                                 f"{s[i]:.3f} - {e[i]:.3f} us, {int(b[i]):,} B")
         return
-    slots = c["slot"][sel] if "slot" in c else np.full(len(sel), -1)
-    for j, i in enumerate(sel):
-        st, en = float(c["start_us"][i]), float(c["end_us"][i])
-        slot = int(slots[j])
-        bars["lane"].append(li)
-        bars["start"].append(st)
-        bars["end"].append(en)
-        bars["color"].append(shade(color, PONG) if slot == 1 else color)
-        bars["pipe"].append(pname)
-        parts = [instr_text[int(c["instr"][i])], f"{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)"]
-        if c["tile"][i] >= 0:
-            parts.append(f"tile {int(c['tile'][i])}, inner {int(c['inner'][i])}"
+    # plain Python values: indexing numpy arrays element by element is what makes a lane slow
+    n = len(sel)
+    col = lambda name, fill: c[name][sel].tolist() if name in c else [fill] * n  # noqa: E731
+    starts, ends, slots = start.tolist(), end.tolist(), col("slot", -1)
+    instrs, tiles, inners = col("instr", 0), col("tile", -1), col("inner", -1)
+    nbytes, flops, whys = col("bytes", 0), col("flops", 0), col("why", -1)
+    pong = shade(color, PONG)
+    bars["lane"].extend([li] * n)
+    bars["start"].extend(starts)
+    bars["end"].extend(ends)
+    bars["pipe"].extend([pname] * n)
+    bars["color"].extend([pong if slot == 1 else color for slot in slots])
+    texts = bars["text"]
+    for st, en, slot, ins, tile, inner, b, fl, w in zip(starts, ends, slots, instrs, tiles, inners, nbytes,
+                                                         flops, whys, strict=True):
+        parts = [instr_text[int(ins)], f"{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)"]
+        if tile >= 0:
+            parts.append(f"tile {int(tile)}, inner {int(inner)}"
                          + (f", slot {'pong' if slot == 1 else 'ping'}" if slot >= 0 else ""))
-        if c["bytes"][i]:
-            parts.append(f"{int(c['bytes'][i]):,} B")
-        if c["flops"][i]:
-            parts.append(f"{int(c['flops'][i]):,} flops")
-        w = int(c["why"][i]) if "why" in c else -1
+        if b:
+            parts.append(f"{int(b):,} B")
+        if fl:
+            parts.append(f"{int(fl):,} flops")
         if 0 <= w < len(why_text):
-            parts.append(f"started after: {why_text[w]}")
-        bars["text"].append("<br>".join(parts))
+            parts.append(f"started after: {why_text[int(w)]}")
+        texts.append("<br>".join(parts))
 
 
 def _cross_arrows(c: dict, core_labels: tuple, pipe_names: list, lane_of: dict) -> list[dict[str, Any]]:
