@@ -10,7 +10,7 @@ from typing import Any
 from .hw import HardwareProfile
 from .lower.pipeline import lower
 from .lower.tileir import Program
-from .schedule.schedule import Schedule, create_schedule
+from .schedule.schedule import Schedule, _node_of, create_schedule
 from .sim import SimResult, report_table, simulate
 
 __all__ = ["Design", "build", "build_unfused"]
@@ -68,12 +68,14 @@ def build(outputs: Any, target: str | HardwareProfile = "ascend910b2", *, schedu
     from .validate import need_schedule
 
     outs = outputs if isinstance(outputs, Sequence) and not hasattr(outputs, "node") else (outputs,)
-    base = create_schedule(list(outs), fuse=False)  # checks that `outputs` are tensors
+    base = None
     if schedule is None:
         sched = create_schedule(list(outs), target=target)
     else:
         sched = need_schedule(schedule, "build(schedule=...)")
-        if tuple(sched.graph.outputs) != tuple(base.graph.outputs):
+        nodes = tuple(_node_of(o) for o in outs) if outs else ()  # a non-tensor is a ScheduleError
+        if tuple(sched.graph.outputs) != nodes:
+            base = create_schedule(list(outs), fuse=False)
             want = ", ".join(base.graph.names[o] for o in base.graph.outputs)
             got = ", ".join(sched.graph.names[o] for o in sched.graph.outputs)
             raise ScheduleError(f"build: the schedule computes {got} but the outputs passed are {want}; "
@@ -81,6 +83,7 @@ def build(outputs: Any, target: str | HardwareProfile = "ascend910b2", *, schedu
     prog = lower(sched, target, name=name)
     d = Design(sched, prog, simulate(prog), name=name or prog.name)
     if compare:
+        base = base or create_schedule(list(outs), fuse=False)
         base_prog = lower(base, target, name=name)
         d.unfused_schedule, d.unfused_program, d.unfused_sim = base, base_prog, simulate(base_prog)
     return d
