@@ -225,10 +225,8 @@ def _reduce(s: Reduce, c: _Ctx) -> Expansion:
     return Expansion(tuple(out), at, dt)
 
 
-def _fold(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[list[Stmt], Region, Expr, int] | None:
-    """A static row length of several repeats folded column group by column group into one repeat per
-    row (Add / Max over every row at once: R repeats, repeat strides = row pitches), when that makes
-    fewer calls than one per row; (calls, the folded rows, their length, scratch used) or None."""
+def _fold_plan(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[int, int, int, int] | None:
+    """(elements per repeat, row pitch in blocks, whole groups, tail) when `_fold` folds, else None."""
     isz = itemsize(dt)
     per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
     n = _static(s.src.cols, c.tiling)
@@ -239,6 +237,39 @@ def _fold(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[list[Stmt], Region, E
     calls = (whole - 1 if whole > 1 else 2) + (tail > 0)
     if calls > rcap * (1 + (tail > 0)):
         return None
+    return per, pitch, whole, tail
+
+
+def _reduce_work(s: Reduce, c: _Ctx) -> int:
+    """The scratch elements `_reduce` uses (its sizing without the calls); 0 where it refuses."""
+    sb = c.buf(s.src)
+    isz = itemsize(sb.dtype)
+    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    if s.op not in _REDUCE_API or not c.aligned(s.src, isz):
+        return 0
+    rcap, ncap, at = c.cap(s.src.rows, sb.rows), c.cap(s.src.cols, sb.cols), 0
+    if _fold_plan(s, c, sb.dtype, rcap) is not None:
+        at, ncap = rcap * per, per
+    while ncap > per:
+        kcap = -(-ncap // per)
+        at += rcap * (-(-kcap // pb) * pb)
+        ncap = kcap
+    if s.accumulate:
+        dst_step = _static(s.dst.stride, c.tiling) if s.dst.rows != Const(1) else 1
+        if dst_step != 1:
+            return 0
+        at += -(-rcap // pb) * pb
+    return at
+
+
+def _fold(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[list[Stmt], Region, Expr, int] | None:
+    """A static row length of several repeats folded column group by column group into one repeat per
+    row (Add / Max over every row at once: R repeats, repeat strides = row pitches), when that makes
+    fewer calls than one per row; (calls, the folded rows, their length, scratch used) or None."""
+    plan = _fold_plan(s, c, dt, rcap)
+    if plan is None:
+        return None
+    per, pitch, whole, tail = plan
     api, cost = ("Add", "add") if s.op == "sum" else ("Max", "max")
     rows = s.src.rows
     acc = Region(WORK, Const(0), rows, Const(per), Const(per))
@@ -531,8 +562,8 @@ def work_of(k, s: Stmt) -> tuple[int, str]:
             return 0, ""
         plan = _broadcast_plan(s, c)
         return (0, "") if plan is None else (plan[4], c.buf(s.dst).dtype)
-    try:
-        exp = calls_of(k, s)
-    except UnsupportedError:  # the code generator says why
-        return 0, ""
-    return (0, "") if exp is None else (exp.work, exp.dtype)
+    if isinstance(s, Reduce):
+        c = _Ctx({b.name: b for b in k.buffers}, dict(k.tiling), "row", k.name)
+        work = _reduce_work(s, c)
+        return (work, c.buf(s.src).dtype) if work else (0, "")
+    return 0, ""

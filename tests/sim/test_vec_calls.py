@@ -9,7 +9,7 @@ import pytest
 import kernelstudio as ks
 from kernelstudio.errors import UnsupportedError
 from kernelstudio.lower.expr import Const, E, Var, ceil_div
-from kernelstudio.lower.tileir import Buffer, If, Loop, QuePos, Reduce, Region, Tier, VecCall, VecOp, walk
+from kernelstudio.lower.tileir import Buffer, If, Kernel, Loop, QuePos, Reduce, Region, Tier, VecCall, VecOp, walk
 from kernelstudio.lower.vec_calls import WORK, calls_of, expand, work_of
 from kernelstudio.sim.calls import issued
 from kernelstudio.sim.errors import SimulationError
@@ -193,3 +193,28 @@ def test_scratch_sizing_agrees_with_the_calls(name: str, fuse: bool) -> None:
             seen += bool(want[0])
     if name in ("mla_prolog_lite", "layer_norm", "softmax"):
         assert seen  # these use the work area
+
+
+HAND_BUILT = [
+    Reduce("sum", COL, full("w", 2000)), Reduce("max", COL, Region("v", Const(0), Const(2), Const(8192), Const(8192))),
+    Reduce("sum", COL, full("x", 200)), Reduce("max", COL, full("y", 100, 104)), Reduce("max", COL, full("n", 40)),
+    Reduce("sum", COL, full("n", 40), accumulate=True), Reduce("sum", COL, full("w", 2000), accumulate=True),
+    Reduce("sum", COL, Region("x", Const(0), R, Var("clen"), Const(200))),
+    Reduce("sum", COL, Region("x", Const(3), R, Const(40), Const(200))),  # refused: no scratch
+    Reduce("sum", Region("col", Const(0), R, Const(1), Const(2)), full("n", 40), accumulate=True),  # refused
+    VecOp("sub", full("n", 40), (full("n", 40), COL)), VecOp("copy", full("y", 200), (COL,)),
+    VecOp("add", full("n", 40), (Region("col", Const(0), Const(1), Const(1), Const(1)), full("n", 40))),
+    VecOp("mul", full("y", 200), (full("y", 200), COL)), VecOp("exp", full("n", 40), (full("n", 40),)),
+]
+
+
+@pytest.mark.parametrize("s", HAND_BUILT, ids=[f"{type(s).__name__}{i}" for i, s in enumerate(HAND_BUILT)])
+@pytest.mark.parametrize("rows", [8, 3])
+def test_work_of_equals_the_work_of_the_calls(s, rows: int) -> None:
+    k = Kernel("k", "vector", "AIV_ONLY", 1, (), tuple(BUFS.values()), aiv=(s,), tiling=(("rlen", rows),))
+    try:
+        exp = calls_of(k, s)
+    except UnsupportedError:
+        exp = None
+    want = (exp.work, exp.dtype) if exp is not None and exp.work else (0, "")
+    assert work_of(k, s) == want
