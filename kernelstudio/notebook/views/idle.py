@@ -37,38 +37,35 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
     gaps: list[dict[str, Any]] = []
     ends_by_core: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     flow = pipes.index("FLOWCTRL") if "FLOWCTRL" in pipes else -1
-    for kidx, k in enumerate(sim.kernels):
-        in_k = c["kernel"] == kidx
-        for ci, label in enumerate(labels):
-            if _core_number(label) not in shown:
-                continue
-            on = in_k & (c["core"] == ci)
-            if not on.any():
-                continue
-            for pi, pname in enumerate(pipes):
-                if pname not in _WORK:
-                    continue
-                sel = np.flatnonzero(on & (c["pipe"] == pi))
-                if not len(sel):
-                    continue
-                sel = sel[np.argsort(c["start_us"][sel], kind="stable")]
-                st, en = c["start_us"][sel], c["end_us"][sel]
-                prev_end = np.concatenate(([k["start_us"]], np.maximum.accumulate(en)[:-1]))
-                gap = st - prev_end
-                for j in np.flatnonzero(gap > min_us):
-                    i = sel[j]
-                    w = int(c["why"][i]) if "why" in c else -1
-                    cause = why_text[w] if 0 <= w < len(why_text) else "its pipe's earlier work"
-                    flag = cause.endswith(_FLAG)
-                    gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": float(prev_end[j]),
-                                 "end": float(st[j]), "cause": cause,
-                                 "released_by": _releaser(c, labels, pipes, ev.instr_text, flow, ci, float(st[j]),
-                                                          flag, ends_by_core),
-                                 "next": ev.instr_text[int(c["instr"][i])]})
-                tail = k["end_us"] - float(en.max())
-                if tail > min_us:
-                    gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": float(en.max()),
-                                 "end": k["end_us"], "cause": _TAIL, "released_by": "", "next": ""})
+    kern, core, pipe, start, end = c["kernel"], c["core"], c["pipe"], c["start_us"], c["end_us"]
+    cores_shown = [ci for ci, label in enumerate(labels) if _core_number(label) in shown]
+    work = [pi for pi, p in enumerate(pipes) if p in _WORK]
+    idx = np.flatnonzero(np.isin(core, cores_shown) & np.isin(pipe, work))
+    # one group per (kernel, core, pipe), in that order, each by start time (stable)
+    idx = idx[np.lexsort((start[idx], pipe[idx], core[idx], kern[idx]))]
+    keys = np.stack((kern[idx], core[idx], pipe[idx]))
+    cuts = np.flatnonzero((np.diff(keys, axis=1) != 0).any(axis=0)) + 1
+    whys = c["why"] if "why" in c else None
+    for sel in np.split(idx, cuts) if len(idx) else []:
+        i0 = sel[0]
+        k, ci, pname = sim.kernels[int(kern[i0])], int(core[i0]), pipes[int(pipe[i0])]
+        label = labels[ci]
+        st, en = start[sel], end[sel]
+        prev_end = np.concatenate(([k["start_us"]], np.maximum.accumulate(en)[:-1]))
+        for j in np.flatnonzero(st - prev_end > min_us).tolist():
+            i = sel[j]
+            w = int(whys[i]) if whys is not None else -1
+            cause = why_text[w] if 0 <= w < len(why_text) else "its pipe's earlier work"
+            flag = cause.endswith(_FLAG)
+            t = float(st[j])
+            gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": float(prev_end[j]),
+                         "end": t, "cause": cause,
+                         "released_by": _releaser(c, labels, pipes, ev.instr_text, flow, ci, t, flag, ends_by_core),
+                         "next": ev.instr_text[int(c["instr"][i])]})
+        last = float(en.max())
+        if k["end_us"] - last > min_us:
+            gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": last,
+                         "end": k["end_us"], "cause": _TAIL, "released_by": "", "next": ""})
     return gaps
 
 
