@@ -225,3 +225,13 @@ def test_studio_data_has_every_view(mla):
     assert set(data) == {"cards", "changed", "capacity", "dag_dot", "flow", "timeline", "idle", "roofline",
                          "passes", "files"}
     assert V.studio_data(mla, passes=False)["passes"] is None
+
+
+def test_code_diff_lines_counts_changed_lines_only() -> None:
+    from kernelstudio.notebook.views import code_diff_lines
+
+    old = {"k.cpp": "a\nb\n++i;\nc\nd\n", "gone.h": "x\ny\n"}
+    new = {"k.cpp": "a\nb\n--j;\n++i;\nc\nD\n", "new.h": "z\n"}
+    # k.cpp: +"--j;", -"d" +"D"; gone.h: -2; new.h: +1
+    assert code_diff_lines(old, new) == (3, 3)
+    assert code_diff_lines(new, new) == (0, 0)

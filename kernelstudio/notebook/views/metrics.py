@@ -52,10 +52,18 @@ def code_diff_lines(old: dict[str, str], new: dict[str, str]) -> tuple[int, int]
         a, b = old.get(path, "").splitlines(), new.get(path, "").splitlines()
         if a == b:
             continue
-        for line in difflib.unified_diff(a, b, n=0, lineterm=""):
-            if line.startswith("+") and not line.startswith("+++"):
+        # the lines both keep at the top and the bottom are unchanged: diff only what lies between
+        head = 0
+        while head < min(len(a), len(b)) and a[head] == b[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+            tail += 1
+        a, b = a[head:len(a) - tail], b[head:len(b) - tail]
+        for line in list(difflib.unified_diff(a, b, n=0, lineterm=""))[2:]:  # past the ---/+++ header
+            if line.startswith("+"):
                 added += 1
-            elif line.startswith("-") and not line.startswith("---"):
+            elif line.startswith("-"):
                 removed += 1
     return added, removed
 
