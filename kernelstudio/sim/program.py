@@ -463,6 +463,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
     flags), with loops compressed into runs of equal-key iterations; None if too large to tell."""
     ops = cp.ops
     out: list = []
+    append = out.append
     left = [budget]
 
     def walk(pc: int, stop: int, env: dict) -> bool:
@@ -473,7 +474,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
             op = ops[pc]
             k = op[0]
             if k == K_WORK:
-                out.append(tuple(f(env) for f in op[3]))
+                append(tuple([f(env) for f in op[3]]))
                 pc += 1
             elif k == K_LET:
                 env[op[1]] = op[2](env, _zero)
@@ -501,18 +502,19 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
                             return False
                 else:
                     prev = None
+                    lets, key_fns = info.lets, info.key_fns
                     for v in vals:
                         inner[var] = v
-                        for name, f in info.lets:
+                        for name, f in lets:
                             inner[name] = f(inner, _zero)
-                        key = tuple(f(inner) for f in info.key_fns)
+                        key = tuple([f(inner) for f in key_fns])
                         if key != prev:
-                            out.append(("run", key))
+                            append(("run", key))
                             if not walk(pc + 1, endpc - 1, dict(inner)):
                                 return False
                             prev = key
                         else:
-                            out.append(1)
+                            append(1)
                 pc = endpc
             else:
                 if k in (K_CSET, K_CWAIT):
