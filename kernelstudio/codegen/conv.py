@@ -84,7 +84,7 @@ def is_conv(stmts: tuple[Stmt, ...]) -> bool:
     """Whether a core program contains an img2col (a convolution's cube part)."""
     hit = _CONV.get(id(stmts))
     if hit is None or hit[0] is not stmts:
-        if len(_CONV) >= 256:
+        if len(_CONV) >= 16:
             _CONV.clear()
         hit = _CONV[id(stmts)] = (stmts, any(isinstance(s, Img2Col) for s in walk(stmts)))
     return hit[1]

@@ -245,7 +245,7 @@ def _member_names(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:
     if hit is not None and hit[0].buffers is k.buffers and hit[0].tiling is k.tiling and hit[1] == frozen:
         return dict(hit[2])
     out = _name_members(k, taken)
-    if len(_NAMED) >= 256:
+    if len(_NAMED) >= 16:
         _NAMED.clear()
     _NAMED[key] = (k, frozen, out)
     return dict(out)

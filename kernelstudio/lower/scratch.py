@@ -53,7 +53,7 @@ def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
     if hit is not None and hit[0] is k:
         return dict(hit[1])
     out = _decide(k)
-    if len(_DECIDED) >= 256:
+    if len(_DECIDED) >= 16:
         _DECIDED.clear()
     _DECIDED[id(k)] = (k, out)
     return dict(out)

@@ -533,7 +533,7 @@ def calls_of(k, s: Stmt) -> Expansion | None:
     key = (id(k.buffers), id(k.tiling))
     hit = _MEMO.get(key)
     if hit is None or hit[0] is not k.buffers or hit[1] is not k.tiling:
-        if len(_MEMO) >= 256:
+        if len(_MEMO) >= 16:
             _MEMO.clear()
         hit = _MEMO[key] = (k.buffers, k.tiling, {})
     seen = hit[2].get(id(s))
