@@ -44,18 +44,21 @@ def _broadcast(src: Region, dst: Region) -> bool:
     return src.cols == Const(1) and dst.cols != Const(1)
 
 
-_DECIDED: dict[int, tuple[Kernel, dict[str, tuple[int, str]]]] = {}  # id(kernel) -> (kernel, answer)
+# id(buffers), id(tiling), id(aiv) -> (kernel, answer): a kernel and its `dataclasses.replace` copies
+# (the program's kernels are copies of the ones lowering sized) share the answer
+_DECIDED: dict[tuple[int, int, int], tuple[Kernel, dict[str, tuple[int, str]]]] = {}
 
 
 def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
     """VECCALC TBufs the vector program of `k` needs besides its own buffers: member -> (bytes, purpose)."""
-    hit = _DECIDED.get(id(k))
-    if hit is not None and hit[0] is k:
+    key = (id(k.buffers), id(k.tiling), id(k.aiv))
+    hit = _DECIDED.get(key)
+    if hit is not None and hit[0].buffers is k.buffers and hit[0].tiling is k.tiling and hit[0].aiv is k.aiv:
         return dict(hit[1])
     out = _decide(k)
     if len(_DECIDED) >= 16:
         _DECIDED.clear()
-    _DECIDED[id(k)] = (k, out)
+    _DECIDED[key] = (k, out)
     return dict(out)
 
 
