@@ -66,6 +66,7 @@ _NPIPE = len(PIPES)
 _FLOW = PIPES.index("FLOW")
 _PAST = -1e300  # a time at or before the scalar's: it can no longer delay anything
 _MIN_TRIPS = 4  # loops of this many trips or fewer are walked: too short for a jump to pay
+_MIN_OPS = 32  # nor loops that run fewer instructions than this in all (a few column groups of a row)
 _TOL = 1e-6  # cycles
 
 
@@ -402,7 +403,8 @@ class Runner:
                 fr.lid, fr.var, fr.v, fr.stop, fr.step, fr.body, fr.i = lid, var, a, b, st, pc + 1, 0
                 fr.n = (b - a + st - 1) // st
                 fr.prev = []
-                fr.watch = shortcuts and loops[lid].eligible and fr.n > _MIN_TRIPS
+                fr.watch = (shortcuts and loops[lid].eligible and fr.n > _MIN_TRIPS
+                            and fr.n * (endpc - pc - 1) > _MIN_OPS)
                 if fr.watch:
                     fr.run_end = self._run_ends(fr)
                     self.nib, self.simulated = nib, count
