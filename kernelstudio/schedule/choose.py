@@ -89,17 +89,19 @@ def _kernel_times(plan_schedule: Any, profile: Any) -> tuple[list[float] | None,
     return [float(k["time_us"]) + gap for k in sim.kernels], ""
 
 
-def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedule_cls: Any) -> tuple[FusionChoice, ...]:
-    """Decide, for each cube_vector kernel of the fused plan, whether it stays fused on `target`."""
+def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedule_cls: Any
+                  ) -> tuple[tuple[FusionChoice, ...], FusionPlan]:
+    """Decide, for each cube_vector kernel of the fused plan, whether it stays fused on `target`; also
+    returns the fully fused plan (the schedule's plan when nothing is split)."""
     from ..ir.printer import format_graph
 
     fused = partition(graph, fuse=True, keep_out=keep_out)
     cands = [k for k in fused.kernels if k.family == "cube_vector"]
     if not cands:
-        return ()
+        return (), fused
     profile = _profile(target)
     if profile.arch != "separated":
-        return ()  # matmul/conv kernels do not lower there at all; lower() says so
+        return (), fused  # matmul/conv kernels do not lower there at all; lower() says so
     order = {n: i for i, n in enumerate(graph.nodes)}
     key = (format_graph(list(graph.outputs)), tuple(order[n] for n in keep_out if n in order), profile)
     try:
@@ -115,7 +117,7 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedul
     split_roots, rows = hit
     nodes = graph.nodes
     return tuple(FusionChoice(nodes[i], i not in split_roots, f_us, s_us, profile.name, why)
-                 for i, f_us, s_us, why in rows)
+                 for i, f_us, s_us, why in rows), fused
 
 
 def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: FusionPlan,

@@ -81,9 +81,10 @@ class Schedule:
         from .choose import annotate, choose_fusion, current_target
 
         target = current_target() if self._target is None else self._target
-        self.choices = choose_fusion(self.graph, self.keep_out, target, Schedule)
+        self.choices, fused = choose_fusion(self.graph, self.keep_out, target, Schedule)
         self._split = tuple(c.root for c in self.choices if not c.fused)
-        return annotate(partition(self.graph, fuse=True, keep_out=self.keep_out, split=self._split), self.choices)
+        plan = partition(self.graph, fuse=True, keep_out=self.keep_out, split=self._split) if self._split else fused
+        return annotate(plan, self.choices)
 
     @property
     def kernels(self) -> tuple[FusedKernel, ...]:
