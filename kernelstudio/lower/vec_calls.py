@@ -75,15 +75,20 @@ class Expansion:
 def kind(src: Region, dst: Region) -> str:
     """How a source relates to dst: "full", "row" (one row reused), "col" (one value per row), or
     "scalar" (one value for the whole tile)."""
-    one_row = src.rows == Const(1) and dst.rows != Const(1)
-    one_col = src.cols == Const(1) and dst.cols != Const(1)
-    if one_row and (one_col or src.cols == Const(1)):
+    src_col = _is_one(src.cols)
+    one_row = _is_one(src.rows) and not _is_one(dst.rows)
+    one_col = src_col and not _is_one(dst.cols)
+    if one_row and src_col:
         return "scalar"
     return "row" if one_row else "col" if one_col else "full"
 
 
+def _is_one(e: Expr) -> bool:
+    return type(e) is Const and e.value == 1
+
+
 def contiguous(r: Region) -> bool:
-    return r.rows == Const(1) or r.stride == r.cols
+    return _is_one(r.rows) or r.stride is r.cols or r.stride == r.cols
 
 
 def looped(dst: Region, srcs: tuple[Region, ...]) -> bool:
