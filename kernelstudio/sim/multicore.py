@@ -129,7 +129,7 @@ def _block_keys(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcut
     keys: list[tuple] = []
     for b in range(kernel.block_dim):
         key: tuple = ("u", b)
-        if shortcuts:
+        if shortcuts and kernel.block_dim > 1:  # one block has no other to share its simulation with
             fps = tuple(fingerprint(sides[side], _env(kernel, b, sub)) for side, sub, _ in layout)
             if all(f is not None for f in fps):
                 key = fps
