@@ -84,6 +84,7 @@ class Scope:
 
     def __post_init__(self) -> None:
         self.tiling = dict(self.kernel.tiling)
+        self._texts: dict[Expr, str] = {}  # expr() answers: equal expressions print alike in one scope
         self._buffers = {b.name: b for b in self.kernel.buffers}
         self._fields = {n: camel(n) for n in self.tiling}
         self._members = _member_names(self.kernel, set(self._fields.values()) | {
@@ -123,9 +124,13 @@ class Scope:
 
     def expr(self, e: Expr) -> str:
         """C++ text of an index expression (tiling constants read from class members)."""
-        text = to_c(simplify(e), self.var, lambda b, i: f"{self.tensor_name(b)}.GetValue({i})")
-        if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
-            text = text[1:-1]
+        text = self._texts.get(e)
+        if text is None:
+            text = to_c(simplify(e), self.var, lambda b, i: f"{self.tensor_name(b)}.GetValue({i})")
+            if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+                text = text[1:-1]
+            if not _has_load(e):  # a Load prints the LocalTensor bound where it is read
+                self._texts[e] = text
         return text
 
     def static(self, e: Expr) -> int | None:
