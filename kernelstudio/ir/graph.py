@@ -29,6 +29,15 @@ class Graph:
             for i in dict.fromkeys(n.inputs):
                 users[i].append(n)
         self.users: dict[Node, tuple[Node, ...]] = {k: tuple(v) for k, v in users.items()}
+        self._text: str | None = None
+
+    def text(self) -> str:
+        """The graph as `format_graph` prints it, made once (a stable key: equal graphs print alike)."""
+        if self._text is None:
+            from .printer import graph_text
+
+            self._text = graph_text(self)
+        return self._text
 
     @property
     def placeholders(self) -> tuple[Node, ...]:

@@ -49,7 +49,12 @@ def _composite_labels(graph: Graph) -> dict[Composite, str]:
 def format_graph(outputs: object) -> str:
     """One line per node: ``%name = op(%a, %b) : [64,512] float16  {attrs}  # layer_norm#0``."""
     nodes, _ = as_nodes(outputs)
-    g = Graph(nodes)
+    return graph_text(Graph(nodes))
+
+
+def graph_text(g: Graph) -> str:
+    """`format_graph` of a built graph's outputs (`Graph.text()` keeps it)."""
+    nodes = g.outputs
     comps = _composite_labels(g)
     lines = []
     for n in g.nodes:

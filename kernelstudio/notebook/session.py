@@ -14,7 +14,6 @@ from typing import Any
 
 from ..build import Design, build, build_unfused
 from ..hw import names as target_names
-from ..ir import format_graph
 from ..schedule.choose import planning_target
 from ..schedule.knobs import Knob
 from .cell import run_cell
@@ -64,7 +63,7 @@ class StudioSession:
         d.name, d.knobs = self.name, dict(res.values)
         if cmp_:
             # the graph's text is its structure (composite ids renumbered per graph), a stable key
-            key = (format_graph(list(d.schedule.graph.outputs)), tgt)
+            key = (d.schedule.graph.text(), tgt)
             if key not in self._baseline:
                 if len(self._baseline) > 8:
                     self._baseline.clear()

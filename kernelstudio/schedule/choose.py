@@ -93,7 +93,6 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedul
                   ) -> tuple[tuple[FusionChoice, ...], FusionPlan]:
     """Decide, for each cube_vector kernel of the fused plan, whether it stays fused on `target`; also
     returns the fully fused plan (the schedule's plan when nothing is split)."""
-    from ..ir.printer import format_graph
 
     fused = partition(graph, fuse=True, keep_out=keep_out)
     cands = [k for k in fused.kernels if k.family == "cube_vector"]
@@ -103,7 +102,7 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedul
     if profile.arch != "separated":
         return (), fused  # matmul/conv kernels do not lower there at all; lower() says so
     order = {n: i for i, n in enumerate(graph.nodes)}
-    key = (format_graph(list(graph.outputs)), tuple(order[n] for n in keep_out if n in order), profile)
+    key = (graph.text(), tuple(order[n] for n in keep_out if n in order), profile)
     try:
         hit = _CACHE.get(key)
     except TypeError:  # an unhashable profile: no caching
