@@ -470,19 +470,20 @@ _LOCAL_PIPE = {
 
 def pipe_of(instr: Instr, tier_of: dict[str, Tier]) -> Pipe:
     """The pipe that runs `instr`; `tier_of` maps buffer names to tiers (GM regions need none)."""
-    if isinstance(instr, Copy):
+    t = type(instr)
+    if t is VecCall or t is VecOp or t is Reduce or t is TopK:
+        return Pipe.V
+    if t is Copy:
         src = Tier.GM if instr.src.gm else tier_of[instr.src.buf]
         dst = Tier.GM if instr.dst.gm else tier_of[instr.dst.buf]
         return _LOCAL_PIPE[(src, dst)]
-    if isinstance(instr, Mmad):
+    if t is Mmad:
         return Pipe.M
-    if isinstance(instr, Img2Col):
+    if t is Img2Col:
         return Pipe.MTE1
-    if isinstance(instr, (VecOp, Reduce, VecCall, TopK)):
-        return Pipe.V
-    if isinstance(instr, SetFlag):
+    if t is SetFlag:
         return instr.src
-    if isinstance(instr, WaitFlag):
+    if t is WaitFlag:
         return instr.dst
     return Pipe.S
 

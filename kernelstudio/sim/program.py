@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.expr import Expr, Load, compile_expr, free_vars
+from ..lower.expr import Bin, Expr, Load, compile_expr, free_vars
 from ..lower.tileir import (
     Alloc,
     Copy,
@@ -122,48 +122,49 @@ class CoreProgram:
 
 
 def _has_load(e: Expr) -> bool:
-    if isinstance(e, Load):
+    t = type(e)
+    if t is Load:
         return True
-    a = getattr(e, "a", None)
-    return a is not None and (_has_load(a) or _has_load(e.b))
+    return t is Bin and (_has_load(e.a) or _has_load(e.b))
+
+
+# the expressions an instruction's cost depends on, by statement type
+_SIZES: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
+    Copy: lambda s: (s.dst.rows, s.dst.cols),
+    Mmad: lambda s: (s.m, s.k, s.n),
+    Img2Col: lambda s: (s.pixels, s.klen),
+    VecOp: lambda s: (s.dst.rows, s.dst.cols),
+    Reduce: lambda s: (s.src.rows, s.src.cols),
+    TopK: lambda s: (s.src.rows, s.src.cols),
+    VecCall: lambda s: (s.repeats,) if s.form == "repeat" else (s.count,),
+    Loop: lambda s: (s.start, s.stop, s.step),
+    If: lambda s: (s.cond,),
+    Let: lambda s: (s.value,),
+}
+# the Region fields of each statement type (srcs of VecOp / VecCall aside)
+_REGIONS = ("dst", "src", "c", "a", "b", "values", "indices")
 
 
 def _sizes_exprs(s: Stmt) -> tuple[Expr, ...]:
     """The expressions an instruction's cost depends on."""
-    if isinstance(s, Copy):
-        return (s.dst.rows, s.dst.cols)
-    if isinstance(s, Mmad):
-        return (s.m, s.k, s.n)
-    if isinstance(s, Img2Col):
-        return (s.pixels, s.klen)
-    if isinstance(s, VecOp):
-        return (s.dst.rows, s.dst.cols)
-    if isinstance(s, (Reduce, TopK)):
-        return (s.src.rows, s.src.cols)
-    if isinstance(s, VecCall):
-        return (s.repeats,) if s.form == "repeat" else (s.count,)
-    return ()
+    f = _SIZES.get(type(s))
+    return f(s) if f is not None and type(s) not in (Loop, If, Let) else ()
 
 
 def cost_exprs(s: Stmt) -> tuple[Expr, ...]:
     """Every expression of statement `s` itself (not its body) that can change timing."""
-    if isinstance(s, Loop):
-        return (s.start, s.stop, s.step)
-    if isinstance(s, If):
-        return (s.cond,)
-    if isinstance(s, Let):
-        return (s.value,)
-    return _sizes_exprs(s)
+    f = _SIZES.get(type(s))
+    return f(s) if f is not None else ()
 
 
 def _exprs_all(s: Stmt) -> list[Expr]:
     """All expressions of a statement (for Load detection)."""
     out = list(cost_exprs(s))
-    for name in ("dst", "src", "c", "a", "b", "values", "indices"):
+    for name in _REGIONS:
         r = getattr(s, name, None)
-        if isinstance(r, Region):
+        if type(r) is Region:
             out += [r.offset, r.rows, r.cols, r.stride]
-    if isinstance(s, VecOp):
+    if type(s) is VecOp:
         for r in s.srcs:
             out += [r.offset, r.rows, r.cols, r.stride]
     return out
@@ -175,7 +176,8 @@ def _facts(s: Stmt, memo: dict[int, tuple]) -> tuple[bool, tuple[tuple[Expr, fro
     hit = memo.get(id(s))
     if hit is not None and hit[0] is s:
         return hit[1], hit[2]
-    bad = isinstance(s, (CrossWait, SetFlag, WaitFlag)) or any(_has_load(e) for e in _exprs_all(s))
+    t = type(s)
+    bad = t is CrossWait or t is SetFlag or t is WaitFlag or any(_has_load(e) for e in _exprs_all(s))
     exprs = tuple((e, frozenset(free_vars(e))) for e in cost_exprs(s))
     memo[id(s)] = (s, bad, exprs)
     return bad, exprs
@@ -202,16 +204,17 @@ def _analyse_loop(loop: Loop, memo: dict[int, tuple] | None = None) -> tuple[boo
             bad, exprs = _facts(s, memo)
             if bad:
                 eligible = False
-            if not (top and isinstance(s, Let)):  # body-level lets are evaluated as part of the key
+            t = type(s)
+            if not (top and t is Let):  # body-level lets are evaluated as part of the key
                 for e, fv in exprs:
                     if fv & dep:
                         if fv & inner:
                             keyable = False
                         elif e not in keys:
                             keys.append(e)
-            if isinstance(s, Loop):
+            if t is Loop:
                 visit(s.body, inner | {s.var} | _bound(s.body), False)
-            elif isinstance(s, If):
+            elif t is If:
                 visit(s.body, inner | _bound(s.body), False)
 
     visit(loop.body, set(), True)
@@ -296,18 +299,13 @@ class _Compiler:
         return None if exp is None else exp.stmts
 
     def accesses(self, s: Stmt) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        if isinstance(s, Copy):
+        t = type(s)
+        if t is VecCall or t is VecOp:
+            reads, writes = list(s.srcs), [s.dst]
+        elif t is Copy or t is Img2Col or t is Reduce:
             reads, writes = [s.src], [s.dst]
-        elif isinstance(s, Mmad):
+        elif t is Mmad:
             reads, writes = [s.a, s.b], [s.c]
-        elif isinstance(s, Img2Col):
-            reads, writes = [s.src], [s.dst]
-        elif isinstance(s, VecOp):
-            reads, writes = list(s.srcs), [s.dst]
-        elif isinstance(s, Reduce):
-            reads, writes = [s.src], [s.dst]
-        elif isinstance(s, VecCall):
-            reads, writes = list(s.srcs), [s.dst]
         else:
             reads, writes = [s.src], [s.values, s.indices]
         for r in reads + writes:
@@ -373,9 +371,10 @@ class _Compiler:
     def body(self, stmts: tuple[Stmt, ...], outer: int, outer_var: str, inner: int) -> None:
         ops = self.ops
         for s in stmts:
-            if isinstance(s, Let):
+            t = type(s)
+            if t is Let:
                 ops.append((K_LET, s.var, compile_expr(s.value), _has_load(s.value)))
-            elif isinstance(s, Loop):
+            elif t is Loop:
                 lid = len(self.loops)
                 eligible, lets, fns, keys = _analyse_loop(s, self.facts)
                 self.loops.append(LoopInfo(lid, s.var, eligible, lets, fns, keys, outer_var))
@@ -389,37 +388,37 @@ class _Compiler:
                 info.period = min(math.lcm(*depths), 8) if depths else 1
                 ops[at] = (K_LOOP, s.var, compile_expr(s.start), compile_expr(s.stop),
                            compile_expr(s.step), len(ops), lid)
-            elif isinstance(s, If):
+            elif t is If:
                 at = len(ops)
                 ops.append(None)
                 self.body(s.body, outer, outer_var, inner)
                 ops[at] = (K_IF, compile_expr(s.cond), len(ops))
-            elif isinstance(s, (Alloc, EnQue, DeQue, Free)):
+            elif t is Alloc or t is EnQue or t is DeQue or t is Free:
                 self.buf(s.buf)
                 if s.buf not in self.qid:
                     raise SimulationError(
                         f"kernel {self.kernel.name}: {type(s).__name__}({s.buf}) on a buffer without a "
                         "queue; give the buffer a queue position or drop the queue operation"
                     )
-                kind = {Alloc: K_ALLOC, EnQue: K_ENQUE, DeQue: K_DEQUE, Free: K_FREE}[type(s)]
+                kind = {Alloc: K_ALLOC, EnQue: K_ENQUE, DeQue: K_DEQUE, Free: K_FREE}[t]
                 ops.append((kind, self.qid[s.buf]))
                 self.count += 1
-            elif isinstance(s, CrossSet):
+            elif t is CrossSet:
                 ops.append((K_CSET, s.flag, PIPE_INDEX[s.pipe.value]))
                 self.count += 1
-            elif isinstance(s, SetFlag):
+            elif t is SetFlag:
                 ops.append((K_FSET, (s.src.value, s.dst.value, s.event), PIPE_INDEX[s.src.value]))
                 self.count += 1
-            elif isinstance(s, WaitFlag):
+            elif t is WaitFlag:
                 st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,
                                  pipe=PIPE_INDEX["FLOW"], kind="wait",
                                  text=f"wait_flag {s.src.value}->{s.dst.value} event={s.event}")
                 self.statics.append(st)
                 ops.append((K_FWAIT, (s.src.value, s.dst.value, s.event), PIPE_INDEX[s.dst.value], st.sid))
                 self.count += 1
-            elif isinstance(s, (Reduce, VecOp, Copy)) and (calls := self.calls(s)) is not None:
+            elif (t is Reduce or t is VecOp or t is Copy) and (calls := self.calls(s)) is not None:
                 self.body(calls, outer, outer_var, inner)  # the Ascend C calls it issues (lower/vec_calls.py)
-            elif isinstance(s, CrossWait):
+            elif t is CrossWait:
                 st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,
                                  pipe=PIPE_INDEX["FLOW"], kind="wait", text=f"cross_wait flag={s.flag}")
                 self.statics.append(st)
