@@ -225,7 +225,7 @@ def _node_view(n: Node, g: _Group) -> str | None:
 
 
 def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
-              split: Iterable[Node] = ()) -> FusionPlan:
+              split: Iterable[Node] = (), _torn: frozenset[Node] = frozenset()) -> FusionPlan:
     """Group the graph's compute nodes into kernels (see module doc). The matmul/conv nodes in `split`
     take no epilogue: their consumers start vector kernels (the cost-aware choice, schedule/choose.py)."""
     kept = set(keep_out)
@@ -326,7 +326,7 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
             if view is not None and any(depends_on(p, target) for p in producers if p is not target):
                 view, why = None, "cycle"
         if view is not None and target.family == "cube" and target.root in lone:
-            view, why = None, "cost_split"
+            view, why = None, "composite_whole" if target.root in _torn else "cost_split"
         if view is None:
             new_group(n, why)
             continue
@@ -340,7 +340,19 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
                 name = "cube_epilogue"
         add(target, n, rule(name), view)
 
+    # a composite op (layer_norm, rms_norm, ...) goes into a matmul/conv kernel whole or not at all: a
+    # part left outside would read the cube's result back from GM, moving more bytes than no fusion
+    torn = {g.root for g in groups if g.family == "cube_vector" and g.root not in lone
+            and any(n.composite is not None and any(group_of.get(m) is not g for m in _members(graph, n.composite))
+                    for n in g.nodes)}
+    if torn:
+        return partition(graph, fuse=fuse, keep_out=keep_out, split=lone | torn, _torn=_torn | torn)
     return FusionPlan(graph, tuple(_finish(graph, g, group_of) for g in groups), fuse)
+
+
+def _members(graph: Graph, composite: object) -> list[Node]:
+    """The compute nodes of one composite op (its constants belong to no kernel)."""
+    return [n for n in graph.nodes if n.composite is composite and n.info.kind is not Kind.LEAF]
 
 
 def _finish(graph: Graph, g: _Group, group_of: dict[Node, _Group]) -> FusedKernel:

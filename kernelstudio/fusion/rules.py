@@ -37,6 +37,10 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("cost_split", False,
                "the simulator found the matmul/conv and this epilogue faster as separate kernels (both "
                "times in the kernel notes); create_schedule(..., fuse=True) keeps them in one kernel"),
+    FusionRule("composite_whole", False,
+               "a composite op (layer_norm, rms_norm, softmax, ...) joins a matmul/conv kernel whole or not at "
+               "all, and not all of its ops fit that kernel's tiles: a part left outside would read the cube's "
+               "result back from GM, moving more bytes than no fusion"),
     FusionRule("unfused", False, "fusion is off: every op is its own kernel and intermediates round-trip GM"),
     FusionRule("cycle", False,
                "joining the producer's kernel would make kernels depend on each other: new kernel"),

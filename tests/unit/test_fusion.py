@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import kernelstudio as ks
 from kernelstudio.fusion.partition import view_kind
 from kernelstudio.fusion.rules import RULES
@@ -78,3 +80,27 @@ def test_row_map_of_inner_broadcasts():
     assert view_kind((4, 1, 64), (4, 8, 64)) == "full"
     assert view_kind((4, 1, 1), (4, 8, 64)) is None  # a one-element row gather would misalign UB
     assert view_kind((4, 3, 64), (4, 8, 64)) is None
+
+
+@pytest.mark.parametrize("norm", ["rms_norm", "layer_norm"])
+def test_a_composite_joins_a_matmul_kernel_whole_or_not_at_all(norm):
+    # one output column: the statistic's tile view differs from the row's, so the composite cannot
+    # all join the matmul's kernel; none of it does (a part outside would re-read the matmul from GM)
+    def graph(n):
+        a = ks.placeholder((4, 32), "float16", name="a")
+        b = ks.placeholder((32, n), "float16", name="b")
+        return getattr(ks, norm)(ks.matmul(a, b), axis=-1)
+
+    s = ks.create_schedule(graph(1), fuse=True)
+    assert [k.family for k in s.kernels][0] == "cube"
+    assert all(k.family != "cube_vector" for k in s.kernels)
+    reasons = {r.name for k in s.kernels for _, r in k.reasons}
+    assert "composite_whole" in reasons
+
+    def gm(fuse):
+        t = ks.simulate(ks.lower(ks.create_schedule(graph(1), fuse=fuse))).traffic
+        return sum(v for e, v in t.items() if "GM" in e or "WS" in e)
+
+    assert gm(True) <= gm(False)
+    whole = ks.create_schedule(graph(16), fuse=True)  # a real row: the whole composite fuses
+    assert [k.family for k in whole.kernels] == ["cube_vector"]
