@@ -147,9 +147,12 @@ emin, emax = E.min, E.max
 
 def simplify(e: Expr) -> Expr:
     """Fold constants bottom-up."""
-    if isinstance(e, Bin):
-        return _fold(e.op, simplify(e.a), simplify(e.b))
-    if isinstance(e, Load):
+    t = type(e)
+    if t is Bin:
+        a, b = simplify(e.a), simplify(e.b)
+        out = _fold(e.op, a, b)
+        return e if type(out) is Bin and out.a is e.a and out.b is e.b else out
+    if t is Load:
         return Load(e.buf, simplify(e.index))
     return e
 
@@ -187,18 +190,27 @@ def compile_expr(e: Expr) -> Callable[..., int]:
     f = _COMPILED.get(e)
     if f is None:
         f = eval(f"lambda env, load=None: {_py(e)}")  # noqa: S307 - our own expression text
+        if len(_COMPILED) >= 8192:  # a long session meets many expressions: keep the cache bounded
+            _COMPILED.clear()
         _COMPILED[e] = f
     return f
 
 
 def free_vars(e: Expr) -> set[str]:
-    if isinstance(e, Var):
-        return {e.name}
-    if isinstance(e, Bin):
-        return free_vars(e.a) | free_vars(e.b)
-    if isinstance(e, Load):
-        return free_vars(e.index)
-    return set()
+    out: set[str] = set()
+    _free(e, out)
+    return out
+
+
+def _free(e: Expr, out: set[str]) -> None:
+    t = type(e)
+    if t is Var:
+        out.add(e.name)
+    elif t is Bin:
+        _free(e.a, out)
+        _free(e.b, out)
+    elif t is Load:
+        _free(e.index, out)
 
 
 def to_c(e: Expr, name: Callable[[str], str] = lambda v: v,
