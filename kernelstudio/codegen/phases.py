@@ -63,41 +63,41 @@ PlanNode = Call | Inline | Let | tuple  # tuple: (Loop | If, children)
 Plan = list
 
 
+_REGIONS_OF = {
+    Copy: lambda s: (s.dst, s.src), VecOp: lambda s: (s.dst, *s.srcs), Reduce: lambda s: (s.dst, s.src),
+    Mmad: lambda s: (s.c, s.a, s.b), Img2Col: lambda s: (s.dst, s.src), TopK: lambda s: (s.values, s.indices, s.src),
+}
+
+
 def regions_of(s: Stmt) -> tuple[Region, ...]:
-    if isinstance(s, Copy):
-        return (s.dst, s.src)
-    if isinstance(s, VecOp):
-        return (s.dst, *s.srcs)
-    if isinstance(s, Reduce):
-        return (s.dst, s.src)
-    if isinstance(s, Mmad):
-        return (s.c, s.a, s.b)
-    if isinstance(s, Img2Col):
-        return (s.dst, s.src)
-    if isinstance(s, TopK):
-        return (s.values, s.indices, s.src)
-    return ()
+    f = _REGIONS_OF.get(type(s))
+    return f(s) if f is not None else ()
 
 
 def exprs_of(s: Stmt) -> list[Expr]:
     out: list[Expr] = []
     for r in regions_of(s):
         out += [r.offset, r.rows, r.cols, r.stride]
-    if isinstance(s, Mmad):
+    t = type(s)
+    if t is Mmad:
         out += [s.m, s.k, s.n, s.init]
-    if isinstance(s, Img2Col):
+    elif t is Img2Col:
         out += [s.p0, s.pixels, s.k0, s.klen, s.h0]
-    if isinstance(s, TopK):
+    elif t is TopK:
         out.append(s.index_base)
     return out
 
 
-def _loads(e: Expr) -> set[str]:
-    if isinstance(e, Load):
-        return {e.buf} | _loads(e.index)
-    if isinstance(e, Bin):
-        return _loads(e.a) | _loads(e.b)
-    return set()
+def _loads(e: Expr, out: set[str] | None = None) -> set[str]:
+    out = set() if out is None else out
+    t = type(e)
+    if t is Load:
+        out.add(e.buf)
+        _loads(e.index, out)
+    elif t is Bin:
+        _loads(e.a, out)
+        _loads(e.b, out)
+    return out
 
 
 def buffers_of(s: Stmt) -> set[str]:
@@ -106,7 +106,7 @@ def buffers_of(s: Stmt) -> set[str]:
         return {s.buf}
     out = {r.buf for r in regions_of(s) if not r.gm}
     for e in exprs_of(s):
-        out |= _loads(e)
+        _loads(e, out)
     return out
 
 
