@@ -114,7 +114,7 @@ class EvolutionarySearch(Strategy):
     orders equal predictions; the tuner tells results in proposal order, so a seed gives the same
     proposals whatever the executor."""
 
-    FAIL_PENALTY = 0.3  # log-time units added for a choice whose every evaluation was illegal
+    FAIL_PENALTY = 0.3  # log-time units added per unit of a choice's illegal fraction
 
     def __init__(self, space: Space, budget: int, seed: int | None) -> None:
         super().__init__(space, budget, seed)
@@ -204,7 +204,7 @@ class EvolutionarySearch(Strategy):
             near = [g for g in self._neighbours(p) if g not in self.seen and g not in out]
             if not near:
                 if p == parents[0][1] and p not in self._restarted and self._spare:
-                    self._restarted.add(p)  # a local optimum: evaluate a restart point
+                    self._restarted.add(p)  # the sweep under way is finished: a restart point
                     out.append(self._spare.pop(0))
                 continue
             if not out:
