@@ -89,80 +89,143 @@ class RandomSearch(_Listed):
 
 
 class EvolutionarySearch(Strategy):
-    """A generational genetic search over choice indices: tournament selection among the fastest legal
-    configurations, uniform crossover, and mutation that moves a knob one step along its choices (or to
-    a random one); the first generation is the default and random configurations. From the second
-    generation on, up to half of each generation is untried one-step neighbours of the fastest
-    configuration so far (a local search that finishes what the crossover found)."""
+    """A model-guided local search with restarts, for small discrete spaces and small budgets (the name
+    is historical: the genetic search it replaced stalled on narrow ridges and in second basins).
+
+    1. Start: the first batch is the default configuration and a Latin hypercube over the knobs'
+       choice indices (every choice of a knob appears about equally often), as many as fit.
+    2. Sweep: take a legal configuration (the parent) and propose all its unseen one-knob neighbours,
+       every other choice of one knob at a time, not only +-1 steps (choices such as l1_k_steps act
+       like categories: the one that loads all of K is a ridge that a step-by-step walk is not drawn
+       to). A sweep is finished before the next starts.
+    3. Next parent: basins first. Legal configurations are taken as basin heads in order, the last
+       parent first and then fastest first; one that is one knob away from a head belongs to that
+       head's basin. The next sweep starts at the fastest head with unseen neighbours, so after a
+       sweep the search restarts in another basin (the second-best one) and comes back to the best
+       configuration of the first when that is the fastest head again; configurations inside basins
+       are parents only when no head is left. After each sweep one more Latin-hypercube point is
+       evaluated while they last (at least 2, about one per 20 of budget).
+    4. Order within a sweep: a surrogate fit on the legal configurations so far, an additive model of
+       log(time) with one effect per knob choice (shrunk toward 0, fit by backfitting). A neighbour is
+       predicted at its parent's log time plus the change of the effect of the knob it changes, plus
+       FAIL_PENALTY times the fraction of evaluations with its new choice that were illegal (illegal
+       configurations cost inf and count against the budget, so choices seen failing come last).
+    Batches hold about a tenth of the budget (2 to 8). The seed draws the Latin-hypercube points and
+    orders equal predictions; the tuner tells results in proposal order, so a seed gives the same
+    proposals whatever the executor."""
+
+    FAIL_PENALTY = 0.3  # log-time units added per unit of a choice's illegal fraction
 
     def __init__(self, space: Space, budget: int, seed: int | None) -> None:
         super().__init__(space, budget, seed)
-        self.pop = max(4, min(16, math.ceil(self.budget / 4)))
-        self.batch = self.pop
+        self.batch = max(2, min(8, math.ceil(self.budget / 10)))
+        first = self.batch - 1
+        points = self._latin(first + max(2, self.budget // 20))
+        self._queue = [space.default, *points[:first]]
+        self._spare = points[first:]  # restart points
+        self._restarted: set[Genes] = set()
+        self._parent: Genes | None = None
+        self._tiebreak: dict[Genes, float] = {}
 
     def ask(self, n: int) -> list[Genes]:
-        n = min(n, self.pop)
-        if not self.seen:
-            first = [self.space.default]
-            first += [self._random() for _ in range(8 * n)]
-            return self._take(first, n)
-        ranked = sorted((c, i, g) for i, (g, c) in enumerate(self.costs.items()) if math.isfinite(c))
-        elite = [g for _, _, g in ranked[:self.pop]]
+        n = min(n, self.batch)
         out: list[Genes] = []
-        if elite:
-            near = [g for g in self._neighbours(elite[0]) if g not in self.seen]
-            self.rng.shuffle(near)
-            out += self._take(near, max(1, n // 2))
-        tries = 0
-        while len(out) < n and tries < 60 * n and len(self.seen) < self.space.size:
-            tries += 1
-            if len(elite) >= 2:
-                child = self._mutate(self._crossover(self._tournament(elite), self._tournament(elite)))
-            elif elite:
-                child = self._mutate(elite[0], force=True)
-            else:
-                child = self._random()
-            out += self._take([child], 1)
-        while len(out) < n and len(self.seen) < self.space.size:  # crowded: fill with unseen random ones
-            out += self._take([self._random() for _ in range(16)], n - len(out))
+        while self._queue and len(out) < n:
+            out += self._take([self._queue.pop(0)], 1)
+        if len(out) < n:
+            out += self._take(self._ranked(n - len(out)), n - len(out))
+        while len(out) < n and len(self.seen) < self.space.size:  # nothing legal to sweep: random ones
+            out += self._take([tuple(self.rng.randrange(r) for r in self.space.radices) for _ in range(16)],
+                              n - len(out))
         return out
 
-    def _random(self) -> Genes:
-        return tuple(self.rng.randrange(r) for r in self.space.radices)
+    def _latin(self, n: int) -> list[Genes]:
+        """n configurations in which every choice of every knob appears n // r or n // r + 1 times."""
+        cols = []
+        for r in self.space.radices:
+            picks = list(range(r))
+            self.rng.shuffle(picks)  # which choices appear once more
+            col = [picks[j % r] for j in range(n)]
+            self.rng.shuffle(col)
+            cols.append(col)
+        return [tuple(c[j] for c in cols) for j in range(n)]
+
+    def _effects(self) -> list[list[float]]:
+        """Per knob and choice, the additive effect on log(time) over the legal configurations so far."""
+        radices = self.space.radices
+        eff = [[0.0] * r for r in radices]
+        pts = [(g, math.log(c)) for g, c in self.costs.items() if math.isfinite(c) and c > 0]
+        if not pts:
+            return eff
+        mu = sum(y for _, y in pts) / len(pts)
+        for _ in range(8):
+            for i, r in enumerate(radices):
+                tot, cnt = [0.0] * r, [0] * r
+                for g, y in pts:
+                    tot[g[i]] += y - mu - sum(eff[j][v] for j, v in enumerate(g) if j != i)
+                    cnt[g[i]] += 1
+                eff[i] = [tot[v] / (cnt[v] + 1.0) for v in range(r)]  # +1: shrunk toward 0
+        return eff
+
+    def _parents(self) -> list[tuple[float, Genes]]:
+        """Legal configurations in the order they are swept: basin heads, then the rest, each fastest
+        first, where the parent of the current or last sweep is the first head (so the next sweep
+        after it is finished starts in another basin)."""
+        legal = sorted((c, k, g) for k, (g, c) in enumerate(self.costs.items()) if math.isfinite(c))
+        legal.sort(key=lambda t: t[2] != self._parent)  # stable
+        heads: list[tuple[float, Genes]] = []
+        rest: list[tuple[float, Genes]] = []
+        in_basin: set[Genes] = set()  # the neighbours of the heads so far
+        for c, _, g in legal:
+            if g in in_basin:
+                rest.append((c, g))
+            else:
+                heads.append((c, g))
+                in_basin.update(self._neighbours(g))
+        return heads + rest
 
     def _neighbours(self, g: Genes) -> list[Genes]:
-        """Every configuration one step away along one knob's choices."""
-        return [(*g[:i], g[i] + d, *g[i + 1:]) for i, r in enumerate(self.space.radices) for d in (-1, 1)
-                if 0 <= g[i] + d < r]
+        """Every configuration that differs from g in one knob's choice."""
+        return [(*g[:i], v, *g[i + 1:]) for i, r in enumerate(self.space.radices) for v in range(r) if v != g[i]]
 
-    def _tournament(self, elite: list[Genes]) -> Genes:
-        a, b = self.rng.randrange(len(elite)), self.rng.randrange(len(elite))
-        return elite[min(a, b)]  # elite is sorted fastest first
-
-    def _crossover(self, a: Genes, b: Genes) -> Genes:
-        return tuple(x if self.rng.random() < 0.5 else y for x, y in zip(a, b, strict=True))
-
-    def _mutate(self, g: Genes, force: bool = False) -> Genes:
+    def _ranked(self, n: int) -> list[Genes]:
+        """Up to n unseen configurations: neighbours of the parents in turn, best predicted first."""
         radices = self.space.radices
-        p = 1.0 / len(g)
-        out = list(g)
-        changed = False
-        for i, r in enumerate(radices):
-            if r > 1 and (self.rng.random() < p):
-                out[i] = self._move(out[i], r)
-                changed = True
-        if (force or tuple(out) in self.seen) and not changed:
-            i = self.rng.choice([j for j, r in enumerate(radices) if r > 1] or [0])
-            out[i] = self._move(out[i], radices[i])
-        return tuple(out)
+        fails = [[0] * r for r in radices]
+        tried = [[0] * r for r in radices]
+        for g, c in self.costs.items():
+            for i, v in enumerate(g):
+                tried[i][v] += 1
+                fails[i][v] += not math.isfinite(c)
+        parents = self._parents()
+        eff = self._effects()
+        out: list[Genes] = []
+        for c, p in parents:
+            near = [g for g in self._neighbours(p) if g not in self.seen and g not in out]
+            if not near:
+                if p == parents[0][1] and p not in self._restarted and self._spare:
+                    self._restarted.add(p)  # the sweep under way is finished: a restart point
+                    out.append(self._spare.pop(0))
+                continue
+            if not out:
+                self._parent = p
+            base = math.log(c) if c > 0 else 0.0
+            scored = []
+            for g in near:
+                i = next(j for j, (x, y) in enumerate(zip(g, p, strict=True)) if x != y)
+                v = g[i]
+                pred = base + eff[i][v] - eff[i][p[i]] + self.FAIL_PENALTY * fails[i][v] / (tried[i][v] + 1)
+                scored.append((pred, self._tie(g), g))
+            out += [g for _, _, g in sorted(scored)]
+            if len(out) >= n:
+                break
+        return out[:n]
 
-    def _move(self, x: int, r: int) -> int:
-        if r <= 1:
-            return x
-        if self.rng.random() < 0.7:
-            step = self.rng.choice((-1, 1))
-            return min(max(x + step, 0), r - 1) if 0 <= x + step < r else x - step
-        return self.rng.randrange(r)
+    def _tie(self, g: Genes) -> float:
+        """A random number per configuration, drawn once: equal predictions in a seeded order."""
+        if g not in self._tiebreak:
+            self._tiebreak[g] = self.rng.random()
+        return self._tiebreak[g]
 
 
 STRATEGIES: dict[str, type[Strategy]] = {

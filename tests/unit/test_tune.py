@@ -122,11 +122,12 @@ def test_strategies_reproducible_and_never_worse_than_default(strategy):
     assert any(o != trace(a) for o in others)  # the seed matters
 
 
-def test_evolutionary_reaches_the_optimum_with_a_third_of_the_space():
+def test_evolutionary_comes_within_2_percent_with_under_half_the_space():
     _, truth = brute_force(mla_wide)
     best = min(v for v in truth.values() if not isinstance(v, Exception))
-    r = run(mla_wide, budget=24, strategy="evolutionary", seed=0)
-    assert r.best_time_us == pytest.approx(best, rel=1e-12)
+    found = [run(mla_wide, budget=24, strategy="evolutionary", seed=s).best_time_us for s in range(5)]
+    assert all(t <= best * 1.02 for t in found)
+    assert any(t == pytest.approx(best, rel=1e-12) for t in found)
 
 
 def test_grid_with_a_small_budget_says_it_sampled():
