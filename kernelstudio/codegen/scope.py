@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.expr import Bin, Const, Expr, Load, evaluate, free_vars, simplify, to_c
+from ..lower.expr import (
+    Bin,
+    Const,
+    Expr,
+    has_load,
+    is_multiple,
+    simplify,
+    static_value,
+    to_c,
+)
 from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, Tier
 from ..names import C_SYMBOLS
 from .writer import Writer, camel, ctype
@@ -40,34 +49,6 @@ TILING_LIMIT = 2**31 - 1  # tiling constants are 32-bit fields
 
 # TileIR variables bound by the launch, not by the program: block index and AIV sub-block index.
 BLOCK_VARS = {"blk": "blockIdx", "sub": "subBlockIdx"}
-
-
-def static_value(e: Expr, tiling: dict[str, int]) -> int | None:
-    """The value of `e` if it depends on tiling constants only, else None."""
-    if any(v not in tiling for v in free_vars(e)) or _has_load(e):
-        return None
-    return evaluate(e, tiling)
-
-
-def _has_load(e: Expr) -> bool:
-    if isinstance(e, Load):
-        return True
-    if isinstance(e, Bin):
-        return _has_load(e.a) or _has_load(e.b)
-    return False
-
-
-def is_multiple(e: Expr, n: int, tiling: dict[str, int]) -> bool:
-    """Whether `e` is provably a multiple of `n` for every value of its loop variables."""
-    v = static_value(e, tiling)
-    if v is not None:
-        return v % n == 0
-    if isinstance(e, Bin):
-        if e.op in ("+", "-", "min", "max"):
-            return is_multiple(e.a, n, tiling) and is_multiple(e.b, n, tiling)
-        if e.op == "*":
-            return is_multiple(e.a, n, tiling) or is_multiple(e.b, n, tiling)
-    return False
 
 
 @dataclass
@@ -129,7 +110,7 @@ class Scope:
             text = to_c(simplify(e), self.var, lambda b, i: f"{self.tensor_name(b)}.GetValue({i})")
             if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
                 text = text[1:-1]
-            if not _has_load(e):  # a Load prints the LocalTensor bound where it is read
+            if not has_load(e):  # a Load prints the LocalTensor bound where it is read
                 self._texts[e] = text
         return text
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..dtypes import numpy_dtype, round_to
 from ..errors import InputError, KernelStudioError
-from ..lower.expr import compile_expr
+from ..lower.expr import compile_expr, has_load
 from ..lower.tileir import (
     Alloc,
     Copy,
@@ -151,7 +151,7 @@ class _Machine:
         arr, dt = self._arr(r, core)
         idx = self._idx(r, env, core)
         if idx.size and (idx.min() < 0 or idx.max() >= arr.size):
-            if r.gm and (_has_load(r.offset) or self.prog.tensor(r.buf).role == "input"):  # data-dependent
+            if r.gm and (has_load(r.offset) or self.prog.tensor(r.buf).role == "input"):  # data-dependent
                 raise self._bad_gather(r, idx, core)
             raise KernelStudioError(f"run_tiled: region {r} reads [{idx.min()}, {idx.max()}] outside "
                                     f"{r.buf} of {arr.size} elements")
@@ -301,14 +301,6 @@ class _Machine:
         idx = base + c * s.slab_rows * s.in_w + (h - h0) * s.in_w + w
         vals = np.where(ok, src[np.where(ok, idx, 0)], 0)
         self.write(s.dst, vals, env, core)
-
-
-def _has_load(e: Any) -> bool:
-    from ..lower.expr import Bin, Load
-
-    if isinstance(e, Load):
-        return True
-    return isinstance(e, Bin) and (_has_load(e.a) or _has_load(e.b))
 
 
 def peers_of_aic(peers: list[Any]) -> list[Any]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 __all__ = ["Expr", "Var", "Const", "Bin", "Load", "E", "evaluate", "compile_expr", "to_c",
-           "free_vars", "ceil_div", "emin", "emax", "as_expr", "simplify"]
+           "free_vars", "ceil_div", "emin", "emax", "as_expr", "simplify", "has_load", "static_value", "is_multiple"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,3 +230,35 @@ def to_c(e: Expr, name: Callable[[str], str] = lambda v: v,
         op = "/" if e.op == "//" else e.op
         return f"({a} {op} {b})"
     return load(e.buf, to_c(e.index, name, load))
+
+
+def has_load(e: Expr) -> bool:
+    """Whether `e` reads an on-chip buffer (a Load anywhere in it)."""
+    t = type(e)
+    if t is Load:
+        return True
+    return t is Bin and (has_load(e.a) or has_load(e.b))
+
+
+def static_value(e: Expr, tiling: Mapping[str, int]) -> int | None:
+    """The value of `e` if it depends on tiling constants only (no loop variable, no buffer read), else
+    None."""
+    if has_load(e) or any(v not in tiling for v in free_vars(e)):
+        return None
+    try:
+        return evaluate(e, tiling)
+    except ZeroDivisionError:
+        return None
+
+
+def is_multiple(e: Expr, n: int, tiling: Mapping[str, int]) -> bool:
+    """Whether `e` is provably a multiple of `n` for every value of its loop variables."""
+    v = static_value(e, tiling)
+    if v is not None:
+        return v % n == 0
+    if type(e) is Bin:
+        if e.op in ("+", "-", "min", "max"):
+            return is_multiple(e.a, n, tiling) and is_multiple(e.b, n, tiling)
+        if e.op == "*":
+            return is_multiple(e.a, n, tiling) or is_multiple(e.b, n, tiling)
+    return False

@@ -11,7 +11,7 @@ the UB capacity check, and the code generator allocates exactly these (and check
 from __future__ import annotations
 
 from ..ir.ops import itemsize
-from .expr import Const, Expr, evaluate, free_vars
+from .expr import Const, static_value
 from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
 from .vec_calls import work_of
 
@@ -28,15 +28,6 @@ def round32(n: int) -> int:
 def topk_tmp_bytes(inner: int, outter: int = 1) -> int:
     """tmpLocal bytes TopK needs (the twin's GetTopKMaxMinTmpSize: two proposal areas + one index row)."""
     return (2 * 8 * inner * outter + 4 * inner + 31) // 32 * 32
-
-
-def _static(e: Expr, tiling: dict[str, int]) -> int | None:
-    try:
-        if any(v not in tiling for v in free_vars(e)):
-            return None
-        return evaluate(e, tiling)
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
-        return None
 
 
 def _broadcast(src: Region, dst: Region) -> bool:
@@ -86,13 +77,13 @@ def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
             if itemsize(bufs[s.dst.buf].dtype) == 2:
                 need("transBuf", 2 * TRANSPOSE_BLOCK * TRANSPOSE_BLOCK * 2, "Transpose: one 16x16 block in, one out")
         elif isinstance(s, TopK):
-            n = _static(s.src.cols, tiling)
+            n = static_value(s.src.cols, tiling)
             if n is None:
                 continue  # the code generator refuses a row length that is not a tiling constant
             inner, isz = -(-n // 32) * 32, itemsize(bufs[s.src.buf].dtype)
             need("topkTmpBuf", topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
             need("topkIndexBuf", inner * 4, "TopK source indices 0..inner-1")
-            if not (_static(s.src.stride, tiling) == inner and n == inner):
+            if not (static_value(s.src.stride, tiling) == inner and n == inner):
                 need("topkRowBuf", inner * isz, f"one row padded to {inner} with -inf")
     return out
 

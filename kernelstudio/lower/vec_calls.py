@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
-from .expr import Bin, Const, E, Expr, Var, ceil_div, evaluate, free_vars
+from .expr import Const, E, Expr, Var, ceil_div, is_multiple, static_value
 from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
 
 __all__ = ["WORK", "Expansion", "expand", "calls_of", "work_of", "kind", "contiguous", "looped", "dense_when",
@@ -98,27 +98,6 @@ def looped(dst: Region, srcs: tuple[Region, ...]) -> bool:
     return not (contiguous(dst) and dense and "row" not in kinds and "col" not in kinds)
 
 
-def _static(e: Expr, tiling: Mapping[str, int]) -> int | None:
-    if any(v not in tiling for v in free_vars(e)):
-        return None
-    try:
-        return evaluate(e, dict(tiling))
-    except Exception:  # a Load: not static
-        return None
-
-
-def _multiple(e: Expr, n: int, tiling: Mapping[str, int]) -> bool:
-    v = _static(e, tiling)
-    if v is not None:
-        return v % n == 0
-    if isinstance(e, Bin):
-        if e.op in ("+", "-", "min", "max"):
-            return _multiple(e.a, n, tiling) and _multiple(e.b, n, tiling)
-        if e.op == "*":
-            return _multiple(e.a, n, tiling) or _multiple(e.b, n, tiling)
-    return False
-
-
 class _Ctx:
     def __init__(self, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], row: str, kernel: str):
         self.buffers, self.tiling, self.row, self.kernel = buffers, tiling, Var(row), kernel
@@ -128,19 +107,19 @@ class _Ctx:
 
     def cap(self, e: Expr, bound: int) -> int:
         """A static upper bound of `e` (its value when static, else `bound`)."""
-        v = _static(e, self.tiling)
+        v = static_value(e, self.tiling)
         return bound if v is None else min(v, bound)
 
     def pitch(self, r: Region, pb: int) -> int | None:
         """Row pitch of `r` in 32-byte blocks when static, whole and <= 255."""
-        v = _static(r.stride, self.tiling)
+        v = static_value(r.stride, self.tiling)
         if v is None or v % pb or v // pb > MAX_REPEAT:
             return None
         return v // pb
 
     def aligned(self, r: Region, isz: int) -> bool:
-        return _multiple(E.mul(r.offset, isz), BLOCK_BYTES, self.tiling) and (
-            r.rows == Const(1) or _multiple(E.mul(r.stride, isz), BLOCK_BYTES, self.tiling))
+        return is_multiple(E.mul(r.offset, isz), BLOCK_BYTES, self.tiling) and (
+            r.rows == Const(1) or is_multiple(E.mul(r.stride, isz), BLOCK_BYTES, self.tiling))
 
 
 _ONE = Const(1)
@@ -207,7 +186,7 @@ def _reduce(s: Reduce, c: _Ctx) -> Expansion:
         at += rcap * pitch
         n, ncap = ceil_div(n, per), kcap
     dst = s.dst
-    dst_step = _static(dst.stride, c.tiling) if dst.rows != Const(1) else 1
+    dst_step = static_value(dst.stride, c.tiling) if dst.rows != Const(1) else 1
     if s.accumulate:
         if dst_step != 1:
             raise UnsupportedError(f"kernel {c.kernel}: accumulated row {s.op}s into {dst.buf} must be one "
@@ -234,7 +213,7 @@ def _fold_plan(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[int, int, int, i
     """(elements per repeat, row pitch in blocks, whole groups, tail) when `_fold` folds, else None."""
     isz = itemsize(dt)
     per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
-    n = _static(s.src.cols, c.tiling)
+    n = static_value(s.src.cols, c.tiling)
     pitch = c.pitch(s.src, pb)
     if n is None or n <= per or pitch is None or rcap > MAX_REPEAT:
         return None
@@ -260,7 +239,7 @@ def _reduce_work(s: Reduce, c: _Ctx) -> int:
         at += rcap * (-(-kcap // pb) * pb)
         ncap = kcap
     if s.accumulate:
-        dst_step = _static(s.dst.stride, c.tiling) if s.dst.rows != Const(1) else 1
+        dst_step = static_value(s.dst.stride, c.tiling) if s.dst.rows != Const(1) else 1
         if dst_step != 1:
             return 0
         at += -(-rcap // pb) * pb
@@ -489,7 +468,7 @@ def dense_when(dst: Region, srcs: tuple[Region, ...], tiling: Mapping[str, int])
     """When a row-looped op's rows are one run after all: every operand a full tile with dst's row
     stride, a static stride and a row length known only at run time (a column tail). The condition is
     nonzero exactly when the row length equals the stride (it never exceeds it); None when not so."""
-    if dst.rows == Const(1) or _static(dst.stride, tiling) is None or _static(dst.cols, tiling) is not None:
+    if dst.rows == Const(1) or static_value(dst.stride, tiling) is None or static_value(dst.cols, tiling) is not None:
         return None
     if any(kind(r, dst) != "full" or r.stride != dst.stride or r.cols != dst.cols for r in srcs):
         return None

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.expr import Bin, Expr, Load, compile_expr, free_vars
+from ..lower.expr import Expr, compile_expr, free_vars, has_load
 from ..lower.tileir import (
     Alloc,
     Copy,
@@ -121,13 +121,6 @@ class CoreProgram:
     scalar_sid: int  # static entry for the scalar unit's issue spans
 
 
-def _has_load(e: Expr) -> bool:
-    t = type(e)
-    if t is Load:
-        return True
-    return t is Bin and (_has_load(e.a) or _has_load(e.b))
-
-
 # the expressions an instruction's cost depends on, by statement type
 _SIZES: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
     Copy: lambda s: (s.dst.rows, s.dst.cols),
@@ -177,7 +170,7 @@ def _facts(s: Stmt, memo: dict[int, tuple]) -> tuple[bool, tuple[tuple[Expr, fro
     if hit is not None and hit[0] is s:
         return hit[1], hit[2]
     t = type(s)
-    bad = t is CrossWait or t is SetFlag or t is WaitFlag or any(_has_load(e) for e in _exprs_all(s))
+    bad = t is CrossWait or t is SetFlag or t is WaitFlag or any(has_load(e) for e in _exprs_all(s))
     exprs = tuple((e, frozenset(free_vars(e))) for e in cost_exprs(s))
     memo[id(s)] = (s, bad, exprs)
     return bad, exprs
@@ -373,7 +366,7 @@ class _Compiler:
         for s in stmts:
             t = type(s)
             if t is Let:
-                ops.append((K_LET, s.var, compile_expr(s.value), _has_load(s.value)))
+                ops.append((K_LET, s.var, compile_expr(s.value), has_load(s.value)))
             elif t is Loop:
                 lid = len(self.loops)
                 eligible, lets, fns, keys = _analyse_loop(s, self.facts)
