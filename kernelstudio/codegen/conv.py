@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..lower.expr import Bin, Const, E, Expr, Var, ceil_div
+from ..lower.memo import KernelMemo
 from ..lower.tileir import (
     Alloc,
     Buffer,
@@ -77,17 +78,12 @@ FM_ROWS, FM_PAD_TOP = "fmRows", "fmPadTop"  # C++ locals: loaded input rows and 
 QUANT = {"float16": "QuantMode_t::F322F16", "bfloat16": "QuantMode_t::F322BF16", "float32": "QuantMode_t::NoQuant"}
 
 
-_CONV: dict[int, tuple[tuple, bool]] = {}
+_CONV = KernelMemo()
 
 
 def is_conv(stmts: tuple[Stmt, ...]) -> bool:
     """Whether a core program contains an img2col (a convolution's cube part)."""
-    hit = _CONV.get(id(stmts))
-    if hit is None or hit[0] is not stmts:
-        if len(_CONV) >= 16:
-            _CONV.clear()
-        hit = _CONV[id(stmts)] = (stmts, any(isinstance(s, Img2Col) for s in walk(stmts)))
-    return hit[1]
+    return _CONV.get((stmts,), lambda: any(isinstance(s, Img2Col) for s in walk(stmts)))
 
 
 N0 = 16  # output channels (rows) of a FRACTAL_Z fractal

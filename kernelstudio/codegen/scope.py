@@ -23,6 +23,7 @@ from ..lower.expr import (
     static_value,
     to_c,
 )
+from ..lower.memo import KernelMemo
 from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, Tier
 from ..names import C_SYMBOLS
 from .writer import Writer, camel, ctype
@@ -219,22 +220,14 @@ def _candidates(b: Buffer) -> list[tuple[str, str]]:
     return [(f"tmpBuf{_pascal(name)}", camel(name) + "Local"), plain]
 
 
-_NAMED: dict[tuple[int, int], tuple[Kernel, frozenset[str], dict[str, tuple[str, str]]]] = {}
+_NAMED = KernelMemo()
 
 
 def _member_names(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:
     """(member, LocalTensor) of every UB buffer of `k`: queues choose first, then kept values, then
     scratch; each takes its first candidate that no other buffer (nor `taken`: GM and tiling members,
     scratch TBufs, reserved names) has. Named once per kernel (every Scope of a codegen asks)."""
-    key, frozen = (id(k.buffers), id(k.tiling)), frozenset(taken)
-    hit = _NAMED.get(key)
-    if hit is not None and hit[0].buffers is k.buffers and hit[0].tiling is k.tiling and hit[1] == frozen:
-        return dict(hit[2])
-    out = _name_members(k, taken)
-    if len(_NAMED) >= 16:
-        _NAMED.clear()
-    _NAMED[key] = (k, frozen, out)
-    return dict(out)
+    return dict(_NAMED.get((k.buffers, k.tiling), lambda: _name_members(k, taken), extra=frozenset(taken)))
 
 
 def _name_members(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:

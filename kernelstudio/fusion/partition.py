@@ -225,9 +225,16 @@ def _node_view(n: Node, g: _Group) -> str | None:
 
 
 def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
-              split: Iterable[Node] = (), _torn: frozenset[Node] = frozenset()) -> FusionPlan:
+              split: Iterable[Node] = ()) -> FusionPlan:
     """Group the graph's compute nodes into kernels (see module doc). The matmul/conv nodes in `split`
     take no epilogue: their consumers start vector kernels (the cost-aware choice, schedule/choose.py)."""
+    return _partition(graph, fuse, tuple(keep_out), frozenset(split), frozenset())
+
+
+def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: frozenset[Node],
+               torn_roots: frozenset[Node]) -> FusionPlan:
+    """`partition`; `torn_roots` are matmul/conv nodes in `split` because a composite op of their
+    epilogue did not fit their kernel whole (rule composite_whole)."""
     kept = set(keep_out)
     lone = set(split)
     groups: list[_Group] = []
@@ -326,7 +333,7 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
             if view is not None and any(depends_on(p, target) for p in producers if p is not target):
                 view, why = None, "cycle"
         if view is not None and target.family == "cube" and target.root in lone:
-            view, why = None, "composite_whole" if target.root in _torn else "cost_split"
+            view, why = None, "composite_whole" if target.root in torn_roots else "cost_split"
         if view is None:
             new_group(n, why)
             continue
@@ -346,7 +353,7 @@ def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
             and any(n.composite is not None and any(group_of.get(m) is not g for m in _members(graph, n.composite))
                     for n in g.nodes)}
     if torn:
-        return partition(graph, fuse=fuse, keep_out=keep_out, split=lone | torn, _torn=_torn | torn)
+        return _partition(graph, fuse, keep_out, frozenset(lone | torn), torn_roots | torn)
     return FusionPlan(graph, tuple(_finish(graph, g, group_of) for g in groups), fuse)
 
 

@@ -60,15 +60,10 @@ _PY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.f
        "%": operator.mod, "min": min, "max": max}
 
 
-_EXPR_TYPES = (Var, Const, Bin, Load)
-
-
 def as_expr(x: Expr | int | str) -> Expr:
     t = type(x)
     if t is Const or t is Var or t is Bin or t is Load:
         return x  # type: ignore[return-value]
-    if isinstance(x, _EXPR_TYPES):
-        return x
     if isinstance(x, bool):
         return Const(int(x))
     if isinstance(x, int):

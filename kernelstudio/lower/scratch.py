@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..ir.ops import itemsize
 from .expr import Const, static_value
+from .memo import KernelMemo
 from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
 from .vec_calls import work_of
 
@@ -35,22 +36,12 @@ def _broadcast(src: Region, dst: Region) -> bool:
     return src.cols == Const(1) and dst.cols != Const(1)
 
 
-# id(buffers), id(tiling), id(aiv) -> (kernel, answer): a kernel and its `dataclasses.replace` copies
-# (the program's kernels are copies of the ones lowering sized) share the answer
-_DECIDED: dict[tuple[int, int, int], tuple[Kernel, dict[str, tuple[int, str]]]] = {}
+_DECIDED = KernelMemo()  # a kernel and its copies (the program holds copies of what lowering sized) share it
 
 
 def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
     """VECCALC TBufs the vector program of `k` needs besides its own buffers: member -> (bytes, purpose)."""
-    key = (id(k.buffers), id(k.tiling), id(k.aiv))
-    hit = _DECIDED.get(key)
-    if hit is not None and hit[0].buffers is k.buffers and hit[0].tiling is k.tiling and hit[0].aiv is k.aiv:
-        return dict(hit[1])
-    out = _decide(k)
-    if len(_DECIDED) >= 16:
-        _DECIDED.clear()
-    _DECIDED[key] = (k, out)
-    return dict(out)
+    return dict(_DECIDED.get((k.buffers, k.tiling, k.aiv), lambda: _decide(k)))
 
 
 def _decide(k: Kernel) -> dict[str, tuple[int, str]]:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from .expr import Const, E, Expr, Var, ceil_div, is_multiple, static_value
+from .memo import KernelMemo
 from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
 
 __all__ = ["WORK", "Expansion", "expand", "calls_of", "work_of", "kind", "contiguous", "looped", "dense_when",
@@ -475,6 +476,16 @@ def dense_when(dst: Region, srcs: tuple[Region, ...], tiling: Mapping[str, int])
     return E.sub(1, E.min(1, E.sub(dst.stride, dst.cols)))
 
 
+def _spread(s: VecOp, c: _Ctx) -> str:
+    """How `expand` writes an op with a per-row or per-tile operand: "brcb" (Brcb, then the op's repeat
+    form), "none" (a cast between dtypes: one call that reads the scalars), or "" (no such operand)."""
+    if s.op in ("copy", "cast") and s.srcs and kind(s.srcs[0], s.dst) in ("col", "scalar"):
+        return "none" if s.op == "cast" and c.buf(s.srcs[0]).dtype != c.buf(s.dst).dtype else "brcb"
+    if s.op in BINARY_API and any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs):
+        return "brcb"
+    return ""
+
+
 def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *, row: str = "row",
            kernel: str = "") -> Expansion | None:
     """The calls `s` issues (see module doc), or None when it is one contiguous count-form call."""
@@ -487,12 +498,9 @@ def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *,
         s = VecOp("copy", s.dst, (s.src,))
     if not isinstance(s, VecOp) or s.dst.gm or any(r.gm for r in s.srcs):
         return None
-    if s.op in ("copy", "cast") and s.srcs and kind(s.srcs[0], s.dst) in ("col", "scalar"):
-        if s.op == "cast" and c.buf(s.srcs[0]).dtype != c.buf(s.dst).dtype:
-            return None
-        return _broadcast(s, c)
-    if s.op in BINARY_API and any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs):
-        return _broadcast(s, c)
+    case = _spread(s, c)
+    if case:
+        return _broadcast(s, c) if case == "brcb" else None
     if s.op in BINARY_API and looped(s.dst, s.srcs):
         grouped = _groups(s, c)
         if grouped is not None:
@@ -506,27 +514,21 @@ def expand(s: Stmt, buffers: Mapping[str, Buffer], tiling: Mapping[str, int], *,
 
 
 # One kernel's expansions are asked for by the capacity check (scratch.py), the code generator and the
-# simulator; each instruction is expanded once. Keyed by the kernel's buffers and tiling (shared by a
-# kernel and its `dataclasses.replace` copies), then by the instruction; both kept alive with the answer.
-_MEMO: dict[tuple[int, int], tuple[tuple, tuple, dict[int, tuple[Stmt, object]]]] = {}
+# simulator: each instruction is expanded once (per kernel, then per instruction, kept alive with its answer)
+_MEMO = KernelMemo()
 
 
 def calls_of(k, s: Stmt) -> Expansion | None:
     """`expand(s, ...)` for an instruction of kernel `k`, computed once per (kernel, instruction). An
     UnsupportedError is raised again on each ask."""
-    key = (id(k.buffers), id(k.tiling))
-    hit = _MEMO.get(key)
-    if hit is None or hit[0] is not k.buffers or hit[1] is not k.tiling:
-        if len(_MEMO) >= 16:
-            _MEMO.clear()
-        hit = _MEMO[key] = (k.buffers, k.tiling, {})
-    seen = hit[2].get(id(s))
+    table: dict[int, tuple[Stmt, object]] = _MEMO.get((k.buffers, k.tiling), dict)
+    seen = table.get(id(s))
     if seen is None or seen[0] is not s:
         try:
             ans: object = expand(s, {b.name: b for b in k.buffers}, dict(k.tiling), kernel=k.name)
         except UnsupportedError as e:
             ans = e
-        seen = hit[2][id(s)] = (s, ans)
+        seen = table[id(s)] = (s, ans)
     if isinstance(seen[1], UnsupportedError):
         raise seen[1].with_traceback(None)
     return seen[1]  # type: ignore[return-value]
@@ -536,18 +538,15 @@ def work_of(k, s: Stmt) -> tuple[int, str]:
     """(elements, dtype) of reduce scratch instruction `s` of kernel `k` uses: what `calls_of(k, s).work`
     says, without writing the calls of a broadcast (the capacity probes of the auto-schedule ask this
     of kernels they then drop). An instruction the code generator refuses uses none."""
-    if isinstance(s, VecOp) and not s.dst.gm and not any(r.gm for r in s.srcs) and s.srcs:
-        spread = (s.op in ("copy", "cast") and kind(s.srcs[0], s.dst) in ("col", "scalar")) or (
-            s.op in BINARY_API and any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs))
-        if not spread:
-            return 0, ""
-        c = _Ctx({b.name: b for b in k.buffers}, dict(k.tiling), "row", k.name)
-        if s.op == "cast" and c.buf(s.srcs[0]).dtype != c.buf(s.dst).dtype:
+    if not isinstance(s, (VecOp, Reduce)):
+        return 0, ""
+    c = _Ctx({b.name: b for b in k.buffers}, dict(k.tiling), "row", k.name)
+    if isinstance(s, VecOp):
+        if s.dst.gm or any(r.gm for r in s.srcs) or _spread(s, c) != "brcb":
             return 0, ""
         plan = _broadcast_plan(s, c)
         return (0, "") if plan is None else (plan[4], c.buf(s.dst).dtype)
     if isinstance(s, Reduce):
-        c = _Ctx({b.name: b for b in k.buffers}, dict(k.tiling), "row", k.name)
         work = _reduce_work(s, c)
         return (work, c.buf(s.src).dtype) if work else (0, "")
     return 0, ""

@@ -130,6 +130,9 @@ _SIZES: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
     Reduce: lambda s: (s.src.rows, s.src.cols),
     TopK: lambda s: (s.src.rows, s.src.cols),
     VecCall: lambda s: (s.repeats,) if s.form == "repeat" else (s.count,),
+}
+# ... and those of the control statements: trip counts, conditions, bound values
+_CONTROL: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
     Loop: lambda s: (s.start, s.stop, s.step),
     If: lambda s: (s.cond,),
     Let: lambda s: (s.value,),
@@ -141,12 +144,12 @@ _REGIONS = ("dst", "src", "c", "a", "b", "values", "indices")
 def _sizes_exprs(s: Stmt) -> tuple[Expr, ...]:
     """The expressions an instruction's cost depends on."""
     f = _SIZES.get(type(s))
-    return f(s) if f is not None and type(s) not in (Loop, If, Let) else ()
+    return f(s) if f is not None else ()
 
 
 def cost_exprs(s: Stmt) -> tuple[Expr, ...]:
     """Every expression of statement `s` itself (not its body) that can change timing."""
-    f = _SIZES.get(type(s))
+    f = _SIZES.get(type(s)) or _CONTROL.get(type(s))
     return f(s) if f is not None else ()
 
 
