@@ -297,6 +297,27 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
             stack.extend(groups[i].deps)
         return False
 
+    order = {n: i for i, n in enumerate(graph.nodes)}
+
+    def merge(p: _Group, target: _Group) -> None:
+        """Fold vector group `p` into `target`: two branches of the same inputs rejoin at a node of both."""
+        p.reasons[p.nodes[0]] = rule("branch_join")
+        for m in p.nodes:
+            group_of[m] = target
+        target.views.update(p.views)
+        target.reasons.update(p.reasons)
+        target.nodes = sorted(target.nodes + p.nodes, key=order.__getitem__)
+        target.deps |= p.deps
+        for g in groups:
+            if p.idx in g.deps:
+                g.deps.discard(p.idx)
+                if g is not target:
+                    g.deps.add(target.idx)
+        for key, g in list(by_composite.items()):
+            if g is p:
+                by_composite[key] = target
+        p.nodes, p.views, p.reasons, p.deps = [], {}, {}, set()
+
     for n in graph.nodes:
         if n.info.kind is Kind.LEAF:
             continue
@@ -326,6 +347,9 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
             new_group(n, "new_kernel")
             continue
         target = max(producers, key=lambda g: g.idx)
+        for p in sorted(set(producers) - {target}, key=lambda g: -g.idx):
+            if _joinable(p, target, kept, depends_on, groups):
+                merge(p, target)
         why = "space_mismatch"
         view = None
         if not target.closed and not any(group_of.get(i) is target and i in kept for i in n.inputs):
@@ -354,7 +378,31 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
                     for n in g.nodes)}
     if torn:
         return _partition(graph, fuse, keep_out, frozenset(lone | torn), torn_roots | torn)
-    return FusionPlan(graph, tuple(_finish(graph, g, group_of) for g in groups), fuse)
+    return FusionPlan(graph, tuple(_finish(graph, g, group_of) for g in _in_order(groups)), fuse)
+
+
+def _joinable(p: _Group, target: _Group, kept: set[Node], depends_on, groups: list[_Group]) -> bool:
+    """Whether vector group `p` can fold into vector group `target` (both feed one node): the same open
+    [rows, cols] tiles, no kept-out op, and no third kernel between them (that would make a cycle)."""
+    if p.family != "vector" or target.family != "vector" or p.closed or target.closed:
+        return False
+    if p.space != target.space or p.row_dims != target.row_dims or any(m in kept for m in p.nodes):
+        return False
+    if depends_on(p, target):
+        return False
+    return not any(d != p.idx and depends_on(groups[d], p) for d in target.deps)
+
+
+def _in_order(groups: list[_Group]) -> list[_Group]:
+    """The live groups, each after the groups it reads (a merge can move a kernel after its readers)."""
+    live = {g.idx: g for g in groups if g.nodes}
+    done: set[int] = set()
+    out: list[_Group] = []
+    while len(out) < len(live):
+        g = next(g for i, g in sorted(live.items()) if i not in done and g.deps <= done)
+        done.add(g.idx)
+        out.append(g)
+    return out
 
 
 def _members(graph: Graph, composite: object) -> list[Node]:

@@ -44,6 +44,9 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("unfused", False, "fusion is off: every op is its own kernel and intermediates round-trip GM"),
     FusionRule("cycle", False,
                "joining the producer's kernel would make kernels depend on each other: new kernel"),
+    FusionRule("branch_join", True,
+               "two branches from the same inputs rejoin at one op (x * 0.5 * (1 + erf(x)), ...): both "
+               "branches are computed on the same tiles in UB, one kernel"),
     FusionRule("composite", True,
                "unfused plans keep one library call (layer_norm, softmax, gelu, ...) as one kernel"),
     FusionRule("new_kernel", False, "first op of its kernel"),

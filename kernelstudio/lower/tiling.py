@@ -259,9 +259,11 @@ def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
         tc_cands = [tc_user]
     else:
         tc_cands = [C]
-        if not reduce and R < cores:
+        if not reduce and R < cores:  # fewer rows than cores: spread the columns, but no core gets
+            # less than one full repeat (8 blocks of 32 bytes): narrower tiles issue as many vector
+            # instructions per core and only add cores' fixed costs
             share = -(-C // max(1, cores // R))
-            tc_cands = [max(per, -(-share // per) * per)]
+            tc_cands = [min(C, max(8 * per, -(-share // per) * per))]
         c = _pow2_at_most(C)
         while c >= per:
             if c < tc_cands[-1]:

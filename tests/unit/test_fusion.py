@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import kernelstudio as ks
@@ -104,3 +105,38 @@ def test_a_composite_joins_a_matmul_kernel_whole_or_not_at_all(norm):
     assert gm(True) <= gm(False)
     whole = ks.create_schedule(graph(16), fuse=True)  # a real row: the whole composite fuses
     assert [k.family for k in whole.kernels] == ["cube_vector"]
+
+
+@pytest.mark.parametrize("build", [lambda x: ks.gelu(x), lambda x: ks.gelu(x) + 1.0,
+                                   lambda x: (x * 0.5) * (x + 1.0), lambda x: ks.exp(x) + ks.sigmoid(x) * x])
+def test_branches_from_one_input_rejoin_in_one_kernel(build):
+    x = ks.placeholder((100, 300), "float16", name="x")
+    out = build(x)
+    s = ks.create_schedule(out)
+    assert len(s.kernels) == 1
+    (k,) = s.kernels
+    assert "branch_join" in {r.name for _, r in k.reasons}
+    order = {n: i for i, n in enumerate(s.graph.nodes)}
+    assert [order[n] for n in k.nodes] == sorted(order[n] for n in k.nodes)  # still topological
+    inputs = {"x": np.random.default_rng(0).standard_normal((100, 300)).astype(np.float16)}
+    got = ks.run_tiled(ks.lower(s, "ascend910b2"), inputs)
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(ks.evaluate(out, inputs), np.float32),
+                               rtol=2e-3, atol=2e-3)
+
+
+def test_branches_stay_apart_when_a_third_kernel_sits_between():
+    # a = exp(x) and c = transpose(a) + 1 rejoin at a * c; folding a's kernel into c's would make it
+    # depend on the transpose kernel, which reads a
+    x = ks.placeholder((64, 64), "float16", name="x")
+    a = ks.exp(x)
+    out = a * (ks.transpose(a, (1, 0)) + 1.0)
+    s = ks.create_schedule(out)
+    assert [k.family for k in s.kernels] == ["vector"] * 3
+    assert "branch_join" not in {r.name for k in s.kernels for _, r in k.reasons}
+    made_by = {n: i for i, k in enumerate(s.kernels) for n in k.nodes}
+    for i, k in enumerate(s.kernels):  # every kernel reads only kernels before it
+        assert all(made_by[n] < i for n in k.inputs if n in made_by)
+    inputs = {"x": np.random.default_rng(1).standard_normal((64, 64)).astype(np.float16)}
+    got = ks.run_tiled(ks.lower(s, "ascend910b2"), inputs)
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(ks.evaluate(out, inputs), np.float32),
+                               rtol=2e-3, atol=2e-3)
