@@ -16,6 +16,7 @@ from .bundle import CodeBundle, TensorSpec
 from .host import host_source, main_source, tiling_header, workspace_bytes
 from .kernel import kernel_source
 from .naming import OpNames, names_of, op_names
+from .scope import runtime_rows
 
 __all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of", "OpNames", "CodeBundle",
            "TensorSpec"]
@@ -38,7 +39,9 @@ def codegen(prog: Program) -> CodeBundle:
     from ..validate import need_program
 
     prog = need_program(prog, "codegen")
-    specs = {t.name: TensorSpec(t.name, t.shape, t.dtype) for t in prog.tensors}
+    rt = runtime_rows(prog, prog.kernels[0]) if prog.kernels else None
+    specs = {t.name: TensorSpec(t.name, t.shape, t.dtype, rt.dims if rt is not None and t.name in rt.tensors else 0)
+             for t in prog.tensors}
     ws = max((workspace_bytes(prog, k) for k in prog.kernels), default=0)
     return CodeBundle(
         name=prog.name,

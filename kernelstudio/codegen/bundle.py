@@ -25,6 +25,7 @@ class TensorSpec:
     name: str
     shape: tuple[int, ...]
     dtype: str
+    runtime_dims: int = 0  # leading dimensions the code takes at run time (its rows); `shape` has the lowered ones
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -42,6 +43,10 @@ class TensorSpec:
         if any(d < 0 for d in shape):
             raise InputError(f"tensor {self.name!r} has a negative dimension in shape {shape}")
         object.__setattr__(self, "shape", shape)
+        if isinstance(self.runtime_dims, bool) or not isinstance(self.runtime_dims, int) or not (
+                0 <= self.runtime_dims <= len(shape)):
+            raise InputError(f"tensor {self.name!r}: runtime_dims {self.runtime_dims!r} must be an int from 0 to "
+                             f"its {len(shape)} dimension(s)")
         object.__setattr__(self, "dtype", check_dtype(self.dtype, f"dtype of tensor {self.name!r}"))
 
 

@@ -15,6 +15,7 @@ from ..names import check_name, op_name
 from .conv import gm_formats
 from .host import GE_DTYPES, io_params
 from .naming import op_names
+from .scope import runtime_rows
 
 __all__ = ["write_project", "project_files", "op_json", "project_name"]
 
@@ -73,6 +74,22 @@ target_link_libraries({proj}_cpu PRIVATE Threads::Threads)
 """
 
 
+def _shapes_text(prog: Program) -> str:
+    """The shapes paragraph of the README: fixed, or rows at run time."""
+    listing = "\n".join(f"- `{t.name}`: {list(t.shape)} {t.dtype} ({t.role})" for t in prog.tensors)
+    rt = runtime_rows(prog, prog.kernels[0]) if prog.kernels else None
+    if rt is None:
+        return ("The tiling functions were generated for the shapes below; TilingFunc rejects other shapes (re-run "
+                f"kernelstudio for them):\n\n{listing}")
+    return (f"The operator takes its row count at run time: {', '.join(f'`{t}`' for t in rt.tensors)} may have any "
+            f"first {rt.dims} dimension(s) (the same in all of them; the kernel's rows are their product), and "
+            "TilingFunc computes the row tiles and the block dim from them. Every other dimension is fixed as "
+            f"below (lowered shapes; TilingFunc rejects other fixed dimensions):\n\n{listing}\n\n"
+            f"On the CPU, put the run's row dimension(s) in `dims.txt` next to the inputs (e.g. `"
+            f"{' '.join(str(d) for d in prog.tensor(rt.tensors[0]).shape[:rt.dims])}`); without it the launcher "
+            "uses the lowered ones.")
+
+
 def _readme(prog: Program) -> str:
     names = op_names(prog)
     kernels = "\n".join(f"- `{n.op_type}` (kernel {k.name}: {k.family}, {k.kernel_type}, block dim {k.block_dim}): "
@@ -101,10 +118,7 @@ Target: `{prog.target}`. Operators (one kernel each), launched in this order:
 5. Call it through aclnn (`aclnn{first}GetWorkspaceSize` / `aclnn{first}`) or from PyTorch via
    torch_npu's custom-op registration.
 
-The tiling functions were generated for the shapes below; TilingFunc rejects other shapes (re-run
-kernelstudio for them):
-
-{chr(10).join(f"- `{t.name}`: {list(t.shape)} {t.dtype} ({t.role})" for t in prog.tensors)}
+{_shapes_text(prog)}
 
 ## Run on the CPU without an NPU
 

@@ -24,11 +24,11 @@ from ..lower.expr import (
     to_c,
 )
 from ..lower.memo import KernelMemo
-from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, Tier
+from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, RuntimeRows, Tier
 from ..names import C_SYMBOLS
 from .writer import Writer, camel, ctype
 
-__all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple"]
+__all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple", "runtime_rows"]
 
 ZERO = Const(0)
 
@@ -52,6 +52,12 @@ TILING_LIMIT = 2**31 - 1  # tiling constants are 32-bit fields
 BLOCK_VARS = {"blk": "blockIdx", "sub": "subBlockIdx"}
 
 
+def runtime_rows(prog: Program, k: Kernel) -> RuntimeRows | None:
+    """The kernel's run-time row count, when its generated code takes one: programs of one kernel (the
+    GM intermediates of a chain of kernels would need shapes computed at run time too)."""
+    return k.runtime_rows if len(prog.kernels) == 1 else None
+
+
 @dataclass
 class Scope:
     """Name resolution and per-kernel facts shared by the emitters of one kernel."""
@@ -66,6 +72,10 @@ class Scope:
 
     def __post_init__(self) -> None:
         self.tiling = dict(self.kernel.tiling)
+        self.runtime = runtime_rows(self.prog, self.kernel)
+        # what the code may fold into literals: every tiling value but those it reads at run time
+        self.static_env = ({n: v for n, v in self.tiling.items() if n not in RuntimeRows.NAMES}
+                           if self.runtime is not None else self.tiling)
         self._texts: dict[Expr, str] = {}  # expr() answers: equal expressions print alike in one scope
         self._buffers = {b.name: b for b in self.kernel.buffers}
         self._fields = {n: camel(n) for n in self.tiling}
@@ -116,10 +126,10 @@ class Scope:
         return text
 
     def static(self, e: Expr) -> int | None:
-        return static_value(e, self.tiling)
+        return static_value(e, self.static_env)
 
     def multiple(self, e: Expr, n: int) -> bool:
-        return is_multiple(e, n, self.tiling)
+        return is_multiple(e, n, self.static_env)
 
     # ---- tensors -------------------------------------------------------------------------------
     def buffer(self, name: str) -> Buffer:

@@ -344,7 +344,7 @@ def _vecop(s: VecOp, m: Method) -> None:
         rule = VEC_RULES[s.op]
     except KeyError:
         raise UnsupportedError(f"kernel {m.scope.kernel.name}: vector op {s.op!r} has no Ascend C rule") from None
-    dense = dense_when(s.dst, s.srcs, m.scope.tiling) if looped(s.dst, s.srcs) else None
+    dense = dense_when(s.dst, s.srcs, m.scope.static_env) if looped(s.dst, s.srcs) else None
     if dense is None:
         rule(s.op, s, m)
         return

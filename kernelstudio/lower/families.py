@@ -30,6 +30,7 @@ from .tileir import (
     Pipe,
     QuePos,
     Region,
+    RuntimeRows,
     Stmt,
     Tier,
 )
@@ -130,8 +131,10 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         raise ScheduleError(f"kernel {fk.name}: {cfg.order_by} cannot apply: {why}; drop it, or "
                             + ("split(-1, ...) to tile the columns first" if not reduce else
                                "parallel(cores=...) to change how many cores share the row tiles"))
+    runtime = _runtime_rows(fk, names, cfg) if (reduce or ct == 1) and fk.nodes[0].op is not Op.RESHAPE else None
     if reduce or ct == 1:
-        lets = [Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(R, E.mul(Var("t"), tr))))]
+        rows: Expr = Var("rows") if runtime is not None else Const(R)  # the code reads it from its tiling
+        lets = [Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(rows, E.mul(Var("t"), tr))))]
         if reduce and tc < C:
             body = vb.multipass(Var("r0"), Var("rlen"), Const(0), Const(C), "ci")
             scheme = (f"row reduction: multi-pass over column chunks of {tc} (narrower than the {C}-wide row, "
@@ -156,7 +159,27 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         params=tuple(names[i] for i in fk.inputs) + tuple(names[o] for o in fk.outputs),
         buffers=tuple(vb.buffers.values()), aiv=(*pre, loop),
         tiling=(("rows", R), ("cols", C), ("tile_rows", tr), ("tile_cols", tc), ("tiles", total), ("block_dim", bd)),
-        ops=tuple(names[n] for n in fk.nodes), notes=tuple(notes), vec_per_block=1)
+        ops=tuple(names[n] for n in fk.nodes), notes=tuple(notes), vec_per_block=1, runtime_rows=runtime)
+
+
+def _runtime_rows(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> RuntimeRows | None:
+    """The tensors of a row-tiled vector kernel that scale with its row count, when every tensor either
+    holds the kernel's rows in its leading dims (a full tile or a column vector) or none at all (a row
+    vector or a scalar); None when a tensor repeats or gathers rows (its rows are not the kernel's)."""
+    rd = fk.row_dims
+    lead = fk.space[:rd]
+    scaled = []
+    for node in (*fk.inputs, *fk.outputs):
+        view = fk.input_view(node) if node in fk.inputs else fk.view(node)
+        if node in fk.inputs and (fk.input_period(node) is not None or fk.input_row_map(node) is not None):
+            return None
+        if view in ("row", "scalar"):
+            continue
+        tail = fk.space[rd:] if view == "full" else (1,) * (len(fk.space) - rd)
+        if view not in ("full", "col") or tuple(node.shape) != (*lead, *tail):
+            return None
+        scaled.append(names[node])
+    return RuntimeRows(rd, tuple(dict.fromkeys(scaled)), cfg.cores) if scaled else None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
     "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "Alloc", "EnQue", "DeQue", "Free",
     "CrossSet", "CrossWait", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
-    "Panel", "TileWalk",
+    "Panel", "TileWalk", "RuntimeRows",
     "VECTOR_OPS", "pipe_of", "walk",
 ]
 
@@ -388,6 +388,20 @@ Stmt = Instr | Let | Loop | If
 
 
 @dataclass(frozen=True, slots=True)
+class RuntimeRows:
+    """A vector kernel that takes its row count at run time: each tensor in `tensors` holds `rows` rows,
+    the product of its first `dims` dimensions (the same for all of them); its other dimensions are fixed.
+    The generated TilingFunc computes `rows`, `tiles` and `block_dim` (at most `cores`) from the input
+    shapes, and the kernel reads them from its tiling."""
+
+    dims: int
+    tensors: tuple[str, ...]
+    cores: int
+
+    NAMES = ("rows", "tiles", "block_dim")  # the tiling values set at run time
+
+
+@dataclass(frozen=True, slots=True)
 class Kernel:
     name: str
     family: str  # "vector" | "cube" | "cube_vector"
@@ -403,6 +417,7 @@ class Kernel:
     vec_per_block: int = 1  # AIV programs per block: 2 for MIX_AIC_1_2, else 1
     does: str = ""  # what it computes in a word or two (matmul_gelu, layer_norm): names its operator
     tile_walk: TileWalk | None = None  # cube kernels: the order C tiles are dealt out and what each reads (L2 model)
+    runtime_rows: RuntimeRows | None = None  # vector kernels whose code can take another row count
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..codegen.bundle import CodeBundle, TensorSpec
+from ..codegen.host import RUNTIME_DIMS_FILE
 from ..dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
-from ..errors import CompileError, TwinError
+from ..errors import CompileError, InputError, TwinError
 from ..files import os_error, write_text
 from ..names import inside
 from .calllog import CallLog
@@ -314,11 +315,49 @@ def _to_storage(spec: TensorSpec, arr: np.ndarray) -> np.ndarray:
         return np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
 
 
-def _check_inputs(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+def _check_inputs(code: CodeBundle, inputs: Mapping[str, np.ndarray]
+                  ) -> tuple[dict[str, np.ndarray], tuple[int, ...] | None]:
+    """The inputs in storage form, and the row dimensions of this run when the code takes them at run time
+    (None when it does not)."""
     from ..validate import check_inputs
 
-    arrays = check_inputs(f"kernel {code.name!r}", [(t.name, t.shape, t.dtype) for t in code.inputs], inputs)
-    return {t.name: _to_storage(t, arrays[t.name]) for t in code.inputs}
+    lead = _runtime_lead(code, inputs)
+    specs = [_at(t, lead) for t in code.inputs]
+    arrays = check_inputs(f"kernel {code.name!r}", [(t.name, t.shape, t.dtype) for t in specs], inputs)
+    return {t.name: _to_storage(t, arrays[t.name]) for t in specs}, lead
+
+
+def _at(spec: TensorSpec, lead: tuple[int, ...] | None) -> TensorSpec:
+    """`spec` with this run's row dimensions."""
+    if lead is None or not spec.runtime_dims:
+        return spec
+    return TensorSpec(spec.name, (*lead, *spec.shape[spec.runtime_dims:]), spec.dtype, spec.runtime_dims)
+
+
+def _runtime_lead(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> tuple[int, ...] | None:
+    """The row dimensions the inputs give a kernel that takes them at run time: the leading dims of its
+    first such input (the others are checked against them by check_inputs)."""
+    lead = None
+    for t in code.inputs:
+        if not t.runtime_dims or not isinstance(inputs, Mapping) or t.name not in inputs:
+            continue
+        shape = tuple(np.shape(inputs[t.name]))
+        n = t.runtime_dims
+        takes = "[" + ", ".join(["rows"] * n + [str(d) for d in t.shape[n:]]) + "]"
+        if len(shape) != len(t.shape) or shape[n:] != t.shape[n:]:
+            raise InputError(f"kernel {code.name!r}: input {t.name!r} has shape {list(shape)}; the kernel takes "
+                             f"{takes} (its first {n} dimension(s) at run time, {list(t.shape)} when lowered); "
+                             "rebuild for other fixed dimensions")
+        if any(d < 1 for d in shape[:n]):
+            raise InputError(f"kernel {code.name!r}: input {t.name!r} has shape {list(shape)}; its row "
+                             f"dimensions {list(shape[:n])} must each be at least 1")
+        if lead is None:
+            lead, first = shape[:n], t.name
+        elif shape[:n] != lead:
+            raise InputError(f"kernel {code.name!r}: input {t.name!r} has shape {list(shape)} but input {first!r} "
+                             f"gives the run {list(lead)} as its row dimension(s); pass {t.name} with shape "
+                             f"{[*lead, *t.shape[n:]]}")
+    return None if lead is None else tuple(int(d) for d in lead)
 
 
 def _read_output(spec: TensorSpec, path: Path, kernel: str) -> np.ndarray:
@@ -377,7 +416,7 @@ def run(
 
     code = need_bundle(code, "twin.run")
     timeout_s = as_number(timeout_s, "twin.run: timeout_s (seconds the kernel may run)", positive=True)
-    storage = _check_inputs(code, inputs)
+    storage, lead = _check_inputs(code, inputs)
     binary = compile(code, cache_dir=cache_dir)
     env = {k: v for k, v in os.environ.items() if k != "KS_TWIN_LOG"}  # logging only when asked for
     with tempfile.TemporaryDirectory(prefix="ks-twin-run-") as tmp:
@@ -387,6 +426,9 @@ def run(
             work.mkdir(parents=True, exist_ok=True)
             for name, arr in storage.items():
                 arr.astype(arr.dtype.newbyteorder("<"), copy=False).tofile(inside(work, f"{name}.bin"))
+            inside(work, RUNTIME_DIMS_FILE).unlink(missing_ok=True)
+            if lead is not None:
+                inside(work, RUNTIME_DIMS_FILE).write_text(" ".join(map(str, lead)) + "\n")
             for spec in code.outputs:
                 inside(work, f"{spec.name}.bin").unlink(missing_ok=True)
             log_path.unlink(missing_ok=True)
@@ -407,7 +449,8 @@ def run(
             if log_calls and log_path.is_file():
                 err.calls = CallLog.read(log_path)  # type: ignore[attr-defined]
             raise err
-        by = {spec.name: _read_output(spec, work / f"{spec.name}.bin", code.name) for spec in code.outputs}
+        by = {spec.name: _read_output(_at(spec, lead), work / f"{spec.name}.bin", code.name)
+              for spec in code.outputs}
         outs: Outputs = by if by_name else _positional(code, by)
         if not log_calls:
             return outs

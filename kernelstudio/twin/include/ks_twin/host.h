@@ -85,6 +85,26 @@ inline Launch run_tiling(const char* op_type, const std::vector<std::vector<int6
     return l;
 }
 
+// The row dimensions of a kernel that takes its row count at run time: `path` (written by ks.twin.run next to
+// the inputs) holds one whole number per dimension; without the file, the dimensions it was lowered for.
+inline std::vector<int64_t> runtime_dims(const char* path, const std::vector<int64_t>& lowered)
+{
+    FILE* f = std::fopen(path, "r");
+    if (f == nullptr) return lowered;
+    std::vector<int64_t> dims;
+    long long v = 0;
+    while (std::fscanf(f, "%lld", &v) == 1) dims.push_back(static_cast<int64_t>(v));
+    std::fclose(f);
+    if (dims.size() != lowered.size()) {
+        fail("launch", "%s holds %zu row dimension(s); the kernel takes %zu (its first dimensions, as lowered: %s)",
+             path, dims.size(), lowered.size(), ks_shape_text({lowered}).c_str());
+    }
+    for (int64_t d : dims) {
+        if (d < 1) fail("launch", "%s: row dimension %lld; each must be at least 1", path, static_cast<long long>(d));
+    }
+    return dims;
+}
+
 }  // namespace ks_twin::host
 
 #endif
