@@ -9,8 +9,11 @@ buffering, core count). main.cpp fills no tiling itself: like the CANN runtime, 
 TilingFunc (`ks_twin::host::run_tiling`) and launches with the block dim, tiling key, tiling blob and
 workspace size it returns.
 
-The TileIR is compiled for fixed shapes, so TilingFunc checks the input shapes it was generated for and
-fails (GRAPH_FAILED) for others.
+A program of one row-tiled vector kernel takes its row count at run time (`Kernel.runtime_rows`): TilingFunc
+checks the fixed dimensions, computes rows, tiles and the block dim from the input shape, and main.cpp sizes
+its buffers from the row dimensions in `dims.txt` (written by `ks.twin.run`; the lowered ones without it).
+Every other program is compiled for fixed shapes: TilingFunc checks the input shapes it was generated for
+and fails (GRAPH_FAILED) for others.
 
 Conv kernels read their feature map in NC1HWC0 and their weights in FRACTAL_Z (see conv.py): the OpDef
 declares those formats, so CANN's graph engine inserts TransData in front of the operator and TilingFunc
@@ -20,17 +23,19 @@ launch (`ks_twin::host::nchw_to_nc1hwc0`, `weights_to_fractal_z`) and passes the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..ir.ops import itemsize
-from ..lower.tileir import Copy, Kernel, Program, walk
+from ..lower.tileir import Copy, Kernel, Program, RuntimeRows, walk
 from .conv import GmFormat, gm_formats
 from .kernel import entry_signature, kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
 from .naming import names_of
-from .scope import Scope
+from .scope import Scope, runtime_rows
 from .writer import Writer, camel
 
 __all__ = ["tiling_header", "host_source", "main_source", "workspace_bytes", "tiling_values", "io_params",
-           "API_CUBE_FIELDS"]
+           "API_CUBE_FIELDS", "RUNTIME_DIMS_FILE", "tile_lines"]
 
 GE_DTYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "float32": "ge::DT_FLOAT",
              "int8": "ge::DT_INT8", "int32": "ge::DT_INT32"}
@@ -112,8 +117,9 @@ def tiling_header(prog: Program, k: Kernel) -> str:
 
 def _fill(w: Writer, var: str, prog: Program, k: Kernel) -> None:
     fields, cube = tiling_values(prog, k)
+    runtime = {camel(n) for n in RuntimeRows.NAMES} if runtime_rows(prog, k) is not None else set()
     for f, v in fields:
-        w(f"{var}.set_{f}({v});")
+        w(f"{var}.set_{f}({f if f in runtime else v});")
     if cube:
         _cube_fill(w, var, prog, k, cube)
     topk = topk_spec(prog, k)
@@ -121,6 +127,42 @@ def _fill(w: Writer, var: str, prog: Program, k: Kernel) -> None:
         w(f"// TopK: one row of {topk.n} (padded to {topk.inner}) per call, top {topk.k}")
         with w.block(f"if (!{topk_tiling_call(topk, 'ascendcPlatform', f'{var}.topkTilingData').rstrip(';')})"):
             w("return ge::GRAPH_FAILED;")
+
+
+def _runtime_checks(w: Writer, prog: Program, k: Kernel, rt: RuntimeRows, inputs: list[str],
+                    tiles: bool = True) -> None:
+    """TilingFunc of a kernel that takes its row count at run time: every input's fixed dimensions as
+    lowered, the row dimensions the same in all tensors that have them; rows, tiles and cores from them."""
+    tiling = dict(k.tiling)
+    R, tr = tiling["rows"], tiling["tile_rows"]
+    lead = [f"{camel(p)}Shape" for p in inputs if p in rt.tensors]
+    w(f"// Rows at run time: {', '.join(rt.tensors)} hold `rows` rows (the product of their first {rt.dims} "
+      f"dimension(s); {R} when lowered), every other dimension is fixed by the schedule.")
+    for i, p in enumerate(inputs):
+        shape = prog.tensor(p).shape
+        fixed = range(rt.dims, len(shape)) if p in rt.tensors else range(len(shape))
+        w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
+        cond = " || ".join([f"{camel(p)}Shape.GetDimNum() != {len(shape)}"] +
+                           [f"{camel(p)}Shape.GetDim({d}) != {shape[d]}" for d in fixed] +
+                           [f"{camel(p)}Shape.GetDim({d}) != {lead[0]}.GetDim({d})" for d in range(rt.dims)
+                            if p in rt.tensors and f"{camel(p)}Shape" != lead[0]])
+        with w.block(f"if ({cond})"):
+            w("return ge::GRAPH_FAILED;")
+    rows = " * ".join(f"{lead[0]}.GetDim({d})" for d in range(rt.dims))
+    per_row = max(prog.tensor(p).size // R for p in rt.tensors)
+    w(f"const int64_t rows = {rows};")
+    w("// at least one row; offsets within 32 bits in the kernel")
+    with w.block(f"if (rows < 1 || rows > {(2**31 - 1) // per_row})"):
+        w("return ge::GRAPH_FAILED;")
+    if tiles:
+        w(*tile_lines("const uint32_t ", tr, rt.cores))
+
+
+def tile_lines(decl: str, tile_rows: int, cores: int) -> list[str]:
+    """C++ that sets `tiles` and `blockDim` from `rows` for row tiles of `tile_rows` on at most `cores` cores."""
+    return [f"{decl}tiles = static_cast<uint32_t>((rows + {tile_rows - 1}) / {tile_rows});  // row tiles of "
+            f"{tile_rows}",
+            f"{decl}blockDim = tiles < {cores} ? tiles : {cores};  // the schedule's cores at most"]
 
 
 def _cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, int]) -> None:
@@ -156,8 +198,10 @@ def _cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, in
             w(f"{var}.cubeTilingData.set_{f}({v});")
 
 
-def host_source(prog: Program, k: Kernel) -> str:
-    """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel."""
+def host_source(prog: Program, k: Kernel, keyed: Callable[[Writer, str], None] | None = None) -> str:
+    """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel. `keyed(w, var)`, for
+    a kernel with run-time rows, writes the tiling of each key instead (tune/dynamic_code.py): it sets every
+    field of `var` but rows, tiles and blockDim, and the locals `key`, `tiles` and `blockDim`."""
     names = names_of(prog, k)
     name = names.op_type
     inputs, outputs = io_params(prog, k)
@@ -169,9 +213,15 @@ def host_source(prog: Program, k: Kernel) -> str:
       '#include "tiling/platform/platform_ascendc.h"', '#include "tiling/tiling_api.h"', "")
     with w.block("namespace optiling", "}  // namespace optiling"):
         with w.block("static ge::graphStatus TilingFunc(gert::TilingContext* context)"):
-            w("// The schedule was lowered for these shapes; other shapes need a new kernelstudio build.")
+            rt = runtime_rows(prog, k)
+            if rt is not None:
+                _runtime_checks(w, prog, k, rt, inputs, tiles=keyed is None)
+            else:
+                w("// The schedule was lowered for these shapes; other shapes need a new kernelstudio build.")
             formats = gm_formats(prog, k)
             for i, p in enumerate(inputs):
+                if rt is not None:
+                    break
                 shape = prog.tensor(p).shape
                 if p in formats:  # stored in a private format: its origin shape is the logical one
                     w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetOriginShape();  "
@@ -184,8 +234,13 @@ def host_source(prog: Program, k: Kernel) -> str:
                     w("return ge::GRAPH_FAILED;")
             w("auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
               f"{names.tiling} tiling;")
-            _fill(w, "tiling", prog, k)
-            w(f"context->SetBlockDim({k.block_dim});", "context->SetTilingKey(0);",
+            if keyed is not None:
+                keyed(w, "tiling")
+                w("tiling.set_rows(rows);", "tiling.set_tiles(tiles);", "tiling.set_blockDim(blockDim);")
+            else:
+                _fill(w, "tiling", prog, k)
+            w(f"context->SetBlockDim({'blockDim' if rt is not None else k.block_dim});",
+              f"context->SetTilingKey({'key' if keyed is not None else 0});",
               "tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), "
               "context->GetRawTilingData()->GetCapacity());",
               "context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
@@ -217,6 +272,8 @@ def _soc(target: str) -> str:
     return t.rstrip("0123456789") if t.startswith("ascend910b") else t
 
 
+RUNTIME_DIMS_FILE = "dims.txt"  # the run-time row dimensions main.cpp reads (ks.twin.run writes it)
+
 KERNEL_MODES = {"AIV_ONLY": "AIV_MODE", "AIC_ONLY": "AIC_MODE", "MIX_AIC_1_2": "MIX_MODE"}
 
 
@@ -225,8 +282,23 @@ def _dev(tensor: str) -> str:
     return camel(tensor) + "Gm"
 
 
-def _nbytes(prog: Program, name: str) -> int:
-    return prog.tensor(name).nbytes
+def _nbytes(prog: Program, name: str) -> int | str:
+    """Bytes of a tensor in main.cpp: a number, or `rows * <bytes per row>` for one whose rows are set at run
+    time."""
+    t = prog.tensor(name)
+    rt = runtime_rows(prog, prog.kernels[0]) if len(prog.kernels) == 1 else None
+    if rt is not None and name in rt.tensors:
+        return f"rows * {t.nbytes // dict(prog.kernels[0].tiling)['rows']}"
+    return t.nbytes
+
+
+def _dims(prog: Program, name: str) -> str:
+    """`{d0, d1, ...}` of a tensor in main.cpp (its row dimensions from `lead` when set at run time)."""
+    shape = prog.tensor(name).shape
+    rt = runtime_rows(prog, prog.kernels[0]) if len(prog.kernels) == 1 else None
+    if rt is not None and name in rt.tensors:
+        return "{" + ", ".join([f"lead[{d}]" for d in range(rt.dims)] + [str(d) for d in shape[rt.dims:]]) + "}"
+    return "{" + ", ".join(str(d) for d in shape) + "}"
 
 
 def main_source(prog: Program) -> str:
@@ -250,10 +322,18 @@ def main_source(prog: Program) -> str:
         w(f"{entry_signature(prog, k)};")
     w("")
     gm = [t for t in prog.tensors if t.role != "workspace"]
+    rt = runtime_rows(prog, prog.kernels[0]) if prog.kernels else None
     with w.block("int32_t main()"):
         _platform(w, prog)
+        if rt is not None:
+            lowered = prog.tensor(rt.tensors[0]).shape[:rt.dims]
+            w(f"// rows at run time: {RUNTIME_DIMS_FILE} (next to the inputs) gives the first {rt.dims} dimension(s) "
+              f"of {', '.join(rt.tensors)}",
+              f'const std::vector<int64_t> lead = ks_twin::host::runtime_dims("{RUNTIME_DIMS_FILE}", '
+              f'{{{", ".join(map(str, lowered))}}});',
+              "const int64_t rows = " + " * ".join(f"lead[{d}]" for d in range(rt.dims)) + ";")
         for t in gm:
-            w(f"uint8_t* {_dev(t.name)} = static_cast<uint8_t*>(AscendC::GmAlloc({t.nbytes}));")
+            w(f"uint8_t* {_dev(t.name)} = static_cast<uint8_t*>(AscendC::GmAlloc({_nbytes(prog, t.name)}));")
         for p in prog.inputs:
             w(f"size_t {camel(p)}Size = 0;")
             with w.block(f'if (!ReadFile("{p}.bin", {camel(p)}Size, {_dev(p)}, {_nbytes(prog, p)}))'):
@@ -283,7 +363,7 @@ def _platform(w: Writer, prog: Program) -> None:
 
 
 def _shapes(prog: Program, params: list[str]) -> str:
-    return "{" + ", ".join("{" + ", ".join(str(d) for d in prog.tensor(p).shape) + "}" for p in params) + "}"
+    return "{" + ", ".join(_dims(prog, p) for p in params) + "}"
 
 
 def _converted(p: str, f: GmFormat) -> str:

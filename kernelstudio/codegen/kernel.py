@@ -5,6 +5,8 @@ Process and the CopyIn/Compute/CopyOut methods cut from the TileIR (see phases.p
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..lower.scratch import REDUCE_WORK, scratch_buffers
@@ -17,7 +19,7 @@ from .scope import Scope, control_head
 from .vector import Method, emit_instr
 from .writer import Writer, ctype
 
-__all__ = ["kernel_source", "kernel_params", "KERNEL_TYPES"]
+__all__ = ["kernel_source", "kernel_text", "KernelText", "launch_lines", "kernel_params", "KERNEL_TYPES"]
 
 KERNEL_TYPES = {"AIV_ONLY": "KERNEL_TYPE_AIV_ONLY", "AIC_ONLY": "KERNEL_TYPE_AIC_ONLY",
                 "MIX_AIC_1_2": "KERNEL_TYPE_MIX_AIC_1_2"}
@@ -47,7 +49,7 @@ def workspace_layout(prog: Program, k: Kernel) -> dict[str, int]:
 
 
 def _plan(scope: Scope, stmts: tuple) -> tuple[Plan, list[MethodDef]]:
-    plan, methods = plan_body(stmts, scope.tiling)
+    plan, methods = plan_body(stmts, scope.static_env)
     queued = {b.name for b in scope.kernel.buffers if b.queue is not None and b.tier is Tier.UB}
     scope.members |= bound_members(plan, queued)
     return plan, methods
@@ -171,6 +173,9 @@ def _globals(prog: Program, scope: Scope, parts: _Parts, args: dict[str, str]) -
         parts.members(f"AscendC::GlobalTensor<{c}> {g};")
         base = f"usrWorkspace + {ws[p]}" if p in ws else args[p]
         size, fmt = (formats[p].elements, f"  // {formats[p].format}") if p in formats else (t.size, "")
+        rt = scope.runtime
+        if rt is not None and p in rt.tensors:  # its rows are the launch's
+            size = f"{scope.var('rows')} * {t.size // dict(k.tiling)['rows']}"
         parts.init(f"{g}.SetGlobalBuffer((__gm__ {c}*)({base}), {size});{fmt}")
 
 
@@ -195,8 +200,22 @@ def entry_signature(prog: Program, k: Kernel) -> str:
     return f'extern "C" __global__ __aicore__ void {names_of(prog, k).snake}({args}GM_ADDR workspace, GM_ADDR tiling)'
 
 
-def kernel_source(prog: Program, k: Kernel) -> str:
-    """The whole `op_kernel/<name>.cpp` of one kernel."""
+@dataclass(frozen=True)
+class KernelText:
+    """`op_kernel/<name>.cpp` in three parts: the file head (comments, includes, helpers), the kernel class
+    (with its BUFFER_NUM) and the entry function."""
+
+    head: str
+    body: str
+    entry: str
+
+    @property
+    def whole(self) -> str:
+        return self.head + self.body + self.entry
+
+
+def kernel_text(prog: Program, k: Kernel) -> KernelText:
+    """The parts of `op_kernel/<name>.cpp` of one kernel (see KernelText)."""
     scope = Scope(prog, k)
     names = names_of(prog, k)
     cls = names.cls
@@ -237,6 +256,7 @@ def kernel_source(prog: Program, k: Kernel) -> str:
         w('#include "lib/matmul_intf.h"')
     # no #include of op_host/<op>_tiling.h: the CANN build makes the tiling struct GET_TILING_DATA fills
     w("", *HELPERS.splitlines(), "")
+    head, w = w.text(), Writer()
     w(f"constexpr int32_t BUFFER_NUM = {depth_const};  // queue depth: 2 = double buffering", "")
     args = "".join(f"GM_ADDR {pnames[p]}, " for p in params)
     tiling_t = names.tiling
@@ -267,10 +287,22 @@ def kernel_source(prog: Program, k: Kernel) -> str:
             w.extend(parts.members)
         w.level += 1
     w("")
-    call = "".join(f"{pnames[p]}, " for p in params)
+    body, w = w.text(), Writer()
     with w.block(entry_signature(prog, k)):
         w("GET_TILING_DATA(tilingData, tiling);")
         w(f"KERNEL_TASK_TYPE_DEFAULT({KERNEL_TYPES[k.kernel_type]});")
-        w(f"{cls} op;", f"op.Init({call}workspace, tilingData);", "op.Process();")
-    return w.text()
+        w(*launch_lines(prog, k, cls))
+    return KernelText(head, body, w.text())
+
+
+def launch_lines(prog: Program, k: Kernel, cls: str) -> list[str]:
+    """The entry function's lines that run the kernel class on the tiling data."""
+    pnames = param_names(prog, k, kernel_params(prog, k))
+    call = "".join(f"{pnames[p]}, " for p in kernel_params(prog, k))
+    return [f"{cls} op;", f"op.Init({call}workspace, tilingData);", "op.Process();"]
+
+
+def kernel_source(prog: Program, k: Kernel) -> str:
+    """The whole `op_kernel/<name>.cpp` of one kernel."""
+    return kernel_text(prog, k).whole
 

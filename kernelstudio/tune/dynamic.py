@@ -32,6 +32,7 @@ from .errors import TuneError
 
 if TYPE_CHECKING:
     from ..build import Design
+    from ..codegen.bundle import CodeBundle
     from ..lower.tileir import Program
     from ..sim.results import SimResult
     from .result import TuneResult
@@ -278,6 +279,19 @@ class DynamicKernel:
                          "roofline_pct": 100.0 * float(m["efficiency"]),
                          "tail_efficiency": tail_efficiency(d.program, d.sim), "bound": m["roofline_limiter"]})
         return ShapeSweep(dim, {k: int(v) for k, v in fixed.items()}, rows)
+
+    def codegen(self, dim: str | None = None, *, probe: int = 1 << 16, **fixed: int) -> CodeBundle:
+        """One operator for every bucket: each bucket's kernel (built with its configuration) under
+        `TILING_KEY_IS(key)`, and a TilingFunc that picks the key from the run-time row count, so the same
+        binary runs shapes of every bucket. `dim` (default: the first dimension) is swept at run time and
+        must be the kernel's row count; give the other dimensions in `fixed`. Covers designs that lower to
+        one row-tiled vector kernel (see tune/dynamic_code.py); others raise UnsupportedError."""
+        from .dynamic_code import dynamic_bundle
+
+        if isinstance(probe, bool) or not isinstance(probe, int) or probe < 1:
+            raise TuneError(f"DynamicKernel.codegen: probe={probe!r} must be a positive int (row counts whose "
+                            "bucket is read from the predicates)")
+        return dynamic_bundle(self, dim or self.dims[0], fixed, probe)
 
     def __repr__(self) -> str:
         tuned = ", ".join(f"{b}: {self.configs[b]}" for b in self.configs) or "none"

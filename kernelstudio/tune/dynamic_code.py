@@ -1,0 +1,169 @@
+"""One generated operator for a DynamicKernel: each bucket's kernel under `TILING_KEY_IS(key)`, and a
+TilingFunc that picks the key from the run-time row count (`DynamicKernel.codegen`).
+
+It covers designs that lower to one row-tiled vector kernel taking its rows at run time (softmax,
+layer_norm, rms_norm, elementwise chains; see the README's limits), swept along the dimension that is
+the kernel's row count, with the build function's other dimensions fixed. Each bucket keeps its own
+tuned configuration (tile rows, cores, double buffering, ...): its kernel class lives in a namespace of
+its own in `op_kernel/<op>.cpp`, and TilingFunc maps row ranges to keys. The ranges come from the buckets'
+predicates evaluated at every row count from 1 to `probe` (65,536 by default); past it, the last range
+goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UnsupportedError
+from .errors import TuneError
+
+if TYPE_CHECKING:
+    from ..codegen.bundle import CodeBundle
+    from ..lower.tileir import Kernel, Program
+    from .dynamic import DynamicKernel
+
+__all__ = ["KeyRange", "row_ranges", "dynamic_bundle"]
+
+PROBE = 1 << 16
+MAX_RANGES = 64
+UNTUNED = "untuned (the knobs' defaults)"
+
+
+@dataclass(frozen=True)
+class KeyRange:
+    """Rows `lo..hi` (inclusive) run bucket `bucket`, whose kernel is under TILING_KEY_IS(`key`)."""
+
+    bucket: str
+    key: int
+    lo: int
+    hi: int
+
+
+def row_ranges(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> list[KeyRange]:
+    """The buckets along `dim` = 1..probe with the other dimensions `fixed`, as ranges with their keys (one
+    key per bucket, in the order the buckets are listed)."""
+    order = {b.name: i for i, b in enumerate(dk.buckets)}
+    ranges: list[list[Any]] = []
+    for r in range(1, probe + 1):
+        b = dk.bucket_of(**{**fixed, dim: r})
+        if ranges and ranges[-1][0] == b:
+            ranges[-1][2] = r
+        else:
+            ranges.append([b, r, r])
+    return [KeyRange(b, order[b], lo, hi) for b, lo, hi in ranges]
+
+
+def _kernel(prog: Program, bucket: str, shape: Mapping[str, int]) -> Kernel:
+    from ..codegen.scope import runtime_rows
+
+    if len(prog.kernels) != 1 or runtime_rows(prog, prog.kernels[0]) is None:
+        what = (f"{len(prog.kernels)} kernels" if len(prog.kernels) != 1 else
+                f"kernel {prog.kernels[0].name} ({prog.kernels[0].family}), which holds its rows as literals")
+        raise UnsupportedError(
+            f"DynamicKernel.codegen: bucket {bucket} at {dict(shape)} lowers to {what}; one generated kernel "
+            "with tiling keys covers designs of one row-tiled vector kernel (softmax, layer_norm, rms_norm, "
+            "elementwise chains); build the other buckets' designs with dk.design(...) instead")
+    return prog.kernels[0]
+
+
+def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> CodeBundle:
+    """See `DynamicKernel.codegen`."""
+    from ..codegen import codegen
+    from ..codegen.bundle import CodeBundle
+    from ..codegen.host import host_source, tile_lines
+    from ..codegen.kernel import kernel_text, launch_lines
+    from ..codegen.naming import names_of
+
+    if dim not in dk.dims:
+        raise TuneError(f"DynamicKernel.codegen: {dim!r} is not a dimension of {dk.name} (it has {list(dk.dims)})")
+    rest = [d for d in dk.dims if d != dim]
+    missing = [d for d in rest if d not in fixed]
+    unknown = sorted(set(fixed) - set(rest))
+    if missing or unknown:
+        raise TuneError(f"DynamicKernel.codegen: give every dimension but {dim!r} a value ("
+                        + (f"missing {missing}" if missing else f"{unknown} are not fixed dimensions") + "), e.g. "
+                        + ", ".join(f"{d}=64" for d in rest))
+    fixed = {d: v for d, v in dk._shape({**fixed, dim: 1}, "DynamicKernel.codegen").items() if d != dim}
+    ranges = row_ranges(dk, dim, fixed, probe)
+    if len(ranges) > MAX_RANGES:
+        raise UnsupportedError(f"DynamicKernel.codegen: the buckets change {len(ranges) - 1} times along {dim} = "
+                               f"1..{probe}; one operator picks its key from at most {MAX_RANGES} ranges of rows, so "
+                               "give buckets that hold ranges of the row count (e.g. lambda **d: d['m'] <= 64)")
+    designs: dict[str, Any] = {}
+    for r in ranges:
+        if r.bucket in designs:
+            continue
+        ex = dk.examples.get(r.bucket)  # built at its tuning example, else at its range's row count nearest 64
+        at = ex[dim] if ex and all(ex[d] == fixed[d] for d in rest) and r.lo <= ex[dim] <= r.hi else \
+            min(r.hi, max(r.lo, 64))
+        shape = {**fixed, dim: at}
+        d = dk.design(**shape)
+        k = _kernel(d.program, r.bucket, shape)
+        if dict(k.tiling)["rows"] != at:
+            raise UnsupportedError(f"DynamicKernel.codegen: at {shape} the kernel has {dict(k.tiling)['rows']} rows, "
+                                   f"not {dim}={at}; the swept dimension must be the kernel's row count")
+        designs[r.bucket] = d
+    first = designs[ranges[0].bucket]
+    prog0, k0 = first.program, first.program.kernels[0]
+    for b, d in designs.items():
+        k = d.program.kernels[0]
+        same = (k.params == k0.params and [n for n, _ in k.tiling] == [n for n, _ in k0.tiling]
+                and names_of(d.program, k).op_type == names_of(prog0, k0).op_type
+                and [(t.name, t.dtype) for t in d.program.tensors] == [(t.name, t.dtype) for t in prog0.tensors])
+        if not same:
+            raise UnsupportedError(f"DynamicKernel.codegen: bucket {b}'s kernel has other parameters or tiling fields "
+                                   f"than bucket {ranges[0].bucket}'s; one operator needs the same interface")
+    names = names_of(prog0, k0)
+    texts = {b: kernel_text(d.program, d.program.kernels[0]) for b, d in designs.items()}
+    span = {b: [f"{r.lo}..{r.hi}" + ("+" if r.hi == probe else "") for r in ranges if r.bucket == b] for b in designs}
+    lines = [f"// {names.op_type}: {dk.name} over {dim} at run time ({', '.join(f'{k}={v}' for k, v in fixed.items())}"
+             f"), one kernel class per shape bucket, chosen by the tiling key.",
+             *(f"//   key {_key(ranges, b)}: bucket {b}, {dim} in {', '.join(span[b])}, configuration "
+               f"{dk.configs.get(b, UNTUNED)}" for b in designs)]
+    head = texts[ranges[0].bucket].head
+    head = "\n".join(lines) + "\n" + head[head.index("#include"):]
+    body = "".join(f"namespace ks_{b} {{  // bucket {b}\n{texts[b].body}}}  // namespace ks_{b}\n\n" for b in designs)
+    entry = texts[ranges[0].bucket].entry.splitlines()
+    start = next(i for i, line in enumerate(entry) if line.strip().startswith(f"{names.cls} op;"))
+    branches = []
+    for i, b in enumerate(designs):
+        branches.append(f"    {'if' if i == 0 else '} else if'} (TILING_KEY_IS({_key(ranges, b)})) {{  // {b}: "
+                        f"{dim} in {', '.join(span[b])}")
+        branches += [f"        {line}" for line in launch_lines(designs[b].program, designs[b].program.kernels[0],
+                                                               f"ks_{b}::{names.cls}")]
+    branches.append("    }")
+    kernel_file = "\n".join([*entry[:start], *branches, *entry[start + 3:]]) + "\n"
+
+    def keyed(w: Any, var: str) -> None:
+        w("uint64_t key = 0;", "uint32_t tiles = 0;", "uint32_t blockDim = 0;")
+        for i, r in enumerate(ranges):
+            k = designs[r.bucket].program.kernels[0]
+            t = dict(k.tiling)
+            last = i == len(ranges) - 1
+            w(f"{'} else ' if i else ''}{'' if last else f'if (rows <= {r.hi}) '}{{  // bucket {r.bucket}: "
+              f"{dim} {r.lo}..{r.hi}" + ("+" if last else ""))
+            with w.indented():
+                w(f"key = {r.key};", *tile_lines("", t["tile_rows"], k.runtime_rows.cores))
+                for f, v in k.tiling:
+                    if f not in ("rows", "tiles", "block_dim"):
+                        w(f"{var}.set_{_camel(f)}({v});")
+        w("}")
+
+    bundle = codegen(prog0)
+    files = dict(bundle.files)
+    files[names.kernel_file] = head + body + kernel_file
+    files[names.host_file] = host_source(prog0, k0, keyed=keyed)
+    return CodeBundle(name=bundle.name, files=files, inputs=bundle.inputs, outputs=bundle.outputs,
+                      target=bundle.target, profile=bundle.profile, workspace_bytes=bundle.workspace_bytes)
+
+
+def _key(ranges: list[KeyRange], bucket: str) -> int:
+    return next(r.key for r in ranges if r.bucket == bucket)
+
+
+def _camel(name: str) -> str:
+    from ..codegen.writer import camel
+
+    return camel(name)

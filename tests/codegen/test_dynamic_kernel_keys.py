@@ -1,0 +1,90 @@
+"""DynamicKernel.codegen: one operator whose TilingFunc picks a bucket's kernel by TILING_KEY_IS from the
+run-time row count; the same binary runs shapes of every bucket (tails included) and matches the golden model."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import kernelstudio as ks
+from kernelstudio import twin
+from kernelstudio.errors import KernelStudioError, UnsupportedError
+from kernelstudio.tune.dynamic_code import row_ranges
+
+CONFIGS = {"small": {"tile_rows": 1, "db": False}, "general": {"tile_rows": 4, "db": True},
+           "tall_skinny": {"tile_rows": 8, "db": True}}
+
+
+def softmax_design(rows: int, cols: int):
+    x = ks.placeholder((rows, cols), "float16", name="x")
+    s = ks.create_schedule(ks.softmax(x))
+    st = s[s.kernels[0].name]
+    st.split(0, ks.knob("tile_rows", 2, [1, 2, 4, 8])).double_buffer(ks.knob("db", True, [True, False]))
+    return s
+
+
+def _dk() -> ks.DynamicKernel:
+    dk = ks.DynamicKernel(softmax_design, name="softmax_rows")
+    dk.configs = {b: dict(c) for b, c in CONFIGS.items()}  # as dk.tune(...) leaves them, without the search
+    return dk
+
+
+def test_ranges_follow_the_default_buckets():
+    got = [(r.bucket, r.lo, r.hi) for r in row_ranges(_dk(), "rows", {"cols": 48}, probe=4096)]
+    assert got == [("small", 1, 64), ("general", 65, 1023), ("tall_skinny", 1024, 4096)]
+    assert [(r.bucket, r.lo) for r in row_ranges(_dk(), "rows", {"cols": 100}, probe=4096)] == [("general", 1)]
+
+
+def test_one_binary_runs_every_bucket(tmp_path, twin_cache):
+    dk = _dk()
+    code = dk.codegen(cols=48)
+    kernel = code.files["op_kernel/softmax_rows.cpp"]
+    host = code.files["op_host/softmax_rows.cpp"]
+    for key, bucket in enumerate(("small", "tall_skinny", "general")):  # keys in the buckets' order
+        assert f"TILING_KEY_IS({key})" in kernel and f"ks_{bucket}::KernelSoftmaxRows op;" in kernel
+        assert f"key = {key};" in host
+    assert "if (rows <= 64)" in host and "if (rows <= 1023)" in host and "context->SetTilingKey(key);" in host
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    fields = None
+    for rows, bucket in [(1, "small"), (37, "small"), (64, "small"), (65, "general"), (301, "general"),
+                         (1023, "general"), (1024, "tall_skinny"), (1503, "tall_skinny")]:
+        x = np.random.default_rng(rows).standard_normal((rows, 48)).astype(np.float16)
+        os.environ["KS_TWIN_TILING_DUMP"] = str(dump)
+        try:
+            got = twin.run(code, {"x": x}, cache_dir=twin_cache)
+        finally:
+            del os.environ["KS_TWIN_TILING_DUMP"]
+        want = ks.evaluate(ks.softmax(ks.placeholder((rows, 48), "float16", name="x")), {"x": x})
+        np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-2, atol=2e-2,
+                                   err_msg=f"rows={rows} ({bucket})")
+        fields = np.fromfile(dump / "SoftmaxRows.tiling.bin", dtype=np.uint32)
+        names = [n for n, _ in dk.design(rows=rows, cols=48).program.kernels[0].tiling]
+        assert fields[names.index("rows")] == rows
+        assert fields[names.index("tile_rows")] == CONFIGS[bucket]["tile_rows"]  # that bucket's tiling
+
+
+def test_designs_it_does_not_cover_are_refused():
+    def mm(m: int, n: int):
+        a = ks.placeholder((m, 64), "float16", name="a")
+        return ks.matmul(a, ks.placeholder((64, n), "float16", name="w"))
+
+    with pytest.raises(UnsupportedError, match="one row-tiled vector kernel"):
+        ks.DynamicKernel(mm).codegen(n=64, probe=100)
+
+    def wide(cols: int, rows: int):  # the first dimension is not the row count
+        return ks.softmax(ks.placeholder((rows, cols), "float16", name="x"))
+
+    with pytest.raises(UnsupportedError, match="must be the kernel's row count"):
+        ks.DynamicKernel(wide).codegen(rows=8, probe=100)
+    with pytest.raises(KernelStudioError, match="missing \\['cols'\\]"):
+        _dk().codegen(probe=100)
+    with pytest.raises(KernelStudioError, match="'depth' is not a dimension"):
+        _dk().codegen("depth", cols=48)
+
+    odd = ks.DynamicKernel(softmax_design, buckets=[ks.Bucket("odd", lambda **d: d["rows"] % 2 == 1),
+                                                    ks.Bucket("even", lambda **d: True)])
+    with pytest.raises(UnsupportedError, match="ranges of the row count"):
+        odd.codegen(cols=48, probe=1000)
