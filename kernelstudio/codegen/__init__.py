@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..lower.tileir import Program
 from .bundle import CodeBundle, TensorSpec
+from .highlevel import HighLevelPlan, high_level_kernel_source, high_level_plan
 from .host import host_source, main_source, tiling_header, workspace_bytes
 from .kernel import kernel_source
 from .naming import OpNames, names_of, op_names
@@ -21,20 +22,34 @@ __all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of"
            "TensorSpec"]
 
 
-def generate_files(prog: Program) -> dict[str, str]:
-    """Every generated file of `prog`, by relative path."""
+def generate_files(prog: Program, *, high_level: bool = False) -> dict[str, str]:
+    """Every generated file of `prog`, by relative path. `high_level`: see `codegen`."""
     files: dict[str, str] = {}
     for k in prog.kernels:
         n = names_of(prog, k)
-        files[n.kernel_file] = kernel_source(prog, k)
-        files[n.tiling_file] = tiling_header(prog, k)
-        files[n.host_file] = host_source(prog, k)
+        plan = high_level_plan(prog, k) if high_level else None
+        if isinstance(plan, HighLevelPlan):
+            files[n.kernel_file] = high_level_kernel_source(prog, plan)
+        else:
+            src = kernel_source(prog, k)
+            if plan is not None:  # asked for, not covered: say why in the file
+                src = f"// high_level: not used for this kernel: {plan}\n" + src
+            files[n.kernel_file] = src
+            plan = None
+        files[n.tiling_file] = tiling_header(prog, k, plan)
+        files[n.host_file] = host_source(prog, k, plan)
     files["main.cpp"] = main_source(prog)
     return files
 
 
-def codegen(prog: Program) -> CodeBundle:
-    """Generate the Ascend C of `prog` as a CodeBundle the CPU twin can compile and run."""
+def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
+    """Generate the Ascend C of `prog` as a CodeBundle the CPU twin can compile and run.
+
+    `high_level=True` writes each vector kernel that is exactly one softmax, layer_norm or rms_norm over
+    whole rows with the Ascend C high-level API (`AscendC::SoftMax`, `LayerNorm`, `RmsNorm`, their tiling
+    filled on the host by the API's tiling functions) instead of basic vector instructions; other kernels
+    keep the basic code (their kernel file says why). The result is the same computation; `ks.simulate`
+    still prices the TileIR's instructions (see highlevel.py)."""
     from ..validate import need_program
 
     prog = need_program(prog, "codegen")
@@ -42,7 +57,7 @@ def codegen(prog: Program) -> CodeBundle:
     ws = max((workspace_bytes(prog, k) for k in prog.kernels), default=0)
     return CodeBundle(
         name=prog.name,
-        files=generate_files(prog),
+        files=generate_files(prog, high_level=high_level),
         inputs=tuple(specs[n] for n in prog.inputs),
         outputs=tuple(specs[n] for n in prog.outputs),
         target=prog.target,
@@ -51,13 +66,13 @@ def codegen(prog: Program) -> CodeBundle:
     )
 
 
-def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = False) -> Path:
+def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = False, high_level: bool = False) -> Path:
     """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory.
 
     `out_dir` must be empty or new unless `overwrite=True`, which replaces the files an earlier
-    export wrote there (and refuses to touch any other file)."""
+    export wrote there (and refuses to touch any other file). `high_level`: see `codegen`."""
     from ..validate import need_program
     from .project import write_project
 
     prog = need_program(prog, "export_project")
-    return write_project(prog, out_dir, generate_files(prog), overwrite=overwrite)
+    return write_project(prog, out_dir, generate_files(prog, high_level=high_level), overwrite=overwrite)
