@@ -100,13 +100,13 @@ def high_level_plan(prog: Program, k: Kernel) -> HighLevelPlan | str:
     comp = k.row_composite
     if k.family != "vector" or k.aic:
         return f"a {k.family} kernel; the option covers vector kernels only"
+    t = dict(k.tiling)
+    if t.get("tile_cols", t.get("cols")) != t.get("cols"):
+        return f"its tiles hold {t['tile_cols']} of the {t['cols']} columns of a row; the API needs whole rows"
     if comp is None:
         return ("its work is not exactly one softmax, layer_norm or rms_norm over whole rows of a float16 or "
                 "float32 tensor")
-    t = dict(k.tiling)
     rows, cols, tr = t["rows"], t["cols"], t["tile_rows"]
-    if t.get("tile_cols") != cols:
-        return f"its tiles hold {t.get('tile_cols')} of the {cols} columns of a row; the API needs whole rows"
     dtype = prog.tensor(comp.x).dtype
     size = itemsize(dtype)
     cols_p = -(-cols * size // 32) * 32 // size
