@@ -5,6 +5,8 @@ vector statements in vector.py, cube statements as Matmul API calls in cube.py, 
 as cube basic-API calls in conv.py), `op_host/<op>_tiling.h` and `op_host/<op>.cpp` (host.py). One
 `main.cpp` declares the kernel entries and launches them in order on the CPU twin (ICPU_RUN_KF) with GM
 intermediates allocated there; each `op_kernel/<op>.cpp` is its own translation unit, linked with it.
+With `high_level=True`, kernels that are one softmax / layer_norm / rms_norm over whole rows are written
+with the Ascend C high-level API instead (highlevel.py).
 """
 
 from __future__ import annotations

@@ -179,7 +179,7 @@ def high_level_tiling_fill(w: Writer, var: str, p: HighLevelPlan) -> None:
 
 
 # ---- kernel side -------------------------------------------------------------------------------------
-def _call(p: HighLevelPlan, tiling: str, scope: Scope) -> str:
+def _call(p: HighLevelPlan, tiling: str) -> str:
     t = ctype(p.dtype)
     eps = c_float(p.kernel.row_composite.eps, "float32")
     eps_t = eps if p.dtype == "float32" else f"static_cast<{t}>({eps})"
@@ -347,11 +347,11 @@ def _methods(w: Writer, scope: Scope, p: HighLevelPlan, affine: list[tuple[str, 
         w(f"// {comp.name} of each row in one high-level call ({HONESTY})")
         if p.tail_rows:
             with w.block(f"if (rlen == {f('tile_rows')})"):
-                w(_call(p, "apiTiling", scope))
+                w(_call(p, "apiTiling"))
             with w.block("else", "}"):
-                w(f"{_call(p, 'apiTailTiling', scope)}  // the last tile: {p.tail_rows} rows")
+                w(f"{_call(p, 'apiTailTiling')}  // the last tile: {p.tail_rows} rows")
         else:
-            w(_call(p, "apiTiling", scope))
+            w(_call(p, "apiTiling"))
         w("outQueueY.EnQue(yLocal);", "inQueueX.FreeTensor(xLocal);")
     w("")
     with w.block("__aicore__ inline void CopyOut(int32_t r0, int32_t rlen)"):
