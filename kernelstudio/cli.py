@@ -1,6 +1,6 @@
 """`kernelstudio` command line: build a kernel design file into Ascend C, tune its knobs, list hardware targets.
 
-    kernelstudio build FILE.py --target ascend910b2 --out DIR [--no-fuse] [--name NAME]
+    kernelstudio build FILE.py --target ascend910b2 --out DIR [--no-fuse] [--name NAME] [--high-level]
     kernelstudio tune FILE.py [--target T] [--budget N] [--strategy S] [--seed N] [--db F] [--save NAME]
                               [--out DIR]
     kernelstudio targets
@@ -9,7 +9,9 @@ FILE.py defines the graph with the DSL (``import kernelstudio as ks``) and eithe
 module-level ``out`` tensor or defines ``build()`` returning the output tensor (or a Schedule, to
 choose tiles and cores). ``--no-fuse`` builds the unfused baseline (one kernel per op); for a design
 that returns a Schedule it re-creates the unfused schedule of the same outputs, drops the design's
-directives and fusion choices, and says so (on stdout and in report.txt). `build` writes the CANN
+directives and fusion choices, and says so (on stdout and in report.txt). ``--high-level`` writes
+kernels that are one softmax, layer_norm or rms_norm over whole rows with the Ascend C high-level API
+(``ks.codegen(prog, high_level=True)``; other kernels keep basic instructions). `build` writes the CANN
 project (op_host/, op_kernel/, main.cpp, CMake, msOpGen JSON, README; the operators are named after
 ``--name``, else the output tensor, see kernelstudio.codegen.naming), ``report.txt`` (program,
 kernels and their operators, simulated time when the simulator is installed) and ``trace.json``
@@ -58,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
                         "by the unfused one of its outputs, its directives dropped")
     b.add_argument("--name", default=None,
                    help="the design's name: names the operator(s) and files (default: the output tensor's name)")
+    b.add_argument("--high-level", action="store_true",
+                   help="write kernels that are one softmax, layer_norm or rms_norm over whole rows with the Ascend C "
+                        "high-level API (SoftMax, LayerNorm, RmsNorm) instead of basic vector instructions")
     t = sub.add_parser("tune", help="search the knobs a design file declares (ks.knob) for the fastest "
                                     "predicted time")
     t.add_argument("file", help="Python file that sets `out` or defines build(), declaring knobs with ks.knob")
@@ -187,7 +192,7 @@ def _simulate(prog: Any, extra: dict[str, str]) -> list[str]:
 
 
 def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: list[str] | None = None,
-          name: str | None = None) -> Path:
+          name: str | None = None, high_level: bool = False) -> Path:
     """Lower the design in `file` for `target` and write code, report and trace into `out_dir`.
 
     Notes the user should see (e.g. what --no-fuse dropped) are appended to `notes` when given."""
@@ -212,7 +217,7 @@ def build(file: str, target: str, out_dir: str, fuse: bool = True, *, notes: lis
     lines += [f"fusion: {c.note()}" for c in getattr(sched, "choices", ())]
     lines += ["", *_simulate(prog, extra), "", ks.format_program(prog)]
     extra["report.txt"] = "\n".join(lines) + "\n"
-    return write_project(prog, out, generate_files(prog), overwrite=True, extra=extra)
+    return write_project(prog, out, generate_files(prog, high_level=high_level), overwrite=True, extra=extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         notes: list[str] = []
         try:
-            out = build(args.file, args.target, args.out, fuse=not args.no_fuse, notes=notes, name=args.name)
+            out = build(args.file, args.target, args.out, fuse=not args.no_fuse, notes=notes, name=args.name,
+                        high_level=args.high_level)
         except BaseException:
             remove_dirs(created)  # a failed build leaves no directory behind it
             raise

@@ -5,14 +5,18 @@ vector statements in vector.py, cube statements as Matmul API calls in cube.py, 
 as cube basic-API calls in conv.py), `op_host/<op>_tiling.h` and `op_host/<op>.cpp` (host.py). One
 `main.cpp` declares the kernel entries and launches them in order on the CPU twin (ICPU_RUN_KF) with GM
 intermediates allocated there; each `op_kernel/<op>.cpp` is its own translation unit, linked with it.
+With `high_level=True`, kernels that are one softmax / layer_norm / rms_norm over whole rows are written
+with the Ascend C high-level API instead (highlevel.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ..lower.tileir import Program
 from .bundle import CodeBundle, TensorSpec
+from .highlevel import HighLevelPlan, high_level_kernel_source, high_level_plan
 from .host import host_source, main_source, tiling_header, workspace_bytes
 from .kernel import kernel_source
 from .naming import OpNames, names_of, op_names
@@ -22,30 +26,48 @@ __all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of"
            "TensorSpec"]
 
 
-def generate_files(prog: Program) -> dict[str, str]:
-    """Every generated file of `prog`, by relative path."""
+def generate_files(prog: Program, *, high_level: bool = False) -> dict[str, str]:
+    """Every generated file of `prog`, by relative path. `high_level`: see `codegen`."""
+    if high_level:
+        prog = _fixed_where_high_level(prog)
     files: dict[str, str] = {}
     for k in prog.kernels:
         n = names_of(prog, k)
-        files[n.kernel_file] = kernel_source(prog, k)
-        files[n.tiling_file] = tiling_header(prog, k)
-        files[n.host_file] = host_source(prog, k)
+        plan = high_level_plan(prog, k) if high_level else None
+        if isinstance(plan, HighLevelPlan):
+            files[n.kernel_file] = high_level_kernel_source(prog, plan)
+        else:
+            src = kernel_source(prog, k)
+            if plan is not None:  # asked for, not covered: say why in the file
+                src = f"// high_level: not used for this kernel: {plan}\n" + src
+            files[n.kernel_file] = src
+            plan = None
+        files[n.tiling_file] = tiling_header(prog, k, plan)
+        files[n.host_file] = host_source(prog, k, plan)
     files["main.cpp"] = main_source(prog)
     return files
 
 
-def codegen(prog: Program) -> CodeBundle:
-    """Generate the Ascend C of `prog` as a CodeBundle the CPU twin can compile and run."""
+def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
+    """Generate the Ascend C of `prog` as a CodeBundle the CPU twin can compile and run.
+
+    `high_level=True` writes each vector kernel that is exactly one softmax, layer_norm or rms_norm over
+    whole rows with the Ascend C high-level API (`AscendC::SoftMax`, `LayerNorm`, `RmsNorm`, their tiling
+    filled on the host by the API's tiling functions) instead of basic vector instructions; other kernels
+    keep the basic code (their kernel file says why). The result is the same computation; `ks.simulate`
+    still prices the TileIR's instructions (see highlevel.py)."""
     from ..validate import need_program
 
     prog = need_program(prog, "codegen")
+    if high_level:
+        prog = _fixed_where_high_level(prog)
     rt = runtime_rows(prog, prog.kernels[0]) if prog.kernels else None
     specs = {t.name: TensorSpec(t.name, t.shape, t.dtype, rt.dims if rt is not None and t.name in rt.tensors else 0)
              for t in prog.tensors}
     ws = max((workspace_bytes(prog, k) for k in prog.kernels), default=0)
     return CodeBundle(
         name=prog.name,
-        files=generate_files(prog),
+        files=generate_files(prog, high_level=high_level),
         inputs=tuple(specs[n] for n in prog.inputs),
         outputs=tuple(specs[n] for n in prog.outputs),
         target=prog.target,
@@ -54,13 +76,24 @@ def codegen(prog: Program) -> CodeBundle:
     )
 
 
-def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = False) -> Path:
+def _fixed_where_high_level(prog: Program) -> Program:
+    """`prog` with the kernels the high-level API writes kept at their lowered rows: the API's tilings are
+    computed on the host for the lowered tile and tail, so their code does not take another row count."""
+    kernels = tuple(dataclasses.replace(k, runtime_rows=None)
+                    if k.runtime_rows is not None and isinstance(high_level_plan(prog, k), HighLevelPlan) else k
+                    for k in prog.kernels)
+    return prog if kernels == prog.kernels else dataclasses.replace(prog, kernels=kernels)
+
+
+def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = False, high_level: bool = False) -> Path:
     """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory.
 
     `out_dir` must be empty or new unless `overwrite=True`, which replaces the files an earlier
-    export wrote there (and refuses to touch any other file)."""
+    export wrote there (and refuses to touch any other file). `high_level`: see `codegen`."""
     from ..validate import need_program
     from .project import write_project
 
     prog = need_program(prog, "export_project")
-    return write_project(prog, out_dir, generate_files(prog), overwrite=overwrite)
+    if high_level:
+        prog = _fixed_where_high_level(prog)
+    return write_project(prog, out_dir, generate_files(prog, high_level=high_level), overwrite=overwrite)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from ..ir.ops import itemsize
 from ..lower.tileir import Copy, Kernel, Program, RuntimeRows, walk
 from .conv import GmFormat, gm_formats
+from .highlevel import HighLevelPlan, high_level_tiling_fields, high_level_tiling_fill
 from .kernel import entry_signature, kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
 from .naming import names_of
@@ -87,7 +88,7 @@ def workspace_bytes(prog: Program, k: Kernel) -> int:
     return layout[last] + (prog.tensor(last).nbytes + 511) // 512 * 512
 
 
-def tiling_header(prog: Program, k: Kernel) -> str:
+def tiling_header(prog: Program, k: Kernel, hl: HighLevelPlan | None = None) -> str:
     names = names_of(prog, k)
     name = names.op_type
     guard = f"{names.snake.upper()}_TILING_H"
@@ -97,9 +98,10 @@ def tiling_header(prog: Program, k: Kernel) -> str:
     w(f"// Tiling data of {name} (kernel {k.name}), filled by TilingFunc in {names.host_file}; the kernel "
       "reads it with GET_TILING_DATA.",
       f"#ifndef {guard}", f"#define {guard}", '#include "register/tilingdata_base.h"')
-    if cube or topk is not None:
+    if cube or topk is not None or hl is not None:
         w('#include "tiling/tiling_api.h"  // ' + " and ".join(
-            n for n, on in (("TCubeTiling", bool(cube)), ("TopkTiling", topk is not None)) if on))
+            n for n, on in (("TCubeTiling", bool(cube)), ("TopkTiling", topk is not None),
+                            (hl.struct if hl is not None else "", hl is not None)) if on))
     w("")
     with w.block("namespace optiling", "}  // namespace optiling"):
         w(f"BEGIN_TILING_DATA_DEF({names.tiling})")
@@ -110,12 +112,14 @@ def tiling_header(prog: Program, k: Kernel) -> str:
                 w("TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);")
             if topk is not None:
                 w("TILING_DATA_FIELD_DEF_STRUCT(TopkTiling, topkTilingData);")
+            if hl is not None:
+                w(*high_level_tiling_fields(hl))
         w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({name}, {names.tiling})")
     w(f"#endif  // {guard}")
     return w.text()
 
 
-def _fill(w: Writer, var: str, prog: Program, k: Kernel) -> None:
+def _fill(w: Writer, var: str, prog: Program, k: Kernel, hl: HighLevelPlan | None = None) -> None:
     fields, cube = tiling_values(prog, k)
     runtime = {camel(n) for n in RuntimeRows.NAMES} if runtime_rows(prog, k) is not None else set()
     for f, v in fields:
@@ -127,6 +131,8 @@ def _fill(w: Writer, var: str, prog: Program, k: Kernel) -> None:
         w(f"// TopK: one row of {topk.n} (padded to {topk.inner}) per call, top {topk.k}")
         with w.block(f"if (!{topk_tiling_call(topk, 'ascendcPlatform', f'{var}.topkTilingData').rstrip(';')})"):
             w("return ge::GRAPH_FAILED;")
+    if hl is not None:
+        high_level_tiling_fill(w, var, hl)
 
 
 def _runtime_checks(w: Writer, prog: Program, k: Kernel, rt: RuntimeRows, inputs: list[str],
@@ -198,7 +204,8 @@ def _cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, in
             w(f"{var}.cubeTilingData.set_{f}({v});")
 
 
-def host_source(prog: Program, k: Kernel, keyed: Callable[[Writer, str], None] | None = None) -> str:
+def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
+                keyed: Callable[[Writer, str], None] | None = None) -> str:
     """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel. `keyed(w, var)`, for
     a kernel with run-time rows, writes the tiling of each key instead (tune/dynamic_code.py): it sets every
     field of `var` but rows, tiles and blockDim, and the locals `key`, `tiles` and `blockDim`."""
@@ -238,7 +245,7 @@ def host_source(prog: Program, k: Kernel, keyed: Callable[[Writer, str], None] |
                 keyed(w, "tiling")
                 w("tiling.set_rows(rows);", "tiling.set_tiles(tiles);", "tiling.set_blockDim(blockDim);")
             else:
-                _fill(w, "tiling", prog, k)
+                _fill(w, "tiling", prog, k, hl)
             w(f"context->SetBlockDim({'blockDim' if rt is not None else k.block_dim});",
               f"context->SetTilingKey({'key' if keyed is not None else 0});",
               "tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), "

@@ -51,7 +51,7 @@ __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
     "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "Alloc", "EnQue", "DeQue", "Free",
     "CrossSet", "CrossWait", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
-    "Panel", "TileWalk", "RuntimeRows",
+    "Panel", "TileWalk", "RuntimeRows", "RowComposite",
     "VECTOR_OPS", "pipe_of", "walk",
 ]
 
@@ -402,6 +402,22 @@ class RuntimeRows:
 
 
 @dataclass(frozen=True, slots=True)
+class RowComposite:
+    """What a vector kernel computes when it is exactly one softmax, layer_norm or rms_norm over whole rows
+    (each tile holds whole rows in UB): `x` [rows, cols] in GM to `out`, with the GM row vectors `gamma` and
+    `beta` ("" when absent) and `eps`. Set by the lowering from the fusion graph, so the code generator can
+    write the composite as the Ascend C high-level API call (`codegen(prog, high_level=True)`) without
+    reading it back from the instructions; the instructions in `aiv` stay what the simulator prices."""
+
+    name: str  # "softmax" | "layer_norm" | "rms_norm"
+    x: str
+    out: str
+    gamma: str = ""
+    beta: str = ""
+    eps: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Kernel:
     name: str
     family: str  # "vector" | "cube" | "cube_vector"
@@ -418,6 +434,7 @@ class Kernel:
     does: str = ""  # what it computes in a word or two (matmul_gelu, layer_norm): names its operator
     tile_walk: TileWalk | None = None  # cube kernels: the order C tiles are dealt out and what each reads (L2 model)
     runtime_rows: RuntimeRows | None = None  # vector kernels whose code can take another row count
+    row_composite: RowComposite | None = None  # vector kernels that are one row composite, over full rows
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

@@ -16,6 +16,7 @@
 
 #include "../register/tilingdata_base.h"
 #include "platform/platform_ascendc.h"
+#include "norm_tiling.h"
 #include "topk_tiling.h"
 
 // set_<field> / get_<field>, as CANN's host class optiling::TCubeTiling has them (see the struct below)

@@ -1,0 +1,217 @@
+// High-level row APIs of the vector core: SoftMax, LayerNorm (output, mean, variance) and RmsNorm, the
+// overloads that take a caller-provided sharedTmpBuffer. Each checks what CANN states for it (half or
+// float operands, a 32-byte aligned last axis, a tiling made for this shape, a tmp buffer no smaller
+// than the API's minimum) and computes in float32, sums in double, rounding once to T.
+#ifndef KS_TWIN_NORM_H
+#define KS_TWIN_NORM_H
+
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "../tiling/norm_tiling.h"
+#include "pipe.h"
+#include "vector.h"
+
+namespace AscendC {
+
+// The shape a SoftMax call works on: srcM rows of srcK elements (srcK 32-byte aligned), of which the
+// first oriSrcM rows and oriSrcK columns hold data.
+struct SoftMaxShapeInfo {
+    uint32_t srcM = 0;
+    uint32_t srcK = 0;
+    uint32_t oriSrcM = 0;
+    uint32_t oriSrcK = 0;
+};
+
+namespace ks_norm {
+
+template <class T> inline void check_dtype(const char* api)
+{
+    (void)api;
+    static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value,
+                  "SoftMax, LayerNorm and RmsNorm take half or float operands");
+}
+
+inline void check_row(const char* api, uint32_t len, uint32_t orig, uint32_t typeSize)
+{
+    if (len == 0 || len * typeSize % 32 != 0) {
+        ks_twin::fail("alignment", "%s on %s: the last axis holds %u elements of %u bytes = %u bytes, not a whole "
+                      "number of 32-byte blocks; pad each row to %u elements and pass the unpadded length as "
+                      "the original length", api, ks_twin::core_name(), len, typeSize, len * typeSize,
+                      (len * typeSize + 31) / 32 * 32 / typeSize);
+    }
+    if (orig == 0 || orig > len) {
+        ks_twin::fail("bounds", "%s on %s: the original last-axis length %u must be in 1..%u (the padded length)",
+                      api, ks_twin::core_name(), orig, len);
+    }
+}
+
+inline void check_tmp(const char* api, uint64_t have, uint64_t minimum, const char* sizer)
+{
+    if (have < minimum) {
+        ks_twin::fail("bounds", "%s on %s: sharedTmpBuffer holds %llu bytes but the API needs at least %llu for "
+                      "this shape (%s); give the tmp buffer more room", api, ks_twin::core_name(),
+                      static_cast<unsigned long long>(have), static_cast<unsigned long long>(minimum), sizer);
+    }
+}
+
+}  // namespace ks_norm
+
+// SoftMax: per row, dst = exp(src - max) / sum(exp(src - max)) over the first oriSrcK columns; each row's
+// max and sum are written to one 32-byte block of maxTensor / sumTensor (32 / sizeof(T) copies).
+template <typename T, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false>
+inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
+                    const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {})
+{
+    ks_norm::check_dtype<T>("SoftMax");
+    static_assert(!isDataFormatNZ, "the twin's SoftMax reads ND data only");
+    const char* api = "SoftMax";
+    SoftMaxShapeInfo info = softmaxShapeInfo;
+    if (info.srcM == 0) info = SoftMaxShapeInfo{tiling.srcM, tiling.srcK, tiling.srcM, tiling.srcK};
+    KS_TWIN_LOG("SoftMax", "dtype=%s srcM=%u srcK=%u oriSrcM=%u oriSrcK=%u tmp=%u", ks_twin::type_name<T>(), info.srcM,
+                info.srcK, info.oriSrcM, info.oriSrcK, sharedTmpBuffer.GetSize());
+    ks_twin::require_vector(api);
+    ks_norm::check_row(api, info.srcK, info.oriSrcK, sizeof(T));
+    if (info.srcM != tiling.srcM || info.srcK != tiling.srcK || info.oriSrcM > info.srcM) {
+        ks_twin::fail("tiling", "SoftMax on %s: the SoftMaxTiling was made for %u x %u but SoftMaxShapeInfo says "
+                      "srcM=%u, srcK=%u, oriSrcM=%u; call SoftMaxTilingFunc with this shape", ks_twin::core_name(),
+                      tiling.srcM, tiling.srcK, info.srcM, info.srcK, info.oriSrcM);
+    }
+    if (tiling.splitM == 0) {
+        ks_twin::fail("tiling", "SoftMax on %s: the SoftMaxTiling has splitM = 0: SoftMaxTilingFunc got less work "
+                      "space than GetSoftMaxMinTmpSize = %u bytes; pass at least that", ks_twin::core_name(),
+                      ks_norm::softmax_row_bytes(info.srcK));
+    }
+    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), ks_norm::softmax_row_bytes(info.srcK), "GetSoftMaxMinTmpSize");
+    sharedTmpBuffer.check_aligned(api, "sharedTmpBuffer");
+    const uint32_t rows = info.oriSrcM, k = info.srcK, block = 32 / sizeof(T);
+    ks_twin::vec_operand(srcTensor, rows * k, api, "srcTensor");
+    ks_twin::vec_operand(dstTensor, rows * k, api, "dstTensor");
+    ks_twin::vec_operand(maxTensor, rows * block, api, "maxTensor");
+    ks_twin::vec_operand(sumTensor, rows * block, api, "sumTensor");
+    for (uint32_t r = 0; r < rows; ++r) {
+        const T* s = srcTensor.GetPhyAddr() + r * k;
+        T* d = dstTensor.GetPhyAddr() + r * k;
+        float mx = -INFINITY;
+        for (uint32_t i = 0; i < info.oriSrcK; ++i) mx = std::fmax(mx, static_cast<float>(s[i]));
+        double sum = 0.0;
+        for (uint32_t i = 0; i < info.oriSrcK; ++i) sum += static_cast<double>(std::exp(static_cast<float>(s[i]) - mx));
+        const float fs = static_cast<float>(sum);
+        for (uint32_t i = 0; i < info.oriSrcK; ++i) d[i] = static_cast<T>(std::exp(static_cast<float>(s[i]) - mx) / fs);
+        for (uint32_t i = info.oriSrcK; i < k; ++i) d[i] = static_cast<T>(0.0f);
+        for (uint32_t j = 0; j < block; ++j) {
+            maxTensor.GetPhyAddr()[r * block + j] = static_cast<T>(mx);
+            sumTensor.GetPhyAddr()[r * block + j] = static_cast<T>(fs);
+        }
+    }
+}
+
+// LayerNorm over [B, S, H]: per row, mean and (biased) variance of the first originalHLength elements,
+// output = (x - mean) / sqrt(variance + epsilon) * gamma + beta; mean and variance, B * S each, as T.
+template <typename T, bool isReuseSource = false>
+inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean,
+                      const LocalTensor<T>& outputVariance, const LocalTensor<T>& inputX, const LocalTensor<T>& gamma,
+                      const LocalTensor<T>& beta, const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon,
+                      LayerNormTiling& tiling)
+{
+    ks_norm::check_dtype<T>("LayerNorm");
+    const char* api = "LayerNorm";
+    const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength, oh = tiling.originalHLength;
+    KS_TWIN_LOG("LayerNorm", "dtype=%s b=%u s=%u h=%u originalH=%u tmp=%u", ks_twin::type_name<T>(), tiling.bLength,
+                tiling.sLength, h, oh, sharedTmpBuffer.GetSize());
+    ks_twin::require_vector(api);
+    if (rows == 0) {
+        ks_twin::fail("tiling", "LayerNorm on %s: the LayerNormTiling holds bLength=%u, sLength=%u; fill it with "
+                      "GetLayerNormNDTilingInfo", ks_twin::core_name(), tiling.bLength, tiling.sLength);
+    }
+    ks_norm::check_row(api, h, oh, sizeof(T));
+    const uint32_t minimum = ks_norm::layernorm_row_bytes(h, sizeof(T));
+    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), minimum, "GetLayerNormMaxMinTmpSize");
+    if (tiling.tmpBufSize < minimum) {
+        ks_twin::fail("tiling", "LayerNorm on %s: the LayerNormTiling was made for %u bytes of work space, below "
+                      "the minimum %u (GetLayerNormMaxMinTmpSize); pass at least that to GetLayerNormNDTilingInfo",
+                      ks_twin::core_name(), tiling.tmpBufSize, minimum);
+    }
+    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), tiling.tmpBufSize, "the stackBufferSize of the tiling");
+    sharedTmpBuffer.check_aligned(api, "sharedTmpBuffer");
+    ks_twin::vec_operand(inputX, rows * h, api, "inputX");
+    ks_twin::vec_operand(output, rows * h, api, "output");
+    ks_twin::vec_operand(gamma, oh, api, "gamma");
+    ks_twin::vec_operand(beta, oh, api, "beta");
+    ks_twin::vec_operand(outputMean, rows, api, "outputMean");
+    ks_twin::vec_operand(outputVariance, rows, api, "outputVariance");
+    const float eps = static_cast<float>(epsilon);
+    for (uint32_t r = 0; r < rows; ++r) {
+        const T* x = inputX.GetPhyAddr() + r * h;
+        T* y = output.GetPhyAddr() + r * h;
+        double acc = 0.0;
+        for (uint32_t i = 0; i < oh; ++i) acc += static_cast<double>(static_cast<float>(x[i]));
+        const float mean = static_cast<float>(acc / oh);
+        double sq = 0.0;
+        for (uint32_t i = 0; i < oh; ++i) {
+            const float d = static_cast<float>(x[i]) - mean;
+            sq += static_cast<double>(d * d);
+        }
+        const float var = static_cast<float>(sq / oh);
+        const float rstd = 1.0f / std::sqrt(var + eps);
+        for (uint32_t i = 0; i < oh; ++i) {
+            const float v = (static_cast<float>(x[i]) - mean) * rstd;
+            y[i] = static_cast<T>(v * static_cast<float>(gamma.GetPhyAddr()[i]) + static_cast<float>(beta.GetPhyAddr()[i]));
+        }
+        for (uint32_t i = oh; i < h; ++i) y[i] = static_cast<T>(0.0f);
+        outputMean.GetPhyAddr()[r] = static_cast<T>(mean);
+        outputVariance.GetPhyAddr()[r] = static_cast<T>(var);
+    }
+}
+
+// RmsNorm over [B, S, H]: per row, dst = src / sqrt(mean(src^2) + epsilon) * gamma, the mean over the
+// first originalHLength elements.
+template <typename T, bool isBasicBlock = false>
+inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LocalTensor<T>& gammaLocal,
+                    const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, const RmsNormTiling& tiling)
+{
+    ks_norm::check_dtype<T>("RmsNorm");
+    const char* api = "RmsNorm";
+    const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength, oh = tiling.originalHLength;
+    KS_TWIN_LOG("RmsNorm", "dtype=%s b=%u s=%u h=%u originalH=%u tmp=%u", ks_twin::type_name<T>(), tiling.bLength,
+                tiling.sLength, h, oh, sharedTmpBuffer.GetSize());
+    ks_twin::require_vector(api);
+    if (rows == 0 || tiling.mainBsLength == 0) {
+        ks_twin::fail("tiling", "RmsNorm on %s: the RmsNormTiling holds bLength=%u, sLength=%u, mainBsLength=%u; "
+                      "fill it with GetRmsNormTilingInfo (which returns false when the work space is too small)",
+                      ks_twin::core_name(), tiling.bLength, tiling.sLength, tiling.mainBsLength);
+    }
+    ks_norm::check_row(api, h, oh, sizeof(T));
+    if (isBasicBlock && (h % 64 != 0 || h >= 2048 || rows % 8 != 0)) {
+        ks_twin::fail("launch", "RmsNorm<isBasicBlock=true> on %s: a basic block needs H a multiple of 64 below "
+                      "2048 and B * S a multiple of 8, got H=%u, B * S=%u; use isBasicBlock=false",
+                      ks_twin::core_name(), h, rows);
+    }
+    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), ks_norm::rmsnorm_row_bytes(h, sizeof(T)),
+                       "GetRmsNormMaxMinTmpSize");
+    sharedTmpBuffer.check_aligned(api, "sharedTmpBuffer");
+    ks_twin::vec_operand(srcLocal, rows * h, api, "srcLocal");
+    ks_twin::vec_operand(dstLocal, rows * h, api, "dstLocal");
+    ks_twin::vec_operand(gammaLocal, oh, api, "gammaLocal");
+    const float eps = static_cast<float>(epsilon);
+    for (uint32_t r = 0; r < rows; ++r) {
+        const T* x = srcLocal.GetPhyAddr() + r * h;
+        T* y = dstLocal.GetPhyAddr() + r * h;
+        double sq = 0.0;
+        for (uint32_t i = 0; i < oh; ++i) {
+            const float v = static_cast<float>(x[i]);
+            sq += static_cast<double>(v * v);
+        }
+        const float scale = 1.0f / std::sqrt(static_cast<float>(sq / oh) + eps);
+        for (uint32_t i = 0; i < oh; ++i) {
+            y[i] = static_cast<T>(static_cast<float>(x[i]) * scale * static_cast<float>(gammaLocal.GetPhyAddr()[i]));
+        }
+        for (uint32_t i = oh; i < h; ++i) y[i] = static_cast<T>(0.0f);
+    }
+}
+
+}  // namespace AscendC
+
+#endif
