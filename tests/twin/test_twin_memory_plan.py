@@ -25,7 +25,8 @@ _LINE = re.compile(r"^KS_TWIN_MEMORY (?P<core>.+?) UB=(?P<UB>\d+) L1=(?P<L1>\d+)
 
 def _twin_memory(code, inputs, cache: Path, tmp: Path) -> list[dict[str, int]]:
     binary = runner.compile(code, cache_dir=cache)
-    for name, arr in runner._check_inputs(code, inputs).items():
+    storage, _ = runner._check_inputs(code, inputs)  # (arrays, run-time row dims)
+    for name, arr in storage.items():
         arr.tofile(tmp / f"{name}.bin")
     env = {**os.environ, "KS_TWIN_MEMORY_REPORT": "1"}
     proc = subprocess.run([str(binary)], cwd=tmp, capture_output=True, text=True, env=env, timeout=120)
