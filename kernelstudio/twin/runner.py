@@ -337,17 +337,26 @@ def _at(spec: TensorSpec, lead: tuple[int, ...] | None) -> TensorSpec:
 def _runtime_lead(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> tuple[int, ...] | None:
     """The row dimensions the inputs give a kernel that takes them at run time: the leading dims of its
     first such input (the others are checked against them by check_inputs)."""
+    from ..validate import fmt_shape
+
     lead = None
     for t in code.inputs:
         if not t.runtime_dims or not isinstance(inputs, Mapping) or t.name not in inputs:
             continue
-        shape = tuple(np.shape(inputs[t.name]))
+        try:
+            value = np.asarray(inputs[t.name])
+        except (TypeError, ValueError):
+            return None  # not a rectangular array: check_inputs says so
+        if value.dtype.kind not in "biuf":
+            return None  # check_inputs names the dtype
+        shape = value.shape
         n = t.runtime_dims
         takes = "[" + ", ".join(["rows"] * n + [str(d) for d in t.shape[n:]]) + "]"
         if len(shape) != len(t.shape) or shape[n:] != t.shape[n:]:
-            raise InputError(f"kernel {code.name!r}: input {t.name!r} has shape {list(shape)}; the kernel takes "
-                             f"{takes} (its first {n} dimension(s) at run time, {list(t.shape)} when lowered); "
-                             "rebuild for other fixed dimensions")
+            raise InputError(f"kernel {code.name!r}: input {t.name!r} has shape {fmt_shape(shape)} but placeholder "
+                             f"{t.name} is {fmt_shape(t.shape)} {t.dtype}, its first {n} dimension(s) taken at run "
+                             f"time: the kernel takes {takes}; reshape the array or rebuild for other fixed "
+                             "dimensions")
         if any(d < 1 for d in shape[:n]):
             raise InputError(f"kernel {code.name!r}: input {t.name!r} has shape {list(shape)}; its row "
                              f"dimensions {list(shape[:n])} must each be at least 1")
