@@ -28,8 +28,10 @@ __all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of"
 
 def generate_files(prog: Program, *, high_level: bool = False) -> dict[str, str]:
     """Every generated file of `prog`, by relative path. `high_level`: see `codegen`."""
-    if high_level:
-        prog = _fixed_where_high_level(prog)
+    return _files(_fixed_where_high_level(prog) if high_level else prog, high_level)
+
+
+def _files(prog: Program, high_level: bool) -> dict[str, str]:
     files: dict[str, str] = {}
     for k in prog.kernels:
         n = names_of(prog, k)
@@ -61,13 +63,13 @@ def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
     prog = need_program(prog, "codegen")
     if high_level:
         prog = _fixed_where_high_level(prog)
-    rt = runtime_rows(prog, prog.kernels[0]) if prog.kernels else None
+    rt = runtime_rows(prog)
     specs = {t.name: TensorSpec(t.name, t.shape, t.dtype, rt.dims if rt is not None and t.name in rt.tensors else 0)
              for t in prog.tensors}
     ws = max((workspace_bytes(prog, k) for k in prog.kernels), default=0)
     return CodeBundle(
         name=prog.name,
-        files=generate_files(prog, high_level=high_level),
+        files=_files(prog, high_level),
         inputs=tuple(specs[n] for n in prog.inputs),
         outputs=tuple(specs[n] for n in prog.outputs),
         target=prog.target,
@@ -96,4 +98,4 @@ def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = Fals
     prog = need_program(prog, "export_project")
     if high_level:
         prog = _fixed_where_high_level(prog)
-    return write_project(prog, out_dir, generate_files(prog, high_level=high_level), overwrite=overwrite)
+    return write_project(prog, out_dir, _files(prog, high_level), overwrite=overwrite)

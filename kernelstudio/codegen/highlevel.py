@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..ir.ops import itemsize
 from ..lower.tileir import Kernel, Program, Tier
-from .kernel import HELPERS, KERNEL_TYPES, entry_signature, head_comments, kernel_params
+from .kernel import HELPERS, KERNEL_TYPES, entry_signature, head_comments, kernel_params, launch_lines
 from .naming import names_of, param_names
 from .scope import Scope
 from .writer import Writer, c_float, ctype
@@ -282,10 +282,9 @@ def high_level_kernel_source(prog: Program, p: HighLevelPlan) -> str:
                 w(f"AscendC::TBuf<AscendC::QuePosition::VECCALC> {b};")
         w.level += 1
     w("")
-    call = "".join(f"{pnames[n]}, " for n in params)
     with w.block(entry_signature(prog, k)):
         w("GET_TILING_DATA(tilingData, tiling);", f"KERNEL_TASK_TYPE_DEFAULT({KERNEL_TYPES[k.kernel_type]});",
-          f"{names.cls} op;", f"op.Init({call}workspace, tilingData);", "op.Process();")
+          *launch_lines(prog, k, names.cls))
     return w.text()
 
 

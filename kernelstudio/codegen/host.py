@@ -121,7 +121,7 @@ def tiling_header(prog: Program, k: Kernel, hl: HighLevelPlan | None = None) -> 
 
 def _fill(w: Writer, var: str, prog: Program, k: Kernel, hl: HighLevelPlan | None = None) -> None:
     fields, cube = tiling_values(prog, k)
-    runtime = {camel(n) for n in RuntimeRows.NAMES} if runtime_rows(prog, k) is not None else set()
+    runtime = {camel(n) for n in RuntimeRows.NAMES} if runtime_rows(prog) is not None else set()
     for f, v in fields:
         w(f"{var}.set_{f}({f if f in runtime else v});")
     if cube:
@@ -220,7 +220,7 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
       '#include "tiling/platform/platform_ascendc.h"', '#include "tiling/tiling_api.h"', "")
     with w.block("namespace optiling", "}  // namespace optiling"):
         with w.block("static ge::graphStatus TilingFunc(gert::TilingContext* context)"):
-            rt = runtime_rows(prog, k)
+            rt = runtime_rows(prog)
             if rt is not None:
                 _runtime_checks(w, prog, k, rt, inputs, tiles=keyed is None)
             else:
@@ -293,7 +293,7 @@ def _nbytes(prog: Program, name: str) -> int | str:
     """Bytes of a tensor in main.cpp: a number, or `rows * <bytes per row>` for one whose rows are set at run
     time."""
     t = prog.tensor(name)
-    rt = runtime_rows(prog, prog.kernels[0]) if len(prog.kernels) == 1 else None
+    rt = runtime_rows(prog)
     if rt is not None and name in rt.tensors:
         return f"rows * {t.nbytes // dict(prog.kernels[0].tiling)['rows']}"
     return t.nbytes
@@ -302,7 +302,7 @@ def _nbytes(prog: Program, name: str) -> int | str:
 def _dims(prog: Program, name: str) -> str:
     """`{d0, d1, ...}` of a tensor in main.cpp (its row dimensions from `lead` when set at run time)."""
     shape = prog.tensor(name).shape
-    rt = runtime_rows(prog, prog.kernels[0]) if len(prog.kernels) == 1 else None
+    rt = runtime_rows(prog)
     if rt is not None and name in rt.tensors:
         return "{" + ", ".join([f"lead[{d}]" for d in range(rt.dims)] + [str(d) for d in shape[rt.dims:]]) + "}"
     return "{" + ", ".join(str(d) for d in shape) + "}"
@@ -329,7 +329,7 @@ def main_source(prog: Program) -> str:
         w(f"{entry_signature(prog, k)};")
     w("")
     gm = [t for t in prog.tensors if t.role != "workspace"]
-    rt = runtime_rows(prog, prog.kernels[0]) if prog.kernels else None
+    rt = runtime_rows(prog)
     with w.block("int32_t main()"):
         _platform(w, prog)
         if rt is not None:

@@ -77,7 +77,7 @@ target_link_libraries({proj}_cpu PRIVATE Threads::Threads)
 def _shapes_text(prog: Program) -> str:
     """The shapes paragraph of the README: fixed, or rows at run time."""
     listing = "\n".join(f"- `{t.name}`: {list(t.shape)} {t.dtype} ({t.role})" for t in prog.tensors)
-    rt = runtime_rows(prog, prog.kernels[0]) if prog.kernels else None
+    rt = runtime_rows(prog)
     if rt is None:
         return ("The tiling functions were generated for the shapes below; TilingFunc rejects other shapes (re-run "
                 f"kernelstudio for them):\n\n{listing}")

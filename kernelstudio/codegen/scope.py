@@ -52,10 +52,10 @@ TILING_LIMIT = 2**31 - 1  # tiling constants are 32-bit fields
 BLOCK_VARS = {"blk": "blockIdx", "sub": "subBlockIdx"}
 
 
-def runtime_rows(prog: Program, k: Kernel) -> RuntimeRows | None:
-    """The kernel's run-time row count, when its generated code takes one: programs of one kernel (the
-    GM intermediates of a chain of kernels would need shapes computed at run time too)."""
-    return k.runtime_rows if len(prog.kernels) == 1 else None
+def runtime_rows(prog: Program) -> RuntimeRows | None:
+    """The run-time row count of the program's code, when it takes one: programs of one kernel (the GM
+    intermediates of a chain of kernels would need shapes computed at run time too)."""
+    return prog.kernels[0].runtime_rows if len(prog.kernels) == 1 else None
 
 
 @dataclass
@@ -72,7 +72,7 @@ class Scope:
 
     def __post_init__(self) -> None:
         self.tiling = dict(self.kernel.tiling)
-        self.runtime = runtime_rows(self.prog, self.kernel)
+        self.runtime = runtime_rows(self.prog)
         # what the code may fold into literals: every tiling value but those it reads at run time
         self.static_env = ({n: v for n, v in self.tiling.items() if n not in RuntimeRows.NAMES}
                            if self.runtime is not None else self.tiling)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from ..errors import ScheduleError, UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
@@ -32,12 +30,11 @@ from .tileir import (
     Pipe,
     QuePos,
     Region,
-    RowComposite,
-    RuntimeRows,
     Stmt,
     Tier,
 )
 from .vector_body import Operand, VecConfig, VectorBody, ident
+from .vector_facts import row_composite_of, runtime_rows_of
 
 __all__ = ["lower_vector_kernel", "lower_cube_kernel", "FLAG_FULL", "FLAG_FREE"]
 
@@ -106,50 +103,6 @@ def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base
     return ins, outs
 
 
-# the primitive ops each row composite expands into (composites.py), before its optional gamma and beta
-_ROW_COMPOSITE_OPS = {
-    "softmax": Counter({Op.REDUCE_MAX: 1, Op.SUB: 1, Op.EXP: 1, Op.REDUCE_SUM: 1, Op.DIV: 1}),
-    "layer_norm": Counter({Op.REDUCE_MEAN: 2, Op.SUB: 1, Op.SQUARE: 1, Op.ADD: 1, Op.RSQRT: 1, Op.MUL: 1}),
-    "rms_norm": Counter({Op.SQUARE: 1, Op.REDUCE_MEAN: 1, Op.ADD: 1, Op.RSQRT: 1, Op.MUL: 1}),
-}
-
-
-def _row_composite(fk: FusedKernel, names: dict[Node, str]) -> RowComposite | None:
-    """The kernel's one row composite, when its nodes are exactly one whole softmax / layer_norm / rms_norm
-    call reading one full tensor (plus gamma and beta row vectors of its dtype) and writing one; else None."""
-    comps = {n.composite for n in fk.nodes}
-    if len(comps) != 1 or len(fk.outputs) != 1:
-        return None
-    (comp,) = comps
-    if comp is None or comp.name not in _ROW_COMPOSITE_OPS:
-        return None
-    out = fk.outputs[0]
-    full = [i for i in fk.inputs if fk.input_view(i) == "full"]
-    if (len(full) != 1 or out is not fk.nodes[-1] or fk.view(out) != "full" or fk.input_period(full[0]) is not None
-            or full[0].dtype != out.dtype or out.dtype not in ("float16", "float32")):
-        return None
-    x = full[0]
-    affine = {}  # Op.MUL -> gamma, Op.ADD -> beta: a composite node reading a row vector
-    for n in fk.nodes:
-        for i in n.inputs:
-            if i in fk.inputs and i is not x:
-                if fk.input_view(i) != "row" or i.dtype != x.dtype or n.op not in (Op.MUL, Op.ADD) or n.op in affine:
-                    return None
-                affine[n.op] = i
-    if len(affine) != len(fk.inputs) - 1 or (comp.name != "layer_norm" and Op.ADD in affine) or (
-            comp.name == "softmax" and affine):
-        return None
-    want = _ROW_COMPOSITE_OPS[comp.name] + Counter(affine.keys())
-    if Counter(n.op for n in fk.nodes) != want:
-        return None
-    eps = [i.attr("value") for n in fk.nodes if n.op is Op.ADD for i in n.inputs if i.op is Op.CONST]
-    if comp.name != "softmax" and len(eps) != 1:
-        return None
-    g, b = affine.get(Op.MUL), affine.get(Op.ADD)
-    return RowComposite(comp.name, names[x], names[out], names[g] if g is not None else "",
-                        names[b] if b is not None else "", float(eps[0]) if eps else 0.0)
-
-
 def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
     """A vector-family kernel: row tiles (x column tiles) dealt round robin over AIV cores."""
     if any(n.info.kind.value == "reduce" and fk.view(n) != "col" for n in fk.nodes):
@@ -178,7 +131,8 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         raise ScheduleError(f"kernel {fk.name}: {cfg.order_by} cannot apply: {why}; drop it, or "
                             + ("split(-1, ...) to tile the columns first" if not reduce else
                                "parallel(cores=...) to change how many cores share the row tiles"))
-    runtime = _runtime_rows(fk, names, cfg) if (reduce or ct == 1) and fk.nodes[0].op is not Op.RESHAPE else None
+    row_tiled = (reduce or ct == 1) and fk.nodes[0].op is not Op.RESHAPE
+    runtime = runtime_rows_of(fk, names, cfg.cores) if row_tiled else None
     if reduce or ct == 1:
         rows: Expr = Var("rows") if runtime is not None else Const(R)  # the code reads it from its tiling
         lets = [Let("r0", E.mul(Var("t"), tr)), Let("rlen", E.min(tr, E.sub(rows, E.mul(Var("t"), tr))))]
@@ -201,7 +155,7 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
     loop = Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),
                 comment=f"parallel_loop: {total} tiles of {tr}x{tc} over {bd} cores")
     notes = list(cfg.notes) + ([scheme] if scheme else [])
-    composite = _row_composite(fk, names) if reduce and tc == C else None
+    composite = row_composite_of(fk, names) if reduce and tc == C else None
     return Kernel(
         name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
         params=tuple(names[i] for i in fk.inputs) + tuple(names[o] for o in fk.outputs),
@@ -209,26 +163,6 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         tiling=(("rows", R), ("cols", C), ("tile_rows", tr), ("tile_cols", tc), ("tiles", total), ("block_dim", bd)),
         ops=tuple(names[n] for n in fk.nodes), notes=tuple(notes), vec_per_block=1, runtime_rows=runtime,
         row_composite=composite)
-
-
-def _runtime_rows(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> RuntimeRows | None:
-    """The tensors of a row-tiled vector kernel that scale with its row count, when every tensor either
-    holds the kernel's rows in its leading dims (a full tile or a column vector) or none at all (a row
-    vector or a scalar); None when a tensor repeats or gathers rows (its rows are not the kernel's)."""
-    rd = fk.row_dims
-    lead = fk.space[:rd]
-    scaled = []
-    for node in (*fk.inputs, *fk.outputs):
-        view = fk.input_view(node) if node in fk.inputs else fk.view(node)
-        if node in fk.inputs and (fk.input_period(node) is not None or fk.input_row_map(node) is not None):
-            return None
-        if view in ("row", "scalar"):
-            continue
-        tail = fk.space[rd:] if view == "full" else (1,) * (len(fk.space) - rd)
-        if view not in ("full", "col") or tuple(node.shape) != (*lead, *tail):
-            return None
-        scaled.append(names[node])
-    return RuntimeRows(rd, tuple(dict.fromkeys(scaled)), cfg.cores) if scaled else None
 
 
 # ---------------------------------------------------------------------------------------------

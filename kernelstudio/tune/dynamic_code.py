@@ -58,7 +58,7 @@ def row_ranges(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe: int
 def _kernel(prog: Program, bucket: str, shape: Mapping[str, int]) -> Kernel:
     from ..codegen.scope import runtime_rows
 
-    if len(prog.kernels) != 1 or runtime_rows(prog, prog.kernels[0]) is None:
+    if runtime_rows(prog) is None:
         what = (f"{len(prog.kernels)} kernels" if len(prog.kernels) != 1 else
                 f"kernel {prog.kernels[0].name} ({prog.kernels[0].family}), which holds its rows as literals")
         raise UnsupportedError(
@@ -75,6 +75,7 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
     from ..codegen.host import host_source, tile_lines
     from ..codegen.kernel import kernel_text, launch_lines
     from ..codegen.naming import names_of
+    from ..codegen.writer import camel
 
     if dim not in dk.dims:
         raise TuneError(f"DynamicKernel.codegen: {dim!r} is not a dimension of {dk.name} (it has {list(dk.dims)})")
@@ -148,7 +149,7 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
                 w(f"key = {r.key};", *tile_lines("", t["tile_rows"], k.runtime_rows.cores))
                 for f, v in k.tiling:
                     if f not in ("rows", "tiles", "block_dim"):
-                        w(f"{var}.set_{_camel(f)}({v});")
+                        w(f"{var}.set_{camel(f)}({v});")
         w("}")
 
     bundle = codegen(prog0)
@@ -161,9 +162,3 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
 
 def _key(ranges: list[KeyRange], bucket: str) -> int:
     return next(r.key for r in ranges if r.bucket == bucket)
-
-
-def _camel(name: str) -> str:
-    from ..codegen.writer import camel
-
-    return camel(name)

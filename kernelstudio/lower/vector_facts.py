@@ -1,0 +1,79 @@
+"""What the code generator may write differently for a row-tiled vector kernel, read from its fusion graph
+at lowering time (never from the instructions): the tensors whose rows the code takes at run time
+(`Kernel.runtime_rows`), and the one softmax / layer_norm / rms_norm it is, for the high-level API
+(`Kernel.row_composite`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..fusion.partition import FusedKernel
+from ..ir.node import Node
+from ..ir.ops import Op
+from .tileir import RowComposite, RuntimeRows
+
+__all__ = ["row_composite_of", "runtime_rows_of"]
+
+
+# the primitive ops each row composite expands into (composites.py), before its optional gamma and beta
+_ROW_COMPOSITE_OPS = {
+    "softmax": Counter({Op.REDUCE_MAX: 1, Op.SUB: 1, Op.EXP: 1, Op.REDUCE_SUM: 1, Op.DIV: 1}),
+    "layer_norm": Counter({Op.REDUCE_MEAN: 2, Op.SUB: 1, Op.SQUARE: 1, Op.ADD: 1, Op.RSQRT: 1, Op.MUL: 1}),
+    "rms_norm": Counter({Op.SQUARE: 1, Op.REDUCE_MEAN: 1, Op.ADD: 1, Op.RSQRT: 1, Op.MUL: 1}),
+}
+
+
+def row_composite_of(fk: FusedKernel, names: dict[Node, str]) -> RowComposite | None:
+    """The kernel's one row composite, when its nodes are exactly one whole softmax / layer_norm / rms_norm
+    call reading one full tensor (plus gamma and beta row vectors of its dtype) and writing one; else None."""
+    comps = {n.composite for n in fk.nodes}
+    if len(comps) != 1 or len(fk.outputs) != 1:
+        return None
+    (comp,) = comps
+    if comp is None or comp.name not in _ROW_COMPOSITE_OPS:
+        return None
+    out = fk.outputs[0]
+    full = [i for i in fk.inputs if fk.input_view(i) == "full"]
+    if (len(full) != 1 or out is not fk.nodes[-1] or fk.view(out) != "full" or fk.input_period(full[0]) is not None
+            or full[0].dtype != out.dtype or out.dtype not in ("float16", "float32")):
+        return None
+    x = full[0]
+    affine = {}  # Op.MUL -> gamma, Op.ADD -> beta: a composite node reading a row vector
+    for n in fk.nodes:
+        for i in n.inputs:
+            if i in fk.inputs and i is not x:
+                if fk.input_view(i) != "row" or i.dtype != x.dtype or n.op not in (Op.MUL, Op.ADD) or n.op in affine:
+                    return None
+                affine[n.op] = i
+    if len(affine) != len(fk.inputs) - 1 or (comp.name != "layer_norm" and Op.ADD in affine) or (
+            comp.name == "softmax" and affine):
+        return None
+    want = _ROW_COMPOSITE_OPS[comp.name] + Counter(affine.keys())
+    if Counter(n.op for n in fk.nodes) != want:
+        return None
+    eps = [i.attr("value") for n in fk.nodes if n.op is Op.ADD for i in n.inputs if i.op is Op.CONST]
+    if comp.name != "softmax" and len(eps) != 1:
+        return None
+    g, b = affine.get(Op.MUL), affine.get(Op.ADD)
+    return RowComposite(comp.name, names[x], names[out], names[g] if g is not None else "",
+                        names[b] if b is not None else "", float(eps[0]) if eps else 0.0)
+
+
+def runtime_rows_of(fk: FusedKernel, names: dict[Node, str], cores: int) -> RuntimeRows | None:
+    """The tensors of a row-tiled vector kernel that scale with its row count, when every tensor either
+    holds the kernel's rows in its leading dims (a full tile or a column vector) or none at all (a row
+    vector or a scalar); None when a tensor repeats or gathers rows (its rows are not the kernel's)."""
+    rd = fk.row_dims
+    lead = fk.space[:rd]
+    scaled = []
+    for node in (*fk.inputs, *fk.outputs):
+        view = fk.input_view(node) if node in fk.inputs else fk.view(node)
+        if node in fk.inputs and (fk.input_period(node) is not None or fk.input_row_map(node) is not None):
+            return None
+        if view in ("row", "scalar"):
+            continue
+        tail = fk.space[rd:] if view == "full" else (1,) * (len(fk.space) - rd)
+        if view not in ("full", "col") or tuple(node.shape) != (*lead, *tail):
+            return None
+        scaled.append(names[node])
+    return RuntimeRows(rd, tuple(dict.fromkeys(scaled)), cores) if scaled else None
