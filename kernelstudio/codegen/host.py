@@ -9,9 +9,11 @@ buffering, core count). main.cpp fills no tiling itself: like the CANN runtime, 
 TilingFunc (`ks_twin::host::run_tiling`) and launches with the block dim, tiling key, tiling blob and
 workspace size it returns.
 
-A program of one row-tiled vector kernel takes its row count at run time (`Kernel.runtime_rows`): TilingFunc
-checks the fixed dimensions, computes rows, tiles and the block dim from the input shape, and main.cpp sizes
-its buffers from the row dimensions in `dims.txt` (written by `ks.twin.run`; the lowered ones without it).
+A program of one row-tiled vector kernel, or of one matmul kernel whose rows are A's (alone or with its
+epilogue), takes its row count at run time (`Kernel.runtime_rows`): TilingFunc checks the fixed dimensions,
+computes the rows, the tile counts, the block dim (and for a matmul the TCubeTiling's M and core count and the
+workspace, one slot block per core) from the input shape, and main.cpp sizes its buffers from the row
+dimensions in `dims.txt` (written by `ks.twin.run`; the lowered ones without it).
 Every other program is compiled for fixed shapes: TilingFunc checks the input shapes it was generated for
 and fails (GRAPH_FAILED) for others.
 
@@ -36,7 +38,7 @@ from .scope import Scope, runtime_rows
 from .writer import Writer, camel
 
 __all__ = ["tiling_header", "host_source", "main_source", "workspace_bytes", "tiling_values", "io_params",
-           "API_CUBE_FIELDS", "RUNTIME_DIMS_FILE", "tile_lines"]
+           "API_CUBE_FIELDS", "RUNTIME_DIMS_FILE", "tile_lines", "cube_fill", "workspace_expr", "runtime_locals"]
 
 GE_DTYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "float32": "ge::DT_FLOAT",
              "int8": "ge::DT_INT8", "int32": "ge::DT_INT32"}
@@ -119,13 +121,24 @@ def tiling_header(prog: Program, k: Kernel, hl: HighLevelPlan | None = None) -> 
     return w.text()
 
 
+def runtime_locals(rt: RuntimeRows | None) -> dict[str, str]:
+    """Tiling field -> the TilingFunc local that holds its run-time value (`rows`, `rowTiles`, `tiles`,
+    `blockDim`)."""
+    if rt is None:
+        return {}
+    out = {camel(rt.rows): "rows", "tiles": "tiles", "blockDim": "blockDim"}
+    if rt.row_tiles:
+        out[camel(rt.row_tiles)] = "rowTiles"
+    return out
+
+
 def _fill(w: Writer, var: str, prog: Program, k: Kernel, hl: HighLevelPlan | None = None) -> None:
     fields, cube = tiling_values(prog, k)
-    runtime = {camel(n) for n in RuntimeRows.NAMES} if runtime_rows(prog) is not None else set()
+    runtime = runtime_locals(runtime_rows(prog))
     for f, v in fields:
-        w(f"{var}.set_{f}({f if f in runtime else v});")
+        w(f"{var}.set_{f}({runtime.get(f, v)});")
     if cube:
-        _cube_fill(w, var, prog, k, cube)
+        cube_fill(w, var, prog, k, cube, runtime_rows(prog) is not None)
     topk = topk_spec(prog, k)
     if topk is not None:
         w(f"// TopK: one row of {topk.n} (padded to {topk.inner}) per call, top {topk.k}")
@@ -140,7 +153,7 @@ def _runtime_checks(w: Writer, prog: Program, k: Kernel, rt: RuntimeRows, inputs
     """TilingFunc of a kernel that takes its row count at run time: every input's fixed dimensions as
     lowered, the row dimensions the same in all tensors that have them; rows, tiles and cores from them."""
     tiling = dict(k.tiling)
-    R, tr = tiling["rows"], tiling["tile_rows"]
+    R, tr = tiling[rt.rows], tiling[rt.tile]
     lead = [f"{camel(p)}Shape" for p in inputs if p in rt.tensors]
     w(f"// Rows at run time: {', '.join(rt.tensors)} hold `rows` rows (the product of their first {rt.dims} "
       f"dimension(s); {R} when lowered), every other dimension is fixed by the schedule.")
@@ -161,19 +174,28 @@ def _runtime_checks(w: Writer, prog: Program, k: Kernel, rt: RuntimeRows, inputs
     with w.block(f"if (rows < 1 || rows > {(2**31 - 1) // per_row})"):
         w("return ge::GRAPH_FAILED;")
     if tiles:
-        w(*tile_lines("const uint32_t ", tr, rt.cores))
+        w(*tile_lines("const uint32_t ", tr, rt.cores, rt))
 
 
-def tile_lines(decl: str, tile_rows: int, cores: int) -> list[str]:
-    """C++ that sets `tiles` and `blockDim` from `rows` for row tiles of `tile_rows` on at most `cores` cores."""
-    return [f"{decl}tiles = static_cast<uint32_t>((rows + {tile_rows - 1}) / {tile_rows});  // row tiles of "
-            f"{tile_rows}",
-            f"{decl}blockDim = tiles < {cores} ? tiles : {cores};  // the schedule's cores at most"]
+def tile_lines(decl: str, tile_rows: int, cores: int, rt: RuntimeRows | None = None) -> list[str]:
+    """C++ that sets `tiles` and `blockDim` from `rows` for row tiles of `tile_rows` on at most `cores` cores;
+    for a matmul kernel (`rt.row_tiles`) also `rowTiles`, and its tiles are the row tiles times its units per
+    row tile."""
+    row_tiles = f"static_cast<uint32_t>((rows + {tile_rows - 1}) / {tile_rows})"
+    if rt is not None and rt.row_tiles:
+        lines = [f"{decl}rowTiles = {row_tiles};  // tile rows of {tile_rows}",
+                 f"{decl}tiles = rowTiles" + (f" * {rt.per_row_tile};  // {rt.per_row_tile} C tiles along n in each"
+                                               if rt.per_row_tile > 1 else ";  // one row block each")]
+    else:
+        lines = [f"{decl}tiles = {row_tiles};  // row tiles of {tile_rows}"]
+    return [*lines, f"{decl}blockDim = tiles < {cores} ? tiles : {cores};  // the schedule's cores at most"]
 
 
-def _cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, int]) -> None:
+def cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, int], runtime: bool = False) -> None:
     """TCubeTiling from the Matmul tiling API with the schedule's base block as its fixed split, then the
-    fields the schedule decides beyond it."""
+    fields the schedule decides beyond it; with `runtime`, M and the cores are the run's (`rows`, `blockDim`)."""
+    if runtime:
+        cube = {**cube, "M": "rows", "usedCoreNum": "blockDim"}  # type: ignore[dict-item]
     from .cube import CubePart
 
     part = CubePart(Scope(prog, k))
@@ -208,7 +230,8 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
                 keyed: Callable[[Writer, str], None] | None = None) -> str:
     """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel. `keyed(w, var)`, for
     a kernel with run-time rows, writes the tiling of each key instead (tune/dynamic_code.py): it sets every
-    field of `var` but rows, tiles and blockDim, and the locals `key`, `tiles` and `blockDim`."""
+    field of `var` but the run-time ones (`runtime_locals`), and the locals `key`, `tiles`, `blockDim`,
+    `wsBytes` (and `rowTiles` for a matmul kernel)."""
     names = names_of(prog, k)
     name = names.op_type
     inputs, outputs = io_params(prog, k)
@@ -243,7 +266,7 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
               f"{names.tiling} tiling;")
             if keyed is not None:
                 keyed(w, "tiling")
-                w("tiling.set_rows(rows);", "tiling.set_tiles(tiles);", "tiling.set_blockDim(blockDim);")
+                w(*(f"tiling.set_{f}({v});" for f, v in runtime_locals(rt).items()))
             else:
                 _fill(w, "tiling", prog, k, hl)
             w(f"context->SetBlockDim({'blockDim' if rt is not None else k.block_dim});",
@@ -252,7 +275,8 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
               "context->GetRawTilingData()->GetCapacity());",
               "context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
               "size_t* currentWorkspace = context->GetWorkspaceSizes(1);",
-              f"currentWorkspace[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + {workspace_bytes(prog, k)};",
+              "currentWorkspace[0] = ascendcPlatform.GetLibApiWorkSpaceSize() + "
+              f"{'wsBytes' if keyed is not None else workspace_expr(prog, k, rt)};",
               "return ge::GRAPH_SUCCESS;")
     w("")
     with w.block("namespace ops", "}  // namespace ops"):
@@ -271,6 +295,13 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
                   f'this->AICore().AddConfig("{_soc(prog.target)}");')
         w(f"OP_ADD({name});")
     return w.text()
+
+
+def workspace_expr(prog: Program, k: Kernel, rt: RuntimeRows | None) -> str:
+    """The user workspace bytes TilingFunc asks for: the lowered size, or one slot block per core of the run."""
+    if rt is None or not rt.ws_per_core:
+        return str(workspace_bytes(prog, k))
+    return f"(static_cast<size_t>(blockDim) * {rt.ws_per_core} + 511) / 512 * 512"  # a slot block per core
 
 
 def _soc(target: str) -> str:
@@ -295,7 +326,7 @@ def _nbytes(prog: Program, name: str) -> int | str:
     t = prog.tensor(name)
     rt = runtime_rows(prog)
     if rt is not None and name in rt.tensors:
-        return f"rows * {t.nbytes // dict(prog.kernels[0].tiling)['rows']}"
+        return f"rows * {t.nbytes // dict(prog.kernels[0].tiling)[rt.rows]}"
     return t.nbytes
 
 

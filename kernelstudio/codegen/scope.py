@@ -54,7 +54,8 @@ BLOCK_VARS = {"blk": "blockIdx", "sub": "subBlockIdx"}
 
 def runtime_rows(prog: Program) -> RuntimeRows | None:
     """The run-time row count of the program's code, when it takes one: programs of one kernel (the GM
-    intermediates of a chain of kernels would need shapes computed at run time too)."""
+    intermediates of a chain of kernels would need shapes computed at run time too) that is a row-tiled
+    vector kernel or a matmul kernel whose rows are A's leading dims (`Kernel.runtime_rows`)."""
     return prog.kernels[0].runtime_rows if len(prog.kernels) == 1 else None
 
 
@@ -74,7 +75,7 @@ class Scope:
         self.tiling = dict(self.kernel.tiling)
         self.runtime = runtime_rows(self.prog)
         # what the code may fold into literals: every tiling value but those it reads at run time
-        self.static_env = ({n: v for n, v in self.tiling.items() if n not in RuntimeRows.NAMES}
+        self.static_env = ({n: v for n, v in self.tiling.items() if n not in self.runtime.names}
                            if self.runtime is not None else self.tiling)
         self._texts: dict[Expr, str] = {}  # expr() answers: equal expressions print alike in one scope
         self._buffers = {b.name: b for b in self.kernel.buffers}

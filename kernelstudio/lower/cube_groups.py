@@ -166,7 +166,7 @@ def group_rows(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tm: int, 
     """A group of a matmul kernel: B's panel (step_m > 1), then the group's tile rows one after
     another (A's panel per row when step_n > 1), each row's C tiles n inner. `tile_tail` follows each
     C tile's k loop (EnQue/DeQue c, the FixPipe copy, Free c). Needs Lets gm0/gmlen/gn0/gnlen."""
-    M = cs.M
+    M = cs.m_expr
     cols = group_cols(cs, bufs, g, tk, mm_comment, a_off, b_off, tn, tile_tail)
     row: list[Stmt] = [Let("m0", E.add(Var("gm0"), E.mul(Var("gi"), tm))),
                        Let("mlen", E.min(tm, E.sub(M, Var("m0"))))]

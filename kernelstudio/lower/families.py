@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import ScheduleError, UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
-from ..ir.ops import Op
+from ..ir.ops import Op, itemsize
 from .config import KernelConfig
 from .cube_groups import GroupShape, group_cols, group_rows, l1_k_loops, panel_load
 from .expr import Const, E, Expr, Var, ceil_div
@@ -34,7 +34,7 @@ from .tileir import (
     Tier,
 )
 from .vector_body import Operand, VecConfig, VectorBody, ident
-from .vector_facts import row_composite_of, runtime_rows_of
+from .vector_facts import row_composite_of, runtime_m_of, runtime_rows_of
 
 __all__ = ["lower_vector_kernel", "lower_cube_kernel", "FLAG_FULL", "FLAG_FREE"]
 
@@ -200,6 +200,7 @@ class _CubeShape:
             for d in ob:
                 self.batch *= d
             self.ob, self.a_batch, self.b_batch = ob, a.shape[:-2], b.shape[:-2]
+        self.m_expr: Expr = Const(self.M)  # M in the kernel's expressions: Var("M") when the code reads it
 
     def batch_offset(self, which: str, bi: Expr) -> Expr:
         """Element offset of batch `bi` (flattened output batch index) in A or B."""
@@ -250,6 +251,15 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     depth = cfg.depth
     dt = cs.in_dtype
     bufs: dict[str, Buffer] = {}
+    # the code may take M at run time (vector_facts.runtime_m_of) when one batch is dealt out in plain
+    # row-major or column-major order of single tile rows; the TileIR then reads M and m_tiles from its tiling
+    rt = None
+    if not cs.conv and cs.batch == 1 and gsm == 1 and not cfg.swizzle_group and not cfg.aic_only:
+        unit_cols = cs.N if row_block else tn
+        ws_bytes = depth * tm * unit_cols * itemsize(cs.root.dtype) if mixed else 0
+        rt = runtime_m_of(fk, names, cfg.cores, units_n, ws_bytes)
+    if rt is not None:
+        cs.m_expr = Var("M")
 
     def buf(name: str, tier: Tier, dtype: str, rows: int, cols: int, d: int, q: QuePos, purpose: str) -> str:
         bufs[name] = Buffer(name, tier, dtype, rows, cols, d, q, CoreType.AIC, purpose)
@@ -308,17 +318,26 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     # swizzled) as units; m0 / n0 per C tile inside a group come from cube_groups.py
     grouped = grp.grouped and not row_block
     unit = (tm * gsm, tn * gsn) if grouped else (tm, tn)
-    lets, order_note = tile_walk_lets(fk.name, (cs.M, cs.N), unit, cfg, row_block)
+
+    def walk_lets(m: Expr, m_tiles: Expr | None) -> tuple[list[Stmt], str]:
+        """The Lets from t to the unit's extent, for M = `m` in `m_tiles` tile rows (None: the lowered ones)."""
+        lets, order_note = tile_walk_lets(fk.name, (cs.M, cs.N), unit, cfg, row_block, m_tiles)
+        if grouped:  # the group's extent
+            lets += [Let("gm0", E.mul(Var("mi"), gsm * tm)), Let("gmlen", E.min(gsm * tm, E.sub(m, Var("gm0")))),
+                     Let("gn0", E.mul(Var("ni"), gsn * tn)),
+                     Let("gnlen", E.min(gsn * tn, E.sub(cs.N, Var("gn0"))))]
+        else:
+            lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(m, Var("m0"))))]
+        if not row_block and not grouped:
+            lets += [Let("n0", E.mul(Var("ni"), tn)), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0"))))]
+        return lets, order_note
+
+    lets, order_note = walk_lets(cs.m_expr, Var("m_tiles") if rt is not None else None)
     if order_note:
         cfg = cfg.noted(order_note)
-    if grouped:  # the group's extent
-        lets += [Let("gm0", E.mul(Var("mi"), gsm * tm)), Let("gmlen", E.min(gsm * tm, E.sub(cs.M, Var("gm0")))),
-                 Let("gn0", E.mul(Var("ni"), gsn * tn)), Let("gnlen", E.min(gsn * tn, E.sub(cs.N, Var("gn0"))))]
-    else:
-        lets += [Let("m0", E.mul(Var("mi"), tm)), Let("mlen", E.min(tm, E.sub(cs.M, Var("m0"))))]
-    if not row_block and not grouped:
-        lets += [Let("n0", E.mul(Var("ni"), tn)), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0"))))]
-    walk = tile_walk(cs, total, lets, row_block, nt, -(-kt // max(sa, sb)), grouped=grouped)
+    # the L2 model walks the lowered shape: its Lets hold no run-time values
+    walk = tile_walk(cs, total, walk_lets(Const(cs.M), None)[0] if rt is not None else lets, row_block, nt,
+                     -(-kt // max(sa, sb)), grouped=grouped)
     a_off = cs.batch_offset("a", Var("bi"))
     b_off = cs.batch_offset("b", Var("bi"))
     mm_comment = f"{names[cs.root]} = {cs.root.op.value}"
@@ -424,7 +443,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     if not mixed:
         n0, nlen = Var("n0"), Var("nlen")
         out_name = names[out_node]
-        dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.M), Var("m0")), cs.N), n0),
+        dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.m_expr), Var("m0")), cs.N), n0),
                      Var("mlen"), nlen, Const(cs.N), gm=True)
         fix_out = Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
                        comment=f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}")
@@ -447,7 +466,9 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         ws_dtype = out_node.dtype
         ws = GmTensor(ws_name, (bd, depth, tm, unit_cols), ws_dtype, "workspace")
         slot_base = E.mul(E.add(E.mul(Var("blk"), depth), Var("slot")), tm * unit_cols)
-        unit_lets = [Let("j", E.div(E.sub(t, Var("blk")), bd)), Let("slot", E.mod(Var("j"), depth))]
+        # the core's count of units so far picks its workspace slot
+        unit_lets = [Let("j", E.div(E.sub(t, Var("blk")), Var("block_dim") if rt is not None else bd)),
+                     Let("slot", E.mod(Var("j"), depth))]
         wait_free = If(E.min(E.max(E.sub(Var("j"), depth - 1), 0), 1), (CrossWait(FLAG_FREE),),
                        comment=f"workspace slot reused: wait until both AIVs read it (depth {depth})")
         if row_block:
@@ -477,7 +498,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),
                     comment=f"parallel_loop: {total} {'row blocks' if row_block else 'C tiles'} over {bd} cores"),)
         # ---- the AIV epilogue
-        row_base = E.add(E.mul(Var("bi"), cs.M), Var("m0"))
+        row_base = E.add(E.mul(Var("bi"), cs.m_expr), Var("m0"))
         col_base = Const(0) if row_block else Var("n0")
         epi_inputs = {i for n in fk.nodes if n is not out_node for i in n.inputs}
         skip = {out_node} | {i for i in out_node.inputs if i not in epi_inputs}
@@ -537,4 +558,4 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
-                  notes=cfg.notes, vec_per_block=vec, tile_walk=walk), ws
+                  notes=cfg.notes, vec_per_block=vec, tile_walk=walk, runtime_rows=rt), ws

@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import ScheduleError
 from ..ir.ops import itemsize
 from .config import KernelConfig
-from .expr import Const, E, Var
+from .expr import Const, E, Expr, Var
 from .tileir import Kernel, Let, Panel, Stmt, TileWalk
 
 __all__ = ["tile_walk_lets", "tile_walk", "auto_swizzle", "AUTO_GAIN"]
@@ -36,10 +36,13 @@ AUTO_GAIN = 0.10  # assumed: a swizzle is chosen when the L2 model predicts >= 1
 
 
 def tile_walk_lets(name: str, mn: tuple[int, int], tiles: tuple[int, int], cfg: KernelConfig,
-                   row_block: bool) -> tuple[list[Stmt], str]:
+                   row_block: bool, m_tiles: Expr | None = None) -> tuple[list[Stmt], str]:
     """(the Lets that map the tile index t to bi, mi (and ni), a note on the order or ""); `mn` is
-    (M, N), `tiles` (tile_m, tile_n)."""
+    (M, N), `tiles` (tile_m, tile_n). `m_tiles` is the count of tile rows when the code reads it at run
+    time (the plain orders only); by default the lowered count."""
     mt, nt = -(-mn[0] // tiles[0]), -(-mn[1] // tiles[1])
+    assert m_tiles is None or not cfg.swizzle_group
+    mtx: Expr | int = mt if m_tiles is None else m_tiles
     t = Var("t")
     if row_block:
         if cfg.swizzle_group:
@@ -49,13 +52,13 @@ def tile_walk_lets(name: str, mn: tuple[int, int], tiles: tuple[int, int], cfg: 
                 f"blocks) and walks all {nt} n tiles itself; there is no C tile order to swizzle. Drop it, or keep "
                 "the reduction out of the fusion (create_schedule(..., keep_out=[...]) or fuse=False) to order "
                 "the matmul's C tiles")
-        return [Let("bi", E.div(t, mt)), Let("mi", E.mod(t, mt))], ""
+        return [Let("bi", E.div(t, mtx)), Let("mi", E.mod(t, mtx))], ""
     if not cfg.swizzle_group:
         m_outer = cfg.order[:1] != ("n",)
-        inner = nt if m_outer else mt
-        return [Let("bi", E.div(t, mt * nt)),
-                Let("mi", E.div(E.mod(t, mt * nt), inner) if m_outer else E.mod(E.mod(t, mt * nt), mt)),
-                Let("ni", E.mod(E.mod(t, mt * nt), nt) if m_outer else E.div(E.mod(t, mt * nt), mt))], ""
+        per = E.mul(mtx, nt)
+        return [Let("bi", E.div(t, per)),
+                Let("mi", E.div(E.mod(t, per), nt) if m_outer else E.mod(E.mod(t, per), mtx)),
+                Let("ni", E.mod(E.mod(t, per), nt) if m_outer else E.div(E.mod(t, per), mtx))], ""
     g, along = cfg.swizzle_group, cfg.swizzle_dir
     grouped, walked = (mt, nt) if along == "m" else (nt, mt)  # tiles along the grouped / the walked axis
     if g > grouped:

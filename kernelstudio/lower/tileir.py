@@ -389,16 +389,29 @@ Stmt = Instr | Let | Loop | If
 
 @dataclass(frozen=True, slots=True)
 class RuntimeRows:
-    """A vector kernel that takes its row count at run time: each tensor in `tensors` holds `rows` rows,
-    the product of its first `dims` dimensions (the same for all of them); its other dimensions are fixed.
-    The generated TilingFunc computes `rows`, `tiles` and `block_dim` (at most `cores`) from the input
-    shapes, and the kernel reads them from its tiling."""
+    """A kernel that takes its row count at run time: each tensor in `tensors` holds `rows` rows, the product
+    of its first `dims` dimensions (the same for all of them); its other dimensions are fixed. The generated
+    TilingFunc computes the row count, the tile counts and `block_dim` (at most `cores`) from the input shapes,
+    and the kernel reads them from its tiling.
+
+    A row-tiled vector kernel keeps its row count in the tiling value "rows" (tiles of "tile_rows"); a matmul
+    kernel keeps it in "M" (the rows of A and C, tiles of "tile_m"), and its tiles are the "m_tiles" row
+    tiles times `per_row_tile` (its C tiles along n, or 1 for a row block); a mixed kernel's workspace holds
+    one slot block per core (`ws_per_core` bytes), sized by the run's block_dim."""
 
     dims: int
     tensors: tuple[str, ...]
     cores: int
+    rows: str = "rows"  # the tiling value that holds the row count
+    tile: str = "tile_rows"  # the tiling value of rows per row tile
+    row_tiles: str = ""  # the tiling value that counts the row tiles, when it is not "tiles" itself
+    per_row_tile: int = 1  # tiles per row tile
+    ws_per_core: int = 0  # workspace bytes per core (mixed kernels)
 
-    NAMES = ("rows", "tiles", "block_dim")  # the tiling values set at run time
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The tiling values set at run time."""
+        return (self.rows, *((self.row_tiles,) if self.row_tiles else ()), "tiles", "block_dim")
 
 
 @dataclass(frozen=True, slots=True)

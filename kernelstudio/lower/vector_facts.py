@@ -1,7 +1,7 @@
-"""What the code generator may write differently for a row-tiled vector kernel, read from its fusion graph
-at lowering time (never from the instructions): the tensors whose rows the code takes at run time
-(`Kernel.runtime_rows`), and the one softmax / layer_norm / rms_norm it is, for the high-level API
-(`Kernel.row_composite`)."""
+"""What the code generator may write differently for a kernel, read from its fusion graph at lowering time
+(never from the instructions): the tensors whose rows the code takes at run time (`Kernel.runtime_rows`: a
+row-tiled vector kernel's, or the rows of a matmul's A and C and of its epilogue's tensors), and the one
+softmax / layer_norm / rms_norm a vector kernel is, for the high-level API (`Kernel.row_composite`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ..ir.node import Node
 from ..ir.ops import Op
 from .tileir import RowComposite, RuntimeRows
 
-__all__ = ["row_composite_of", "runtime_rows_of"]
+__all__ = ["row_composite_of", "runtime_rows_of", "runtime_m_of"]
 
 
 # the primitive ops each row composite expands into (composites.py), before its optional gamma and beta
@@ -59,14 +59,14 @@ def row_composite_of(fk: FusedKernel, names: dict[Node, str]) -> RowComposite | 
                         names[b] if b is not None else "", float(eps[0]) if eps else 0.0)
 
 
-def runtime_rows_of(fk: FusedKernel, names: dict[Node, str], cores: int) -> RuntimeRows | None:
-    """The tensors of a row-tiled vector kernel that scale with its row count, when every tensor either
-    holds the kernel's rows in its leading dims (a full tile or a column vector) or none at all (a row
-    vector or a scalar); None when a tensor repeats or gathers rows (its rows are not the kernel's)."""
+def _scaled(fk: FusedKernel, names: dict[Node, str], nodes: tuple[Node, ...]) -> list[str] | None:
+    """The names of `nodes` (GM tensors of the kernel) that hold the kernel's rows in their leading dims (a
+    full tile or a column vector); None when one repeats or gathers rows, or sits on the space otherwise.
+    Row vectors and scalars hold none."""
     rd = fk.row_dims
     lead = fk.space[:rd]
     scaled = []
-    for node in (*fk.inputs, *fk.outputs):
+    for node in nodes:
         view = fk.input_view(node) if node in fk.inputs else fk.view(node)
         if node in fk.inputs and (fk.input_period(node) is not None or fk.input_row_map(node) is not None):
             return None
@@ -76,4 +76,33 @@ def runtime_rows_of(fk: FusedKernel, names: dict[Node, str], cores: int) -> Runt
         if view not in ("full", "col") or tuple(node.shape) != (*lead, *tail):
             return None
         scaled.append(names[node])
-    return RuntimeRows(rd, tuple(dict.fromkeys(scaled)), cores) if scaled else None
+    return scaled
+
+
+def runtime_rows_of(fk: FusedKernel, names: dict[Node, str], cores: int) -> RuntimeRows | None:
+    """The tensors of a row-tiled vector kernel that scale with its row count, when every tensor either
+    holds the kernel's rows in its leading dims (a full tile or a column vector) or none at all (a row
+    vector or a scalar); None when a tensor repeats or gathers rows (its rows are not the kernel's)."""
+    scaled = _scaled(fk, names, (*fk.inputs, *fk.outputs))
+    return RuntimeRows(fk.row_dims, tuple(dict.fromkeys(scaled)), cores) if scaled else None
+
+
+def runtime_m_of(fk: FusedKernel, names: dict[Node, str], cores: int, per_row_tile: int,
+                 ws_per_core: int) -> RuntimeRows | None:
+    """The tensors of a matmul (or matmul + epilogue) kernel that scale with its M, when A [*lead, K] is
+    read untransposed, B is one [K, N] matrix (so every row of C is A's row times B, whatever the leading
+    dims) and every epilogue tensor holds C's rows or none; None otherwise (conv, batched or transposed
+    operands, repeating rows), and the kernel keeps its shapes."""
+    root = fk.root
+    if root is None or root.op is not Op.MATMUL or root.attr("transpose_a", False):
+        return None
+    a, b = root.inputs
+    lead = tuple(root.shape[:-1])
+    if len(b.shape) != 2 or tuple(a.shape[:-1]) != lead or tuple(fk.space) != tuple(root.shape) or (
+            fk.row_dims != len(lead)):
+        return None
+    rest = _scaled(fk, names, tuple(n for n in (*fk.inputs, *fk.outputs) if n is not a and n is not b))
+    if rest is None:
+        return None
+    return RuntimeRows(len(lead), tuple(dict.fromkeys([names[a], *rest])), cores, rows="M", tile="tile_m",
+                       row_tiles="m_tiles", per_row_tile=per_row_tile, ws_per_core=ws_per_core)

@@ -1,17 +1,20 @@
 """One generated operator for a DynamicKernel: each bucket's kernel under `TILING_KEY_IS(key)`, and a
 TilingFunc that picks the key from the run-time row count (`DynamicKernel.codegen`).
 
-It covers designs that lower to one row-tiled vector kernel taking its rows at run time (softmax,
-layer_norm, rms_norm, elementwise chains; see the README's limits), swept along the dimension that is
-the kernel's row count, with the build function's other dimensions fixed. Each bucket keeps its own
-tuned configuration (tile rows, cores, double buffering, ...): its kernel class lives in a namespace of
-its own in `op_kernel/<op>.cpp`, and TilingFunc maps row ranges to keys. The ranges come from the buckets'
-predicates evaluated at every row count from 1 to `probe` (65,536 by default); past it, the last range
-goes on.
+It covers designs that lower to one kernel taking its rows at run time (`Kernel.runtime_rows`): a
+row-tiled vector kernel (softmax, layer_norm, rms_norm, elementwise chains) or a matmul kernel with or
+without its epilogue (M at run time; see the README's limits), swept along the dimension that is the
+kernel's row count, with the build function's other dimensions fixed. Each bucket keeps its own tuned
+configuration (tiles, L1 steps, cores, double buffering, ...): its kernel class lives in a namespace of
+its own in `op_kernel/<op>.cpp`, TilingFunc maps row ranges to keys and fills each key's tiling (a
+matmul's TCubeTiling and workspace included); the tiling struct holds every bucket's fields. The ranges
+come from the buckets' predicates evaluated at every row count from 1 to `probe` (65,536 by default); past
+it, the last range goes on.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -63,8 +66,9 @@ def _kernel(prog: Program, bucket: str, shape: Mapping[str, int]) -> Kernel:
                 f"kernel {prog.kernels[0].name} ({prog.kernels[0].family}), which holds its rows as literals")
         raise UnsupportedError(
             f"DynamicKernel.codegen: bucket {bucket} at {dict(shape)} lowers to {what}; one generated kernel "
-            "with tiling keys covers designs of one row-tiled vector kernel (softmax, layer_norm, rms_norm, "
-            "elementwise chains); build the other buckets' designs with dk.design(...) instead")
+            "with tiling keys covers designs of one kernel that takes its rows at run time (a row-tiled vector "
+            "kernel, or a matmul with its epilogue whose rows are A's; see the README's limits); build the "
+            "other buckets' designs with dk.design(...) instead")
     return prog.kernels[0]
 
 
@@ -72,7 +76,7 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
     """See `DynamicKernel.codegen`."""
     from ..codegen import codegen
     from ..codegen.bundle import CodeBundle
-    from ..codegen.host import host_source, tile_lines
+    from ..codegen.host import cube_fill, host_source, tile_lines, tiling_header, tiling_values, workspace_expr
     from ..codegen.kernel import kernel_text, launch_lines
     from ..codegen.naming import names_of
     from ..codegen.writer import camel
@@ -102,20 +106,31 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
         shape = {**fixed, dim: at}
         d = dk.design(**shape)
         k = _kernel(d.program, r.bucket, shape)
-        if dict(k.tiling)["rows"] != at:
-            raise UnsupportedError(f"DynamicKernel.codegen: at {shape} the kernel has {dict(k.tiling)['rows']} rows, "
-                                   f"not {dim}={at}; the swept dimension must be the kernel's row count")
+        assert k.runtime_rows is not None
+        # the row count must follow the swept dim (checked at two values: one may match by chance)
+        nxt = dk.design_with(dk.configs.get(r.bucket, {}), **{**shape, dim: at + 1}).program.kernels[0]
+        got = (dict(k.tiling)[k.runtime_rows.rows], dict(nxt.tiling).get(k.runtime_rows.rows))
+        if got != (at, at + 1):
+            raise UnsupportedError(f"DynamicKernel.codegen: at {dim}={at} and {at + 1} the kernel has {got[0]} and "
+                                   f"{got[1]} rows; the swept dimension must be the kernel's row count")
         designs[r.bucket] = d
     first = designs[ranges[0].bucket]
     prog0, k0 = first.program, first.program.kernels[0]
     for b, d in designs.items():
         k = d.program.kernels[0]
-        same = (k.params == k0.params and [n for n, _ in k.tiling] == [n for n, _ in k0.tiling]
+        same = (k.params == k0.params and k.kernel_type == k0.kernel_type
+                and k.runtime_rows.rows == k0.runtime_rows.rows  # type: ignore[union-attr]
                 and names_of(d.program, k).op_type == names_of(prog0, k0).op_type
                 and [(t.name, t.dtype) for t in d.program.tensors] == [(t.name, t.dtype) for t in prog0.tensors])
         if not same:
-            raise UnsupportedError(f"DynamicKernel.codegen: bucket {b}'s kernel has other parameters or tiling fields "
-                                   f"than bucket {ranges[0].bucket}'s; one operator needs the same interface")
+            raise UnsupportedError(f"DynamicKernel.codegen: bucket {b}'s kernel has other parameters or another kernel "
+                                   f"type than bucket {ranges[0].bucket}'s; one operator needs the same interface")
+    # one tiling struct for every key: the first bucket's fields, then any other bucket's own (a key leaves
+    # the fields of other buckets at 0)
+    merged = dict(k0.tiling)
+    for d in designs.values():
+        for f, v in d.program.kernels[0].tiling:
+            merged.setdefault(f, v)
     names = names_of(prog0, k0)
     texts = {b: kernel_text(d.program, d.program.kernels[0]) for b, d in designs.items()}
     span = {b: [f"{r.lo}..{r.hi}" + ("+" if r.hi == probe else "") for r in ranges if r.bucket == b] for b in designs}
@@ -124,7 +139,7 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
              *(f"//   key {_key(ranges, b)}: bucket {b}, {dim} in {', '.join(span[b])}, configuration "
                f"{dk.configs.get(b, UNTUNED)}" for b in designs)]
     head = texts[ranges[0].bucket].head
-    head = "\n".join(lines) + "\n" + head[head.index("#include"):]
+    head = "\n".join(lines) + "\n" + head[head.index("\n#") + 1:]  # its defines and includes
     body = "".join(f"namespace ks_{b} {{  // bucket {b}\n{texts[b].body}}}  // namespace ks_{b}\n\n" for b in designs)
     entry = texts[ranges[0].bucket].entry.splitlines()
     start = next(i for i, line in enumerate(entry) if line.strip().startswith(f"{names.cls} op;"))
@@ -138,24 +153,33 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
     kernel_file = "\n".join([*entry[:start], *branches, *entry[start + 3:]]) + "\n"
 
     def keyed(w: Any, var: str) -> None:
-        w("uint64_t key = 0;", "uint32_t tiles = 0;", "uint32_t blockDim = 0;")
+        w("uint64_t key = 0;", *(["uint32_t rowTiles = 0;"] if k0.runtime_rows.row_tiles else []),  # type: ignore
+          "uint32_t tiles = 0;", "uint32_t blockDim = 0;", "size_t wsBytes = 0;")
         for i, r in enumerate(ranges):
-            k = designs[r.bucket].program.kernels[0]
-            t = dict(k.tiling)
+            p = designs[r.bucket].program
+            k = p.kernels[0]
+            rt = k.runtime_rows
+            assert rt is not None
             last = i == len(ranges) - 1
             w(f"{'} else ' if i else ''}{'' if last else f'if (rows <= {r.hi}) '}{{  // bucket {r.bucket}: "
               f"{dim} {r.lo}..{r.hi}" + ("+" if last else ""))
             with w.indented():
-                w(f"key = {r.key};", *tile_lines("", t["tile_rows"], k.runtime_rows.cores))
+                w(f"key = {r.key};", *tile_lines("", dict(k.tiling)[rt.tile], rt.cores, rt))
+                if rt.ws_per_core:
+                    w(f"wsBytes = {workspace_expr(p, k, rt)};")
                 for f, v in k.tiling:
-                    if f not in ("rows", "tiles", "block_dim"):
+                    if f not in rt.names:
                         w(f"{var}.set_{camel(f)}({v});")
+                cube = tiling_values(p, k)[1]
+                if cube:
+                    cube_fill(w, var, p, k, cube, runtime=True)
         w("}")
 
     bundle = codegen(prog0)
     files = dict(bundle.files)
     files[names.kernel_file] = head + body + kernel_file
     files[names.host_file] = host_source(prog0, k0, keyed=keyed)
+    files[names.tiling_file] = tiling_header(prog0, dataclasses.replace(k0, tiling=tuple(merged.items())))
     return CodeBundle(name=bundle.name, files=files, inputs=bundle.inputs, outputs=bundle.outputs,
                       target=bundle.target, profile=bundle.profile, workspace_bytes=bundle.workspace_bytes)
 

@@ -66,13 +66,58 @@ def test_one_binary_runs_every_bucket(tmp_path, twin_cache):
         assert fields[names.index("tile_rows")] == CONFIGS[bucket]["tile_rows"]  # that bucket's tiling
 
 
-def test_designs_it_does_not_cover_are_refused():
-    def mm(m: int, n: int):
-        a = ks.placeholder((m, 64), "float16", name="a")
-        return ks.matmul(a, ks.placeholder((64, n), "float16", name="w"))
+def mm_gelu(m: int, k: int, n: int) -> ks.Tensor:
+    x = ks.placeholder((m, k), "float16", name="x")
+    w = ks.placeholder((k, n), "float16", name="w")
+    return ks.gelu(ks.matmul(x, w) + ks.placeholder((n,), "float16", name="b"))
 
-    with pytest.raises(UnsupportedError, match="one row-tiled vector kernel"):
-        ks.DynamicKernel(mm).codegen(n=64, probe=100)
+
+def mm_gelu_design(m: int, k: int, n: int):
+    s = ks.create_schedule(mm_gelu(m, k, n), fuse=True)
+    s[s.kernels[0].name].split("m", ks.knob("tile_m", 64, [16, 32, 64])).double_buffer(
+        ks.knob("db", True, [True, False]))
+    return s
+
+
+def test_one_matmul_binary_runs_every_bucket(tmp_path, twin_cache):
+    # a decode bucket (few rows: single-buffered tile rows of 16) and a prefill bucket (tile rows of 64)
+    dk = ks.DynamicKernel(mm_gelu_design, name="mm_gelu_rows",
+                          buckets=[ks.Bucket("decode", lambda **d: d["m"] <= 16, "m <= 16"),
+                                   ks.Bucket("prefill", lambda **d: True, "the rest")])
+    dk.configs = {"decode": {"tile_m": 16, "db": False}, "prefill": {"tile_m": 64, "db": True}}
+    code = dk.codegen(k=128, n=256, probe=4096)
+    kernel = code.files["op_kernel/mm_gelu_rows.cpp"]
+    host = code.files["op_host/mm_gelu_rows.cpp"]
+    assert "#define ASCENDC_CUBE_ONLY" in kernel  # the AIC drives the Matmul in every bucket
+    assert "TILING_KEY_IS(0)" in kernel and "TILING_KEY_IS(1)" in kernel
+    assert host.count("cubeTiling.SetShape(rows, 256, 128);") == 2  # each key's TCubeTiling, M of the run
+    assert "cubeTiling.SetFixSplit(16, " in host and "cubeTiling.SetFixSplit(64, " in host
+    assert host.count("wsBytes = (static_cast<size_t>(blockDim) * ") == 2  # each key's workspace
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    for m, bucket in [(1, "decode"), (16, "decode"), (17, "prefill"), (300, "prefill"), (1000, "prefill")]:
+        out = mm_gelu(m, 128, 256)
+        inputs = ks.random_inputs(out, seed=m)
+        os.environ["KS_TWIN_TILING_DUMP"] = str(dump)
+        try:
+            got = twin.run(code, inputs, cache_dir=twin_cache)
+        finally:
+            del os.environ["KS_TWIN_TILING_DUMP"]
+        np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(ks.evaluate(out, inputs), np.float32),
+                                   rtol=2e-2, atol=2e-2, err_msg=f"m={m} ({bucket})")
+        fields = np.fromfile(dump / "MmGeluRows.tiling.bin", dtype=np.uint32)
+        names = [n for n, _ in dk.design(m=m, k=128, n=256).program.kernels[0].tiling]
+        assert fields[names.index("M")] == m
+        assert fields[names.index("tile_m")] == dk.configs[bucket]["tile_m"]  # that bucket's tiling
+
+
+def test_designs_it_does_not_cover_are_refused():
+    def mm_t(m: int, n: int):  # A transposed: its rows are not A's leading dims
+        a = ks.placeholder((64, m), "float16", name="a")
+        return ks.matmul(a, ks.placeholder((64, n), "float16", name="w"), transpose_a=True)
+
+    with pytest.raises(UnsupportedError, match="one kernel that takes its rows at run time"):
+        ks.DynamicKernel(mm_t).codegen(n=64, probe=100)
 
     def wide(cols: int, rows: int):  # the first dimension is not the row count
         return ks.softmax(ks.placeholder((rows, cols), "float16", name="x"))

@@ -65,11 +65,12 @@ def test_tiling_func_refuses_shapes_it_was_not_generated_for(twin_cache: Path) -
     code = codegen(prog)
     op = names_of(prog, prog.kernels[0]).op_type
     main = code.files["main.cpp"]
-    call = f'run_tiling("{op}", {{{{1, 48, 64}},'
+    # x's rows are the run's (from dims.txt); its K is fixed by the schedule
+    call = f'run_tiling("{op}", {{{{lead[0], lead[1], 64}},'
     assert call in main
-    bad = dataclasses.replace(code, files={**code.files, "main.cpp": main.replace(call, call.replace("48", "40"))})
+    bad = dataclasses.replace(code, files={**code.files, "main.cpp": main.replace(call, call.replace("64", "60"))})
     with pytest.raises(TwinError, match=rf"tiling: the TilingFunc of {op} returned GRAPH_FAILED for input shapes "
-                                        r"\[1, 40, 64\], \[96, 64\], \[96\]"):
+                                        r"\[1, 48, 60\], \[96, 64\], \[96\]"):
         run(bad, ks.random_inputs(out, seed=1), cache_dir=twin_cache)
 
 
