@@ -9,8 +9,8 @@ buffering, core count). main.cpp fills no tiling itself: like the CANN runtime, 
 TilingFunc (`ks_twin::host::run_tiling`) and launches with the block dim, tiling key, tiling blob and
 workspace size it returns.
 
-A program of one row-tiled vector kernel, or of one matmul kernel whose rows are A's (alone or with its
-epilogue), takes its row count at run time (`Kernel.runtime_rows`): TilingFunc checks the fixed dimensions,
+A program of one row-tiled vector kernel, of one matmul kernel whose rows are A's, or of one conv kernel
+(either alone or with its epilogue) takes its row count (a conv: its batch) at run time (`Kernel.runtime_rows`): TilingFunc checks the fixed dimensions,
 computes the rows, the tile counts, the block dim (and for a matmul the TCubeTiling's M and core count and the
 workspace, one slot block per core) from the input shape, and main.cpp sizes its buffers from the row
 dimensions in `dims.txt` (written by `ks.twin.run`; the lowered ones without it).
@@ -153,14 +153,19 @@ def _runtime_checks(w: Writer, prog: Program, k: Kernel, rt: RuntimeRows, inputs
     """TilingFunc of a kernel that takes its row count at run time: every input's fixed dimensions as
     lowered, the row dimensions the same in all tensors that have them; rows, tiles and cores from them."""
     tiling = dict(k.tiling)
-    R, tr = tiling[rt.rows], tiling[rt.tile]
+    R, tr = tiling[rt.rows], tiling[rt.tile] if rt.tile else 1
     lead = [f"{camel(p)}Shape" for p in inputs if p in rt.tensors]
     w(f"// Rows at run time: {', '.join(rt.tensors)} hold `rows` rows (the product of their first {rt.dims} "
       f"dimension(s); {R} when lowered), every other dimension is fixed by the schedule.")
+    formats = gm_formats(prog, k)
     for i, p in enumerate(inputs):
         shape = prog.tensor(p).shape
         fixed = range(rt.dims, len(shape)) if p in rt.tensors else range(len(shape))
-        w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
+        if p in formats:  # stored in a private format: its origin shape is the logical one
+            w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetOriginShape();  "
+              f"// stored as {formats[p].format}")
+        else:
+            w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
         cond = " || ".join([f"{camel(p)}Shape.GetDimNum() != {len(shape)}"] +
                            [f"{camel(p)}Shape.GetDim({d}) != {shape[d]}" for d in fixed] +
                            [f"{camel(p)}Shape.GetDim({d}) != {lead[0]}.GetDim({d})" for d in range(rt.dims)
@@ -182,6 +187,10 @@ def tile_lines(decl: str, tile_rows: int, cores: int, rt: RuntimeRows | None = N
     for a matmul kernel (`rt.row_tiles`) also `rowTiles`, and its tiles are the row tiles times its units per
     row tile."""
     row_tiles = f"static_cast<uint32_t>((rows + {tile_rows - 1}) / {tile_rows})"
+    if rt is not None and not rt.tile:  # one row (a conv's image) per row tile
+        return [f"{decl}tiles = static_cast<uint32_t>(rows) * {rt.per_row_tile};  // {rt.per_row_tile} C tiles "
+                "per image",
+                f"{decl}blockDim = tiles < {cores} ? tiles : {cores};  // the schedule's cores at most"]
     if rt is not None and rt.row_tiles:
         lines = [f"{decl}rowTiles = {row_tiles};  // tile rows of {tile_rows}",
                  f"{decl}tiles = rowTiles" + (f" * {rt.per_row_tile};  // {rt.per_row_tile} C tiles along n in each"
@@ -411,8 +420,10 @@ def _converted(p: str, f: GmFormat) -> str:
 
 def _transdata(w: Writer, prog: Program, formats: dict[str, GmFormat]) -> None:
     """Convert the logical buffers of a conv kernel's operands into new GM buffers of their formats."""
+    rt = runtime_rows(prog)
     for p, f in formats.items():
-        dims = ", ".join(str(d) for d in f.shape)
+        dims = ", ".join(["lead[0]" if rt is not None and p in rt.tensors else str(f.shape[0]),
+                          *(str(d) for d in f.shape[1:])])
         isz = itemsize(prog.tensor(p).dtype)
         buf, size = _converted(p, f), _converted(p, f) + "Bytes"
         if f.format == "NC1HWC0":
@@ -436,8 +447,10 @@ def _launch(w: Writer, prog: Program, k: Kernel) -> None:
         _transdata(w, prog, formats)
         storage = ""
         if formats:  # the storage shapes TransData leaves for the formats the OpDef declares
-            storage = ", {" + ", ".join("{" + ", ".join(map(str, formats[p].storage_shape)) + "}" if p in formats
-                                        else "{}" for p in inputs) + "}"
+            rt = runtime_rows(prog)
+            storage = ", {" + ", ".join("{" + ", ".join(
+                ["lead[0]" if rt is not None and p in rt.tensors else str(formats[p].storage_shape[0]),
+                 *map(str, formats[p].storage_shape[1:])]) + "}" if p in formats else "{}" for p in inputs) + "}"
         w(f'ks_twin::host::Launch launch = ks_twin::host::run_tiling("{names.op_type}", {_shapes(prog, inputs)}, '
           f"{_shapes(prog, outputs)}, platform{storage});",
           "uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(launch.tiling.size()));",

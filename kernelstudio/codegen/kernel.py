@@ -176,7 +176,8 @@ def _globals(prog: Program, scope: Scope, parts: _Parts, args: dict[str, str]) -
         size, fmt = (formats[p].elements, f"  // {formats[p].format}") if p in formats else (t.size, "")
         rt = scope.runtime
         if rt is not None and p in rt.tensors:  # its rows are the launch's
-            size = f"{scope.var(rt.rows)} * {t.size // dict(k.tiling)[rt.rows]}"
+            per = (formats[p].elements if p in formats else t.size) // dict(k.tiling)[rt.rows]
+            size = f"{scope.var(rt.rows)} * {per}"
         elif rt is not None and p in ws and rt.ws_per_core:  # one slot block per core of the launch
             size = f"{scope.var('block_dim')} * {t.size // t.shape[0]}"
         parts.init(f"{g}.SetGlobalBuffer((__gm__ {c}*)({base}), {size});{fmt}")

@@ -34,7 +34,7 @@ from .tileir import (
     Tier,
 )
 from .vector_body import Operand, VecConfig, VectorBody, ident
-from .vector_facts import row_composite_of, runtime_m_of, runtime_rows_of
+from .vector_facts import row_composite_of, runtime_batch_of, runtime_m_of, runtime_rows_of
 
 __all__ = ["lower_vector_kernel", "lower_cube_kernel", "FLAG_FULL", "FLAG_FREE"]
 
@@ -82,8 +82,10 @@ def _row_region(name: str, view: str, cols_total: int, row_base: Expr, col_base:
 
 
 def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base: Expr = ZERO,
-              col_base: Expr = ZERO) -> tuple[list[Operand], list[Operand]]:
+              col_base: Expr = ZERO, periods: dict[Node, int] | None = None) -> tuple[list[Operand], list[Operand]]:
+    """The kernel's GM operands; `periods` gives inputs a row period their shape at lowering does not show."""
     ins, outs = [], []
+    periods = periods or {}
     for i in fk.inputs:
         if i in skip:
             continue
@@ -94,7 +96,8 @@ def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base
                 f"{list(fk.space)} iteration space as a full tile, row vector, column vector or scalar; "
                 "broadcast it explicitly with broadcast_to or reshape it")
         ins.append(Operand(i, names[i], view, i.dtype,
-                           _gm_region(names[i], view, fk.cols, row_base, col_base, fk.input_period(i)),
+                           _gm_region(names[i], view, fk.cols, row_base, col_base,
+                                      periods.get(i, fk.input_period(i))),
                            _row_region(names[i], view, fk.cols, row_base, col_base, fk.input_row_map(i))))
     for o in fk.outputs:
         view = fk.view(o)
@@ -253,12 +256,16 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     bufs: dict[str, Buffer] = {}
     # the code may take M at run time (vector_facts.runtime_m_of) when one batch is dealt out in plain
     # row-major or column-major order of single tile rows; the TileIR then reads M and m_tiles from its tiling
+    # (a conv: its batch, whose images the walk deals out whole)
     rt = None
-    if not cs.conv and cs.batch == 1 and gsm == 1 and not cfg.swizzle_group and not cfg.aic_only:
+    if gsm == 1 and not cfg.swizzle_group and not cfg.aic_only:
         unit_cols = cs.N if row_block else tn
         ws_bytes = depth * tm * unit_cols * itemsize(cs.root.dtype) if mixed else 0
-        rt = runtime_m_of(fk, names, cfg.cores, units_n, ws_bytes)
-    if rt is not None:
+        if cs.conv:
+            rt = runtime_batch_of(fk, names, cfg.cores, mt_w * units_n, ws_bytes)
+        elif cs.batch == 1:
+            rt = runtime_m_of(fk, names, cfg.cores, units_n, ws_bytes)
+    if rt is not None and rt.row_tiles:
         cs.m_expr = Var("M")
 
     def buf(name: str, tier: Tier, dtype: str, rows: int, cols: int, d: int, q: QuePos, purpose: str) -> str:
@@ -332,11 +339,12 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             lets += [Let("n0", E.mul(Var("ni"), tn)), Let("nlen", E.min(tn, E.sub(cs.N, Var("n0"))))]
         return lets, order_note
 
-    lets, order_note = walk_lets(cs.m_expr, Var("m_tiles") if rt is not None else None)
+    m_runtime = rt is not None and bool(rt.row_tiles)
+    lets, order_note = walk_lets(cs.m_expr, Var("m_tiles") if m_runtime else None)
     if order_note:
         cfg = cfg.noted(order_note)
     # the L2 model walks the lowered shape: its Lets hold no run-time values
-    walk = tile_walk(cs, total, walk_lets(Const(cs.M), None)[0] if rt is not None else lets, row_block, nt,
+    walk = tile_walk(cs, total, walk_lets(Const(cs.M), None)[0] if m_runtime else lets, row_block, nt,
                      -(-kt // max(sa, sb)), grouped=grouped)
     a_off = cs.batch_offset("a", Var("bi"))
     b_off = cs.batch_offset("b", Var("bi"))
@@ -502,7 +510,10 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         col_base = Const(0) if row_block else Var("n0")
         epi_inputs = {i for n in fk.nodes if n is not out_node for i in n.inputs}
         skip = {out_node} | {i for i in out_node.inputs if i not in epi_inputs}
-        ins, outs = _operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base)
+        # a conv that takes its batch at run time reads tensors broadcast over the images at row % Cout
+        periods = {i: cs.M for i in fk.inputs if cs.conv and rt is not None and names[i] not in rt.tensors
+                   and i not in cs.root.inputs and fk.input_view(i) in ("col", "full") and fk.input_period(i) is None}
+        ins, outs = _operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base, periods)
         root_op = Operand(out_node, ws_name, "full", ws_dtype,
                           lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
                               E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))

@@ -396,14 +396,15 @@ class RuntimeRows:
 
     A row-tiled vector kernel keeps its row count in the tiling value "rows" (tiles of "tile_rows"); a matmul
     kernel keeps it in "M" (the rows of A and C, tiles of "tile_m"), and its tiles are the "m_tiles" row
-    tiles times `per_row_tile` (its C tiles along n, or 1 for a row block); a mixed kernel's workspace holds
-    one slot block per core (`ws_per_core` bytes), sized by the run's block_dim."""
+    tiles times `per_row_tile` (its C tiles along n, or 1 for a row block); a conv kernel's "rows" are its
+    images ("batch", `tile` "": one image per row tile, `per_row_tile` C tiles each). A mixed kernel's
+    workspace holds one slot block per core (`ws_per_core` bytes), sized by the run's block_dim."""
 
     dims: int
     tensors: tuple[str, ...]
     cores: int
     rows: str = "rows"  # the tiling value that holds the row count
-    tile: str = "tile_rows"  # the tiling value of rows per row tile
+    tile: str = "tile_rows"  # the tiling value of rows per row tile ("": one row each)
     row_tiles: str = ""  # the tiling value that counts the row tiles, when it is not "tiles" itself
     per_row_tile: int = 1  # tiles per row tile
     ws_per_core: int = 0  # workspace bytes per core (mixed kernels)

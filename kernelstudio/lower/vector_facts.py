@@ -1,7 +1,8 @@
 """What the code generator may write differently for a kernel, read from its fusion graph at lowering time
 (never from the instructions): the tensors whose rows the code takes at run time (`Kernel.runtime_rows`: a
-row-tiled vector kernel's, or the rows of a matmul's A and C and of its epilogue's tensors), and the one
-softmax / layer_norm / rms_norm a vector kernel is, for the high-level API (`Kernel.row_composite`)."""
+row-tiled vector kernel's, the rows of a matmul's A and C and of its epilogue's tensors, or a conv's
+images), and the one softmax / layer_norm / rms_norm a vector kernel is, for the high-level API
+(`Kernel.row_composite`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..ir.node import Node
 from ..ir.ops import Op
 from .tileir import RowComposite, RuntimeRows
 
-__all__ = ["row_composite_of", "runtime_rows_of", "runtime_m_of"]
+__all__ = ["row_composite_of", "runtime_rows_of", "runtime_m_of", "runtime_batch_of"]
 
 
 # the primitive ops each row composite expands into (composites.py), before its optional gamma and beta
@@ -106,3 +107,28 @@ def runtime_m_of(fk: FusedKernel, names: dict[Node, str], cores: int, per_row_ti
         return None
     return RuntimeRows(len(lead), tuple(dict.fromkeys([names[a], *rest])), cores, rows="M", tile="tile_m",
                        row_tiles="m_tiles", per_row_tile=per_row_tile, ws_per_core=ws_per_core)
+
+
+def runtime_batch_of(fk: FusedKernel, names: dict[Node, str], cores: int, per_image: int,
+                     ws_per_core: int) -> RuntimeRows | None:
+    """The tensors of a conv (or conv + epilogue) kernel that scale with its batch: the feature map, and every
+    epilogue tensor of the output's whole shape; tensors with fewer dims (a [Cout, 1, 1] bias) or a batch of
+    one broadcast to every image (the lowering reads their rows modulo Cout). None when a tensor's batch is
+    neither (its images are not the run's) or it gathers rows."""
+    root = fk.root
+    if root is None or root.op is not Op.CONV2D:
+        return None
+    x, w = root.inputs
+    space, n = tuple(root.shape), root.shape[0]
+    scaled = [names[x]]
+    for node in (*fk.inputs, *fk.outputs):
+        shape = tuple(node.shape)
+        if node in fk.inputs and fk.input_row_map(node) is not None:
+            return None
+        if node is x or node is w or len(shape) < len(space) or (shape[0] == 1 and n > 1):
+            continue
+        if shape != space:
+            return None
+        scaled.append(names[node])
+    return RuntimeRows(1, tuple(dict.fromkeys(scaled)), cores, rows="batch", tile="", per_row_tile=per_image,
+                       ws_per_core=ws_per_core)

@@ -2,9 +2,9 @@
 TilingFunc that picks the key from the run-time row count (`DynamicKernel.codegen`).
 
 It covers designs that lower to one kernel taking its rows at run time (`Kernel.runtime_rows`): a
-row-tiled vector kernel (softmax, layer_norm, rms_norm, elementwise chains) or a matmul kernel with or
-without its epilogue (M at run time; see the README's limits), swept along the dimension that is the
-kernel's row count, with the build function's other dimensions fixed. Each bucket keeps its own tuned
+row-tiled vector kernel (softmax, layer_norm, rms_norm, elementwise chains), a matmul kernel with or
+without its epilogue (M at run time) or a conv kernel (its batch; see the README's limits), swept along the
+dimension that is the kernel's row count, with the build function's other dimensions fixed. Each bucket keeps its own tuned
 configuration (tiles, L1 steps, cores, double buffering, ...): its kernel class lives in a namespace of
 its own in `op_kernel/<op>.cpp`, TilingFunc maps row ranges to keys and fills each key's tiling (a
 matmul's TCubeTiling and workspace included); the tiling struct holds every bucket's fields. The ranges
@@ -164,7 +164,7 @@ def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe:
             w(f"{'} else ' if i else ''}{'' if last else f'if (rows <= {r.hi}) '}{{  // bucket {r.bucket}: "
               f"{dim} {r.lo}..{r.hi}" + ("+" if last else ""))
             with w.indented():
-                w(f"key = {r.key};", *tile_lines("", dict(k.tiling)[rt.tile], rt.cores, rt))
+                w(f"key = {r.key};", *tile_lines("", dict(k.tiling).get(rt.tile, 1), rt.cores, rt))
                 if rt.ws_per_core:
                     w(f"wsBytes = {workspace_expr(p, k, rt)};")
                 for f, v in k.tiling:

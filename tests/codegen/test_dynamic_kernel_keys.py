@@ -111,6 +111,28 @@ def test_one_matmul_binary_runs_every_bucket(tmp_path, twin_cache):
         assert fields[names.index("tile_m")] == dk.configs[bucket]["tile_m"]  # that bucket's tiling
 
 
+def test_one_conv_binary_runs_every_batch_bucket(twin_cache):
+    from tests.reference_kernels import conv_bias_relu
+
+    def design(n: int):
+        s = ks.create_schedule(conv_bias_relu(n=n), fuse=True)
+        s[s.kernels[0].name].double_buffer(ks.knob("db", True, [True, False]))
+        return s
+
+    dk = ks.DynamicKernel(design, name="cbr_batch", buckets=[ks.Bucket("one", lambda n: n == 1),
+                                                              ks.Bucket("many", lambda n: True)])
+    dk.configs = {"one": {"db": False}, "many": {"db": True}}
+    code = dk.codegen(probe=64)
+    host = code.files["op_host/cbr_batch.cpp"]
+    assert "if (rows <= 1) {  // bucket one: n 1..1" in host and "tiles = static_cast<uint32_t>(rows) * 25;" in host
+    for n in (1, 2, 3):
+        out = conv_bias_relu(n=n)
+        inputs = ks.random_inputs(out, seed=n)
+        np.testing.assert_allclose(np.asarray(twin.run(code, inputs, cache_dir=twin_cache), np.float32),
+                                   np.asarray(ks.evaluate(out, inputs), np.float32), rtol=2e-2, atol=2e-2,
+                                   err_msg=f"n={n}")
+
+
 def test_designs_it_does_not_cover_are_refused():
     def mm_t(m: int, n: int):  # A transposed: its rows are not A's leading dims
         a = ks.placeholder((64, m), "float16", name="a")

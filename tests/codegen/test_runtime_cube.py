@@ -1,6 +1,7 @@
-"""Matmul kernels that take their M at run time: one generated kernel (cube, or cube + vector epilogue),
-compiled once, runs at the shape it was lowered for and at others (one row, tails, more tiles than the
-lowered cores) and matches the golden model and the interpreter lowered at that shape."""
+"""Matmul kernels that take their M, and conv kernels that take their batch, at run time: one generated
+kernel (cube, or cube + vector epilogue), compiled once, runs at the shape it was lowered for and at others
+(one row, tails, more tiles than the lowered cores) and matches the golden model and the interpreter lowered
+at that shape."""
 
 from __future__ import annotations
 
@@ -47,6 +48,19 @@ def mla(m: int = 64) -> ks.Tensor:
     return mla_prolog_lite(m=m)
 
 
+def conv(n: int = 1) -> ks.Tensor:
+    return conv_bias_relu(n=n)
+
+
+def conv_residual(n: int = 2) -> ks.Tensor:
+    """A bias with a batch of one (broadcast to every image) and a residual of the output's whole shape."""
+    x = ks.placeholder((n, 16, 12, 12), "float16", name="x")
+    w = ks.placeholder((32, 16, 3, 3), "float16", name="w")
+    b = ks.placeholder((1, 32, 1, 1), "float16", name="b")
+    r = ks.placeholder((n, 32, 12, 12), "float16", name="r")
+    return ks.relu(ks.conv2d(x, w, padding="SAME") + b + r)
+
+
 def _column_major(s) -> None:
     s[s.kernels[0].name].reorder("n", "m")
 
@@ -63,6 +77,8 @@ CASES = {
     "matmul_c_steps_along_n": (matmul, 300, [9, 650], _c_steps_along_n),
     "matmul_bias_gelu": (matmul_bias_gelu, 300, [5, 900], None),
     "matmul_residual_rms": (matmul_residual_rms, 48, [3, 130], None),
+    "conv_bias_relu": (conv, 1, [2, 3], None),
+    "conv_residual": (conv_residual, 2, [1, 3], None),
 }
 
 
@@ -87,13 +103,17 @@ def test_one_kernel_runs_at_other_m(name, twin_cache):
     prog = _lower(build, lowered, edit)
     (k,) = prog.kernels
     assert k.family in ("cube", "cube_vector")
-    assert k.runtime_rows is not None and k.runtime_rows.rows == "M"
+    assert k.runtime_rows is not None and k.runtime_rows.rows == ("batch" if name.startswith("conv") else "M")
     code = codegen(prog)  # generated and compiled once, at the lowered shape
-    assert "M * " in _kernel_src(code)  # GM extents from the tiling, not literals
-    assert "cubeTiling.SetShape(rows, " in _host_src(code)
+    if name.startswith("conv"):
+        assert "xGm.SetGlobalBuffer((__gm__ half*)(x), batch * " in _kernel_src(code)  # NC1HWC0 of the run
+        assert "nchw_to_nc1hwc0(xGm, xNc1hwc0Gm, xNc1hwc0GmBytes, lead[0], " in code.files["main.cpp"]
+    else:
+        assert "M * " in _kernel_src(code)  # GM extents from the tiling, not literals
+        assert "cubeTiling.SetShape(rows, " in _host_src(code)
     for m in [lowered, *others]:
         out = build(m)
-        inputs = ks.random_inputs(out, seed=m)
+        inputs = ks.random_inputs(out, seed=m + 1)
         golden = ks.evaluate(out, inputs)
         tiled = ks.run_tiled(_lower(build, m, edit), inputs)
         got = twin.run(code, inputs, cache_dir=twin_cache)
@@ -174,7 +194,10 @@ def test_fixed_dims_and_rows_are_checked():
         ks.placeholder((2, 64, 256), "float16", name="a"), ks.placeholder((2, 256, 128), "float16", name="b"))),
     ("several batches of A: the kernel walks them", lambda: ks.matmul(
         ks.placeholder((3, 40, 256), "float16", name="a"), ks.placeholder((256, 128), "float16", name="b"))),
-    ("a conv: its M is Cout", conv_bias_relu),
+    ("a conv with a per-image channel scale: not the output's whole shape", lambda: ks.relu(
+        ks.conv2d(ks.placeholder((2, 16, 8, 8), "float16", name="x"), ks.placeholder((32, 16, 3, 3), "float16",
+                                                                                     name="w"), padding="SAME")
+        * ks.placeholder((2, 32, 1, 1), "float16", name="s"))),
 ])
 def test_kernels_whose_rows_are_not_a_runs_keep_their_shapes(what, build):
     prog = ks.lower(ks.create_schedule(build(), fuse=True), TARGET)
