@@ -10,12 +10,12 @@ TilingFunc (`ks_twin::host::run_tiling`) and launches with the block dim, tiling
 workspace size it returns.
 
 A program of one row-tiled vector kernel, of one matmul kernel whose rows are A's, or of one conv kernel
-(either alone or with its epilogue) takes its row count (a conv: its batch) at run time (`Kernel.runtime_rows`): TilingFunc checks the fixed dimensions,
-computes the rows, the tile counts, the block dim (and for a matmul the TCubeTiling's M and core count and the
-workspace, one slot block per core) from the input shape, and main.cpp sizes its buffers from the row
-dimensions in `dims.txt` (written by `ks.twin.run`; the lowered ones without it).
-Every other program is compiled for fixed shapes: TilingFunc checks the input shapes it was generated for
-and fails (GRAPH_FAILED) for others.
+(either alone or with its epilogue) takes its row count (a conv: its batch) at run time
+(`Kernel.runtime_rows`): TilingFunc checks the fixed dimensions, computes the rows, the tile counts, the block
+dim (and for a matmul the TCubeTiling's M and core count and the workspace, one slot block per core) from the
+input shape, and main.cpp sizes its buffers from the row dimensions in `dims.txt` (written by `ks.twin.run`;
+the lowered ones without it). Every other program is compiled for fixed shapes: TilingFunc checks the input
+shapes it was generated for and fails (GRAPH_FAILED) for others.
 
 Conv kernels read their feature map in NC1HWC0 and their weights in FRACTAL_Z (see conv.py): the OpDef
 declares those formats, so CANN's graph engine inserts TransData in front of the operator and TilingFunc

@@ -1,16 +1,15 @@
 """One generated operator for a DynamicKernel: each bucket's kernel under `TILING_KEY_IS(key)`, and a
 TilingFunc that picks the key from the run-time row count (`DynamicKernel.codegen`).
 
-It covers designs that lower to one kernel taking its rows at run time (`Kernel.runtime_rows`): a
-row-tiled vector kernel (softmax, layer_norm, rms_norm, elementwise chains), a matmul kernel with or
-without its epilogue (M at run time) or a conv kernel (its batch; see the README's limits), swept along the
-dimension that is the kernel's row count, with the build function's other dimensions fixed. Each bucket keeps its own tuned
-configuration (tiles, L1 steps, cores, double buffering, ...): its kernel class lives in a namespace of
-its own in `op_kernel/<op>.cpp`, TilingFunc maps row ranges to keys and fills each key's tiling (a
-matmul's TCubeTiling and workspace included); the tiling struct holds every bucket's fields. The ranges
-come from the buckets' predicates evaluated at every row count from 1 to `probe` (65,536 by default); past
-it, the last range goes on.
-"""
+It covers designs that lower to one kernel taking its rows at run time (`Kernel.runtime_rows`): a row-tiled
+vector kernel (softmax, layer_norm, rms_norm, elementwise chains), a matmul kernel with or without its
+epilogue (M at run time) or a conv kernel (its batch; see the README's limits), swept along the dimension that
+is the kernel's row count, with the build function's other dimensions fixed. Each bucket keeps its own tuned
+configuration (tiles, L1 steps, cores, double buffering, ...): its kernel class lives in a namespace of its
+own in `op_kernel/<op>.cpp`, TilingFunc maps row ranges to keys and fills each key's tiling (a matmul's
+TCubeTiling and workspace included); the tiling struct holds every bucket's fields. The ranges come from the
+buckets' predicates evaluated at every row count from 1 to `probe` (65,536 by default); past it, the last
+range goes on. """
 
 from __future__ import annotations
 
