@@ -25,10 +25,12 @@ and below that the TileIR slab reserves for padding become Load3Dv2's top/bottom
 
 The TileIR orders K as (c, kh, kw); the generated code reads each k tile [k0, k0 + klen) in the chip's
 order instead, for the weights and for Load3Dv2's kStartPt/kExtension alike. Mmad sums over every k tile,
-so both orders cover the same products (only the float summation order differs); this needs Cin to be a
-multiple of C0, so that each k tile is whole C0 blocks of one (c1, kh, kw) tap. Other channel counts are
-refused rather than zero-padded in the transform: padding makes the chip's K (C1 * C0 * kh * kw) longer
-than the Cin * kh * kw the lowering tiles (its k tile count and tail), which the kernel cannot change.
+so both orders cover the same products (only the float summation order differs); this needs whole C0 blocks
+of channels, so that each k tile is whole C0 blocks of one (c1, kh, kw) tap. Other channel counts are padded
+with zeros by the layout transform (NC1HWC0 and FRACTAL_Z hold C1 * C0 channels), and the lowering tiles that
+padded K = C1 * C0 * kh * kw (families._CubeShape): its Img2Col carries the real channel count
+(`cin_valid`) and its weight copies the real columns (`Copy.valid_cols`), which the interpreter reads as
+zeros past; the code reads the transformed buffers, whose padding is zeros.
 
 The layout transform is a host step: the operator's OpDef declares `ge::FORMAT_NC1HWC0` for the feature
 map and `ge::FORMAT_FRACTAL_Z` for the weights (`gm_formats`), and CANN's graph engine inserts TransData
@@ -182,10 +184,9 @@ class ConvPart:
         if dt not in ("float16", "bfloat16"):
             raise UnsupportedError(f"kernel {name}: conv inputs of {dt} have no Load3Dv2 path to L0B on A2; "
                                    "use float16 or bfloat16")
-        if self.img.cin % self.c0:
-            raise UnsupportedError(f"kernel {name}: {self.img.cin} input channels are not a multiple of {self.c0} "
-                                   f"(C0 for {dt}); pad the channels (and the weights) with zeros to "
-                                   f"{-(-self.img.cin // self.c0) * self.c0}")
+        if self.img.cin % self.c0:  # the lowering pads the channels to whole C0 blocks (families._CubeShape)
+            raise UnsupportedError(f"kernel {name}: the img2col reads {self.img.cin} channels, not whole C0 "
+                                   f"blocks of {self.c0}; this is a bug in kernelstudio, please report it")
         if self.img.in_h * self.img.in_w > 65535:
             raise UnsupportedError(f"kernel {name}: an input plane of {self.img.in_h}x{self.img.in_w} exceeds the "
                                    "65535 32-byte blocks a DataCopy moves or skips per C1 block; split the input "
@@ -304,10 +305,10 @@ class ConvPart:
               f"AscendC::DataCopy({sc.tensor_name(self.fm)}, {sc.at(self._nc1hwc0(s.src))}, fmCopy);")
 
     def _nc1hwc0(self, r: Region) -> Region:
-        """The TileIR's NCHW region start (n, 0, h, 0) as the offset of (n, 0, h, 0, 0) in NC1HWC0: the batch
-        stride stays C x H x W, a row is W x C0 elements."""
+        """The TileIR's NCHW region start (n, 0, h, 0) as the offset of (n, 0, h, 0, 0) in NC1HWC0: an image of
+        C x H x W elements becomes C1 x C0 x H x W (C padded to whole C0 blocks), a row is W x C0 elements."""
         im, c0 = self.img, self.c0
-        image = im.cin * im.in_h * im.in_w
+        image, padded = (im.cin_valid or im.cin) * im.in_h * im.in_w, im.cin * im.in_h * im.in_w
         terms, todo = [], [r.offset]
         while todo:
             e = todo.pop()
@@ -318,12 +319,12 @@ class ConvPart:
         off: Expr = Const(0)
         for e in terms:
             if isinstance(e, Bin) and e.op == "*" and isinstance(e.b, Const) and e.b.value % image == 0:
-                off = E.add(off, e)  # whole images
+                off = E.add(off, E.mul(e.a, e.b.value // image * padded))  # whole images
             elif isinstance(e, Bin) and e.op == "*" and e.b == Const(im.in_w):
                 off = E.add(off, E.mul(e.a, im.in_w * c0))  # input rows
             else:  # any other form: split into image and row offset
                 o = r.offset
-                return replace(r, offset=E.add(E.mul(E.div(o, image), image), E.mul(E.mod(o, image), c0)))
+                return replace(r, offset=E.add(E.mul(E.div(o, image), padded), E.mul(E.mod(o, image), c0)))
         return replace(r, offset=off)
 
     def _weights(self, s: Copy, w: Writer) -> None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Generator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..dtypes import numpy_dtype, round_to
 from ..errors import InputError, KernelStudioError
-from ..lower.expr import compile_expr, has_load
+from ..lower.expr import Const, compile_expr, has_load
 from ..lower.tileir import (
     Alloc,
     Copy,
@@ -238,7 +239,7 @@ class _Machine:
         elif isinstance(s, (Free, SetFlag, WaitFlag)):
             pass  # ordering only: the interpreter runs instructions in program order
         elif isinstance(s, Copy):
-            v, _ = self.read(s.src, env, core)
+            v = self.read(s.src, env, core)[0] if s.valid_cols is None else self._read_valid(s, env, core)
             self.write(s.dst, v.astype(np.float64) if v.dtype.kind == "f" else v, env, core)
         elif isinstance(s, VecOp):
             _, dt = self._arr(s.dst, core)
@@ -286,6 +287,18 @@ class _Machine:
         else:
             raise KernelStudioError(f"run_tiled: unknown instruction {type(s).__name__}")
 
+    def _read_valid(self, s: Copy, env: dict[str, int], core: _Core) -> np.ndarray:
+        """The src of a Copy with `valid_cols`: its first valid_cols columns from the tensor, zeros after
+        (the layout transform's padding, which the logical tensor does not hold)."""
+        load = self._loader(core)
+        rows = max(compile_expr(s.src.rows)(env, load), 0)
+        cols = max(compile_expr(s.src.cols)(env, load), 0)
+        valid = min(max(compile_expr(s.valid_cols)(env, load), 0), cols)  # type: ignore[arg-type]
+        v, _ = self.read(replace(s.src, cols=Const(valid)), env, core)
+        out = np.zeros((rows, cols), dtype=v.dtype)
+        out[:, :valid] = v
+        return out
+
     def _img2col(self, s: Img2Col, env: dict[str, int], core: _Core) -> None:
         f = compile_expr
         p0, pixels, k0, klen, h0 = (f(x)(env) for x in (s.p0, s.pixels, s.k0, s.klen, s.h0))
@@ -297,7 +310,7 @@ class _Machine:
         c, i, j = k // (s.kh * s.kw), (k // s.kw) % s.kh, k % s.kw
         h = oh * s.stride[0] - s.pad[0] + i
         w = ow * s.stride[1] - s.pad[2] + j
-        ok = (h >= 0) & (h < s.in_h) & (w >= 0) & (w < s.in_w)
+        ok = (h >= 0) & (h < s.in_h) & (w >= 0) & (w < s.in_w) & (c < (s.cin_valid or s.cin))
         idx = base + c * s.slab_rows * s.in_w + (h - h0) * s.in_w + w
         vals = np.where(ok, src[np.where(ok, idx, 0)], 0)
         self.write(s.dst, vals, env, core)

@@ -189,7 +189,12 @@ class _CubeShape:
             n, cin, h, w = a.shape
             cout, _, kh, kw = b.shape
             _, _, oh, ow = root.shape
-            self.batch, self.M, self.K, self.N = n, cout, cin * kh * kw, oh * ow
+            # the cube reads whole C0 blocks of input channels (NC1HWC0, FRACTAL_Z): the layout transform
+            # pads the channels with zeros, so K holds the padded channels, as the chip's Mmad does
+            c0 = 32 // itemsize(self.in_dtype)
+            self.cin_pad = -(-cin // c0) * c0
+            self.K_data = cin * kh * kw  # the columns of the weight matrix [Cout, Cin * kh * kw] in GM
+            self.batch, self.M, self.K, self.N = n, cout, self.cin_pad * kh * kw, oh * ow
             self.cin, self.h, self.w, self.kh, self.kw, self.oh, self.ow = cin, h, w, kh, kw, oh, ow
             self.stride = tuple(root.attr("stride"))
             self.pad = tuple(root.attr("padding"))
@@ -204,6 +209,12 @@ class _CubeShape:
                 self.batch *= d
             self.ob, self.a_batch, self.b_batch = ob, a.shape[:-2], b.shape[:-2]
         self.m_expr: Expr = Const(self.M)  # M in the kernel's expressions: Var("M") when the code reads it
+
+    def weights(self, m0: Expr, mlen: Expr, k0: Expr, klen: Expr) -> tuple[Region, Expr | None]:
+        """A conv's weight tile [m0, +mlen) x [k0, +klen) of the (padded) K, and its valid columns (None when the
+        channels need no padding)."""
+        r = Region(self.b_name, E.add(E.mul(m0, self.K_data), k0), mlen, klen, Const(self.K_data), gm=True)
+        return r, (E.sub(self.K_data, k0) if self.K_data != self.K else None)
 
     def batch_offset(self, which: str, bi: Expr) -> Expr:
         """Element offset of batch `bi` (flattened output batch index) in A or B."""
@@ -293,7 +304,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     if cs.conv:
         spanned = -(-tn // cs.ow) + 1
         slab_rows = min((spanned - 1) * cs.stride[0] + cs.kh, cs.h + cs.pad[0] + cs.pad[1])
-        buf("slab", Tier.L1, dt, cs.cin * slab_rows, cs.w, depth, QuePos.B1,
+        buf("slab", Tier.L1, dt, cs.cin_pad * slab_rows, cs.w, depth, QuePos.B1,
             f"input rows of {cs.a_name} for one pixel tile (img2col source)")
         buf("b2", Tier.L0B, dt, tn, tk, d0, QuePos.B2, "img2col patches")
     else:
@@ -350,6 +361,9 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     b_off = cs.batch_offset("b", Var("bi"))
     mm_comment = f"{names[cs.root]} = {cs.root.op.value}"
 
+    # a conv whose channels are padded to whole C0 blocks: its img2col reads zeros past the real ones
+    cin_valid = cs.cin if cs.conv and cs.cin_pad != cs.cin else 0
+
     def c_tile(n0: Expr, nlen: Expr) -> list[Stmt]:
         ko, k0, klen = Var("ko"), Var("k0"), Var("klen")
         s: list[Stmt] = []
@@ -367,8 +381,9 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                        comment="input rows for this pixel tile (img2col source)"),
                   EnQue("slab"), DeQue("slab")]
         k_body: list[Stmt] = [Let("k0", E.mul(ko, tk)), Let("klen", E.min(tk, E.sub(cs.K, Var("k0"))))]
+        a_valid = None
         if cs.conv:  # A = weights [Cout, K]
-            a_src = Region(cs.b_name, E.add(E.mul(Var("m0"), cs.K), k0), Var("mlen"), klen, Const(cs.K), gm=True)
+            a_src, a_valid = cs.weights(Var("m0"), Var("mlen"), k0, klen)
         elif cs.ta:
             a_src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.M), Var("m0"))), klen, Var("mlen"),
                            Const(cs.M), gm=True)
@@ -378,15 +393,17 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         a_dims = (a_src.rows, a_src.cols)
         a1 = Region("a1", Const(0), a_dims[0], a_dims[1], Const(bufs["a1"].cols))
         a2 = Region("a2", Const(0), a_dims[0], a_dims[1], Const(bufs["a2"].cols))
-        k_body += [Alloc("a1"), Copy(a1, a_src, nd2nz=True, comment="split_loop: k tile of A"), EnQue("a1")]
+        k_body += [Alloc("a1"), Copy(a1, a_src, nd2nz=True, comment="split_loop: k tile of A", valid_cols=a_valid),
+                   EnQue("a1")]
         if cs.conv:
             b2 = Region("b2", Const(0), nlen, klen, Const(bufs["b2"].cols))
             k_body += [DeQue("a1"), Alloc("a2"), Copy(a2, a1), EnQue("a2"), Free("a1"),
                        Alloc("b2"),
-                       Img2Col(b2, Region("slab", Const(0), Const(cs.cin), Const(slab_rows * cs.w),
+                       Img2Col(b2, Region("slab", Const(0), Const(cs.cin_pad), Const(slab_rows * cs.w),
                                           Const(slab_rows * cs.w)),
-                               cs.cin, cs.h, cs.w, cs.kh, cs.kw, cs.stride, cs.pad, cs.ow, slab_rows,
-                               n0, nlen, k0, klen, Var("h0"), comment="img2col: patches of this pixel tile"),
+                               cs.cin_pad, cs.h, cs.w, cs.kh, cs.kw, cs.stride, cs.pad, cs.ow, slab_rows,
+                               n0, nlen, k0, klen, Var("h0"), comment="img2col: patches of this pixel tile",
+                               cin_valid=cin_valid),
                        EnQue("b2")]
         else:
             if cs.tb:
@@ -412,18 +429,18 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             kx = Var("kx")
             slen = E.min(tk * sa, E.sub(cs.K, E.mul(kx, tk)))
             cols = Const(bufs["a1"].cols)
-            w_src = Region(cs.b_name, E.add(E.mul(Var("m0"), cs.K), E.mul(kx, tk)), Var("mlen"), slen,
-                           Const(cs.K), gm=True)
+            w_src, w_valid = cs.weights(Var("m0"), Var("mlen"), E.mul(kx, tk), slen)
             a2 = Region("a2", Const(0), Var("mlen"), klen, Const(bufs["a2"].cols))
             b2 = Region("b2", Const(0), nlen, klen, Const(bufs["b2"].cols))
             inner = (Let("k0", E.mul(ko, tk)), Let("klen", E.min(tk, E.sub(cs.K, Var("k0")))),
                      Alloc("a2"), Copy(a2, Region("a1", E.mul(E.sub(ko, kx), tk), Var("mlen"), klen, cols),
                                        comment="L1 -> L0A: one k tile of the resident weight slab"),
                      EnQue("a2"), Alloc("b2"),
-                     Img2Col(b2, Region("slab", Const(0), Const(cs.cin), Const(slab_rows * cs.w),
+                     Img2Col(b2, Region("slab", Const(0), Const(cs.cin_pad), Const(slab_rows * cs.w),
                                         Const(slab_rows * cs.w)),
-                             cs.cin, cs.h, cs.w, cs.kh, cs.kw, cs.stride, cs.pad, cs.ow, slab_rows,
-                             n0, nlen, k0, klen, Var("h0"), comment="img2col: patches of this pixel tile"),
+                             cs.cin_pad, cs.h, cs.w, cs.kh, cs.kw, cs.stride, cs.pad, cs.ow, slab_rows,
+                             n0, nlen, k0, klen, Var("h0"), comment="img2col: patches of this pixel tile",
+                             cin_valid=cin_valid),
                      EnQue("b2"), DeQue("a2"), DeQue("b2"),
                      Mmad(Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)), a2, b2, Var("mlen"),
                           klen, nlen, E.sub(1, E.min(ko, 1)), b_layout="nk", a_layout="mk",
@@ -431,7 +448,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                      Free("a2"), Free("b2"))
             s += [Alloc("c"), Loop("kx", Const(0), Var("k_tiles"), Const(sa), (
                 Alloc("a1"), Copy(Region("a1", Const(0), Var("mlen"), slen, cols), w_src, nd2nz=True,
-                                  comment=f"L1: {sa} k tiles of the weights from k tile kx"),
+                                  comment=f"L1: {sa} k tiles of the weights from k tile kx", valid_cols=w_valid),
                 EnQue("a1"), DeQue("a1"),
                 Loop("ko", kx, E.min(E.add(kx, sa), Var("k_tiles")), Const(1), inner,
                      comment=f"split_loop: k in tiles of {tk} from the L1 slab"),

@@ -162,13 +162,15 @@ class Copy:
     dst's differs (FixPipe f32 -> f16, or DataCopy between equal dtypes otherwise).
 
     `nd2nz` marks GM->L1 moves that a real chip reformats to the fractal layout on the fly; it
-    changes cost, not values. `pad` is the value for padding columns when cols is not a whole
-    number of 32-byte blocks (DataCopyPad)."""
+    changes cost, not values. With `valid_cols`, src columns at or past it read as zeros: a GM
+    tensor the layout transform pads with zeros (a conv's weights, input channels padded to whole
+    C0 blocks); the move still costs every column, as on the chip."""
 
     dst: Region
     src: Region
     nd2nz: bool = False
     comment: str = ""
+    valid_cols: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +221,7 @@ class Img2Col:
     klen: Expr    # columns of dst
     h0: Expr      # first input row held in src (may be negative: top padding)
     comment: str = ""
+    cin_valid: int = 0  # channels that hold data when `cin` is padded to whole C0 blocks (the rest read 0)
 
 
 VECTOR_OPS: frozenset[str] = frozenset({

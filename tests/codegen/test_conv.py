@@ -9,7 +9,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.codegen import generate_files, names_of
-from kernelstudio.errors import UnsupportedError
+from kernelstudio.lower.tileir import Copy, Img2Col, walk
 
 from . import reference
 
@@ -59,9 +59,37 @@ def test_unfused_conv_writes_float16_through_fixpipe() -> None:
         assert piece in src, piece
 
 
-def test_channels_not_a_multiple_of_c0_are_reported() -> None:
-    with pytest.raises(UnsupportedError, match="3 input channels are not a multiple of 16"):
-        generate_files(reference.lower(conv_bias_relu(cin=3)))
+PADDED = {
+    # input channels padded with zeros to whole C0 blocks of 16, as NC1HWC0 / FRACTAL_Z hold them
+    "rgb": dict(cin=3, hw=12, cout=16),  # K = 16 * 9 = 144 of which 27 hold data
+    "cin20": dict(cin=20, hw=(9, 11), cout=24),  # two C1 blocks, the second 4/16 full
+    "cin5_k5_batch2": dict(n=2, cin=5, hw=9, cout=16, k=5),
+}
+
+
+@pytest.mark.parametrize("name", list(PADDED))
+def test_channels_not_a_multiple_of_c0_are_padded_three_way(name: str, twin_cache) -> None:
+    out = conv_bias_relu(**PADDED[name])
+    prog = reference.lower(out)
+    cin, k = PADDED[name]["cin"], PADDED[name].get("k", 3)
+    conv = next(kk for kk in prog.kernels if kk.aic)
+    assert dict(conv.tiling)["K"] == -(-cin // 16) * 16 * k * k  # the cube's K counts the padded channels
+    (img,) = [s for s in walk(conv.aic) if isinstance(s, Img2Col)]
+    assert img.cin_valid == cin and img.cin % 16 == 0
+    reference.three_way(out, prog, twin_cache, seed=7)
+
+
+def test_padded_channels_with_l1_weight_slabs_three_way(twin_cache) -> None:
+    # the weights stream into L1 in slabs of 2 k tiles; the slab past the real channels reads zeros
+    out = conv_bias_relu(cin=20, hw=8, cout=16)
+    s = ks.create_schedule(out, fuse=True)
+    st = s[s.kernels[0].name]
+    st.split("k", 64).l1_k_steps(2, 1)
+    prog = ks.lower(s, "ascend910b2")
+    assert dict(prog.kernels[0].tiling)["step_ka"] == 2
+    copies = [c for c in walk(prog.kernels[0].aic) if isinstance(c, Copy) and c.valid_cols is not None]
+    assert copies  # the weight slab copy knows where the real channels end
+    reference.three_way(out, prog, twin_cache, seed=8)
 
 
 @pytest.mark.parametrize(("fuse", "double"), [(True, True), (True, False), (False, True), (False, False)])
