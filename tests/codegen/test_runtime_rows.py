@@ -31,8 +31,17 @@ def gelu_f32(rows: int = 40, cols: int = 96) -> ks.Tensor:
     return ks.gelu(ks.placeholder((rows, cols), "float32", name="x"))
 
 
+def elementwise_chain(b: int = 4, s: int = 37) -> ks.Tensor:
+    """The reference elementwise chain (tests/reference_kernels.py) with its [B, S] rows as parameters."""
+    x = ks.placeholder((b, s, 129), "float16", name="x")
+    y = ks.placeholder((129,), "float16", name="y")
+    z = ks.placeholder((b, s, 1), "float16", name="z")
+    return ks.relu((x + y) * 0.5 - z) + ks.exp(-ks.abs(x))
+
+
 # (build, lowered dims, other dims): the others hold a tail tile, one row, and more tiles than cores
 CASES = {
+    "elementwise_chain": (elementwise_chain, (4, 37), [(1, 1), (3, 50), (16, 200)]),
     "softmax": (softmax, (45, 100), [(1, 100), (7, 100), (301, 100)]),
     "layer_norm": (layer_norm, (30, 200), [(2, 200), (61, 200), (500, 200)]),
     "chain": (chain, (37, 75), [(1, 75), (12, 75), (130, 75)]),
