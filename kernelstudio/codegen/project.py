@@ -81,7 +81,8 @@ def _shapes_text(prog: Program) -> str:
     if rt is None:
         return ("The tiling functions were generated for the shapes below; TilingFunc rejects other shapes (re-run "
                 f"kernelstudio for them):\n\n{listing}")
-    return (f"The operator takes its row count at run time: {', '.join(f'`{t}`' for t in rt.tensors)} may have any "
+    what = "its batch" if rt.rows == "batch" else "its row count"
+    return (f"The operator takes {what} at run time: {', '.join(f'`{t}`' for t in rt.tensors)} may have any "
             f"first {rt.dims} dimension(s) (the same in all of them; the kernel's rows are their product), and "
             "TilingFunc computes the row tiles and the block dim from them. Every other dimension is fixed as "
             f"below (lowered shapes; TilingFunc rejects other fixed dimensions):\n\n{listing}\n\n"

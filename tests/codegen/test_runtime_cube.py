@@ -214,3 +214,10 @@ def test_a_swizzled_walk_keeps_the_lowered_shape():
     s = ks.create_schedule(matmul(300))
     s[s.kernels[0].name].l1_c_steps(2, 1)  # groups of tile rows: M's units are groups
     assert ks.lower(s, TARGET).kernels[0].runtime_rows is None
+
+
+def test_the_exported_readme_says_which_dims_are_the_runs(tmp_path):
+    text = (ks.export_project(_lower(conv, 1), tmp_path / "conv") / "README.md").read_text()
+    assert "takes its batch at run time: `x`, `relu` may have any first 1 dimension(s)" in text
+    text = (ks.export_project(_lower(mla, 64), tmp_path / "mla") / "README.md").read_text()
+    assert "takes its row count at run time: `x`, `out` may have any first 2 dimension(s)" in text
