@@ -285,7 +285,8 @@ class DynamicKernel:
         `TILING_KEY_IS(key)`, and a TilingFunc that picks the key from the run-time row count, so the same
         binary runs shapes of every bucket. `dim` (default: the first dimension) is swept at run time and
         must be the kernel's row count; give the other dimensions in `fixed`. Covers designs that lower to
-        one row-tiled vector kernel (see tune/dynamic_code.py); others raise UnsupportedError."""
+        one kernel taking its rows at run time: a row-tiled vector kernel, a matmul with its epilogue, a conv
+        along its batch (see tune/dynamic_code.py); others raise UnsupportedError."""
         from .dynamic_code import dynamic_bundle
 
         if isinstance(probe, bool) or not isinstance(probe, int) or probe < 1:
