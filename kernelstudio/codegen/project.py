@@ -81,10 +81,10 @@ def _shapes_text(prog: Program) -> str:
     if rt is None:
         return ("The tiling functions were generated for the shapes below; TilingFunc rejects other shapes (re-run "
                 f"kernelstudio for them):\n\n{listing}")
-    what = "its batch" if rt.rows == "batch" else "its row count"
+    what, rows = ("its batch", "images") if rt.rows == "batch" else ("its row count", "rows")
     return (f"The operator takes {what} at run time: {', '.join(f'`{t}`' for t in rt.tensors)} may have any "
-            f"first {rt.dims} dimension(s) (the same in all of them; the kernel's rows are their product), and "
-            "TilingFunc computes the row tiles and the block dim from them. Every other dimension is fixed as "
+            f"first {rt.dims} dimension(s) (the same in all of them; the kernel's {rows} are their product), and "
+            "TilingFunc computes the tiles and the block dim from them. Every other dimension is fixed as "
             f"below (lowered shapes; TilingFunc rejects other fixed dimensions):\n\n{listing}\n\n"
             f"On the CPU, put the run's row dimension(s) in `dims.txt` next to the inputs (e.g. `"
             f"{' '.join(str(d) for d in prog.tensor(rt.tensors[0]).shape[:rt.dims])}`); without it the launcher "
