@@ -71,6 +71,10 @@ def _scaled(fk: FusedKernel, names: dict[Node, str], nodes: tuple[Node, ...]) ->
         view = fk.input_view(node) if node in fk.inputs else fk.view(node)
         if node in fk.inputs and (fk.input_period(node) is not None or fk.input_row_map(node) is not None):
             return None
+        if node not in fk.inputs and tuple(node.shape) in ((*lead, *fk.space[rd:]), (*lead, *(1,) * (len(
+                fk.space) - rd))):
+            scaled.append(names[node])  # an output holds the rows (at one row its view may read "row")
+            continue
         if view in ("row", "scalar"):
             continue
         tail = fk.space[rd:] if view == "full" else (1,) * (len(fk.space) - rd)

@@ -73,6 +73,8 @@ def _c_steps_along_n(s) -> None:
 CASES = {
     "mla_prolog_lite": (mla, 64, [1, 37, 500], None),
     "matmul": (matmul, 300, [1, 17, 1000], None),
+    "matmul_lowered_at_one_row": (matmul, 1, [5, 40], None),
+    "matmul_rms_lowered_at_one_row": (lambda m: ks.rms_norm(ks.matmul(*_mm(m, 64, 96))), 1, [3, 50], None),
     "matmul_column_major": (matmul, 300, [33, 700], _column_major),
     "matmul_c_steps_along_n": (matmul, 300, [9, 650], _c_steps_along_n),
     "matmul_bias_gelu": (matmul_bias_gelu, 300, [5, 900], None),

@@ -43,6 +43,7 @@ def elementwise_chain(b: int = 4, s: int = 37) -> ks.Tensor:
 CASES = {
     "elementwise_chain": (elementwise_chain, (4, 37), [(1, 1), (3, 50), (16, 200)]),
     "softmax": (softmax, (45, 100), [(1, 100), (7, 100), (301, 100)]),
+    "softmax_lowered_at_one_row": (softmax, (1, 100), [(6, 100), (90, 100)]),
     "layer_norm": (layer_norm, (30, 200), [(2, 200), (61, 200), (500, 200)]),
     "chain": (chain, (37, 75), [(1, 75), (12, 75), (130, 75)]),
     "rms_3d": (rms_3d, (2, 9, 64), [(1, 1, 64), (3, 7, 64), (8, 40, 64)]),
