@@ -9,6 +9,7 @@ from ..ir.ops import Op, itemsize
 from .config import KernelConfig
 from .cube_groups import GroupShape, group_cols, group_rows, l1_k_loops, panel_load
 from .expr import Const, E, Expr, Var, ceil_div
+from .kernel_facts import row_composite_of, runtime_batch_of, runtime_m_of, runtime_rows_of
 from .tile_order import tile_walk, tile_walk_lets
 from .tileir import (
     Alloc,
@@ -34,7 +35,6 @@ from .tileir import (
     Tier,
 )
 from .vector_body import Operand, VecConfig, VectorBody, ident
-from .vector_facts import row_composite_of, runtime_batch_of, runtime_m_of, runtime_rows_of
 
 __all__ = ["lower_vector_kernel", "lower_cube_kernel", "FLAG_FULL", "FLAG_FREE"]
 
@@ -265,7 +265,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     depth = cfg.depth
     dt = cs.in_dtype
     bufs: dict[str, Buffer] = {}
-    # the code may take M at run time (vector_facts.runtime_m_of) when one batch is dealt out in plain
+    # the code may take M at run time (kernel_facts.runtime_m_of) when one batch is dealt out in plain
     # row-major or column-major order of single tile rows; the TileIR then reads M and m_tiles from its tiling
     # (a conv: its batch, whose images the walk deals out whole)
     rt = None
