@@ -5,6 +5,7 @@ Process and the CopyIn/Compute/CopyOut methods cut from the TileIR (see phases.p
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import UnsupportedError
@@ -230,6 +231,16 @@ class KernelText:
         return self.head + self.body + self.entry
 
 
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def read_fields(scope: Scope, *code: Writer) -> list[str]:
+    """The tiling values the kernel's code reads (its members are copied in from the tiling data); the ones
+    folded into literals everywhere (fixed dims, tiles along a fixed axis) are left out."""
+    idents = {m for w in code for line in w.lines for m in _IDENT.findall(line.split("//", 1)[0])}
+    return [n for n in scope.tiling if scope.field_name(n) in idents]
+
+
 def kernel_text(prog: Program, k: Kernel) -> KernelText:
     """The parts of `op_kernel/<name>.cpp` of one kernel (see KernelText)."""
     scope = Scope(prog, k)
@@ -248,10 +259,11 @@ def kernel_text(prog: Program, k: Kernel) -> KernelText:
         cube_part.emit(parts.members, parts.init, parts.methods)
     _globals(prog, scope, parts, pnames)
     _block_vars(scope, parts)
-    for n in scope.tiling:
-        parts.members(f"int32_t {scope.field_name(n)};")
+    at = len(parts.members.lines)  # the tiling members go here, once the code that reads them is known
     _buffers(scope, parts, depth_const)
     layout.topk_members(prog, k, parts.members, parts.init)
+    read = read_fields(scope, parts.init, parts.methods)
+    parts.members.lines[at:at] = [f"int32_t {scope.field_name(n)};" for n in read]
 
     w = Writer()
     w(*head_comments(prog, k))
@@ -276,7 +288,7 @@ def kernel_text(prog: Program, k: Kernel) -> KernelText:
             w(f"__aicore__ inline {cls}() {{}}")
             w(f"template <typename TilingData>  // {tiling_t}, as GET_TILING_DATA fills it")
             with w.block(f"__aicore__ inline void Init({args}GM_ADDR workspace, const TilingData& tiling)"):
-                for n in scope.tiling:
+                for n in read:
                     f = scope.field_name(n)
                     w(f"{f} = static_cast<int32_t>(tiling.{f});")
                 w.extend(parts.init)

@@ -33,6 +33,16 @@ def test_vector_kernel_reads_like_ascend_c() -> None:
     assert src.count("{") == src.count("}")
 
 
+def test_kernels_copy_in_only_the_tiling_values_they_read() -> None:
+    prog = ks.lower(ks.create_schedule(ks.softmax(ks.placeholder((45, 100), "float16", name="x"))), "ascend910b2")
+    src = _kernel_src(prog)
+    for f in ("rows", "tiles", "blockDim"):  # the run's values
+        assert f"{f} = static_cast<int32_t>(tiling.{f});" in src and f"int32_t {f};" in src
+    for f in ("cols", "tileRows", "tileCols"):  # fixed by the schedule: literals in the code
+        assert f"{f} = " not in src and f"int32_t {f};" not in src
+    assert src.count("{") == src.count("}")
+
+
 def test_mix_kernel_uses_matmul_api_and_flags() -> None:
     prog, _ = programs.mla_prolog_lite()
     src = _kernel_src(prog)
