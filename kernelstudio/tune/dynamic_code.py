@@ -9,7 +9,8 @@ configuration (tiles, L1 steps, cores, double buffering, ...): its kernel class 
 own in `op_kernel/<op>.cpp`, TilingFunc maps row ranges to keys and fills each key's tiling (a matmul's
 TCubeTiling and workspace included); the tiling struct holds every bucket's fields. The ranges come from the
 buckets' predicates evaluated at every row count from 1 to `probe` (65,536 by default); past it, the last
-range goes on. """
+range goes on.
+"""
 
 from __future__ import annotations
 
@@ -66,8 +67,8 @@ def _kernel(prog: Program, bucket: str, shape: Mapping[str, int]) -> Kernel:
         raise UnsupportedError(
             f"DynamicKernel.codegen: bucket {bucket} at {dict(shape)} lowers to {what}; one generated kernel "
             "with tiling keys covers designs of one kernel that takes its rows at run time (a row-tiled vector "
-            "kernel, or a matmul with its epilogue whose rows are A's; see the README's limits); build the "
-            "other buckets' designs with dk.design(...) instead")
+            "kernel, a matmul with its epilogue whose rows are A's, or a conv along its batch; see the README's "
+            "limits); build the other buckets' designs with dk.design(...) instead")
     return prog.kernels[0]
 
 
