@@ -157,21 +157,7 @@ def _runtime_checks(w: Writer, prog: Program, k: Kernel, rt: RuntimeRows, inputs
     lead = [f"{camel(p)}Shape" for p in inputs if p in rt.tensors]
     w(f"// Rows at run time: {', '.join(rt.tensors)} hold `rows` rows (the product of their first {rt.dims} "
       f"dimension(s); {R} when lowered), every other dimension is fixed by the schedule.")
-    formats = gm_formats(prog, k)
-    for i, p in enumerate(inputs):
-        shape = prog.tensor(p).shape
-        fixed = range(rt.dims, len(shape)) if p in rt.tensors else range(len(shape))
-        if p in formats:  # stored in a private format: its origin shape is the logical one
-            w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetOriginShape();  "
-              f"// stored as {formats[p].format}")
-        else:
-            w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
-        cond = " || ".join([f"{camel(p)}Shape.GetDimNum() != {len(shape)}"] +
-                           [f"{camel(p)}Shape.GetDim({d}) != {shape[d]}" for d in fixed] +
-                           [f"{camel(p)}Shape.GetDim({d}) != {lead[0]}.GetDim({d})" for d in range(rt.dims)
-                            if p in rt.tensors and f"{camel(p)}Shape" != lead[0]])
-        with w.block(f"if ({cond})"):
-            w("return ge::GRAPH_FAILED;")
+    _input_checks(w, prog, k, inputs, rt)
     rows = " * ".join(f"{lead[0]}.GetDim({d})" for d in range(rt.dims))
     per_row = max(prog.tensor(p).size // R for p in rt.tensors)
     w(f"const int64_t rows = {rows};")
@@ -180,6 +166,28 @@ def _runtime_checks(w: Writer, prog: Program, k: Kernel, rt: RuntimeRows, inputs
         w("return ge::GRAPH_FAILED;")
     if tiles:
         w(*tile_lines("const uint32_t ", tr, rt.cores, rt))
+
+
+def _input_checks(w: Writer, prog: Program, k: Kernel, inputs: list[str], rt: RuntimeRows | None) -> None:
+    """TilingFunc's check of each input's shape: every dimension as lowered, but for the row dimensions of the
+    tensors that take them at run time (`rt`), which must equal the first such input's. A conv operand stored
+    in a private format is checked by its origin (logical) shape."""
+    formats = gm_formats(prog, k)
+    lead = [f"{camel(p)}Shape" for p in inputs if rt is not None and p in rt.tensors]
+    for i, p in enumerate(inputs):
+        shape, name = prog.tensor(p).shape, f"{camel(p)}Shape"
+        scaled = rt is not None and p in rt.tensors
+        if p in formats:
+            w(f"const gert::Shape& {name} = context->GetInputShape({i})->GetOriginShape();  "
+              f"// stored as {formats[p].format}")
+        else:
+            w(f"const gert::Shape& {name} = context->GetInputShape({i})->GetStorageShape();")
+        free = rt.dims if scaled and rt is not None else 0  # leading dims the run sets
+        cond = " || ".join([f"{name}.GetDimNum() != {len(shape)}"] +
+                           [f"{name}.GetDim({d}) != {shape[d]}" for d in range(free, len(shape))] +
+                           [f"{name}.GetDim({d}) != {lead[0]}.GetDim({d})" for d in range(free) if name != lead[0]])
+        with w.block(f"if ({cond})"):
+            w("return ge::GRAPH_FAILED;")
 
 
 def tile_lines(decl: str, tile_rows: int, cores: int, rt: RuntimeRows | None = None) -> list[str]:
@@ -257,20 +265,7 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
                 _runtime_checks(w, prog, k, rt, inputs, tiles=keyed is None)
             else:
                 w("// The schedule was lowered for these shapes; other shapes need a new kernelstudio build.")
-            formats = gm_formats(prog, k)
-            for i, p in enumerate(inputs):
-                if rt is not None:
-                    break
-                shape = prog.tensor(p).shape
-                if p in formats:  # stored in a private format: its origin shape is the logical one
-                    w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetOriginShape();  "
-                      f"// stored as {formats[p].format}")
-                else:
-                    w(f"const gert::Shape& {camel(p)}Shape = context->GetInputShape({i})->GetStorageShape();")
-                cond = " || ".join([f"{camel(p)}Shape.GetDimNum() != {len(shape)}"] +
-                                   [f"{camel(p)}Shape.GetDim({d}) != {n}" for d, n in enumerate(shape)])
-                with w.block(f"if ({cond})"):
-                    w("return ge::GRAPH_FAILED;")
+                _input_checks(w, prog, k, inputs, None)
             w("auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());",
               f"{names.tiling} tiling;")
             if keyed is not None:
