@@ -39,6 +39,7 @@ class KernelConfig:
     depth_ub: int = 0  # slots of a mixed kernel's epilogue queues in UB; 0 = the queue depth (1 likewise)
     compute_dtype: str = ""  # vector math dtype: "" = float32 (int32 for integer kernels), "float16" native
     aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
+    aiv_only: bool = False  # emit only a mixed kernel's AIV epilogue (the auto-schedule's UB probes)
     notes: tuple[str, ...] = ()
 
     def with_(self, **kw: object) -> KernelConfig:

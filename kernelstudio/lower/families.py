@@ -31,6 +31,7 @@ from .tileir import (
     Pipe,
     QuePos,
     Region,
+    RuntimeRows,
     Stmt,
     Tier,
 )
@@ -269,7 +270,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     # row-major or column-major order of single tile rows; the TileIR then reads M and m_tiles from its tiling
     # (a conv: its batch, whose images the walk deals out whole)
     rt = None
-    if gsm == 1 and not cfg.swizzle_group and not cfg.aic_only:
+    if gsm == 1 and not cfg.swizzle_group and not (cfg.aic_only or cfg.aiv_only):
         unit_cols = cs.N if row_block else tn
         ws_bytes = depth * tm * unit_cols * itemsize(cs.root.dtype) if mixed else 0
         if cs.conv:
@@ -329,6 +330,20 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         return Kernel(name=ident(fk.name), family=fk.family, kernel_type="AIC_ONLY", block_dim=bd,
                       params=(cs.a_name, cs.b_name, names[cs.root]), buffers=tuple(bufs.values()), aic=(), aiv=(),
                       tiling=tiling, ops=(names[cs.root],), notes=cfg.notes, vec_per_block=1), None
+    if mixed:
+        unit_cols = cs.N if row_block else tn
+        ws_name = f"{ident(fk.name)}_ws"
+        # FixPipe converts the accumulator to the matmul's own dtype on the way out, exactly
+        # what the unfused matmul kernel stores: half the workspace bytes of a float32 hand-off
+        ws_dtype = cs.root.dtype
+        slot_base = E.mul(E.add(E.mul(Var("blk"), depth), Var("slot")), tm * unit_cols)
+    if cfg.aiv_only and mixed:  # a UB probe of the auto-schedule: the epilogue's buffers and statements
+        vb, pre, chunk_loop, _, vr, vc = _epilogue(fk, names, cs, cfg, rt, row_block, tm, tn, ws_name, ws_dtype,
+                                                   slot_base)
+        return Kernel(name=ident(fk.name), family=fk.family, kernel_type="MIX_AIC_1_2", block_dim=bd,
+                      params=(), buffers=tuple(vb.buffers.values()), aic=(), aiv=(*pre, chunk_loop),
+                      tiling=(*tiling, ("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth)),
+                      ops=(), notes=cfg.notes, vec_per_block=2), None
 
     # ---- tile walk
     t = Var("t")
@@ -484,13 +499,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         params = (cs.a_name, cs.b_name, out_name)
         ops = (names[out_node],)
     else:
-        unit_cols = cs.N if row_block else tn
-        ws_name = f"{ident(fk.name)}_ws"
-        # FixPipe converts the accumulator to the matmul's own dtype on the way out, exactly
-        # what the unfused matmul kernel stores: half the workspace bytes of a float32 hand-off
-        ws_dtype = out_node.dtype
         ws = GmTensor(ws_name, (bd, depth, tm, unit_cols), ws_dtype, "workspace")
-        slot_base = E.mul(E.add(E.mul(Var("blk"), depth), Var("slot")), tm * unit_cols)
         # the core's count of units so far picks its workspace slot
         unit_lets = [Let("j", E.div(E.sub(t, Var("blk")), Var("block_dim") if rt is not None else bd)),
                      Let("slot", E.mod(Var("j"), depth))]
@@ -523,53 +532,8 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),
                     comment=f"parallel_loop: {total} {'row blocks' if row_block else 'C tiles'} over {bd} cores"),)
         # ---- the AIV epilogue
-        row_base = E.add(E.mul(Var("bi"), cs.m_expr), Var("m0"))
-        col_base = Const(0) if row_block else Var("n0")
-        epi_inputs = {i for n in fk.nodes if n is not out_node for i in n.inputs}
-        skip = {out_node} | {i for i in out_node.inputs if i not in epi_inputs}
-        # a conv that takes its batch at run time reads tensors broadcast over the images at row % Cout
-        periods = {i: cs.M for i in fk.inputs if cs.conv and rt is not None and names[i] not in rt.tensors
-                   and i not in cs.root.inputs and fk.input_view(i) in ("col", "full") and fk.input_period(i) is None}
-        ins, outs = _operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base, periods)
-        root_op = Operand(out_node, ws_name, "full", ws_dtype,
-                          lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
-                              E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))
-        vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
-        vc = min(cfg.tile_cols, unit_cols)
-        vb = VectorBody(fk, names, [root_op, *ins], outs,
-                        VecConfig(vr, vc, cfg.depth_ub or depth, cfg.aligned, cfg.inline_scalars,
-                                  compute_dtype=cfg.compute_dtype),
-                        skip=(out_node,),
-                        row_len=cs.N)
-        ucols = Const(cs.N) if row_block else Var("nlen")
-        pre: list[Stmt] = []
-        if row_block and vc < cs.N:
-            inner = vb.multipass(Const(0), Var("crlen"), Const(0), ucols, "ci")
-            scheme = (f"row reduction epilogue: multi-pass over column chunks of {vc} (narrower than the "
-                      f"{cs.N}-wide row, by vectorize(-1, ...) or because whole rows do not fit UB); each AIV "
-                      "re-reads its rows from the L2-resident workspace")
-        elif row_block:
-            pre = vb.hoist(ucols)  # row vectors (bias, gamma) are the same for every row block
-            inner = vb.chunk(Const(0), Var("crlen"), Const(0), ucols)
-            scheme = (f"row reduction epilogue: full rows ({cs.N} columns) per chunk of {vr} rows; the cube "
-                      f"computes all {nt} n tiles of a row block before handing it over")
-        else:
-            inner = None
-            scheme = f"elementwise epilogue: per C tile hand-off, chunks of {vr}x{vc}"
-        if inner is not None:
-            chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (
-                Let("lr0", E.add(Var("rs"), E.mul(Var("rc"), vr))),
-                Let("crlen", E.min(vr, E.sub(Var("rl"), E.mul(Var("rc"), vr)))), *inner),
-                comment=f"vectorize_loop: {vr} rows per vector chunk")
-        else:
-            cc_body = vb.chunk(Const(0), Var("crlen"), Var("cc0"), Var("cclen"))
-            chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (
-                Let("lr0", E.add(Var("rs"), E.mul(Var("rc"), vr))),
-                Let("crlen", E.min(vr, E.sub(Var("rl"), E.mul(Var("rc"), vr)))),
-                Loop("cq", Const(0), ceil_div(Var("nlen"), vc), Const(1), (
-                    Let("cc0", E.mul(Var("cq"), vc)), Let("cclen", E.min(vc, E.sub(Var("nlen"), Var("cc0")))),
-                    *cc_body), comment=f"vectorize_loop: {vc} columns per vector chunk")),
-                comment=f"vectorize_loop: {vr} rows per vector chunk")
+        vb, pre, chunk_loop, scheme, vr, vc = _epilogue(fk, names, cs, cfg, rt, row_block, tm, tn, ws_name,
+                                                        ws_dtype, slot_base)
         aiv_body = [*lets, *unit_lets, CrossWait(FLAG_FULL),
                     Let("half", ceil_div(Var("mlen"), 2)), Let("rs", E.mul(Var("sub"), Var("half"))),
                     Let("rl", E.max(0, E.min(Var("half"), E.sub(Var("mlen"), Var("rs"))))),
@@ -587,3 +551,59 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
                   notes=cfg.notes, vec_per_block=vec, tile_walk=walk, runtime_rows=rt), ws
+
+
+def _epilogue(fk: FusedKernel, names: dict[Node, str], cs: _CubeShape, cfg: KernelConfig, rt: RuntimeRows | None,
+              row_block: bool, tm: int, tn: int, ws_name: str, ws_dtype: str, slot_base: Expr
+              ) -> tuple[VectorBody, list[Stmt], Loop, str, int, int]:
+    """A mixed kernel's AIV epilogue over the rows `lr0` of one unit in the workspace: its vector body,
+    the statements hoisted out of the walk, the chunk loop, the scheme's note and the vector tile."""
+    out_node = cs.root
+    unit_cols = cs.N if row_block else tn
+    row_base = E.add(E.mul(Var("bi"), cs.m_expr), Var("m0"))
+    col_base = Const(0) if row_block else Var("n0")
+    epi_inputs = {i for n in fk.nodes if n is not out_node for i in n.inputs}
+    skip = {out_node} | {i for i in out_node.inputs if i not in epi_inputs}
+    # a conv that takes its batch at run time reads tensors broadcast over the images at row % Cout
+    periods = {i: cs.M for i in fk.inputs if cs.conv and rt is not None and names[i] not in rt.tensors
+               and i not in cs.root.inputs and fk.input_view(i) in ("col", "full") and fk.input_period(i) is None}
+    ins, outs = _operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base, periods)
+    root_op = Operand(out_node, ws_name, "full", ws_dtype,
+                      lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
+                          E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))
+    vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
+    vc = min(cfg.tile_cols, unit_cols)
+    vb = VectorBody(fk, names, [root_op, *ins], outs,
+                    VecConfig(vr, vc, cfg.depth_ub or cfg.depth, cfg.aligned, cfg.inline_scalars,
+                              compute_dtype=cfg.compute_dtype),
+                    skip=(out_node,),
+                    row_len=cs.N)
+    ucols = Const(cs.N) if row_block else Var("nlen")
+    pre: list[Stmt] = []
+    if row_block and vc < cs.N:
+        inner = vb.multipass(Const(0), Var("crlen"), Const(0), ucols, "ci")
+        scheme = (f"row reduction epilogue: multi-pass over column chunks of {vc} (narrower than the "
+                  f"{cs.N}-wide row, by vectorize(-1, ...) or because whole rows do not fit UB); each AIV "
+                  "re-reads its rows from the L2-resident workspace")
+    elif row_block:
+        pre = vb.hoist(ucols)  # row vectors (bias, gamma) are the same for every row block
+        inner = vb.chunk(Const(0), Var("crlen"), Const(0), ucols)
+        scheme = (f"row reduction epilogue: full rows ({cs.N} columns) per chunk of {vr} rows; the cube "
+                  f"computes all {-(-cs.N // tn)} n tiles of a row block before handing it over")
+    else:
+        inner = None
+        scheme = f"elementwise epilogue: per C tile hand-off, chunks of {vr}x{vc}"
+    rows = (Let("lr0", E.add(Var("rs"), E.mul(Var("rc"), vr))),
+            Let("crlen", E.min(vr, E.sub(Var("rl"), E.mul(Var("rc"), vr)))))
+    if inner is not None:
+        chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (*rows, *inner),
+                          comment=f"vectorize_loop: {vr} rows per vector chunk")
+    else:
+        cc_body = vb.chunk(Const(0), Var("crlen"), Var("cc0"), Var("cclen"))
+        chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (
+            *rows,
+            Loop("cq", Const(0), ceil_div(Var("nlen"), vc), Const(1), (
+                Let("cc0", E.mul(Var("cq"), vc)), Let("cclen", E.min(vc, E.sub(Var("nlen"), Var("cc0")))),
+                *cc_body), comment=f"vectorize_loop: {vc} columns per vector chunk")),
+            comment=f"vectorize_loop: {vr} rows per vector chunk")
+    return vb, pre, chunk_loop, scheme, vr, vc

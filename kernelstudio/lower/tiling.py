@@ -164,6 +164,16 @@ def _fits(k: Kernel, profile: HardwareProfile) -> bool:
     return all(need <= profile.capacity_bytes(tier) for (_, tier), need in usage(k).items())
 
 
+def _fits_cfg(fk: FusedKernel, cfg: KernelConfig, emit: Callable[[KernelConfig], Kernel],
+              profile: HardwareProfile) -> bool:
+    """Whether kernel `fk` lowered with `cfg` fits every tier: a cube kernel's buffers are those of its
+    cube part, a mixed kernel's those of its cube part and its AIV epilogue, each emitted alone."""
+    if fk.root is None:
+        return _fits(emit(cfg), profile)
+    parts = [cfg.with_(aic_only=True)] + ([cfg.with_(aiv_only=True)] if fk.family == "cube_vector" else [])
+    return all(_fits(emit(c), profile) for c in parts)
+
+
 def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProfile) -> None:
     if fk.root is not None:
         for ax in ("m", "n", "k"):
@@ -218,7 +228,7 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
         single = _auto_tiles_at(fk, {**d, "depth": 1, "l1_depth_final": d["depth"]}, profile, emit)
         cfg = _base(d).with_(depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
                              **{k: v for k, v in single.items() if k != "order"})
-        if _fits(emit(cfg), profile):
+        if _fits_cfg(fk, cfg, emit, profile):
             return single
         # the tiles do not fit twice: keep them, and single-buffer only the tier that does not fit
         # (L0A/L0B, or a mixed kernel's epilogue queues in UB); every other queue keeps two slots
@@ -231,7 +241,7 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
         for extra in ({"depth_l0": 1}, {"depth_ub": 1}, {"depth_l0": 1, "depth_ub": 1}):
             if ("depth_l0" in extra and not matmul) or ("depth_ub" in extra and not mixed) or not chosen:
                 continue
-            if _fits(emit(cfg.with_(**extra)), profile):
+            if _fits_cfg(fk, cfg.with_(**extra), emit, profile):
                 return {**single, **extra}
     return _auto_tiles_at(fk, d, profile, emit)
 
@@ -442,7 +452,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     for vc in vc_cands:
         vr = vr_user or half
         while vr >= 1:
-            k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=vr, tile_cols=vc))
+            k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=vr, tile_cols=vc, aiv_only=True))
             if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
                    if core == CoreType.AIV.value and t == Tier.UB.value):
                 out.update(tile_rows=vr, tile_cols=vc)

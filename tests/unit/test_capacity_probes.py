@@ -1,0 +1,67 @@
+"""The auto-schedule's capacity probes emit a cube kernel's parts alone (`aic_only`, `aiv_only`); what
+they count must be what the whole kernel holds, or the auto-schedule would pick tiles that do not fit
+(or refuse tiles that do)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import kernelstudio as ks
+from kernelstudio.lower.config import KernelConfig
+from kernelstudio.lower.families import lower_cube_kernel
+from kernelstudio.lower.pipeline import _Ctx
+from kernelstudio.lower.tiling import usage
+
+
+def _mixed_designs():
+    x = ks.placeholder((100, 256), "float16", name="x")
+    w = ks.placeholder((256, 384), "float16", name="w")
+    b = ks.placeholder((384,), "float16", name="b")
+    yield "gelu", ks.gelu(ks.matmul(x, w) + b)
+    yield "layer_norm", ks.layer_norm(ks.matmul(x, w), axis=-1)
+    yield "softmax", ks.softmax(ks.matmul(x, w), axis=-1)
+    g = ks.placeholder((384,), "float16", name="g")
+    yield "rms_norm", ks.rms_norm(ks.matmul(x, w), g)
+    img = ks.placeholder((2, 16, 12, 12), "float16", name="img")
+    wt = ks.placeholder((32, 16, 3, 3), "float16", name="wt")
+    cb = ks.placeholder((32, 1, 1), "float16", name="cb")
+    yield "conv", ks.relu(ks.conv2d(img, wt, stride=1, padding=1) + cb)
+
+
+DESIGNS = dict(_mixed_designs())
+CONFIGS = [dict(tile_m=tm, tile_rows=vr, tile_cols=vc, depth=d, depth_ub=dub, compute_dtype=cd)
+           for tm, vr, vc, d, dub, cd in itertools.product((16, 64), (1, 8, 32), (64, 1024), (1, 2), (0, 1),
+                                                           ("", "float16"))
+           if not (d == 1 and dub)]
+
+
+def _kernel(name: str):
+    sched = ks.create_schedule(DESIGNS[name], fuse=True)
+    ctx = _Ctx(sched, ks.hw.get("ascend910b2"), name)
+    (fk,) = [k for k in ctx.kernels.values() if k.family == "cube_vector"]
+    return fk, ctx.names
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_the_parts_hold_what_the_whole_kernel_holds(name: str) -> None:
+    fk, names = _kernel(name)
+    for c in CONFIGS:
+        cfg = KernelConfig(tile_n=128, tile_k=64, cores=24, aligned=True, inline_scalars=True,
+                           order=("m", "n"), **c)
+        whole = usage(lower_cube_kernel(fk, names, cfg)[0])
+        aic = usage(lower_cube_kernel(fk, names, cfg.with_(aic_only=True))[0])
+        aiv = usage(lower_cube_kernel(fk, names, cfg.with_(aiv_only=True))[0])
+        assert set(aic) <= {("aic", t) for t in ("L1", "L0A", "L0B", "L0C")}, (name, c, aic)
+        assert set(aiv) == {("aiv", "UB")}, (name, c, aiv)
+        assert {**aic, **aiv} == whole, (name, c)
+
+
+def test_an_aiv_probe_counts_the_scratch_of_its_reductions() -> None:
+    fk, names = _kernel("layer_norm")
+    cfg = KernelConfig(tile_m=64, tile_n=128, tile_k=64, tile_rows=8, tile_cols=1024, cores=24, depth=2,
+                       aligned=True, inline_scalars=True)
+    probe = lower_cube_kernel(fk, names, cfg.with_(aiv_only=True))[0]
+    named = sum(b.nbytes for b in probe.buffers)
+    assert usage(probe)[("aiv", "UB")] > named  # the reduce work area is counted beside the queues
