@@ -64,22 +64,26 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = 2
     bars: dict[str, list] = {k: [] for k in ("lane", "start", "end", "color", "text", "pipe")}
     lod: dict[str, int] = {}
     lane_of: dict[tuple[int, int], int] = {}
-    for ci in present:
-        label = core_labels[ci] if ci < len(core_labels) else "host"
-        num = _core_number(label)
-        if num >= 0 and num not in shown:
-            continue
-        on_core = c["core"] == ci
-        pipes_here = {pipe_names[int(p)]: int(p) for p in np.unique(c["pipe"][on_core])}
-        order = [p for p in LANE_ORDER if p in pipes_here] + sorted(set(pipes_here) - set(LANE_ORDER))
-        for pname in order:
-            pi = pipes_here[pname]
-            sel = np.flatnonzero(on_core & (c["pipe"] == pi))
-            sel = sel[np.argsort(c["start_us"][sel], kind="stable")]
-            li = len(lanes)
-            lane_of[(ci, pi)] = li
-            lanes.append({"core": label, "pipe": pname, "label": f"{label} {pname}", "events": int(len(sel))})
-            _lane_bars(bars, li, pname, sel, c, ev, max_per_lane, lod, lanes[-1]["label"])
+    # one sort of the shown cores' events into lanes: cores in `present` order, pipes in LANE_ORDER
+    # (others after, by name), each lane by start time
+    label_of = [core_labels[ci] if ci < len(core_labels) else "host" for ci in range(max(present, default=0) + 1)]
+    shown_ids = [ci for ci in present if _core_number(label_of[ci]) in shown or _core_number(label_of[ci]) < 0]
+    core_rank = np.full(max(present, default=0) + 1, -1, dtype=np.int64)
+    core_rank[shown_ids] = np.arange(len(shown_ids))
+    by_name = {p: i for i, p in enumerate(LANE_ORDER)}
+    named = sorted(set(pipe_names) - set(LANE_ORDER))
+    pipe_rank = np.array([by_name[p] if p in by_name else len(LANE_ORDER) + named.index(p) for p in pipe_names]
+                         or [0], dtype=np.int64)
+    idx = np.flatnonzero(core_rank[c["core"]] >= 0) if len(ev) else np.empty(0, dtype=np.int64)
+    idx = idx[np.lexsort((c["start_us"][idx], pipe_rank[c["pipe"][idx]], core_rank[c["core"][idx]]))]
+    cuts = np.flatnonzero((np.diff(c["core"][idx]) != 0) | (np.diff(c["pipe"][idx]) != 0)) + 1
+    for sel in np.split(idx, cuts) if len(idx) else []:
+        ci, pi = int(c["core"][sel[0]]), int(c["pipe"][sel[0]])
+        label, pname = label_of[ci], pipe_names[pi]
+        li = len(lanes)
+        lane_of[(ci, pi)] = li
+        lanes.append({"core": label, "pipe": pname, "label": f"{label} {pname}", "events": int(len(sel))})
+        _lane_bars(bars, li, pname, sel, c, ev, max_per_lane, lod, lanes[-1]["label"])
     arrows = _cross_arrows(c, core_labels, pipe_names, lane_of)
     lane_index = {lane["label"]: i for i, lane in enumerate(lanes)}
     idle = [{"lane": lane_index[f"{g['core']} {g['pipe']}"], "start": g["start"], "end": g["end"],
@@ -123,20 +127,16 @@ def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: An
     bars["end"].extend(ends)
     bars["pipe"].extend([pname] * n)
     bars["color"].extend([pong if slot == 1 else color for slot in slots])
-    texts = bars["text"]
-    for st, en, slot, ins, tile, inner, b, fl, w in zip(starts, ends, slots, instrs, tiles, inners, nbytes,
-                                                         flops, whys, strict=True):
-        parts = [instr_text[int(ins)], f"{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)"]
-        if tile >= 0:
-            parts.append(f"tile {int(tile)}, inner {int(inner)}"
-                         + (f", slot {'pong' if slot == 1 else 'ping'}" if slot >= 0 else ""))
-        if b:
-            parts.append(f"{int(b):,} B")
-        if fl:
-            parts.append(f"{int(fl):,} flops")
-        if 0 <= w < len(why_text):
-            parts.append(f"started after: {why_text[int(w)]}")
-        texts.append("<br>".join(parts))
+    # the columns are integer arrays: tolist() gives Python ints, and the text is one string per bar
+    nwhy = len(why_text)
+    bars["text"].extend([
+        f"{instr_text[ins]}<br>{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)"
+        + (f"<br>tile {tile}, inner {inner}" + ("" if slot < 0 else ", slot pong" if slot == 1 else ", slot ping")
+           if tile >= 0 else "")
+        + (f"<br>{b:,} B" if b else "") + (f"<br>{fl:,} flops" if fl else "")
+        + (f"<br>started after: {why_text[w]}" if 0 <= w < nwhy else "")
+        for st, en, slot, ins, tile, inner, b, fl, w in zip(starts, ends, slots, instrs, tiles, inners, nbytes,
+                                                             flops, whys, strict=True)])
 
 
 def _cross_arrows(c: dict, core_labels: tuple, pipe_names: list, lane_of: dict) -> list[dict[str, Any]]:
