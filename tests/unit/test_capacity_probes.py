@@ -65,3 +65,20 @@ def test_an_aiv_probe_counts_the_scratch_of_its_reductions() -> None:
     probe = lower_cube_kernel(fk, names, cfg.with_(aiv_only=True))[0]
     named = sum(b.nbytes for b in probe.buffers)
     assert usage(probe)[("aiv", "UB")] > named  # the reduce work area is counted beside the queues
+
+
+@pytest.mark.parametrize("conv", [False, True])
+def test_a_cube_kernels_probe_holds_all_its_buffers(conv: bool) -> None:
+    if conv:
+        out = ks.conv2d(ks.placeholder((2, 16, 12, 12), "float16", name="img"),
+                        ks.placeholder((32, 16, 3, 3), "float16", name="wt"), stride=1, padding=1)
+    else:
+        x, w = ks.placeholder((100, 256), "float16", name="x"), ks.placeholder((256, 384), "float16", name="w")
+        out = ks.matmul(x, w)
+    ctx = _Ctx(ks.create_schedule(out, fuse=True), ks.hw.get("ascend910b2"), "k")
+    (fk,) = ctx.kernels.values()
+    for tm, sa, sb, gm, gn, d in itertools.product((16, 64), (1, 2), (1, 4), (1, 2), (1, 3), (1, 2)):
+        cfg = KernelConfig(tile_m=tm, tile_n=64, tile_k=32, cores=24, depth=d, aligned=True, step_ka=sa, step_kb=sb,
+                           step_m=gm, step_n=gn)
+        whole = usage(lower_cube_kernel(fk, ctx.names, cfg)[0])
+        assert usage(lower_cube_kernel(fk, ctx.names, cfg.with_(aic_only=True))[0]) == whole, cfg
