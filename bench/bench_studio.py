@@ -5,6 +5,9 @@ A move re-runs the cell body with the new knob values, lowers, simulates, genera
 computes the data of every view (cards, what changed, capacity, DAG DOT, memory flow, timeline, idle
 breakdown, roofline, code). The unfused baseline does not depend on the knobs and is built once; the
 IR after each pass is printed only while the Passes tab is open (timed separately below).
+
+The last line times the same moves phase by phase (the cell re-run, lower, simulate, codegen), so a
+move's time can be read against the compiler's own share of it.
 """
 
 from __future__ import annotations
@@ -16,8 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kernelstudio.codegen import codegen  # noqa: E402
+from kernelstudio.lower.pipeline import lower  # noqa: E402
 from kernelstudio.notebook import views  # noqa: E402
+from kernelstudio.notebook.cell import run_cell  # noqa: E402
 from kernelstudio.notebook.session import StudioSession  # noqa: E402
+from kernelstudio.schedule.choose import planning_target  # noqa: E402
+from kernelstudio.sim import simulate  # noqa: E402
 from tests.notebook.cells import MLA_CELL  # noqa: E402
 
 MOVES = [{"tile_m": m, "double_buffer": db} for db in (True, False) for m in (16, 32, 64)]
@@ -42,11 +50,35 @@ def run(n: int = 36, passes: bool = False) -> list[float]:
     return times
 
 
+def phases(n: int = 36, target: str = "ascend910b2") -> dict[str, list[float]]:
+    """ms per phase of each move: the cell re-run (graph and schedule), lower, simulate, codegen."""
+    out: dict[str, list[float]] = {"cell": [], "lower": [], "simulate": [], "codegen": []}
+    for i in range(n):
+        t0 = time.perf_counter()
+        with planning_target(target):
+            res = run_cell(MLA_CELL, name="mla_prolog_lite", values=MOVES[i % len(MOVES)])
+        t1 = time.perf_counter()
+        prog = lower(res.schedule, target, name="mla_prolog_lite")
+        t2 = time.perf_counter()
+        simulate(prog)
+        t3 = time.perf_counter()
+        codegen(prog)
+        t4 = time.perf_counter()
+        for key, a, b in (("cell", t0, t1), ("lower", t1, t2), ("simulate", t2, t3), ("codegen", t3, t4)):
+            out[key].append((b - a) * 1e3)
+    return out
+
+
 def main() -> None:
     for passes, label in ((False, "every view's data"), (True, "... with the Passes tab open")):
         t = run(passes=passes)
         print(f"knob move -> {label}, MlaProlog-lite: median {statistics.median(t):.1f} ms, "
               f"p95 {_percentile(t, 0.95):.1f} ms (n={len(t)}; goal median <= 25 ms, p95 <= 50 ms)")
+    ph = phases()
+    med = {k: statistics.median(v) for k, v in ph.items()}
+    core = statistics.median([a + b + c for a, b, c in zip(ph["lower"], ph["simulate"], ph["codegen"], strict=True)])
+    print("the same moves by phase, median ms: " + ", ".join(f"{k} {v:.1f}" for k, v in med.items())
+          + f"; lower + simulate + codegen {core:.1f}")
 
 
 if __name__ == "__main__":
