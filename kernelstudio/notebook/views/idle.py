@@ -35,7 +35,8 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
     shown = set(numbers if cores is None else numbers[:cores])
     why_text = ev.why_text
     gaps: list[dict[str, Any]] = []
-    ends_by_core: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    asks: list[tuple[int, float, bool]] = []  # per gap: (core, time, flag wait) whose releaser to find
+    asked: list[int] = []  # the gap of each ask
     flow = pipes.index("FLOWCTRL") if "FLOWCTRL" in pipes else -1
     kern, core, pipe, start, end = c["kernel"], c["core"], c["pipe"], c["start_us"], c["end_us"]
     cores_shown = [ci for ci, label in enumerate(labels) if _core_number(label) in shown]
@@ -56,44 +57,72 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
             i = sel[j]
             w = int(whys[i]) if whys is not None else -1
             cause = why_text[w] if 0 <= w < len(why_text) else "its pipe's earlier work"
-            flag = cause.endswith(_FLAG)
             t = float(st[j])
+            asks.append((ci, t, cause.endswith(_FLAG)))
+            asked.append(len(gaps))
             gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": float(prev_end[j]),
-                         "end": t, "cause": cause,
-                         "released_by": _releaser(c, labels, pipes, ev.instr_text, flow, ci, t, flag, ends_by_core),
-                         "next": ev.instr_text[int(c["instr"][i])]})
+                         "end": t, "cause": cause, "released_by": "", "next": ev.instr_text[int(c["instr"][i])]})
         last = float(en.max())
         if k["end_us"] - last > min_us:
             gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": last,
                          "end": k["end_us"], "cause": _TAIL, "released_by": "", "next": ""})
+    for gi, who in zip(asked, _releasers(c, labels, pipes, ev.instr_text, flow, asks), strict=True):
+        gaps[gi]["released_by"] = who
     return gaps
 
 
-def _releaser(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int, ci: int, t: float,
-              flag: bool, cache: dict) -> str:
-    """The instruction that let the waiting one start at `t`: on the same core for a queue wait; for a
-    flag wait, on the other cores of the AI core, at the end of this core's last flag wait."""
-    num = _core_number(labels[ci])
-    if flag and flow >= 0:
-        w = np.flatnonzero((c["core"] == ci) & (c["pipe"] == flow) & (c["end_us"] <= t + _TOL))
-        if not len(w):
-            return ""
-        t = float(c["end_us"][w].max())
-        cores = [i for i, lab in enumerate(labels) if _core_number(lab) == num and i != ci]
-    else:
-        cores = [ci]
-    for cj in cores:
-        if cj not in cache:
-            idx = np.flatnonzero((c["core"] == cj) & (c["pipe"] != flow))
-            idx = idx[np.argsort(c["end_us"][idx], kind="stable")]
-            cache[cj] = (c["end_us"][idx], idx)
-        ends, idx = cache[cj]
-        lo, hi = np.searchsorted(ends, t - _TOL), np.searchsorted(ends, t + _TOL)
-        for i in idx[lo:hi][::-1]:
-            p = pipes[int(c["pipe"][i])]
-            if p not in ("SCALAR", "LAUNCH"):
-                return f"{labels[cj]} {p}: {texts[int(c['instr'][i])]}"
-    return ""
+def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,
+               asks: list[tuple[int, float, bool]]) -> list[str]:
+    """For each (core, time, flag wait): the instruction that let the waiting one start then. A queue
+    wait is released on the same core; a flag wait by the other cores of the AI core, at the end of the
+    core's last flag wait (those cores searched in turn). Each core's events are sorted by end time once,
+    and all the asks that search a core search it together."""
+    out = [""] * len(asks)
+    if not asks:
+        return out
+    core, pipe, end = c["core"], c["pipe"], c["end_us"]
+    times = np.array([t for _, t, _ in asks])
+    mine: dict[int, list[int]] = {}
+    for a, (ci, _, _) in enumerate(asks):
+        mine.setdefault(ci, []).append(a)
+    of_number: dict[int, list[int]] = {}
+    for i, lab in enumerate(labels):
+        of_number.setdefault(_core_number(lab), []).append(i)
+    todo: list[tuple[int, float, list[int]]] = []  # (ask, time, cores to search in turn)
+    for ci, here in sorted(mine.items()):
+        flags = [a for a in here if asks[a][2] and flow >= 0]
+        todo += [(a, asks[a][1], [ci]) for a in here if a not in flags]
+        if flags:  # each flag wait: the end of this core's last flag wait by then
+            waits = np.sort(end[(core == ci) & (pipe == flow)])
+            pos = np.searchsorted(waits, times[flags] + _TOL, side="right").tolist()
+            partners = [i for i in of_number[_core_number(labels[ci])] if i != ci]
+            todo += [(a, float(waits[p - 1]), partners) for a, p in zip(flags, pos, strict=True) if p]
+    by_core: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for cj in sorted({cj for _, _, cores in todo for cj in cores}):
+        idx = np.flatnonzero((core == cj) & (pipe != flow))
+        idx = idx[np.argsort(end[idx], kind="stable")]
+        by_core[cj] = (end[idx], idx)
+    pending = todo
+    for step in range(max((len(cores) for _, _, cores in todo), default=0)):
+        on_core: dict[int, list[tuple[int, float]]] = {}  # the asks that search core cj at this step
+        for a, t, cores in pending:
+            if step < len(cores):
+                on_core.setdefault(cores[step], []).append((a, t))
+        done: set[int] = set()
+        for cj, items in on_core.items():
+            ends, idx = by_core[cj]
+            ts = np.array([t for _, t in items])
+            lo = np.searchsorted(ends, ts - _TOL).tolist()
+            hi = np.searchsorted(ends, ts + _TOL).tolist()
+            for (a, _), l_, h in zip(items, lo, hi, strict=True):
+                for i in idx[l_:h][::-1].tolist():
+                    p = pipes[int(pipe[i])]
+                    if p not in ("SCALAR", "LAUNCH"):
+                        out[a] = f"{labels[cj]} {p}: {texts[int(c['instr'][i])]}"
+                        done.add(a)
+                        break
+        pending = [x for x in pending if x[0] not in done]
+    return out
 
 
 def idle_breakdown(sim: Any, *, cores: int | None = 2, gaps: list[dict[str, Any]] | None = None
