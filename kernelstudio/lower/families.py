@@ -8,8 +8,10 @@ from ..ir.node import Node
 from ..ir.ops import Op, itemsize
 from .config import KernelConfig
 from .cube_groups import GroupShape, group_cols, group_rows, l1_k_loops, panel_load
+from .epilogue import mixed_epilogue
 from .expr import Const, E, Expr, Var, ceil_div
 from .kernel_facts import row_composite_of, runtime_batch_of, runtime_m_of, runtime_rows_of
+from .operands import gm_operands, gm_region
 from .tile_order import tile_walk, tile_walk_lets
 from .tileir import (
     Alloc,
@@ -31,7 +33,6 @@ from .tileir import (
     Pipe,
     QuePos,
     Region,
-    RuntimeRows,
     Stmt,
     Tier,
 )
@@ -40,73 +41,6 @@ from .vector_body import Operand, VecConfig, VectorBody, ident
 __all__ = ["lower_vector_kernel", "lower_cube_kernel", "FLAG_FULL", "FLAG_FREE"]
 
 FLAG_FULL, FLAG_FREE = 0, 1
-ZERO = Const(0)
-
-
-def _gm_region(name: str, view: str, cols_total: int, row_base: Expr = ZERO,
-               col_base: Expr = ZERO, period: int | None = None):
-    """Region function for a GM tensor laid out on the [rows, cols] space as `view`; a tensor whose
-    rows repeat every `period` rows reads row r at r % period (chunks never cross a period)."""
-    def region(r0: Expr, rlen: Expr, c0: Expr, clen: Expr) -> Region:
-        r, c = E.add(row_base, r0), E.add(col_base, c0)
-        if period is not None:
-            r = E.mod(r, period)
-        if view == "full":
-            return Region(name, E.add(E.mul(r, cols_total), c), rlen, clen, Const(cols_total), gm=True)
-        if view == "row":
-            return Region(name, c, Const(1), clen, Const(cols_total), gm=True)
-        if view == "col":
-            return Region(name, r, rlen, Const(1), Const(1), gm=True)
-        return Region(name, Const(0), Const(1), Const(1), Const(1), gm=True)
-
-    return region
-
-
-def _row_region(name: str, view: str, cols_total: int, row_base: Expr, col_base: Expr,
-                rmap: tuple[tuple[int, int, int], ...] | None):
-    """Per-row GM window of a tensor broadcast along inner row dims (None when a strided window does)."""
-    if rmap is None:
-        return None
-
-    def region(r: Expr, c0: Expr, clen: Expr) -> Region:
-        g = E.add(row_base, r)
-        src: Expr = Const(0)
-        for extent, inner, stride in rmap:
-            if stride:
-                src = E.add(src, E.mul(E.mod(E.div(g, inner), extent), stride))
-        if view == "full":
-            return Region(name, E.add(E.mul(src, cols_total), E.add(col_base, c0)), Const(1), clen,
-                          Const(cols_total), gm=True)
-        return Region(name, src, Const(1), Const(1), Const(1), gm=True)
-
-    return region
-
-
-def _operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base: Expr = ZERO,
-              col_base: Expr = ZERO, periods: dict[Node, int] | None = None) -> tuple[list[Operand], list[Operand]]:
-    """The kernel's GM operands; `periods` gives inputs a row period their shape at lowering does not show."""
-    ins, outs = [], []
-    periods = periods or {}
-    for i in fk.inputs:
-        if i in skip:
-            continue
-        view = fk.input_view(i)
-        if view is None:
-            raise UnsupportedError(
-                f"kernel {fk.name}: input {names[i]}{list(i.shape)} does not map onto the kernel's "
-                f"{list(fk.space)} iteration space as a full tile, row vector, column vector or scalar; "
-                "broadcast it explicitly with broadcast_to or reshape it")
-        ins.append(Operand(i, names[i], view, i.dtype,
-                           _gm_region(names[i], view, fk.cols, row_base, col_base,
-                                      periods.get(i, fk.input_period(i))),
-                           _row_region(names[i], view, fk.cols, row_base, col_base, fk.input_row_map(i))))
-    for o in fk.outputs:
-        view = fk.view(o)
-        outs.append(Operand(o, names[o], view, o.dtype,
-                            _gm_region(names[o], view, fk.cols, row_base, col_base)))
-    return ins, outs
-
-
 def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
     """A vector-family kernel: row tiles (x column tiles) dealt round robin over AIV cores."""
     if any(n.info.kind.value == "reduce" and fk.view(n) != "col" for n in fk.nodes):
@@ -116,10 +50,10 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
     tr, tc = min(cfg.tile_rows, R), min(cfg.tile_cols, C)
     if fk.nodes[0].op is Op.RESHAPE:  # same bytes in the same order: copy on the output's [rows, cols]
         x = fk.nodes[0].inputs[0]
-        ins = [Operand(x, names[x], "full", x.dtype, _gm_region(names[x], "full", C))]
-        _, outs = _operands(fk, names, {x})
+        ins = [Operand(x, names[x], "full", x.dtype, gm_region(names[x], "full", C))]
+        _, outs = gm_operands(fk, names, {x})
     else:
-        ins, outs = _operands(fk, names, set())
+        ins, outs = gm_operands(fk, names, set())
     reduce = fk.has_row_reduction()
     vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars,
                                                           compute_dtype=cfg.compute_dtype))
@@ -338,7 +272,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         ws_dtype = cs.root.dtype
         slot_base = E.mul(E.add(E.mul(Var("blk"), depth), Var("slot")), tm * unit_cols)
     if cfg.aiv_only and mixed:  # a UB probe of the auto-schedule: the epilogue's buffers and statements
-        vb, pre, chunk_loop, _, vr, vc = _epilogue(fk, names, cs, cfg, rt, row_block, tm, tn, ws_name, ws_dtype,
+        vb, pre, chunk_loop, _, vr, vc = mixed_epilogue(fk, names, cs, cfg, rt, row_block, tm, tn, ws_name, ws_dtype,
                                                    slot_base)
         return Kernel(name=ident(fk.name), family=fk.family, kernel_type="MIX_AIC_1_2", block_dim=bd,
                       params=(), buffers=tuple(vb.buffers.values()), aic=(), aiv=(*pre, chunk_loop),
@@ -532,7 +466,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),
                     comment=f"parallel_loop: {total} {'row blocks' if row_block else 'C tiles'} over {bd} cores"),)
         # ---- the AIV epilogue
-        vb, pre, chunk_loop, scheme, vr, vc = _epilogue(fk, names, cs, cfg, rt, row_block, tm, tn, ws_name,
+        vb, pre, chunk_loop, scheme, vr, vc = mixed_epilogue(fk, names, cs, cfg, rt, row_block, tm, tn, ws_name,
                                                         ws_dtype, slot_base)
         aiv_body = [*lets, *unit_lets, CrossWait(FLAG_FULL),
                     Let("half", ceil_div(Var("mlen"), 2)), Let("rs", E.mul(Var("sub"), Var("half"))),
@@ -552,58 +486,3 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
                   notes=cfg.notes, vec_per_block=vec, tile_walk=walk, runtime_rows=rt), ws
 
-
-def _epilogue(fk: FusedKernel, names: dict[Node, str], cs: _CubeShape, cfg: KernelConfig, rt: RuntimeRows | None,
-              row_block: bool, tm: int, tn: int, ws_name: str, ws_dtype: str, slot_base: Expr
-              ) -> tuple[VectorBody, list[Stmt], Loop, str, int, int]:
-    """A mixed kernel's AIV epilogue over the rows `lr0` of one unit in the workspace: its vector body,
-    the statements hoisted out of the walk, the chunk loop, the scheme's note and the vector tile."""
-    out_node = cs.root
-    unit_cols = cs.N if row_block else tn
-    row_base = E.add(E.mul(Var("bi"), cs.m_expr), Var("m0"))
-    col_base = Const(0) if row_block else Var("n0")
-    epi_inputs = {i for n in fk.nodes if n is not out_node for i in n.inputs}
-    skip = {out_node} | {i for i in out_node.inputs if i not in epi_inputs}
-    # a conv that takes its batch at run time reads tensors broadcast over the images at row % Cout
-    periods = {i: cs.M for i in fk.inputs if cs.conv and rt is not None and names[i] not in rt.tensors
-               and i not in cs.root.inputs and fk.input_view(i) in ("col", "full") and fk.input_period(i) is None}
-    ins, outs = _operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base, periods)
-    root_op = Operand(out_node, ws_name, "full", ws_dtype,
-                      lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
-                          E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))
-    vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
-    vc = min(cfg.tile_cols, unit_cols)
-    vb = VectorBody(fk, names, [root_op, *ins], outs,
-                    VecConfig(vr, vc, cfg.depth_ub or cfg.depth, cfg.aligned, cfg.inline_scalars,
-                              compute_dtype=cfg.compute_dtype),
-                    skip=(out_node,),
-                    row_len=cs.N)
-    ucols = Const(cs.N) if row_block else Var("nlen")
-    pre: list[Stmt] = []
-    if row_block and vc < cs.N:
-        inner = vb.multipass(Const(0), Var("crlen"), Const(0), ucols, "ci")
-        scheme = (f"row reduction epilogue: multi-pass over column chunks of {vc} (narrower than the "
-                  f"{cs.N}-wide row, by vectorize(-1, ...) or because whole rows do not fit UB); each AIV "
-                  "re-reads its rows from the L2-resident workspace")
-    elif row_block:
-        pre = vb.hoist(ucols)  # row vectors (bias, gamma) are the same for every row block
-        inner = vb.chunk(Const(0), Var("crlen"), Const(0), ucols)
-        scheme = (f"row reduction epilogue: full rows ({cs.N} columns) per chunk of {vr} rows; the cube "
-                  f"computes all {-(-cs.N // tn)} n tiles of a row block before handing it over")
-    else:
-        inner = None
-        scheme = f"elementwise epilogue: per C tile hand-off, chunks of {vr}x{vc}"
-    rows = (Let("lr0", E.add(Var("rs"), E.mul(Var("rc"), vr))),
-            Let("crlen", E.min(vr, E.sub(Var("rl"), E.mul(Var("rc"), vr)))))
-    if inner is not None:
-        chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (*rows, *inner),
-                          comment=f"vectorize_loop: {vr} rows per vector chunk")
-    else:
-        cc_body = vb.chunk(Const(0), Var("crlen"), Var("cc0"), Var("cclen"))
-        chunk_loop = Loop("rc", Const(0), ceil_div(Var("rl"), vr), Const(1), (
-            *rows,
-            Loop("cq", Const(0), ceil_div(Var("nlen"), vc), Const(1), (
-                Let("cc0", E.mul(Var("cq"), vc)), Let("cclen", E.min(vc, E.sub(Var("nlen"), Var("cc0")))),
-                *cc_body), comment=f"vectorize_loop: {vc} columns per vector chunk")),
-            comment=f"vectorize_loop: {vr} rows per vector chunk")
-    return vb, pre, chunk_loop, scheme, vr, vc
