@@ -170,8 +170,14 @@ def _fits_cfg(fk: FusedKernel, cfg: KernelConfig, emit: Callable[[KernelConfig],
     cube part, a mixed kernel's those of its cube part and its AIV epilogue, each emitted alone."""
     if fk.root is None:
         return _fits(emit(cfg), profile)
-    parts = [cfg.with_(aic_only=True)] + ([cfg.with_(aiv_only=True)] if fk.family == "cube_vector" else [])
+    parts = [cfg.with_(aic_only=True)] + ([_epilogue_probe(cfg)] if fk.family == "cube_vector" else [])
     return all(_fits(emit(c), profile) for c in parts)
+
+
+def _epilogue_probe(cfg: KernelConfig) -> KernelConfig:
+    """The UB probe of a mixed kernel's AIV epilogue for `cfg`: the cube's L1/L0 choices (k steps, C-tile
+    groups, L1 and L0 slots) do not touch the epilogue, so they are reset and equal probes are emitted once."""
+    return cfg.with_(aiv_only=True, step_ka=1, step_kb=1, step_m=1, step_n=1, depth_a1=0, depth_b1=0, depth_l0=0)
 
 
 def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProfile) -> None:
@@ -222,10 +228,12 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
     tiles). When they do not fit twice, the tier that overflows keeps one slot (L0A/L0B of a matmul,
     a mixed kernel's epilogue queues in UB) and the tiles stay; only when that does not fit either are
     they chosen again, smaller, under the deeper queues."""
+    # UB probes that overflowed single-buffered: they overflow deeper too (every queue's slots grow)
+    ub_fails: set[KernelConfig] = set()
     if d["depth"] > 1:
         # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
         # (L1 groups are chosen with the slots they will have: "l1_depth_final")
-        single = _auto_tiles_at(fk, {**d, "depth": 1, "l1_depth_final": d["depth"]}, profile, emit)
+        single = _auto_tiles_at(fk, {**d, "depth": 1, "l1_depth_final": d["depth"]}, profile, emit, ub_fails)
         cfg = _base(d).with_(depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
                              **{k: v for k, v in single.items() if k != "order"})
         if _fits_cfg(fk, cfg, emit, profile):
@@ -243,7 +251,7 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
                 continue
             if _fits_cfg(fk, cfg.with_(**extra), emit, profile):
                 return {**single, **extra}
-    return _auto_tiles_at(fk, d, profile, emit)
+    return _auto_tiles_at(fk, d, profile, emit, ub_fails)
 
 
 def _base(d: dict[str, Any]) -> KernelConfig:
@@ -251,10 +259,10 @@ def _base(d: dict[str, Any]) -> KernelConfig:
 
 
 def _auto_tiles_at(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
-                   emit: Callable[[KernelConfig], Kernel]) -> dict[str, Any]:
+                   emit: Callable[[KernelConfig], Kernel], ub_fails: set[KernelConfig]) -> dict[str, Any]:
     base = _base(d)
     if fk.root is not None:
-        return _auto_cube(fk, d, profile, emit, base)
+        return _auto_cube(fk, d, profile, emit, base, ub_fails)
     return _auto_vector(fk, d, profile, emit, base)
 
 
@@ -401,7 +409,7 @@ def _auto_c_steps(fk, d, profile, emit, base: KernelConfig, tiles: dict[str, Any
     return keep
 
 
-def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
+def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelConfig]) -> dict[str, Any]:
     root = fk.root
     probe = emit(base.with_(tile_m=16, tile_n=16, tile_k=16, tile_rows=1, tile_cols=16, aic_only=True))
     tiling = dict(probe.tiling)
@@ -452,11 +460,15 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     for vc in vc_cands:
         vr = vr_user or half
         while vr >= 1:
-            k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=vr, tile_cols=vc, aiv_only=True))
-            if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
-                   if core == CoreType.AIV.value and t == Tier.UB.value):
-                out.update(tile_rows=vr, tile_cols=vc)
-                return out
+            probe = _epilogue_probe(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=vr, tile_cols=vc))
+            single = probe.with_(depth=1)
+            if single not in ub_fails:
+                if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(emit(probe)).items()
+                       if core == CoreType.AIV.value and t == Tier.UB.value):
+                    out.update(tile_rows=vr, tile_cols=vc)
+                    return out
+                if probe.depth == 1:
+                    ub_fails.add(single)
             if vr_user:
                 break
             vr //= 2

@@ -4,6 +4,7 @@ they count must be what the whole kernel holds, or the auto-schedule would pick 
 
 from __future__ import annotations
 
+import importlib
 import itertools
 
 import pytest
@@ -12,7 +13,7 @@ import kernelstudio as ks
 from kernelstudio.lower.config import KernelConfig
 from kernelstudio.lower.families import lower_cube_kernel
 from kernelstudio.lower.pipeline import _Ctx
-from kernelstudio.lower.tiling import usage
+from kernelstudio.lower.tiling import _epilogue_probe, usage
 
 
 def _mixed_designs():
@@ -82,3 +83,57 @@ def test_a_cube_kernels_probe_holds_all_its_buffers(conv: bool) -> None:
                            step_m=gm, step_n=gn)
         whole = usage(lower_cube_kernel(fk, ctx.names, cfg)[0])
         assert usage(lower_cube_kernel(fk, ctx.names, cfg.with_(aic_only=True))[0]) == whole, cfg
+
+
+@pytest.mark.parametrize("name", ["gelu", "layer_norm"])
+def test_an_epilogue_probe_ignores_the_cubes_l1_and_l0_choices(name: str) -> None:
+    # the auto-schedule resets them in its UB probes (tiling._epilogue_probe) so equal probes are emitted once
+    fk, names = _kernel(name)
+    base = KernelConfig(tile_m=64, tile_n=128, tile_k=64, tile_rows=16, tile_cols=1024, cores=24, depth=2,
+                        aligned=True, inline_scalars=True)
+    want = usage(lower_cube_kernel(fk, names, _epilogue_probe(base))[0])
+    for sa, sb, gm, gn, da, dl0 in itertools.product((1, 4), (1, 2), (1, 2), (1, 3), (0, 1), (0, 1)):
+        cfg = base.with_(step_ka=sa, step_kb=sb, step_m=gm, step_n=gn, depth_a1=da, depth_b1=da, depth_l0=dl0)
+        assert usage(lower_cube_kernel(fk, names, cfg.with_(aiv_only=True))[0]) == want, cfg
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_an_epilogue_needs_no_less_ub_with_deeper_queues(name: str) -> None:
+    # why the auto-schedule skips a double-buffered UB probe whose single-buffered twin overflowed
+    fk, names = _kernel(name)
+    for tm, vr, vc in itertools.product((16, 64), (1, 8, 32), (64, 1024)):
+        cfg = KernelConfig(tile_m=tm, tile_n=128, tile_k=64, tile_rows=vr, tile_cols=vc, cores=24, aligned=True,
+                           inline_scalars=True, aiv_only=True)
+        one = usage(lower_cube_kernel(fk, names, cfg)[0])[("aiv", "UB")]
+        two = usage(lower_cube_kernel(fk, names, cfg.with_(depth=2))[0])[("aiv", "UB")]
+        assert two > one, (name, cfg)
+
+
+def test_the_auto_schedule_emits_no_epilogue_probe_it_can_rule_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    pipeline = importlib.import_module("kernelstudio.lower.pipeline")  # ks.lower is the function
+    probes: list[tuple[KernelConfig, int]] = []
+
+    def logged(fk, names, cfg):
+        k, ws = lower_cube_kernel(fk, names, cfg)
+        if cfg.aiv_only:
+            probes.append((cfg, usage(k)[("aiv", "UB")]))
+        return k, ws
+
+    monkeypatch.setattr(pipeline, "lower_cube_kernel", logged)
+    x = ks.placeholder((64, 256), "float16", name="x")
+    w = ks.placeholder((512, 256), "float16", name="w")
+    b = ks.placeholder((512,), "float16", name="bias")
+    out = ks.gelu(ks.layer_norm(ks.matmul(x, w, transpose_b=True), axis=-1) + b)  # MlaProlog-lite
+    s = ks.create_schedule(out, fuse=True)
+    s[out].split("m", 64)
+    s[out].split("n", 256)
+    s[out].split("k", 64)
+    s[out].double_buffer(True)
+    prog = pipeline.lower(s, "ascend910b2")
+    ub = ks.hw.get("ascend910b2").capacity_bytes("UB")
+    over = {c for c, need in probes if c.depth == 1 and need > ub}
+    assert over, "the single-buffered search should have ruled out a chunk (the test's premise)"
+    assert len({_epilogue_probe(c) for c, _ in probes}) == len(probes)  # every probe once
+    assert not [c for c, _ in probes if c.depth == 2 and c.with_(depth=1) in over]
+    (k,) = prog.kernels
+    assert dict(k.tiling)["vec_rows"] < 32  # the chunk that fits twice
