@@ -74,6 +74,7 @@ from ..lower.tileir import (
     Mmad,
     Region,
     Stmt,
+    SyncAll,
     Tier,
     walk,
 )
@@ -290,6 +291,9 @@ class CubePart:
                 w(f"AscendC::CrossCoreSetFlag<0x2, PIPE_{s.pipe.value}>({s.flag});")
             elif isinstance(s, CrossWait):
                 w(f"AscendC::CrossCoreWaitFlag({s.flag});")
+            elif isinstance(s, SyncAll):
+                w(f"// {s.comment}" if s.comment else "// every core of the launch meets here",
+                  "AscendC::SyncAll<false>();")
             else:
                 raise UnsupportedError(f"kernel {sc.kernel.name}: {type(s).__name__} on the cube core has no "
                                        "Matmul-API form")

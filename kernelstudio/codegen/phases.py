@@ -31,6 +31,7 @@ from ..lower.tileir import (
     Reduce,
     Region,
     Stmt,
+    SyncAll,
     TopK,
     VecOp,
 )
@@ -39,7 +40,7 @@ from .scope import BLOCK_VARS
 __all__ = ["Call", "Inline", "Plan", "MethodDef", "plan_body", "bound_members", "buffers_of"]
 
 QUEUE_OPS = (Alloc, DeQue, EnQue, Free)
-FLAGS = (CrossSet, CrossWait)
+FLAGS = (CrossSet, CrossWait, SyncAll)
 
 
 @dataclass(frozen=True)

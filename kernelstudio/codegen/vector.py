@@ -40,6 +40,7 @@ from ..lower.tileir import (
     Reduce,
     Region,
     SetFlag,
+    SyncAll,
     VecCall,
     VecOp,
     WaitFlag,
@@ -108,6 +109,10 @@ def _cross_set(s: CrossSet, m: Method) -> None:
 
 def _cross_wait(s: CrossWait, m: Method) -> None:
     m.w(f"AscendC::CrossCoreWaitFlag({s.flag});")
+
+
+def _sync_all(s: SyncAll, m: Method) -> None:
+    m.w("AscendC::SyncAll<false>();  // hard sync of every AIC and AIV (a custom-operator project with a workspace)")
 
 
 # ---- copies ------------------------------------------------------------------------------------
@@ -465,7 +470,7 @@ def _wait_flag(s: WaitFlag, m: Method) -> None:
 
 INSTR_RULES: dict[type, Callable] = {
     Alloc: _alloc, DeQue: _deque, EnQue: _enque, Free: _free, CrossSet: _cross_set, CrossWait: _cross_wait,
-    Copy: _copy, VecOp: _vecop, Reduce: _reduce, SetFlag: _set_flag, WaitFlag: _wait_flag,
+    SyncAll: _sync_all, Copy: _copy, VecOp: _vecop, Reduce: _reduce, SetFlag: _set_flag, WaitFlag: _wait_flag,
 }
 
 

@@ -25,7 +25,7 @@ _INT_FIELDS = (
 )
 _FLOAT_FIELDS = (
     "clock_mhz", "hbm_bytes_per_s", "l2_read_bytes_per_cycle", "l2_write_bytes_per_cycle",
-    "launch_overhead_us", "scalar_issue_cycles", "hccs_bytes_per_s", "hccs_latency_us",
+    "launch_overhead_us", "scalar_issue_cycles", "hccs_bytes_per_s", "hccs_latency_us", "sync_all_us",
 )
 _BOOL_FIELDS = ("provisional", "has_l0c_to_ub")
 _STR_SPEC_FIELDS = ("arch",)
@@ -82,6 +82,7 @@ class HardwareProfile:
     scalar_issue_cycles: float  # per issued instruction
     hccs_bytes_per_s: float  # per link
     hccs_latency_us: float
+    sync_all_us: float  # the all-core barrier of a mixed kernel (SyncAll<false>), once every core has arrived
     move_curves: tuple[MoveCurveSpec, ...] = ()
     mmad_curve: str = ""
     mmad_curve_source: str = ""

@@ -39,9 +39,11 @@ from ..lower.tileir import (
     Region,
     SetFlag,
     Stmt,
+    SyncAll,
     TopK,
     VecOp,
     WaitFlag,
+    walk,
 )
 
 __all__ = ["run_tiled"]
@@ -132,6 +134,7 @@ class _Machine:
     def __init__(self, prog: Program, gm: dict[str, np.ndarray]):
         self.prog, self.gm = prog, gm
         self.gm_dtype = {t.name: t.dtype for t in prog.tensors}
+        self.barrier = _Barrier(0)  # the running kernel's SyncAll
 
     # ---- memory ----------------------------------------------------------------------------
     def _arr(self, r: Region, core: _Core) -> tuple[np.ndarray, str]:
@@ -209,6 +212,8 @@ class _Machine:
                 flags[(me, s.flag)] -= 1
             elif isinstance(s, CrossSet):
                 self._cross_set(s, flags, me, peers)
+            elif isinstance(s, SyncAll):
+                yield from self.barrier.wait()
             else:
                 self.instr(s, env, core)
 
@@ -320,33 +325,82 @@ def peers_of_aic(peers: list[Any]) -> list[Any]:
     return [p for p in peers if p[0] == "aiv"] or peers
 
 
+class _Barrier:
+    """SyncAll across every core of a launch: a core waits until all `cores` have arrived."""
+
+    def __init__(self, cores: int) -> None:
+        self.cores, self.arrived, self.round = cores, 0, 0
+
+    def wait(self) -> Generator[None, None, None]:
+        mine = self.round
+        self.arrived += 1
+        if self.arrived == self.cores:
+            self.arrived, self.round = 0, self.round + 1
+        while self.round == mine:
+            yield
+
+    def state(self) -> tuple[int, int]:
+        return self.arrived, self.round
+
+
+Task = tuple[Any, Generator[None, None, None], dict[Any, int]]
+
+
 def _run_kernel(m: _Machine, k: Kernel) -> None:
-    for blk in range(k.block_dim):
-        flags: dict[Any, int] = {}
-        tasks: list[tuple[Any, Generator[None, None, None]]] = []
-        aiv_ids = [("aiv", sub) for sub in range(k.vec_per_block)] if k.aiv else []
-        if k.aic:
-            env = {**dict(k.tiling), "blk": blk}
-            tasks.append((("aic",), m.run(k.aic, env, _Core(k, "aic"), flags, ("aic",), aiv_ids)))
-        for sub in range(k.vec_per_block if k.aiv else 0):
-            env = {**dict(k.tiling), "blk": blk, "sub": sub}
-            me = ("aiv", sub)
-            tasks.append((me, m.run(k.aiv, env, _Core(k, "aiv"), flags, me, aiv_ids)))
-        live = deque(tasks)
-        stalled = 0
-        while live:
-            me, gen = live.popleft()
-            before = dict(flags)
-            try:
-                next(gen)
-            except StopIteration:
-                stalled = 0
-                continue
-            live.append((me, gen))
-            stalled = stalled + 1 if flags == before else 0
-            if stalled > 2 * len(live) + 2:
-                raise KernelStudioError(f"run_tiled: kernel {k.name} block {blk}: cross-core waits never "
-                                        f"satisfied (flags {flags})")
+    """Run every block: one at a time, each block's cores interleaved at their cross-core waits; a kernel with
+    a SyncAll runs all its blocks' cores together (the barrier waits for every one of them)."""
+    together = any(isinstance(s, SyncAll) for side in (k.aic, k.aiv) for s in walk(side))
+    if together:
+        from ..hw import get as get_profile
+
+        profile = m.prog.profile if m.prog.profile is not None else get_profile(m.prog.target)
+        cores = profile.aic_cores if k.aic else profile.aiv_cores
+        if k.block_dim > cores:
+            raise KernelStudioError(f"run_tiled: kernel {k.name} has a SyncAll and block_dim {k.block_dim} on a "
+                                    f"chip of {cores} AI cores: blocks of a later round could never reach the barrier "
+                                    f"the first round waits at (a hang on the device); launch at most {cores} blocks")
+    m.barrier = _Barrier((int(bool(k.aic)) + (k.vec_per_block if k.aiv else 0)) * k.block_dim)
+    batches = [range(k.block_dim)] if together else [range(b, b + 1) for b in range(k.block_dim)]
+    for blocks in batches:
+        tasks = [t for blk in blocks for t in _block_tasks(m, k, blk)]
+        _interleave(m, k, tasks, f"blocks 0..{k.block_dim - 1}" if together else f"block {blocks[0]}")
+
+
+def _block_tasks(m: _Machine, k: Kernel, blk: int) -> list[Task]:
+    """The cores of one block as generators (with the block's cross-core flags)."""
+    flags: dict[Any, int] = {}
+    tasks: list[Task] = []
+    aiv_ids = [("aiv", sub) for sub in range(k.vec_per_block)] if k.aiv else []
+    if k.aic:
+        env = {**dict(k.tiling), "blk": blk}
+        tasks.append((("aic",), m.run(k.aic, env, _Core(k, "aic"), flags, ("aic",), aiv_ids), flags))
+    for sub in range(k.vec_per_block if k.aiv else 0):
+        env = {**dict(k.tiling), "blk": blk, "sub": sub}
+        me = ("aiv", sub)
+        tasks.append((me, m.run(k.aiv, env, _Core(k, "aiv"), flags, me, aiv_ids), flags))
+    return tasks
+
+
+def _interleave(m: _Machine, k: Kernel, tasks: list[Task], where: str) -> None:
+    """Step the cores round-robin until all finish; a full round with no flag or barrier change is a hang."""
+    live = deque(tasks)
+    stalled = 0
+    while live:
+        me, gen, flags = live.popleft()
+        before = (dict(flags), m.barrier.state())
+        try:
+            next(gen)
+        except StopIteration:
+            stalled = 0
+            continue
+        live.append((me, gen, flags))
+        stalled = stalled + 1 if (flags, m.barrier.state()) == before else 0
+        if stalled > 2 * len(live) + 2:
+            waiting = m.barrier.arrived
+            extra = (f"; {waiting} of {m.barrier.cores} cores wait at SyncAll, which every core of the launch "
+                     "must reach" if waiting else "")
+            raise KernelStudioError(f"run_tiled: kernel {k.name} {where}: cross-core waits never "
+                                    f"satisfied (flags {flags}){extra}")
 
 
 def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np.ndarray, ...]:

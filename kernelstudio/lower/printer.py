@@ -21,6 +21,7 @@ from .tileir import (
     Region,
     SetFlag,
     Stmt,
+    SyncAll,
     Tier,
     TopK,
     VecOp,
@@ -73,6 +74,8 @@ def _instr(s: Stmt, tiers: dict[str, Tier]) -> str:
         return f"{s.pipe.value:<4} cross_set(flag={s.flag})"
     if isinstance(s, CrossWait):
         return f"{'S':<4} cross_wait(flag={s.flag})"
+    if isinstance(s, SyncAll):
+        return f"{'S':<4} sync_all(){c}"
     if isinstance(s, SetFlag):
         return f"{s.src.value:<4} set_flag({s.src.value}->{s.dst.value}, event={s.event})"
     if isinstance(s, WaitFlag):

@@ -50,8 +50,8 @@ from .expr import Const, Expr
 __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
     "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "Alloc", "EnQue", "DeQue", "Free",
-    "CrossSet", "CrossWait", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel", "Program",
-    "Panel", "TileWalk", "RuntimeRows", "RowComposite",
+    "CrossSet", "CrossWait", "SyncAll", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel",
+    "Program", "Panel", "TileWalk", "RuntimeRows", "RowComposite",
     "VECTOR_OPS", "pipe_of", "walk",
 ]
 
@@ -339,6 +339,16 @@ class CrossWait:
 
 
 @dataclass(frozen=True, slots=True)
+class SyncAll:
+    """The all-core barrier of a mixed kernel (Ascend C's hard `SyncAll<false>()`): every AIC and AIV of every
+    block of the launch waits here until all of them have arrived, their pipes drained. Every core of the
+    kernel must reach it the same number of times, and the launch's block_dim may not exceed the chip's AI
+    cores (blocks of a later round could never arrive)."""
+
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class SetFlag:
     """set_flag(src, dst, event): fires once every earlier instruction of pipe `src` on this core is done.
 
@@ -386,7 +396,7 @@ class If:
 
 
 Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | Alloc | EnQue | DeQue | Free | CrossSet
-         | CrossWait | SetFlag | WaitFlag)
+         | CrossWait | SyncAll | SetFlag | WaitFlag)
 Stmt = Instr | Let | Loop | If
 
 

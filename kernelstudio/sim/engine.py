@@ -49,6 +49,7 @@ from .program import (
     K_IF,
     K_LET,
     K_LOOP,
+    K_SYNC,
     K_WORK,
     PIPES,
     CoreProgram,
@@ -183,6 +184,11 @@ class Runner:
         self.copied = 0  # instructions reproduced by the steady-state shortcut
         self.done = False
         self.name = ""
+        # SyncAll: `parked` once the core has reached it (its pipes drained at `arrival`); the kernel's
+        # simulation then sets `release` (when the last core of the launch has arrived) and runs it on
+        self.parked = False
+        self.arrival = 0.0
+        self.release: float | None = None
 
     # --- helpers ------------------------------------------------------------------------------
     def end_time(self) -> float:
@@ -520,6 +526,22 @@ class Runner:
                 t += ic
                 count += 1
                 pc += 1
+            elif k == K_SYNC:  # the all-core barrier: wait with drained pipes until every core has arrived
+                if self.release is None:
+                    self.arrival = max(t, max(pf))
+                    self.parked = True
+                    self.t, self.pc, self.nib, self.simulated = t, pc, nib, count
+                    self.swhy = swhy
+                    return False
+                ready, self.release, self.parked = self.release, None, False
+                if ready > t:
+                    self._stall(t, ready, scalar_sid, op[1])
+                    t = ready
+                    self.span = t
+                    swhy = WHY_FLAG + op[1]
+                t += ic
+                count += 1
+                pc += 1
             elif k == K_FSET:  # fires when the source pipe has finished its earlier work
                 fire = pf[op[2]]
                 if t > fire:
@@ -565,8 +587,9 @@ class Runner:
 
 
 def run_block(runners: list[Runner], label: str) -> None:
-    """Run the cores of one block to completion, interleaving at cross-core waits."""
-    pending = list(runners)
+    """Run the cores of one block until each has finished or reached a SyncAll (`parked`), interleaving at
+    cross-core waits."""
+    pending = [r for r in runners if not r.done]
     while pending:
         progressed = False
         still = []
@@ -575,10 +598,15 @@ def run_block(runners: list[Runner], label: str) -> None:
             if r.run():
                 progressed = True
                 continue
+            if r.parked:
+                progressed = True
+                continue
             still.append(r)
             if (r.pc, r.simulated) != before:
                 progressed = True
         if still and not progressed:
+            if any(r.parked for r in runners):  # the barrier's release may wake them: the kernel decides
+                return
             waits = ", ".join(f"{r.name} at cross_wait(flag={r.prog.ops[r.pc][1]})" for r in still)
             raise SimulationError(f"{label}: deadlock, every remaining core waits for a flag "
                                   f"nobody sets: {waits}")

@@ -42,7 +42,7 @@ from .costs import Pricer, memory_kind
 from .engine import EVENT_COLUMNS, WHY_FLAG, Runner, run_block
 from .errors import SimulationError
 from .l2 import initial_hits, model_hits
-from .program import CoreProgram, StaticInstr, compile_side, fingerprint, top_loop_bounds
+from .program import K_SYNC, CoreProgram, StaticInstr, compile_side, fingerprint, top_loop_bounds
 
 __all__ = ["MAX_PASSES", "KernelRun", "ProgramRun", "run_program", "core_label"]
 
@@ -163,6 +163,7 @@ def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list
     groups, cores_of = _placement(kernel, profile)
     layout = cores_of(0)
     sim: dict[int, tuple[float, list[np.ndarray], int, int]] = {}
+    blocks: dict[int, list[Runner]] = {}
     for rep in sorted(set(rep_of)):
         runners = []
         for side, sub, _ in layout:
@@ -176,7 +177,11 @@ def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list
             r.partners = vec
         for r in vec:
             r.partners = cube
-        run_block(runners, f"kernel {kernel.name} block {rep}")
+        blocks[rep] = runners
+    if any(op[0] == K_SYNC for cp in sides.values() for op in cp.ops):
+        _run_synced(kernel, blocks, groups, profile)
+    for rep, runners in blocks.items():
+        run_block(runners, f"kernel {kernel.name} block {rep}")  # (a no-op once _run_synced has run them)
         sim[rep] = (max(r.end_time() for r in runners), [r.events.array() for r in runners],
                     sum(r.simulated for r in runners), sum(r.simulated + r.copied for r in runners))
     free_at = [0.0] * groups
@@ -187,6 +192,37 @@ def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list
         free_at[g] += sim[rep_of[b]][0]
     waves = [b // groups for b in range(kernel.block_dim)]
     return _KernelSim(kernel, sides, rep_of, sim, starts, max(free_at) if free_at else 0.0, waves)
+
+
+def _run_synced(kernel: Kernel, blocks: dict[int, list[Runner]], groups: int, profile) -> None:
+    """Run a kernel with SyncAll barriers: every block (one representative per class: blocks of a class
+    arrive together) runs to the barrier; all cores leave it `sync_all_us` after the last one arrived.
+    All blocks start at once: a SyncAll launch may not have more blocks than the chip has cores."""
+    if kernel.block_dim > groups:
+        raise SimulationError(f"kernel {kernel.name}: SyncAll with block_dim {kernel.block_dim} on a chip of {groups} "
+                              "AI cores: blocks of the second round could never reach the barrier the first round "
+                              f"waits at (a hang on the device); launch at most {groups} blocks")
+    latency = profile.sync_all_us * profile.clock_mhz  # cycles
+    rounds = 0
+    while True:
+        for rep, runners in blocks.items():
+            run_block(runners, f"kernel {kernel.name} block {rep}")
+        every = [r for runners in blocks.values() for r in runners]
+        parked = [r for r in every if r.parked]
+        if not parked:
+            if not all(r.done for r in every):  # pragma: no cover - run_block raises first
+                raise SimulationError(f"kernel {kernel.name}: cores wait for flags nobody sets")
+            return
+        missing = [r.name for r in every if not r.parked]
+        if missing:
+            raise SimulationError(f"kernel {kernel.name}: SyncAll {rounds + 1} is never reached by "
+                                  f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''} (finished or "
+                                  "waiting for a flag); every core of the launch must call it, or the others "
+                                  "wait forever")
+        release = max(r.arrival for r in parked) + latency
+        for r in parked:
+            r.release = release
+        rounds += 1
 
 
 def _why_lut(side: CoreProgram, why_text: Callable[[str], int]) -> np.ndarray:

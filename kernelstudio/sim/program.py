@@ -45,6 +45,7 @@ from ..lower.tileir import (
     Region,
     SetFlag,
     Stmt,
+    SyncAll,
     Tier,
     TopK,
     VecCall,
@@ -57,13 +58,13 @@ from .errors import SimulationError
 
 __all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "compile_side",
            "K_WORK", "K_LET", "K_LOOP", "K_END", "K_IF", "K_ALLOC", "K_ENQUE", "K_DEQUE",
-           "K_FREE", "K_CSET", "K_CWAIT", "K_FSET", "K_FWAIT"]
+           "K_FREE", "K_CSET", "K_CWAIT", "K_FSET", "K_FWAIT", "K_SYNC"]
 
 PIPES = ("S", "MTE1", "MTE2", "MTE3", "M", "V", "FIX", "FLOW")  # FLOW: scalar stalls on flags
 PIPE_INDEX = {p: i for i, p in enumerate(PIPES)}
 
 (K_WORK, K_LET, K_LOOP, K_END, K_IF, K_ALLOC, K_ENQUE, K_DEQUE, K_FREE, K_CSET,
- K_CWAIT, K_FSET, K_FWAIT) = range(13)
+ K_CWAIT, K_FSET, K_FWAIT, K_SYNC) = range(14)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +174,8 @@ def _facts(s: Stmt, memo: dict[int, tuple]) -> tuple[bool, tuple[tuple[Expr, fro
     if hit is not None and hit[0] is s:
         return hit[1], hit[2]
     t = type(s)
-    bad = t is CrossWait or t is SetFlag or t is WaitFlag or any(has_load(e) for e in _exprs_all(s))
+    bad = (t is CrossWait or t is SyncAll or t is SetFlag or t is WaitFlag
+           or any(has_load(e) for e in _exprs_all(s)))
     exprs = tuple((e, frozenset(free_vars(e))) for e in cost_exprs(s))
     memo[id(s)] = (s, bad, exprs)
     return bad, exprs
@@ -420,6 +422,12 @@ class _Compiler:
                 self.statics.append(st)
                 ops.append((K_CWAIT, s.flag, st.sid))
                 self.count += 1
+            elif t is SyncAll:
+                st = StaticInstr(sid=len(self.statics), kernel=self.kidx, side=self.side,
+                                 pipe=PIPE_INDEX["FLOW"], kind="wait", text=SYNC_TEXT)
+                self.statics.append(st)
+                ops.append((K_SYNC, st.sid))
+                self.count += 1
             else:
                 st = self.static(s, outer, inner)
                 self.statics.append(st)
@@ -447,6 +455,11 @@ def compile_side(prog: Program, kernel: Kernel, kidx: int, side: str,
 def nbytes_of(dtype: str, count: int) -> int:
     """Bytes of `count` elements of `dtype`."""
     return count * itemsize(dtype)
+
+
+# the static instruction text of a SyncAll (the views name the barrier by it)
+SYNC_TEXT = "sync_all (every AIC and AIV of the launch)"
+SYNC_WAIT = "(the last core had not arrived)"  # how a wait at it is worded
 
 
 def _zero(buf: str, index: int) -> int:
@@ -512,7 +525,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
                             append(1)
                 pc = endpc
             else:
-                if k in (K_CSET, K_CWAIT):
+                if k in (K_CSET, K_CWAIT, K_SYNC):
                     out.append((k, op[1]))
                 pc += 1
         return True

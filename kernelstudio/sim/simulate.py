@@ -13,7 +13,7 @@ from ..errors import TargetError
 from ..lower.tileir import Program
 from .l2 import check_override
 from .multicore import ProgramRun, core_label, run_program
-from .program import PIPES
+from .program import PIPES, SYNC_TEXT, SYNC_WAIT
 from .results import EventTable, SimResult
 from .roofline import compulsory_bytes, kernel_roofline
 
@@ -140,7 +140,8 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
             rows, core = kr.rows(profile, run.outer_ids, intern)
             why = rows[:, 9].copy()
             for code in np.unique(why[why <= -2]):
-                why[why == code] = intern(f"{texts[int(-2 - code)]} (its set had not arrived)")
+                text = texts[int(-2 - code)]
+                why[why == code] = intern(f"{text} {SYNC_WAIT if text == SYNC_TEXT else '(its set had not arrived)'}")
             _add(cols, rows[:, 0] / mhz + t0, rows[:, 1] / mhz + t0, core, rows[:, 2], rows[:, 3],
                  np.full(len(rows), kidx), rows[:, 4], rows[:, 5], rows[:, 6], rows[:, 7], rows[:, 8], why)
         columns = {k: (np.concatenate(v) if v else np.empty(0)) for k, v in cols.items()}

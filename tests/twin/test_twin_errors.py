@@ -44,6 +44,8 @@ def test_the_error_kernels_bundle_runs_clean_without_a_fault(mode: int, twin_cac
         (6, ["flag:", "deadlock in block 0", "AIV0 waits CrossCoreWaitFlag(5)", "AIV1 waits CrossCoreWaitFlag(5)",
              "CrossCoreSetFlag"]),
         (13, ["flag:", "AIC waits CrossCoreWaitFlag(1) that is never set"]),
+        (14, ["sync:", "SyncAll() (the hard sync) in kernel sync_all_direct", "custom-operator project",
+              "non-zero workspace", "kernel-direct launch"]),
         (8, ["bounds:", "DataCopy(VECIN <- GM, count=256)", "GM bytes [256, 768)", "512 bytes", "256 bytes past"]),
         (9, ["launch:", "Duplicate", "AIC of block 0", "if ASCEND_IS_AIV"]),
         (10, ["capacity:", "InitBuffer(TBuf<VECCALC>, len=204800) on AIV", "8192 bytes over"]),

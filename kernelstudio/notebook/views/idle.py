@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...sim.program import SYNC_WAIT
 from ...sim.results import LANES
 from .timeline import _core_number
 
@@ -37,6 +38,7 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
     gaps: list[dict[str, Any]] = []
     asks: list[tuple[int, float, bool]] = []  # per gap: (core, time, flag wait) whose releaser to find
     asked: list[int] = []  # the gap of each ask
+    sync_asks: list[tuple[dict[str, Any], int, float]] = []  # gaps that waited at a SyncAll
     flow = pipes.index("FLOWCTRL") if "FLOWCTRL" in pipes else -1
     kern, core, pipe, start, end = c["kernel"], c["core"], c["pipe"], c["start_us"], c["end_us"]
     cores_shown = [ci for ci, label in enumerate(labels) if _core_number(label) in shown]
@@ -58,17 +60,37 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
             w = int(whys[i]) if whys is not None else -1
             cause = why_text[w] if 0 <= w < len(why_text) else "its pipe's earlier work"
             t = float(st[j])
+            gap = {"kernel": k["name"], "core": label, "pipe": pname, "start": float(prev_end[j]),
+                   "end": t, "cause": cause, "released_by": "", "next": ev.instr_text[int(c["instr"][i])]}
+            if cause.endswith(SYNC_WAIT):
+                sync_asks.append((gap, int(kern[i0]), t))
+                gaps.append(gap)
+                continue
             asks.append((ci, t, cause.endswith(_FLAG)))
             asked.append(len(gaps))
-            gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": float(prev_end[j]),
-                         "end": t, "cause": cause, "released_by": "", "next": ev.instr_text[int(c["instr"][i])]})
+            gaps.append(gap)
         last = float(en.max())
         if k["end_us"] - last > min_us:
             gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": last,
                          "end": k["end_us"], "cause": _TAIL, "released_by": "", "next": ""})
     for gi, who in zip(asked, _releasers(c, labels, pipes, ev.instr_text, flow, asks), strict=True):
         gaps[gi]["released_by"] = who
+    for gap, kidx, t in sync_asks:
+        gap["released_by"] = _last_arrival(c, labels, pipes, ev.instr_text, kidx, t)
     return gaps
+
+
+def _last_arrival(c: dict, labels: tuple, pipes: list, texts: tuple, kidx: int, t: float) -> str:
+    """A SyncAll releases every core together once the last one has arrived: the work that ended last
+    before the release at `t`, on any core of the kernel."""
+    busy = np.flatnonzero((c["kernel"] == kidx) & (c["end_us"] <= t + _TOL)
+                          & ~np.isin(c["pipe"], [i for i, p in enumerate(pipes) if p in ("SCALAR", "LAUNCH",
+                                                                                          "FLOWCTRL")]))
+    if not len(busy):
+        return ""
+    i = int(busy[np.argmax(c["end_us"][busy])])
+    return (f"the last core to arrive, {labels[int(c['core'][i])]} {pipes[int(c['pipe'][i])]}: "
+            f"{texts[int(c['instr'][i])]} (then the barrier itself)")
 
 
 def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,

@@ -55,6 +55,14 @@ template <uint8_t MODE = 0, pipe_t PIPE = PIPE_S> inline void CrossCoreWaitFlag(
     KS_TWIN_LOG("CrossCoreWaitFlag", "id=%u", static_cast<unsigned>(flagId));
     ks_twin::cross_core_wait(flagId);
 }
+
+// The hard all-core sync: every core of the launch (isAIVOnly: every AIV) waits until all have called it.
+// As on CANN: a custom-operator launch with a non-zero workspace, blockDim at most the chip's cores.
+template <bool isAIVOnly = true> inline void SyncAll()
+{
+    KS_TWIN_LOG("SyncAll", "isAIVOnly=%d", isAIVOnly ? 1 : 0);
+    ks_twin::sync_all(isAIVOnly);
+}
 inline void CrossCoreWaitFlag(uint16_t flagId)
 {
     KS_TWIN_LOG("CrossCoreWaitFlag", "id=%u", static_cast<unsigned>(flagId));

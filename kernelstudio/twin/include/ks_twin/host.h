@@ -75,6 +75,11 @@ inline Launch run_tiling(const char* op_type, const std::vector<std::vector<int6
     const uint8_t* data = static_cast<const uint8_t*>(ctx.GetRawTilingData()->GetData());
     l.tiling.assign(data, data + n);
     l.workspace_bytes = ctx.Workspaces().empty() ? 0 : ctx.Workspaces()[0];
+    LaunchState& ls = launch_state();  // the launch that follows runs on this chip with this workspace
+    ls.tiled = true;
+    ls.aic_cores = platform.aicNum;
+    ls.aiv_cores = platform.aivNum;
+    ls.workspace_bytes = l.workspace_bytes;
     if (const char* dir = std::getenv("KS_TWIN_TILING_DUMP")) {
         std::string path = std::string(dir) + "/" + op_type + ".tiling.bin";
         if (FILE* f = std::fopen(path.c_str(), "wb")) {

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -65,6 +67,12 @@ struct LaunchState {
     uint64_t tiling_key = 0;
     uint8_t* sys_workspace = nullptr;
     std::string kernel_name;
+    // set by host::run_tiling (a custom-operator launch): the chip's cores run one round of blocks at once,
+    // and the TilingFunc's workspace (the hard SyncAll needs one)
+    bool tiled = false;
+    uint32_t aic_cores = 0;
+    uint32_t aiv_cores = 0;
+    size_t workspace_bytes = 0;
 };
 
 inline LaunchState& launch_state()
@@ -284,10 +292,96 @@ inline void cross_core_wait(int id)
     s.waiting[slot] = false;
 }
 
+// ---- SyncAll (hard sync): every core of the launch (every AIV with isAIVOnly) meets at a barrier ----------
+struct LaunchSync {
+    std::mutex m;
+    std::condition_variable cv;
+    int64_t cores = 0;          // cores of the launch
+    int64_t aivs = 0;           // of which AIVs
+    int64_t arrived = 0;        // at the current barrier
+    int64_t finished = 0;       // cores that returned from the kernel
+    int64_t finished_aiv = 0;
+    uint64_t round = 0;
+    bool aiv_only = false;      // the current barrier's isAIVOnly
+};
+
+inline LaunchSync& launch_sync()
+{
+    static LaunchSync s;
+    return s;
+}
+
+// Called with m held: a barrier that the cores still running can no longer complete is a hang on the device.
+inline void check_sync_deadlock(LaunchSync& s)
+{
+    if (s.arrived == 0) return;
+    const int64_t need = s.aiv_only ? s.aivs : s.cores;
+    const int64_t gone = s.aiv_only ? s.finished_aiv : s.finished;
+    if (s.arrived + gone < need || gone == 0) return;
+    fail("sync", "kernel %s: SyncAll waits for %lld cores but %lld of them returned without calling it (%lld "
+         "arrived): on the device the waiting cores hang. Every %s of the launch must call SyncAll the same number "
+         "of times", launch_state().kernel_name.c_str(), static_cast<long long>(need), static_cast<long long>(gone),
+         static_cast<long long>(s.arrived), s.aiv_only ? "AIV" : "core (AIC and AIV)");
+}
+
+inline void sync_all(bool aiv_only)
+{
+    const LaunchState& ls = launch_state();
+    const CoreCtx& c = ctx();
+    if (!c.active) fail("sync", "SyncAll() called outside a kernel launched by ICPU_RUN_KF");
+    if (!ls.tiled || ls.workspace_bytes == 0) {
+        fail("sync", "SyncAll() (the hard sync) in kernel %s: CANN supports it only in a custom-operator project whose "
+             "TilingFunc sets a non-zero workspace (context->GetWorkspaceSizes(1)[0] > 0); %s",
+             ls.kernel_name.c_str(), ls.tiled ? "this launch's workspace is 0 bytes" :
+             "this launch did not run a TilingFunc (a kernel-direct launch)");
+    }
+    const uint32_t cores = ls.mode == KernelMode::AIV_MODE ? ls.aiv_cores : ls.aic_cores;
+    if (c.block_num > static_cast<int64_t>(cores)) {
+        fail("sync", "SyncAll() in kernel %s launched with blockDim %lld on a chip of %u %s cores: the blocks past the "
+             "first %u run in a later round and never reach the barrier the first round waits at (the kernel hangs); "
+             "launch at most %u blocks", ls.kernel_name.c_str(), static_cast<long long>(c.block_num), cores,
+             ls.mode == KernelMode::AIV_MODE ? "vector" : "AI", cores, cores);
+    }
+    if (!aiv_only && ls.mode != KernelMode::MIX_MODE) {
+        fail("sync", "SyncAll<false>() in kernel %s: isAIVOnly=false syncs the cube and vector cores of a mixed kernel; "
+             "this launch is %s: use SyncAll() (isAIVOnly=true) for a vector kernel", ls.kernel_name.c_str(),
+             mode_name(ls.mode));
+    }
+    if (aiv_only && c.type == CoreType::AIC) {
+        fail("sync", "SyncAll<true>() on %s in kernel %s: isAIVOnly=true syncs the vector cores only; a mixed kernel "
+             "that syncs its cube cores too calls SyncAll<false>()", core_name(), ls.kernel_name.c_str());
+    }
+    LaunchSync& s = launch_sync();
+    std::unique_lock<std::mutex> lk(s.m);
+    if (s.arrived == 0) s.aiv_only = aiv_only;
+    if (s.aiv_only != aiv_only) {
+        fail("sync", "kernel %s: %s calls SyncAll<%s>() while other cores wait in SyncAll<%s>(); every core must call "
+             "the same one", ls.kernel_name.c_str(), core_name(), aiv_only ? "true" : "false",
+             aiv_only ? "false" : "true");
+    }
+    const uint64_t mine = s.round;
+    const int64_t need = aiv_only ? s.aivs : s.cores;
+    if (++s.arrived == need) {
+        s.arrived = 0;
+        ++s.round;
+        s.cv.notify_all();
+        return;
+    }
+    check_sync_deadlock(s);
+    while (s.round == mine) s.cv.wait(lk);
+}
+
 inline void core_finished()
 {
     BlockSync* s = ctx().sync;
     if (s == nullptr) return;
+    {
+        LaunchSync& ls = launch_sync();
+        std::lock_guard<std::mutex> lk(ls.m);
+        ++ls.finished;
+        if (ctx().type == CoreType::AIV) ++ls.finished_aiv;
+        check_sync_deadlock(ls);
+    }
     std::lock_guard<std::mutex> lk(s->m);
     s->alive[my_slot()] = false;
     s->check_deadlock();
@@ -314,41 +408,58 @@ inline void run_kernel(const char* name, int64_t block_dim, const std::function<
         fail("launch", "ICPU_RUN_KF(%s, blockDim=%lld): blockDim must be 1..65535", name,
              static_cast<long long>(block_dim));
     }
-    for (int64_t b = 0; b < block_dim; ++b) {
-        BlockSync sync;
-        sync.group = b;
-        CoreCtx base;
-        base.active = true;
-        base.block_num = block_dim;
-        base.group = b;
-        base.sync = &sync;
-        if (ls.mode == KernelMode::MIX_MODE) {
-            sync.cores = 3;
-            sync.alive[0] = sync.alive[1] = sync.alive[2] = true;
-            base.mix = true;
-            CoreCtx aic = base, aiv0 = base, aiv1 = base;
-            aic.type = CoreType::AIC;
-            aic.block_idx = b;
-            aiv0.block_idx = 2 * b;
-            aiv1.block_idx = 2 * b + 1;
-            aiv1.sub = 1;
-            aiv0.ratio = aiv1.ratio = 2;
-            std::thread t0(run_core, std::cref(body), aic);
-            std::thread t1(run_core, std::cref(body), aiv0);
-            std::thread t2(run_core, std::cref(body), aiv1);
-            t0.join();
-            t1.join();
-            t2.join();
-        } else if (ls.mode == KernelMode::AIC_MODE || ls.mode == KernelMode::AIV_MODE) {
-            base.type = ls.mode == KernelMode::AIC_MODE ? CoreType::AIC : CoreType::AIV;
-            base.block_idx = b;
-            sync.cores = 1;
-            sync.alive[base.type == CoreType::AIC ? 0 : 1] = true;
-            std::thread t(run_core, std::cref(body), base);
-            t.join();
-        } else {
-            fail("launch", "SetKernelMode(MIX_AIC_1_1) is not supported by the twin; use MIX_MODE (1 AIC : 2 AIV)");
+    if (ls.mode == KernelMode::MIX_AIC_1_1) {
+        fail("launch", "SetKernelMode(MIX_AIC_1_1) is not supported by the twin; use MIX_MODE (1 AIC : 2 AIV)");
+    }
+    const bool mix = ls.mode == KernelMode::MIX_MODE;
+    {
+        LaunchSync& s = launch_sync();
+        std::lock_guard<std::mutex> lk(s.m);
+        s.cores = block_dim * (mix ? 3 : 1);
+        s.aivs = block_dim * (mix ? 2 : (ls.mode == KernelMode::AIV_MODE ? 1 : 0));
+        s.arrived = s.finished = s.finished_aiv = 0;
+        s.round = 0;
+    }
+    // as on the device, a round of as many blocks as the chip has cores runs at once (a launch without a
+    // TilingFunc, whose chip is unknown, runs its blocks one at a time)
+    int64_t per_round = 1;
+    if (ls.tiled) per_round = std::max<int64_t>(1, ls.mode == KernelMode::AIV_MODE ? ls.aiv_cores : ls.aic_cores);
+    for (int64_t first = 0; first < block_dim; first += per_round) {
+        const int64_t last = std::min(block_dim, first + per_round);
+        std::vector<std::unique_ptr<BlockSync>> syncs;
+        std::vector<std::thread> threads;
+        for (int64_t b = first; b < last; ++b) {
+            syncs.push_back(std::make_unique<BlockSync>());
+            BlockSync& sync = *syncs.back();
+            sync.group = b;
+            CoreCtx base;
+            base.active = true;
+            base.block_num = block_dim;
+            base.group = b;
+            base.sync = &sync;
+            if (mix) {
+                sync.cores = 3;
+                sync.alive[0] = sync.alive[1] = sync.alive[2] = true;
+                base.mix = true;
+                CoreCtx aic = base, aiv0 = base, aiv1 = base;
+                aic.type = CoreType::AIC;
+                aic.block_idx = b;
+                aiv0.block_idx = 2 * b;
+                aiv1.block_idx = 2 * b + 1;
+                aiv1.sub = 1;
+                aiv0.ratio = aiv1.ratio = 2;
+                threads.emplace_back(run_core, std::cref(body), aic);
+                threads.emplace_back(run_core, std::cref(body), aiv0);
+                threads.emplace_back(run_core, std::cref(body), aiv1);
+            } else {
+                base.type = ls.mode == KernelMode::AIC_MODE ? CoreType::AIC : CoreType::AIV;
+                base.block_idx = b;
+                sync.cores = 1;
+                sync.alive[base.type == CoreType::AIC ? 0 : 1] = true;
+                threads.emplace_back(run_core, std::cref(body), base);
+            }
         }
+        for (std::thread& t : threads) t.join();
     }
 }
 

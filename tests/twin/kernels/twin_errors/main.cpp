@@ -14,6 +14,7 @@ extern "C" __global__ __aicore__ void vector_on_cube(GM_ADDR x, GM_ADDR y);
 extern "C" __global__ __aicore__ void aiv_overflow_in_mix(GM_ADDR x, GM_ADDR y);
 extern "C" __global__ __aicore__ void flag_handshake(GM_ADDR x, GM_ADDR y);
 extern "C" __global__ __aicore__ void aic_waits_for_one_aiv(GM_ADDR x, GM_ADDR y);
+extern "C" __global__ __aicore__ void sync_all_direct(GM_ADDR x, GM_ADDR y);
 
 // sizes shared with the kernel (the same constants as in its file)
 constexpr uint32_t LEN = 256;
@@ -55,6 +56,10 @@ int32_t main()
         case 13:
             AscendC::SetKernelMode(KernelMode::MIX_MODE);
             ICPU_RUN_KF(aic_waits_for_one_aiv, 1, x, y);
+            break;
+        case 14:
+            AscendC::SetKernelMode(KernelMode::MIX_MODE);
+            ICPU_RUN_KF(sync_all_direct, 2, x, y);
             break;
         default: return 2;
     }

@@ -149,3 +149,11 @@ extern "C" __global__ __aicore__ void aic_waits_for_one_aiv(GM_ADDR x, GM_ADDR y
         }
     }
 }
+
+// The hard SyncAll in a kernel-direct launch (no TilingFunc, no workspace): CANN supports it only in
+// custom-operator projects whose TilingFunc sets a non-zero workspace.
+extern "C" __global__ __aicore__ void sync_all_direct(GM_ADDR x, GM_ADDR y)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    SyncAll<false>();
+}
