@@ -112,10 +112,19 @@ class FusedKernel:
     outputs: tuple[Node, ...]  # tensors written to GM (graph outputs or used by other kernels)
     reasons: tuple[tuple[Node, FusionRule], ...]  # why each node is here
     notes: tuple[str, ...] = ()  # plan-level notes (the cost-aware fusion decision), shown with the kernel
+    # the cost-aware choice for a matmul + row-reduction epilogue: C tiles over every core, SyncAll, rows
+    # over every AIV (the schedule's sync_all(...) overrides it)
+    sync_all: bool = False
 
     @property
     def ops(self) -> tuple[str, ...]:
         return tuple(n.op.value for n in self.nodes)
+
+    @property
+    def can_sync_all(self) -> bool:
+        """A matmul fused with an epilogue that reduces whole rows: it may take the sync_all plan."""
+        return (self.family == "cube_vector" and self.root is not None and self.root.op is Op.MATMUL
+                and self.has_row_reduction())
 
     def view(self, node: Node) -> str:
         for n, v in self.views:

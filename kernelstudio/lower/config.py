@@ -38,6 +38,9 @@ class KernelConfig:
     # chosen single-buffered would not fit L0 twice: the auto-schedule keeps the tiles, not the slots)
     depth_ub: int = 0  # slots of a mixed kernel's epilogue queues in UB; 0 = the queue depth (1 likewise)
     compute_dtype: str = ""  # vector math dtype: "" = float32 (int32 for integer kernels), "float16" native
+    # a matmul with a row-reduction epilogue: C tiles over every core into a whole-C workspace, SyncAll, then the
+    # epilogue's rows over every AIV (sync_all(True)); False: each core computes row blocks and their epilogue
+    sync_all: bool = False
     aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
     aiv_only: bool = False  # emit only a mixed kernel's AIV epilogue (the auto-schedule's UB probes)
     notes: tuple[str, ...] = ()

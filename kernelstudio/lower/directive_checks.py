@@ -25,7 +25,7 @@ __all__ = ["check_directives_act"]
 _TAKES = {
     "cube": "split('m'/'n'/'k', ...), reorder, parallel, swizzle, double_buffer, l1_k_steps, l1_depth, l1_c_steps",
     "cube_vector": "split('m'/'n'/'k', ...), vectorize, reorder, parallel, swizzle, double_buffer, compute_dtype, "
-                   "l1_k_steps, l1_depth",
+                   "l1_k_steps, l1_depth, sync_all (row-reduction epilogues)",
     "layout": "split(...) / vectorize(...) of its tile, parallel(cores=...), double_buffer",
     "axis_reduce": "split/vectorize of the reduced or inner dims, parallel(cores=...), double_buffer",
 }
@@ -78,6 +78,8 @@ def check_directives_act(fk: FusedKernel, directives: Sequence[Directive], kind:
     row_block = fk.has_row_reduction()
     cols = int(tiling["N"]) if row_block else tn
     half = -(-tm // 2)
+    if _sync(directives):  # every AIV takes its share of all the rows of C
+        half = -(-int(tiling["batch"]) * int(tiling["M"]) // (2 * int(tiling["block_dim"])))
     for d in directives:
         if d.kind != "vectorize":
             continue
@@ -87,11 +89,25 @@ def check_directives_act(fk: FusedKernel, directives: Sequence[Directive], kind:
             raise ScheduleError(
                 f"kernel {fk.name}: {_text(d)} cannot apply: an epilogue chunk is at most {src}; use "
                 f"vectorize(-1, ...) of at most {cols}" + ("" if row_block else ", or split('n', ...) wider"))
+        if not on_cols and d.value > half and _sync(directives):
+            raise ScheduleError(
+                f"kernel {fk.name}: {_text(d)} cannot apply: with sync_all each of the {2 * int(tiling['block_dim'])} "
+                f"vector cores takes {half} of the {int(tiling['batch']) * int(tiling['M'])} rows; use "
+                f"vectorize('m', ...) of at most {half}, or parallel(cores=...) fewer")
         if not on_cols and d.value > half:
             raise ScheduleError(
                 f"kernel {fk.name}: {_text(d)} cannot apply: each of the two vector cores takes half of the "
                 f"{tm}-row C tile ({half} rows); use vectorize('m', ...) of at most {half}, or split('m', ...) "
                 "taller")
+
+
+def _sync(directives: Sequence[Directive]) -> bool:
+    """The kernel's plan is sync_all (the last sync_all directive says so)."""
+    on = False
+    for d in directives:
+        if d.kind == "sync_all":
+            on = bool(d.value)
+    return on
 
 
 def _check_c_steps(fk: FusedKernel, d: Directive, kind: str, tiling: dict[str, Any],
@@ -100,6 +116,8 @@ def _check_c_steps(fk: FusedKernel, d: Directive, kind: str, tiling: dict[str, A
     l1_k_steps for an operand whose whole K it keeps resident."""
     m, n = d.value
     mt, nt, kt = int(tiling["m_tiles"]), int(tiling["n_tiles"]), int(tiling["k_tiles"])
+    if _sync(directives):
+        kind = "cube"  # sync_all: the cube part walks C tiles as a plain matmul does
     if kind == "cube_vector" and not fk.has_row_reduction() and (m, n) != (1, 1):
         _fail(fk, d, "its elementwise epilogue takes each C tile from the workspace as soon as FixPipe wrote it "
                      "(one C tile per hand-off), so C tiles cannot be grouped; larger split('m'/'n', ...) tiles "

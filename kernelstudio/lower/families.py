@@ -34,6 +34,7 @@ from .tileir import (
     QuePos,
     Region,
     Stmt,
+    SyncAll,
     Tier,
 )
 from .vector_body import Operand, VecConfig, VectorBody, ident
@@ -182,17 +183,20 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         tm, tn, tk = min(cfg.tile_m, cs.M), min(cfg.tile_n, cs.N), min(cfg.tile_k, cs.K)
     mt, nt, kt = -(-cs.M // tm), -(-cs.N // tn), -(-cs.K // tk)
     mixed = fk.family == "cube_vector"
-    row_block = mixed and fk.has_row_reduction() and not cfg.aic_only
+    # sync_all: the cube part is a plain matmul over every core into a whole-C workspace, then SyncAll
+    sync = mixed and cfg.sync_all
+    row_block = mixed and fk.has_row_reduction() and not cfg.aic_only and not sync
     if row_block and cfg.order_by and cfg.order[:1] != ("m",):
         raise ScheduleError(f"kernel {fk.name}: {cfg.order_by} cannot apply: its row-reduction epilogue needs "
                             "whole rows, so each core takes a block of rows ('m') and walks all of 'n' itself; "
-                            "drop it (rows are spread over cores already), or keep the reduction out of the "
-                            "fusion (create_schedule(..., keep_out=[...]) or fuse=False) to tile 'n' freely")
+                            "drop it (rows are spread over cores already), take sync_all(True) (C tiles over every "
+                            "core in any order, then the rows), or keep the reduction out of the fusion "
+                            "(create_schedule(..., keep_out=[...]) or fuse=False) to tile 'n' freely")
     # the L1 level across C tiles (l1_c_steps, cube_groups.py): a core walks groups of gsm x gsn C
     # tiles; a row-reduction epilogue's unit is a row block already (groups along n inside it); an
     # elementwise epilogue hands over one C tile at a time (no groups), as does a conv
-    gsm = 1 if (mixed or cs.conv) else max(1, min(cfg.step_m, mt))
-    gsn = 1 if (cs.conv or (mixed and not fk.has_row_reduction())) else max(1, min(cfg.step_n, nt))
+    gsm = 1 if ((mixed and not sync) or cs.conv) else max(1, min(cfg.step_m, mt))
+    gsn = 1 if (cs.conv or (mixed and not sync and not fk.has_row_reduction())) else max(1, min(cfg.step_n, nt))
     mt_w, nt_w = -(-mt // gsm), -(-nt // gsn)  # the walk's grid: groups (= C tiles without l1_c_steps)
     units_n = 1 if row_block else nt_w
     total = cs.batch * mt_w * units_n
@@ -204,7 +208,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     # row-major or column-major order of single tile rows; the TileIR then reads M and m_tiles from its tiling
     # (a conv: its batch, whose images the walk deals out whole)
     rt = None
-    if gsm == 1 and not cfg.swizzle_group and not (cfg.aic_only or cfg.aiv_only):
+    if gsm == 1 and not cfg.swizzle_group and not (cfg.aic_only or cfg.aiv_only or sync):
         unit_cols = cs.N if row_block else tn
         ws_bytes = depth * tm * unit_cols * itemsize(cs.root.dtype) if mixed else 0
         if cs.conv:
@@ -271,9 +275,13 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         # what the unfused matmul kernel stores: half the workspace bytes of a float32 hand-off
         ws_dtype = cs.root.dtype
         slot_base = E.mul(E.add(E.mul(Var("blk"), depth), Var("slot")), tm * unit_cols)
+        if sync:  # the whole C, row after row: an AIV's rows start at row m0
+            slot_base = E.mul(Var("m0"), cs.N)
+    # sync_all: each AIV takes `per_aiv` of the batch x M rows of C (the last ones fewer, maybe none)
+    per_aiv = -(-cs.batch * cs.M // (2 * bd))
     if cfg.aiv_only and mixed:  # a UB probe of the auto-schedule: the epilogue's buffers and statements
-        vb, pre, chunk_loop, _, vr, vc = mixed_epilogue(fk, names, cs, cfg, rt, row_block, tm, tn, ws_name, ws_dtype,
-                                                   slot_base)
+        vb, pre, chunk_loop, _, vr, vc = mixed_epilogue(fk, names, cs, cfg, rt, row_block or sync,
+                                                   2 * per_aiv if sync else tm, tn, ws_name, ws_dtype, slot_base)
         return Kernel(name=ident(fk.name), family=fk.family, kernel_type="MIX_AIC_1_2", block_dim=bd,
                       params=(), buffers=tuple(vb.buffers.values()), aic=(), aiv=(*pre, chunk_loop),
                       tiling=(*tiling, ("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth)),
@@ -414,13 +422,14 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
     stmts: list[Stmt] = []
     ws: GmTensor | None = None
     aiv: tuple[Stmt, ...] = ()
-    if not mixed:
+    if not mixed or sync:
         n0, nlen = Var("n0"), Var("nlen")
-        out_name = names[out_node]
+        out_name = ws_name if sync else names[out_node]
         dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.m_expr), Var("m0")), cs.N), n0),
                      Var("mlen"), nlen, Const(cs.N), gm=True)
         fix_out = Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
-                       comment=f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}")
+                       comment=(f"FixPipe: C tile -> workspace ({cs.acc_dtype} -> {ws_dtype})" if sync else
+                                f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}"))
         if grp.grouped:
             stmts = group_rows(cs, bufs, grp, tm, tn, tk, mm_comment, a_off, b_off,
                                [EnQue("c"), DeQue("c"), fix_out, Free("c")])
@@ -432,6 +441,24 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         kernel_type, vec = "AIC_ONLY", 1
         params = (cs.a_name, cs.b_name, out_name)
         ops = (names[out_node],)
+        if sync:
+            ws = GmTensor(ws_name, (cs.batch * cs.M, cs.N), ws_dtype, "workspace")
+            aic = (*aic, SyncAll("sync_all: every C tile is in the workspace before any AIV reads a row"))
+            vb, pre, chunk_loop, _, vr, vc = mixed_epilogue(fk, names, cs, cfg, None, True, 2 * per_aiv, tn,
+                                                       ws_name, ws_dtype, slot_base)
+            aiv = (*pre, SyncAll("sync_all: wait for every C tile"),
+                   Let("m0", E.mul(E.add(E.mul(Var("blk"), 2), Var("sub")), per_aiv)), Let("bi", Const(0)),
+                   Let("rs", Const(0)), Let("rl", E.max(0, E.min(per_aiv, E.sub(cs.batch * cs.M, Var("m0"))))),
+                   chunk_loop)
+            bufs.update(vb.buffers)
+            kernel_type, vec = "MIX_AIC_1_2", 2
+            params = (*dict.fromkeys([cs.a_name, cs.b_name, *(names[i] for i in fk.inputs if i is not out_node)]),
+                      *(names[o] for o in fk.outputs), ws_name)
+            ops = tuple(names[n] for n in fk.nodes)
+            rows = (f"full rows ({cs.N} columns) in chunks of {vr}" if vc >= cs.N else
+                    f"its rows in passes over column chunks of {vc}")
+            cfg = cfg.noted(f"sync_all: {total} {what} over {bd} cores into a whole-C workspace, one SyncAll, then "
+                            f"the epilogue over {2 * bd} AIVs, {per_aiv} rows each ({rows})")
     else:
         ws = GmTensor(ws_name, (bd, depth, tm, unit_cols), ws_dtype, "workspace")
         # the core's count of units so far picks its workspace slot
@@ -481,7 +508,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         ops = tuple(names[n] for n in fk.nodes)
         cfg = cfg.noted(scheme)
     if mixed:
-        tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", depth))
+        tiling += (("vec_rows", vr), ("vec_cols", vc), ("ws_depth", 1 if sync else depth))
     return Kernel(name=ident(fk.name), family=fk.family, kernel_type=kernel_type, block_dim=bd,
                   params=params, buffers=tuple(bufs.values()), aic=aic, aiv=aiv, tiling=tiling, ops=ops,
                   notes=cfg.notes, vec_per_block=vec, tile_walk=walk, runtime_rows=rt), ws

@@ -78,7 +78,8 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         _check_acts(ctx, name, c, tiles)
         ctx.tiles[name] = tiles
         keys = ("tile_m", "tile_n", "tile_k", "order") if fk.root is not None else ("tile_rows", "order")
-        out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"])
+        out[name] = c.with_(**{k: tiles[k] for k in keys}, order_by=ctx.user(name)["order_by"],
+                            sync_all=ctx.user(name)["sync_all"])
         if ctx.user(name)["swizzle"]:  # the C tiles' order (tile_order.py)
             g, direction = ctx.user(name)["swizzle"]
             out[name] = out[name].with_(swizzle_group=g, swizzle_dir=direction)
@@ -104,7 +105,8 @@ def _check_acts(ctx: _Ctx, name: str, c: KernelConfig, tiles: dict) -> None:
     if fk.root is not None:
         kind = fk.family
         probe = _emit_one(ctx, name)(c.with_(tile_m=tiles["tile_m"], tile_n=tiles["tile_n"], tile_k=tiles["tile_k"],
-                                             aligned=True, aic_only=True))
+                                             step_m=tiles.get("step_m") or 1, step_n=tiles.get("step_n") or 1,
+                                             sync_all=ctx.user(name)["sync_all"], aligned=True, aic_only=True))
         tiling = dict(probe.tiling)
     elif fk.nodes[0].op in LAYOUT_LOWERED:
         kind = "layout"
@@ -168,7 +170,7 @@ def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     out = {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
     for name, c in out.items():
         fk = ctx.kernels[name]
-        if fk.root is not None and not (fk.family == "cube_vector" and fk.has_row_reduction()):
+        if fk.root is not None and not (fk.family == "cube_vector" and fk.has_row_reduction() and not c.sync_all):
             nbytes = sum(itemsize(o.dtype) * math.prod(o.shape) for o in fk.outputs)
             out[name] = auto_swizzle(c, _emit_one(ctx, name), nbytes, ctx.profile.l2_bytes)
     return out

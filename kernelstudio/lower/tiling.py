@@ -64,7 +64,8 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
     out: dict[str, Any] = {"tile_m": None, "tile_n": None, "tile_k": None, "tile_rows": None, "tile_cols": None,
                            "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
                            "compute_dtype": "auto", "step_ka": None, "step_kb": None, "step_m": None, "step_n": None,
-                           "depth_a1": None, "depth_b1": None, "order_by": "", "swizzle": None}
+                           "depth_a1": None, "depth_b1": None, "order_by": "", "swizzle": None,
+                           "sync_all": fk.sync_all}
     for d in directives:
         if d.kind == "split":
             if cube:
@@ -108,6 +109,8 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
             out["depth_a1"], out["depth_b1"] = d.value
         elif d.kind == "l1_c_steps":
             out["step_m"], out["step_n"] = d.value
+        elif d.kind == "sync_all":
+            out["sync_all"] = d.value
         elif d.kind == "swizzle":
             out["swizzle"] = (d.value, d.axis)  # (group, direction)
     if out["swizzle"] and out["order_by"]:
@@ -255,7 +258,8 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
 
 
 def _base(d: dict[str, Any]) -> KernelConfig:
-    return KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True, order=d["order"])
+    return KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True, order=d["order"],
+                        sync_all=d.get("sync_all", False))
 
 
 def _auto_tiles_at(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
@@ -366,7 +370,8 @@ def _auto_c_steps(fk, d, profile, emit, base: KernelConfig, tiles: dict[str, Any
     conv = fk.root.op.value == "conv2d"
     # a swizzle the user gave orders C tiles: groups would change what it walks, so they stay 1 x 1
     # unless l1_c_steps is given too
-    if (um and un) or conv or (fk.family == "cube_vector" and not row_block) or (d.get("swizzle") and not um):
+    mixed = fk.family == "cube_vector" and not d.get("sync_all", False)
+    if (um and un) or conv or (mixed and not row_block) or (d.get("swizzle") and not um):
         return keep
     M, N, K, batch = mnkb
     tm, tn, tk = tiles["tile_m"], tiles["tile_n"], tiles["tile_k"]
@@ -419,7 +424,9 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     def pad16(n: int) -> int:
         return -(-n // 16) * 16
 
-    row_block = fk.family == "cube_vector" and fk.has_row_reduction()
+    sync = fk.family == "cube_vector" and d.get("sync_all", False)
+    # the row-block plan: a core's unit is a whole row block (sync_all walks C tiles as a plain matmul)
+    row_block = fk.family == "cube_vector" and fk.has_row_reduction() and not sync
     cand = {ax: [d[f"tile_{ax}"]] if d[f"tile_{ax}"] else [c for c in _TILE_CHOICES if c <= max(16, pad16(n))]
             for ax, n in (("m", M), ("n", N), ("k", K))}
     best = None
@@ -452,11 +459,14 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     if fk.family != "cube_vector":
         out.update(tile_rows=1, tile_cols=16)
         return out
-    ucols = N if row_block else tn
+    ucols = N if (row_block or sync) else tn
     vr_user, vc_user = d["tile_rows"], d["tile_cols"]
     vc_cands = [vc_user] if vc_user else [ucols] + [c for c in (4096, 2048, 1024, 512, 256, 128, 64, 32, 16)
                                                     if c < ucols]
-    half = max(1, -(-tm // 2))
+    # each AIV takes half a row block, or with sync_all its share of all the rows (blocks: C tiles, in groups)
+    mt, nt = -(-M // tm), -(-N // tn)
+    groups = batch * -(-mt // out["step_m"]) * -(-nt // out["step_n"])
+    half = max(1, -(-(batch * M) // (2 * min(cores, groups))) if sync else -(-tm // 2))
     for vc in vc_cands:
         vr = vr_user or half
         while vr >= 1:

@@ -25,7 +25,7 @@ from ..ir.node import Node
 __all__ = ["FusionChoice", "choose_fusion", "planning_target", "current_target"]
 
 _TARGET: contextvars.ContextVar[Any] = contextvars.ContextVar("kernelstudio_planning_target", default=None)
-_CACHE: dict[tuple, tuple[tuple[int, ...], tuple[tuple[int, float, float, str], ...]]] = {}
+_CACHE: dict[tuple, tuple[tuple[int, ...], tuple[tuple[int, float, float, str, bool, float], ...]]] = {}
 _CACHE_LIMIT = 64
 DEFAULT_TARGET = "ascend910b2"
 
@@ -53,19 +53,25 @@ class FusionChoice:
 
     root: Node
     fused: bool
-    fused_us: float  # the fused kernel, launch gap included (inf if it did not lower)
+    fused_us: float  # the fused kernel (its better plan), launch gap included (inf if it did not lower)
     split_us: float  # the cube kernel and its epilogue kernel(s), launch gaps included
     target: str
     why: str = ""  # set when a plan could not be lowered or simulated
+    sync_all: bool = False  # the fused kernel's better plan is sync_all (a row-reduction epilogue)
+    other_us: float = float("nan")  # its other plan (row blocks, or sync_all), when both were compared
 
     def note(self) -> str:
         if self.why:
             return self.why
+        plan = ""
+        if self.other_us == self.other_us:  # both fused plans compared: say which won
+            plan = (f" with sync_all (row blocks: {self.other_us:,.2f} us)" if self.sync_all else
+                    f" in row blocks (sync_all: {self.other_us:,.2f} us)")
         if self.fused:
-            return (f"fusion pays on {self.target}: fused {self.fused_us:,.2f} us vs split "
+            return (f"fusion pays on {self.target}: fused {self.fused_us:,.2f} us{plan} vs split "
                     f"{self.split_us:,.2f} us (cube kernel + epilogue kernel(s), auto schedules, launch gaps "
                     "included)")
-        return (f"kept apart on {self.target}: split {self.split_us:,.2f} us vs fused {self.fused_us:,.2f} us "
+        return (f"kept apart on {self.target}: split {self.split_us:,.2f} us vs fused {self.fused_us:,.2f} us{plan} "
                 "(auto schedules, launch gaps included); create_schedule(..., fuse=True) forces one kernel")
 
 
@@ -115,8 +121,8 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedul
             _CACHE[key] = hit
     split_roots, rows = hit
     nodes = graph.nodes
-    return tuple(FusionChoice(nodes[i], i not in split_roots, f_us, s_us, profile.name, why)
-                 for i, f_us, s_us, why in rows), fused
+    return tuple(FusionChoice(nodes[i], i not in split_roots, f_us, s_us, profile.name, why, sync, other)
+                 for i, f_us, s_us, why, sync, other in rows), fused
 
 
 def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: FusionPlan,
@@ -126,6 +132,14 @@ def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: Fusio
     split = partition(graph, fuse=True, keep_out=keep_out, split=roots)
     f_times, f_why = _kernel_times(schedule_cls(graph.outputs, fuse=True, keep_out=keep_out), profile)
     s_times, s_why = _kernel_times(schedule_cls(graph.outputs, fuse=True, keep_out=keep_out, split=roots), profile)
+    # a matmul + row-reduction epilogue fuses in two plans: row blocks (the lowering's default) or sync_all
+    syncable = [k for k in cands if k.can_sync_all]
+    y_times = None
+    if syncable:
+        y_sched = schedule_cls(graph.outputs, fuse=True, keep_out=keep_out)
+        for k in syncable:
+            y_sched[k.name].sync_all(True)
+        y_times, _ = _kernel_times(y_sched, profile)
     owner = {n: k.root for k in cands for n in k.nodes}
     split_us = {r: 0.0 for r in roots}
     if s_times is not None:
@@ -137,6 +151,11 @@ def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: Fusio
     for k in cands:
         i = fused.kernels.index(k)
         f_us = f_times[i] if f_times is not None else float("inf")
+        sync, other = False, float("nan")
+        if k in syncable:
+            y_us = y_times[i] if y_times is not None else float("inf")
+            sync, other = y_us < f_us, max(f_us, y_us)
+            f_us = min(f_us, y_us)
         s_us = split_us[k.root] if s_times is not None else float("inf")
         why = ""
         if f_times is None and s_times is not None:
@@ -146,7 +165,7 @@ def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: Fusio
         keep = not (s_us < f_us)
         if not keep:
             out.append(order[k.root])
-        rows.append((order[k.root], f_us, s_us, why))
+        rows.append((order[k.root], f_us, s_us, why, sync, other))
     return tuple(out), tuple(rows)
 
 
@@ -161,5 +180,9 @@ def annotate(plan: FusionPlan, choices: tuple[FusionChoice, ...]) -> FusionPlan:
         c = by_root.get(k.root) if k.root is not None else None
         if c is None:  # an epilogue kernel split off a root it reads
             c = next((by_root[i] for n in k.nodes for i in n.inputs if i in by_root and not by_root[i].fused), None)
-        kernels.append(replace(k, notes=(*k.notes, c.note())) if c is not None else k)
+        if c is None:
+            kernels.append(k)
+            continue
+        sync = c.fused and c.sync_all and k.root is c.root
+        kernels.append(replace(k, notes=(*k.notes, c.note()), sync_all=sync))
     return replace(plan, kernels=tuple(kernels))

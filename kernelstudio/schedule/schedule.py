@@ -19,7 +19,7 @@ __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DI
 
 CUBE_AXES = ("m", "n", "k")
 DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize", "compute_dtype", "l1_k_steps",
-                   "l1_depth", "l1_c_steps", "swizzle")
+                   "l1_depth", "l1_c_steps", "swizzle", "sync_all")
 COMPUTE_DTYPES = ("auto", "float16", "float32")
 
 
@@ -246,6 +246,15 @@ class Stage:
     def vectorize(self, axis: str | int, factor: int) -> Stage:
         return self._add("vectorize", axis, factor)
 
+    def sync_all(self, on: bool = True) -> Stage:
+        """A matmul whose epilogue reduces whole rows (layer_norm, rms_norm, softmax over N): True deals its C
+        tiles to every cube core as a plain matmul does, into a workspace that holds the whole C, meets every
+        core at one all-core barrier (Ascend C's hard `SyncAll<false>()`), then deals the rows of C to every
+        vector core for the epilogue. False (the row-block plan): each core computes whole row blocks, all
+        their n tiles, and hands each to its own two vector cores, so cube and vector overlap but only as many
+        cores work as there are row blocks. The auto-schedule picks per kernel."""
+        return self._add("sync_all", None, on)
+
     def __repr__(self) -> str:
         return f"Stage({self.kernel.name}, family={self.kernel.family})"
 
@@ -365,6 +374,16 @@ def _validate(k: FusedKernel, d: Directive) -> None:
                             f"{', '.join(COMPUTE_DTYPES)}; 'auto' computes in float16 where precision allows")
     elif d.kind == "double_buffer" and not isinstance(d.value, bool):
         raise ScheduleError(f"kernel {k.name}: double_buffer takes True or False, got {d.value!r}")
+    elif d.kind == "sync_all":
+        if not isinstance(d.value, bool):
+            raise ScheduleError(f"kernel {k.name}: sync_all takes True or False, got {d.value!r}")
+        if not k.can_sync_all:
+            what = ("a matmul with an elementwise epilogue, which hands each C tile to its vector cores as soon as "
+                    "it is computed, on every core already" if k.family == "cube_vector" and k.root is not None
+                    and k.root.op is not Op.CONV2D else f"a {k.family} kernel")
+            raise ScheduleError(f"kernel {k.name}: sync_all applies to a matmul fused with an epilogue that reduces "
+                                f"whole rows (layer_norm, rms_norm, softmax over N); this is {what}; parallel(...) "
+                                "and split(...) set how its tiles spread over the cores")
 
 
 def create_schedule(outputs: Any, *, fuse: bool | None = None, keep_out: Iterable[Any] = (),

@@ -52,6 +52,7 @@ DIRECTIVES = {
     "l1_k_steps": ("l1_k_steps", None, ((2, 2), (4, 4))), "l1_depth": ("l1_depth", None, ((1, 1), (2, 2))),
     "swizzle m": ("swizzle", "m", (2, 1)), "swizzle n": ("swizzle", "n", (2, 1)),
     "l1_c_steps": ("l1_c_steps", None, ((1, 1), (2, 1), (1, 2))),
+    "sync_all": ("sync_all", None, (True,)),
 }
 
 
