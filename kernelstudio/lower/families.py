@@ -456,7 +456,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                       *(names[o] for o in fk.outputs), ws_name)
             ops = tuple(names[n] for n in fk.nodes)
             rows = (f"full rows ({cs.N} columns) in chunks of {vr}" if vc >= cs.N else
-                    f"its rows in passes over column chunks of {vc}")
+                    f"multi-pass over column chunks of {vc}")
             cfg = cfg.noted(f"sync_all: {total} {what} over {bd} cores into a whole-C workspace, one SyncAll, then "
                             f"the epilogue over {2 * bd} AIVs, {per_aiv} rows each ({rows})")
     else:

@@ -178,9 +178,11 @@ def _fits_cfg(fk: FusedKernel, cfg: KernelConfig, emit: Callable[[KernelConfig],
 
 
 def _epilogue_probe(cfg: KernelConfig) -> KernelConfig:
-    """The UB probe of a mixed kernel's AIV epilogue for `cfg`: the cube's L1/L0 choices (k steps, C-tile
-    groups, L1 and L0 slots) do not touch the epilogue, so they are reset and equal probes are emitted once."""
-    return cfg.with_(aiv_only=True, step_ka=1, step_kb=1, step_m=1, step_n=1, depth_a1=0, depth_b1=0, depth_l0=0)
+    """The UB probe of a mixed kernel's AIV epilogue for `cfg`: the cube's L1/L0 choices (k steps, L1 and L0
+    slots, C-tile groups) do not touch the epilogue, so they are reset and equal probes are emitted once. With
+    sync_all the groups stay: they set the block count, and so the rows each vector core takes."""
+    groups = {} if cfg.sync_all else {"step_m": 1, "step_n": 1}
+    return cfg.with_(aiv_only=True, step_ka=1, step_kb=1, depth_a1=0, depth_b1=0, depth_l0=0, **groups)
 
 
 def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProfile) -> None:
@@ -470,7 +472,8 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     for vc in vc_cands:
         vr = vr_user or half
         while vr >= 1:
-            probe = _epilogue_probe(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=vr, tile_cols=vc))
+            probe = _epilogue_probe(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=vr, tile_cols=vc,
+                                               step_m=out["step_m"], step_n=out["step_n"]))
             single = probe.with_(depth=1)
             if single not in ub_fails:
                 if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(emit(probe)).items()

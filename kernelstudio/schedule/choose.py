@@ -65,8 +65,9 @@ class FusionChoice:
             return self.why
         plan = ""
         if self.other_us == self.other_us:  # both fused plans compared: say which won
-            plan = (f" with sync_all (row blocks: {self.other_us:,.2f} us)" if self.sync_all else
-                    f" in row blocks (sync_all: {self.other_us:,.2f} us)")
+            other = f"{self.other_us:,.2f} us" if self.other_us < float("inf") else "does not lower"
+            plan = f" with sync_all (row blocks: {other})" if self.sync_all else f" in row blocks (sync_all: {other})"
+
         if self.fused:
             return (f"fusion pays on {self.target}: fused {self.fused_us:,.2f} us{plan} vs split "
                     f"{self.split_us:,.2f} us (cube kernel + epilogue kernel(s), auto schedules, launch gaps "

@@ -71,7 +71,7 @@ def test_golden_equals_interpreter_equals_twin(case: str, twin_cache: Path) -> N
     assert [type(s) for s in walk(k.aic) if isinstance(s, SyncAll)] == [SyncAll]
     assert [type(s) for s in walk(k.aiv) if isinstance(s, SyncAll)] == [SyncAll]
     if case == "multi-pass":
-        assert "passes over column chunks" in k.notes[-1]
+        assert "multi-pass over column chunks" in k.notes[-1]
     three_way(out, prog, twin_cache)
 
 

@@ -137,3 +137,17 @@ def test_the_auto_schedule_emits_no_epilogue_probe_it_can_rule_out(monkeypatch: 
     assert not [c for c, _ in probes if c.depth == 2 and c.with_(depth=1) in over]
     (k,) = prog.kernels
     assert dict(k.tiling)["vec_rows"] < 32  # the chunk that fits twice
+
+
+@pytest.mark.parametrize("name", ["layer_norm", "softmax", "rms_norm"])
+def test_sync_all_parts_hold_what_the_whole_kernel_holds(name: str) -> None:
+    # the epilogue's rows per vector core follow the block count, which the C-tile groups set: the probe
+    # keeps the groups (a probe without them once chose chunks that overflowed UB in the final kernel)
+    fk, names = _kernel(name)
+    for tm, vr, gm, gn, d in itertools.product((16, 32), (4, 64), (1, 2), (1, 3), (1, 2)):
+        cfg = KernelConfig(tile_m=tm, tile_n=64, tile_k=64, tile_rows=vr, tile_cols=1024, cores=24, depth=d,
+                           aligned=True, inline_scalars=True, step_m=gm, step_n=gn, sync_all=True)
+        whole = usage(lower_cube_kernel(fk, names, cfg)[0])
+        aic = usage(lower_cube_kernel(fk, names, cfg.with_(aic_only=True))[0])
+        aiv = usage(lower_cube_kernel(fk, names, _epilogue_probe(cfg))[0])
+        assert {**aic, **aiv} == whole, (name, cfg)
