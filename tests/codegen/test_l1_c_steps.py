@@ -269,7 +269,7 @@ def test_auto_schedule_keeps_single_tiles_when_the_whole_k_does_not_fit():
 
 def test_auto_schedule_groups_the_row_block_of_mla_prolog_lite():
     out = mla_prolog_lite()
-    prog = ks.lower(ks.create_schedule(out), TARGET)
+    prog = ks.lower(ks.create_schedule(out, fuse=True), TARGET)  # the row-block plan
     t = dict(prog.kernels[0].tiling)
     assert (t.get("step_m"), t.get("step_n")) == (1, t["n_tiles"]) and t["n_tiles"] > 1
     assert ks.simulate(prog).time_us < ks.simulate(ks.lower(_sched(out, c_steps=(1, 1)), TARGET)).time_us

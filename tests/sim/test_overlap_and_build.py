@@ -34,7 +34,7 @@ def _overlap(x, y) -> float:
 
 def _mla_overlap(double: bool) -> tuple[float, float]:
     out = mla_prolog_lite()
-    s = ks.create_schedule(out)
+    s = ks.create_schedule(out, fuse=True)  # row blocks: cube and vector overlap (sync_all meets at a barrier)
     s[out].split("m", 32).split("n", 128).split("k", 64).vectorize(0, 4).parallel("m", cores=1).double_buffer(double)
     r = ks.simulate(ks.lower(s, "ascend910b2"), exact=True)
     cube = _busy(r.events, lambda e: "cubecore" in e.core and e.pipe in ("M", "MTE1", "MTE2", "FIX"))
