@@ -75,22 +75,29 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
                          "end": k["end_us"], "cause": _TAIL, "released_by": "", "next": ""})
     for gi, who in zip(asked, _releasers(c, labels, pipes, ev.instr_text, flow, asks), strict=True):
         gaps[gi]["released_by"] = who
-    for gap, kidx, t in sync_asks:
-        gap["released_by"] = _last_arrival(c, labels, pipes, ev.instr_text, kidx, t)
+    _last_arrivals(c, labels, pipes, ev.instr_text, sync_asks)
     return gaps
 
 
-def _last_arrival(c: dict, labels: tuple, pipes: list, texts: tuple, kidx: int, t: float) -> str:
-    """A SyncAll releases every core together once the last one has arrived: the work that ended last
-    before the release at `t`, on any core of the kernel."""
-    busy = np.flatnonzero((c["kernel"] == kidx) & (c["end_us"] <= t + _TOL)
-                          & ~np.isin(c["pipe"], [i for i, p in enumerate(pipes) if p in ("SCALAR", "LAUNCH",
-                                                                                          "FLOWCTRL")]))
-    if not len(busy):
-        return ""
-    i = int(busy[np.argmax(c["end_us"][busy])])
-    return (f"the last core to arrive, {labels[int(c['core'][i])]} {pipes[int(c['pipe'][i])]}: "
-            f"{texts[int(c['instr'][i])]} (then the barrier itself)")
+def _last_arrivals(c: dict, labels: tuple, pipes: list, texts: tuple,
+                   asks: list[tuple[dict[str, Any], int, float]]) -> None:
+    """A SyncAll releases every core together once the last one has arrived: for each (gap, kernel, release
+    time) the work that ended last by then on any core of the kernel (the first such event of the log on a
+    tie), found by one sorted search per kernel."""
+    skip = [i for i, p in enumerate(pipes) if p in ("SCALAR", "LAUNCH", "FLOWCTRL")]
+    by_kernel: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for gap, kidx, t in asks:
+        if kidx not in by_kernel:
+            busy = np.flatnonzero((c["kernel"] == kidx) & ~np.isin(c["pipe"], skip))
+            busy = busy[np.argsort(c["end_us"][busy], kind="stable")]
+            by_kernel[kidx] = (c["end_us"][busy], busy)
+        ends, busy = by_kernel[kidx]
+        p = int(np.searchsorted(ends, t + _TOL, side="right"))
+        if p == 0:
+            continue
+        i = int(busy[int(np.searchsorted(ends, ends[p - 1], side="left"))])
+        gap["released_by"] = (f"the last core to arrive, {labels[int(c['core'][i])]} {pipes[int(c['pipe'][i])]}: "
+                              f"{texts[int(c['instr'][i])]} (then the barrier itself)")
 
 
 def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,
