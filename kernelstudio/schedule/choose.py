@@ -2,9 +2,11 @@
 it pays.
 
 For every cube_vector kernel of the pattern-based plan, the split plan runs the matmul/conv as a cube
-kernel and its epilogue as vector kernel(s) reading the result back from GM. Both plans are lowered
-with their auto schedules and simulated on the target; a kernel stays fused unless its split form is
-faster (launch gaps included: they are real time between kernels). The decision and both times are
+kernel and its epilogue as vector kernel(s) reading the result back from GM; a matmul whose epilogue
+reduces whole rows fuses in two plans, row blocks or sync_all (C tiles over every core, one all-core
+barrier, rows over every vector core). The plans are lowered with their auto schedules and simulated
+on the target; a kernel stays fused, in its faster plan, unless its split form is faster still (launch
+gaps included: they are real time between kernels). The decision and both times are
 written into the kernels' notes. Decisions are cached by graph structure and target, so re-running a
 cell whose knobs only move tiles costs nothing here.
 """
@@ -159,10 +161,11 @@ def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: Fusio
             f_us = min(f_us, y_us)
         s_us = split_us[k.root] if s_times is not None else float("inf")
         why = ""
-        if f_times is None and s_times is not None:
+        fused_lowers = f_us < float("inf")  # in row blocks or with sync_all
+        if not fused_lowers and s_times is not None:
             why = f"kept apart on {profile.name}: the fused plan does not lower ({f_why})"
         elif s_times is None:
-            why = "" if f_times is not None else f"kept fused: neither plan lowers with auto schedules ({f_why})"
+            why = "" if fused_lowers else f"kept fused: neither plan lowers with auto schedules ({f_why})"
         keep = not (s_us < f_us)
         if not keep:
             out.append(order[k.root])
