@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import ScheduleError
 from ..fusion.partition import FusedKernel
 from ..schedule.schedule import Directive
+from .epilogue import sync_rows_per_aiv
 
 __all__ = ["check_directives_act"]
 
@@ -79,7 +80,7 @@ def check_directives_act(fk: FusedKernel, directives: Sequence[Directive], kind:
     cols = int(tiling["N"]) if row_block else tn
     half = -(-tm // 2)
     if _sync(directives):  # every AIV takes its share of all the rows of C
-        half = -(-int(tiling["batch"]) * int(tiling["M"]) // (2 * int(tiling["block_dim"])))
+        half = sync_rows_per_aiv(int(tiling["batch"]) * int(tiling["M"]), int(tiling["block_dim"]))
     for d in directives:
         if d.kind != "vectorize":
             continue

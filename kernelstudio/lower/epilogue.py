@@ -16,7 +16,12 @@ from .vector_body import Operand, VecConfig, VectorBody
 if TYPE_CHECKING:
     from .families import _CubeShape
 
-__all__ = ["mixed_epilogue"]
+__all__ = ["mixed_epilogue", "sync_rows_per_aiv"]
+
+
+def sync_rows_per_aiv(rows: int, block_dim: int) -> int:
+    """With sync_all every vector core (two per block) takes this many of the C rows (the last ones fewer)."""
+    return -(-rows // (2 * block_dim))
 
 
 def mixed_epilogue(fk: FusedKernel, names: dict[Node, str], cs: _CubeShape, cfg: KernelConfig, rt: RuntimeRows | None,

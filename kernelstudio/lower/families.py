@@ -8,7 +8,7 @@ from ..ir.node import Node
 from ..ir.ops import Op, itemsize
 from .config import KernelConfig
 from .cube_groups import GroupShape, group_cols, group_rows, l1_k_loops, panel_load
-from .epilogue import mixed_epilogue
+from .epilogue import mixed_epilogue, sync_rows_per_aiv
 from .expr import Const, E, Expr, Var, ceil_div
 from .kernel_facts import row_composite_of, runtime_batch_of, runtime_m_of, runtime_rows_of
 from .operands import gm_operands, gm_region
@@ -278,7 +278,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
         if sync:  # the whole C, row after row: an AIV's rows start at row m0
             slot_base = E.mul(Var("m0"), cs.N)
     # sync_all: each AIV takes `per_aiv` of the batch x M rows of C (the last ones fewer, maybe none)
-    per_aiv = -(-cs.batch * cs.M // (2 * bd))
+    per_aiv = sync_rows_per_aiv(cs.batch * cs.M, bd)
     if cfg.aiv_only and mixed:  # a UB probe of the auto-schedule: the epilogue's buffers and statements
         vb, pre, chunk_loop, _, vr, vc = mixed_epilogue(fk, names, cs, cfg, rt, row_block or sync,
                                                    2 * per_aiv if sync else tm, tn, ws_name, ws_dtype, slot_base)

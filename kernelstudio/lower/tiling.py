@@ -12,6 +12,7 @@ from ..hw import HardwareProfile
 from ..ir.ops import itemsize
 from ..schedule.schedule import Directive
 from .config import KernelConfig
+from .epilogue import sync_rows_per_aiv
 from .tileir import CoreType, Kernel, Tier
 
 __all__ = ["resolve_directives", "auto_tiles", "validate_tiles", "check_capacity", "usage"]
@@ -468,7 +469,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     # each AIV takes half a row block, or with sync_all its share of all the rows (blocks: C tiles, in groups)
     mt, nt = -(-M // tm), -(-N // tn)
     groups = batch * -(-mt // out["step_m"]) * -(-nt // out["step_n"])
-    half = max(1, -(-(batch * M) // (2 * min(cores, groups))) if sync else -(-tm // 2))
+    half = max(1, sync_rows_per_aiv(batch * M, min(cores, groups)) if sync else -(-tm // 2))
     for vc in vc_cands:
         vr = vr_user or half
         while vr >= 1:

@@ -179,9 +179,11 @@ def _simulate_kernel(kernel: Kernel, sides: dict[str, CoreProgram], rep_of: list
             r.partners = cube
         blocks[rep] = runners
     if any(op[0] == K_SYNC for cp in sides.values() for op in cp.ops):
-        _run_synced(kernel, blocks, groups, profile)
+        _run_synced(kernel, blocks, groups, profile)  # every block to each barrier in turn
+    else:
+        for rep, runners in blocks.items():
+            run_block(runners, f"kernel {kernel.name} block {rep}")
     for rep, runners in blocks.items():
-        run_block(runners, f"kernel {kernel.name} block {rep}")  # (a no-op once _run_synced has run them)
         sim[rep] = (max(r.end_time() for r in runners), [r.events.array() for r in runners],
                     sum(r.simulated for r in runners), sum(r.simulated + r.copied for r in runners))
     free_at = [0.0] * groups
