@@ -6,76 +6,21 @@ Needs Debian's chromium (`.ci/run` installs it); skips without it unless CI is s
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ROOT = Path(__file__).resolve().parents[2]
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser tests: apt-get install -y chromium")
-    pytest.skip("no chromium on this machine (apt-get install chromium)", allow_module_level=True)
-
-playwright = pytest.importorskip("playwright.sync_api")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    """A JupyterLab server on a free loopback port, serving a copy of the notebooks."""
-    work = tmp_path_factory.mktemp("lab")
-    shutil.copytree(ROOT / "notebooks", work / "notebooks")
-    port = _free_port()
-    jupyter = Path(sys.executable).parent / "jupyter"
-    log = open(work / "lab.log", "w")  # noqa: SIM115 - closed at teardown
-    proc = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--LabApp.expose_app_in_browser=True",
-         f"--LabApp.workspaces_dir={work / 'ws'}", f"--ServerApp.root_dir={work}",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/lab", timeout=2)
-            break
-        except OSError:
-            if time.time() > deadline or proc.poll() is not None:
-                proc.terminate()
-                raise RuntimeError(f"JupyterLab did not start: {(work / 'lab.log').read_text()[-2000:]}") from None
-            time.sleep(0.5)
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
-        b.close()
+@pytest.fixture
+def lab(lab_server):
+    """The shared JupyterLab server (tests/ui/conftest.py) serving a copy of the notebooks."""
+    base, root = lab_server
+    if not (root / "notebooks").exists():
+        shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    return base
 
 
 def _timeline_bases(page) -> str:
