@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def lab(lab_server):
+def lab_url(lab_server):
     """The shared JupyterLab server (tests/ui/conftest.py) serving a copy of the notebooks."""
     base, root = lab_server
     if not (root / "notebooks").exists():
@@ -27,9 +27,9 @@ def _timeline_bases(page) -> str:
     return page.evaluate(f"() => {_timeline_js()}")
 
 
-def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab, browser, tmp_path):
+def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab_url, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1500, "height": 2200})
-    page.goto(f"{lab}/lab/tree/notebooks/00_tour.ipynb?reset")
+    page.goto(f"{lab_url}/lab/tree/notebooks/00_tour.ipynb?reset")
     page.wait_for_selector(".jp-Notebook", timeout=90_000)
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
                            " && window.jupyterapp.shell.currentWidget.sessionContext"
