@@ -24,7 +24,7 @@ from kernelstudio.lower.pipeline import lower  # noqa: E402
 from kernelstudio.notebook import views  # noqa: E402
 from kernelstudio.notebook.cell import run_cell  # noqa: E402
 from kernelstudio.notebook.session import StudioSession  # noqa: E402
-from kernelstudio.schedule.choose import planning_target  # noqa: E402
+from kernelstudio.plan.choose import planning_target  # noqa: E402
 from kernelstudio.sim import simulate  # noqa: E402
 from tests.notebook.cells import MLA_CELL  # noqa: E402
 

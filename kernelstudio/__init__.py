@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
-from . import errors, hw, twin
-from .build import Design, build
+from . import hw, twin
 from .codegen import codegen, export_project
+from .core import errors
+from .core.config import VERSION
+from .core.errors import *  # noqa: F403
 from .dsl import (
     Tensor,
     abs,
@@ -52,14 +54,16 @@ from .dsl import (
     transpose,
     where,
 )
-from .errors import *  # noqa: F403
 from .interp import run_tiled
-from .ir import evaluate, format_graph, random_inputs, to_dot
+from .ir import format_graph, random_inputs, to_dot
 from .lower.pipeline import PASSES, lower
-from .lower.printer import format_program
+from .plan.build import Design, build
+from .plan.create import create_schedule
 from .schedule.knobs import knob, knob_values
-from .schedule.schedule import Directive, Schedule, create_schedule
+from .schedule.rounding import evaluate
+from .schedule.schedule import Directive, Schedule
 from .sim import SimResult, simulate
+from .tileir.printer import format_program
 from .tune import Bucket, DesignDBError, DynamicKernel, TuneError, TuneResult, designs, save_design, tune
 
 __all__ = [
@@ -75,7 +79,7 @@ __all__ = [
     "simulate", "SimResult", "codegen", "export_project", "twin", "build", "Design",
     "tune", "DynamicKernel", "Bucket", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
 ]
-__version__ = "0.1.0"
+__version__ = VERSION
 
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's InteractiveShell, imported lazily

@@ -18,7 +18,7 @@ kernels and their operators, simulated time when the simulator is installed) and
 (Chrome trace) when the simulator is available. Re-running into the same directory replaces the
 files an earlier build wrote there and refuses to touch any other.
 A build that fails writes nothing: every file is computed first and written all together (see
-`kernelstudio.files.write_tree`), and an output directory the command created is removed again.
+`kernelstudio.core.files.write_tree`), and an output directory the command created is removed again.
 
 Exit codes: 0 done; 1 the design or its build failed (the message says why, with FILE:LINE for an
 error raised by the design file itself); 2 the command could not run (usage, an output path that
@@ -34,7 +34,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, KernelStudioError
+from .core.config import DEFAULT_TARGET
+from .core.errors import InputError, KernelStudioError
 
 __all__ = ["main"]
 
@@ -53,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     b = sub.add_parser("build", help="lower a design file and write its Ascend C project")
     b.add_argument("file", help="Python file that sets `out` or defines build()")
-    b.add_argument("--target", default="ascend910b2", help="hardware profile (see `kernelstudio targets`)")
+    b.add_argument("--target", default=DEFAULT_TARGET, help="hardware profile (see `kernelstudio targets`)")
     b.add_argument("--out", required=True, help="output directory")
     b.add_argument("--no-fuse", action="store_true",
                    help="build the unfused baseline (one kernel per op); a design's own Schedule is replaced "
@@ -66,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     t = sub.add_parser("tune", help="search the knobs a design file declares (ks.knob) for the fastest "
                                     "predicted time")
     t.add_argument("file", help="Python file that sets `out` or defines build(), declaring knobs with ks.knob")
-    t.add_argument("--target", default="ascend910b2", help="hardware profile (see `kernelstudio targets`)")
+    t.add_argument("--target", default=DEFAULT_TARGET, help="hardware profile (see `kernelstudio targets`)")
     t.add_argument("--budget", type=int, default=64, help="configurations to evaluate (default 64)")
     t.add_argument("--strategy", default="evolutionary", help="grid, random or evolutionary (default)")
     t.add_argument("--seed", type=int, default=0, help="seed of the random and evolutionary searches")
@@ -154,7 +155,7 @@ def load_design(path: Path) -> Any:
     raise InputError(f"{path} defines neither `out` nor build(); set `out = <output tensor>` at module level")
 
 
-def _schedule(design: Any, fuse: bool, target: str = "ascend910b2") -> tuple[Any, str | None]:
+def _schedule(design: Any, fuse: bool, target: str = DEFAULT_TARGET) -> tuple[Any, str | None]:
     """The Schedule to lower and, when --no-fuse replaced the design's own Schedule, a note saying what
     was dropped."""
     import kernelstudio as ks
@@ -242,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "tune":
             tune(args.file, args.target, args.budget, args.strategy, args.seed, args.db, args.save, args.out)
             return 0
-        from .files import make_dirs, remove_dirs
+        from .core.files import make_dirs, remove_dirs
 
         try:
             created = make_dirs(args.out)

@@ -7,6 +7,8 @@ as cube basic-API calls in conv.py), `op_host/<op>_tiling.h` and `op_host/<op>.c
 intermediates allocated there; each `op_kernel/<op>.cpp` is its own translation unit, linked with it.
 With `high_level=True`, kernels that are one softmax / layer_norm / rms_norm over whole rows are written
 with the Ascend C high-level API instead (highlevel.py).
+
+Stage 7, one of the three readers of the TileIR. It may import core/, hw/, ir/ and tileir/, never interp/ or sim/.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from ..lower.tileir import Program
+from ..tileir.program import Program
 from .bundle import CodeBundle, TensorSpec
 from .highlevel import HighLevelPlan, high_level_kernel_source, high_level_plan
 from .host import host_source, main_source, tiling_header, workspace_bytes
@@ -58,9 +60,9 @@ def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
     filled on the host by the API's tiling functions) instead of basic vector instructions; other kernels
     keep the basic code (their kernel file says why). The result is the same computation; `ks.simulate`
     still prices the TileIR's instructions (see highlevel.py)."""
-    from ..validate import need_program
+    from ..core.checks import need
 
-    prog = need_program(prog, "codegen")
+    prog = need(prog, Program, "codegen")
     if high_level:
         prog = _fixed_where_high_level(prog)
     rt = runtime_rows(prog)
@@ -92,10 +94,10 @@ def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = Fals
 
     `out_dir` must be empty or new unless `overwrite=True`, which replaces the files an earlier
     export wrote there (and refuses to touch any other file). `high_level`: see `codegen`."""
-    from ..validate import need_program
+    from ..core.checks import need
     from .project import write_project
 
-    prog = need_program(prog, "export_project")
+    prog = need(prog, Program, "export_project")
     if high_level:
         prog = _fixed_where_high_level(prog)
     return write_project(prog, out_dir, _files(prog, high_level), overwrite=overwrite)

@@ -10,8 +10,9 @@ from pathlib import PurePosixPath
 from types import MappingProxyType
 from typing import Any
 
-from ..dtypes import check_dtype
-from ..errors import InputError
+from ..core.config import DEFAULT_TARGET
+from ..core.dtypes import check_dtype
+from ..core.errors import InputError
 
 __all__ = ["TensorSpec", "CodeBundle"]
 
@@ -30,7 +31,7 @@ class TensorSpec:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise InputError(f"tensor name {self.name!r} must be a C identifier (it names the file <name>.bin)")
-        from ..validate import as_int
+        from ..core.checks import as_int
 
         dims = (self.shape,) if as_int(self.shape) is not None else self.shape
         try:
@@ -63,7 +64,7 @@ class CodeBundle:
     files: Mapping[str, str]
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
-    target: str = "ascend910b2"
+    target: str = DEFAULT_TARGET
     workspace_bytes: int = 0
     profile: Any = None  # the HardwareProfile lowered for (overrides included); else `target` is looked up
 
@@ -82,7 +83,7 @@ class CodeBundle:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise InputError(f"bundle {self.name!r}: tensor names {dup} are used more than once")
-        from ..names import check_name
+        from ..core.names import check_name
 
         check_name(self.name, "CodeBundle")
         if isinstance(self.workspace_bytes, bool) or not isinstance(self.workspace_bytes, int):

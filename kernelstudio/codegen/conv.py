@@ -45,11 +45,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.expr import Bin, Const, E, Expr, Var, ceil_div
-from ..lower.memo import KernelMemo
-from ..lower.tileir import (
+from ..tileir.expr import Bin, Const, E, Expr, Var, ceil_div
+from ..tileir.memo import KernelMemo
+from ..tileir.program import (
     Alloc,
     Buffer,
     Copy,

@@ -57,9 +57,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
-from ..lower.expr import Bin, Const, Expr, Load, Var
-from ..lower.tileir import (
+from ..core.errors import UnsupportedError
+from ..tileir.expr import Bin, Const, Expr, Load, Var
+from ..tileir.program import (
     Alloc,
     Copy,
     CrossSet,

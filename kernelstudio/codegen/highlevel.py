@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.ops import itemsize
-from ..lower.tileir import Kernel, Program, Tier
+from ..tileir.program import Kernel, Program, Tier
 from .kernel import HELPERS, KERNEL_TYPES, entry_signature, head_comments, kernel_params, launch_lines
 from .naming import names_of, param_names
 from .scope import Scope

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..ir.ops import itemsize
-from ..lower.tileir import Copy, Kernel, Program, RuntimeRows, walk
+from ..tileir.program import Copy, Kernel, Program, RuntimeRows, walk
 from .conv import GmFormat, gm_formats
 from .highlevel import HighLevelPlan, high_level_tiling_fields, high_level_tiling_fill
 from .kernel import entry_signature, kernel_params, workspace_layout

@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.scratch import REDUCE_WORK, scratch_buffers
-from ..lower.tileir import Kernel, Let, Program, Tier
+from ..tileir.program import Kernel, Let, Program, Tier
+from ..tileir.scratch import REDUCE_WORK, scratch_buffers
 from . import cube, layout
 from .conv import gm_formats
 from .naming import names_of, param_names

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.expr import Const, E, Var
-from ..lower.scratch import topk_tmp_bytes
-from ..lower.tileir import Kernel, Program, QuePos, TopK, VecOp, walk
+from ..tileir.expr import Const, E, Var
+from ..tileir.program import Kernel, Program, QuePos, TopK, VecOp, walk
+from ..tileir.scratch import topk_tmp_bytes
 from .scope import Scope
 from .vector import INSTR_RULES, VEC_RULES, Method, _kind, _Rows
 from .writer import Writer, c_float, ctype

@@ -6,7 +6,7 @@ A program's operators are named after the design (`Program.name`: the `%%ascend_
 one kernel is one operator of that name; several kernels get the design name plus what each computes
 (`attn_matmul`, `attn_layer_norm`, then `attn_add`, `attn_add_2` when two do the same). The op type is
 the CamelCase of that (`AttnLayerNorm`), never a CANN built-in op type (`Relu` -> `ReluCustom`, see
-`kernelstudio.names.op_name`); files and the kernel function use the snake name CANN derives from the
+`kernelstudio.core.names.op_name`); files and the kernel function use the snake name CANN derives from the
 op type (`attn_layer_norm`).
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lower.tileir import Kernel, Program
-from ..names import CUSTOM_SUFFIX, op_name
+from ..core.names import CUSTOM_SUFFIX, op_name
+from ..tileir.program import Kernel, Program
 from .scope import local_name
 
 __all__ = ["OpNames", "op_names", "names_of", "param_names"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lower.expr import Bin, Expr, Load, free_vars
-from ..lower.tileir import (
+from ..tileir.expr import Bin, Expr, Load, free_vars
+from ..tileir.program import (
     Alloc,
     Copy,
     CrossSet,

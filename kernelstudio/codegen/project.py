@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..files import write_tree
-from ..lower.tileir import Program
-from ..names import check_name, op_name
+from ..core.files import write_tree
+from ..core.names import check_name, op_name
+from ..tileir.program import Program
 from .conv import gm_formats
 from .host import GE_DTYPES, io_params
 from .naming import op_names
@@ -145,6 +145,6 @@ def project_files(prog: Program, files: dict[str, str]) -> dict[str, str]:
 
 def write_project(prog: Program, out: Path, files: dict[str, str], *, overwrite: bool = False,
                   extra: dict[str, str] | None = None) -> Path:
-    """Write the project files (and `extra` ones) under `out` (see `kernelstudio.files.write_tree`)."""
+    """Write the project files (and `extra` ones) under `out` (see `kernelstudio.core.files.write_tree`)."""
     check_name(prog.name, "export_project")
     return write_tree(out, {**project_files(prog, files), **(extra or {})}, overwrite=overwrite)

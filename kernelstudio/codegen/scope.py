@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
+from ..core.names import C_SYMBOLS
 from ..ir.ops import itemsize
-from ..lower.expr import (
+from ..tileir.expr import (
     Bin,
     Const,
     Expr,
@@ -23,9 +24,8 @@ from ..lower.expr import (
     static_value,
     to_c,
 )
-from ..lower.memo import KernelMemo
-from ..lower.tileir import Buffer, If, Kernel, Loop, Program, Region, RuntimeRows, Tier
-from ..names import C_SYMBOLS
+from ..tileir.memo import KernelMemo
+from ..tileir.program import Buffer, If, Kernel, Loop, Program, Region, RuntimeRows, Tier
 from .writer import Writer, camel, ctype
 
 __all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple", "runtime_rows"]
@@ -33,7 +33,7 @@ __all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple", "runtime_rows"]
 ZERO = Const(0)
 
 # Names a TileIR variable or a kernel must not take in C++: types, keywords, the class's own members,
-# and the C library / C++ / Ascend C symbols of `kernelstudio.names.C_SYMBOLS`.
+# and the C library / C++ / Ascend C symbols of `kernelstudio.core.names.C_SYMBOLS`.
 RESERVED = C_SYMBOLS | frozenset({
     "half", "float", "int", "double", "char", "bool", "auto", "const", "for", "if", "else", "while", "do",
     "return", "class", "struct", "new", "delete", "this", "private", "public", "template", "typename",
@@ -242,7 +242,7 @@ def _member_names(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:
 
 
 def _name_members(k: Kernel, taken: set[str]) -> dict[str, tuple[str, str]]:
-    from ..lower.scratch import scratch_buffers
+    from ..tileir.scratch import scratch_buffers
 
     ub = [b for b in k.buffers if b.tier is Tier.UB]
     used = set(taken) | set(scratch_buffers(k)) | RESERVED

@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import UnsupportedError
-from ..lower.expr import Bin, Const, E, Expr, Var, ceil_div
-from ..lower.tileir import (
+from ..core.errors import UnsupportedError
+from ..tileir.expr import Bin, Const, E, Expr, Var, ceil_div
+from ..tileir.program import (
     Alloc,
     Copy,
     CrossSet,
@@ -46,7 +46,7 @@ from ..lower.tileir import (
     WaitFlag,
     walk,
 )
-from ..lower.vec_calls import WORK, Expansion, calls_of, contiguous, dense_when, kind, looped
+from ..tileir.vec_calls import WORK, Expansion, calls_of, contiguous, dense_when, kind, looped
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 
 __all__ = ["Writer", "ctype", "camel", "pascal", "c_float", "C_TYPES"]
 

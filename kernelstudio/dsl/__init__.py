@@ -1,4 +1,7 @@
-"""The compute DSL: placeholders, op constructors and composites that build the graph IR."""
+"""The compute DSL: placeholders, op constructors and composites that build the graph IR.
+
+Stage 3. It may import core/ and ir/; fusion/ is its sibling and neither imports the other.
+"""
 
 from __future__ import annotations
 

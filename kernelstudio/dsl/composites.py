@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..core.errors import DTypeError, ShapeError, UnsupportedError
 from . import ops as O
 from . import shapes as S
 from .tensor import Tensor

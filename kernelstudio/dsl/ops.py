@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import itertools
 import math
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -19,13 +20,13 @@ from functools import reduce as _fold
 
 import numpy as np
 
-from .. import names as _names
-from ..dtypes import check_dtype
-from ..errors import DTypeError, ShapeError
+from ..core import names as _names
+from ..core.dtypes import check_dtype
+from ..core.errors import DTypeError, ShapeError
 from ..ir.node import Composite, Node
 from ..ir.ops import DTYPES, FLOAT_DTYPES, Op
 from . import shapes as S
-from .tensor import Tensor
+from .tensor import Tensor, bind_ops
 
 __all__ = [
     "placeholder", "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "exp", "log",
@@ -62,7 +63,7 @@ def composite_scope(name: str) -> Iterator[Composite]:
 
 
 def check_name(op: str, name: object) -> str:
-    """A node name: None -> "" (the graph names it), else a C identifier (`kernelstudio.names`)."""
+    """A node name: None -> "" (the graph names it), else a C identifier (`kernelstudio.core.names`)."""
     if name is None:
         return ""
     return _names.check_name(name, op)
@@ -523,3 +524,6 @@ def gather(x: Tensor, indices: Tensor, axis: int = 0, name: str | None = None) -
     ax = S.normalize_axis("gather", axis, t.ndim, _d(t))
     shape = S.gather_shape(t.shape, idx.shape, ax)
     return _node(Op.GATHER, (t, idx), shape, t.dtype, {"axis": ax}, nm)
+
+
+bind_ops(sys.modules[__name__])  # Tensor operators call the constructors above

@@ -11,8 +11,8 @@ import math
 import operator
 from collections.abc import Callable, Sequence
 
-from ..dtypes import check_dtype
-from ..errors import DTypeError, ShapeError
+from ..core.dtypes import check_dtype
+from ..core.errors import DTypeError, ShapeError
 from ..ir.ops import FLOAT_DTYPES
 
 __all__ = [

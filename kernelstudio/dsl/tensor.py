@@ -6,7 +6,7 @@ import numbers
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import Op
@@ -39,10 +39,17 @@ def _label(v: object) -> str:
     return type(v).__name__
 
 
-def _ops() -> Any:
-    from . import ops  # ops builds Tensors, so it is imported on first use
+_OPS: Any = None  # the op constructors (dsl/ops.py, which builds Tensors and so sits above this module)
 
-    return ops
+
+def bind_ops(ops: Any) -> None:
+    """Give Tensor's operators (+, @, .T, ...) the op constructors; dsl/ops.py calls it as it loads."""
+    global _OPS
+    _OPS = ops
+
+
+def _ops() -> Any:
+    return _OPS
 
 
 class Tensor:

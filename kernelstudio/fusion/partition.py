@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..errors import ScheduleError
+from ..core.errors import ScheduleError
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import Kind, Op
@@ -236,7 +236,7 @@ def _node_view(n: Node, g: _Group) -> str | None:
 def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
               split: Iterable[Node] = ()) -> FusionPlan:
     """Group the graph's compute nodes into kernels (see module doc). The matmul/conv nodes in `split`
-    take no epilogue: their consumers start vector kernels (the cost-aware choice, schedule/choose.py)."""
+    take no epilogue: their consumers start vector kernels (the cost-aware choice, plan/choose.py)."""
     return _partition(graph, fuse, tuple(keep_out), frozenset(split), frozenset())
 
 

@@ -3,6 +3,8 @@
     ks.hw.get("ascend910b2")        # HardwareProfile; every number has profile.source(field)
     ks.hw.names()                   # all known profile names
     ks.hw.get("ascend910b2").costs  # CostModel: move_cycles, mmad_cycles, vector_cycles
+
+Stage 1. It may import core/ only.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import difflib
 import functools
 from importlib import resources
 
-from ..errors import TargetError
+from ..core.errors import TargetError
 from .costs import CostModel
 from .profile import HardwareProfile, MoveCurveSpec, profile_from_toml
 

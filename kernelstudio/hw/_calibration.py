@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 
 __all__ = [
     "Curve", "move_rows", "move_curve", "mmad_rows", "mmad_curve", "vector_rows",

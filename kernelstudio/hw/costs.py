@@ -14,9 +14,11 @@ shapes millions of times.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import Protocol
 
-from ..errors import ShapeError, UnsupportedError
+from ..core.config import COST_MEMO_LIMIT
+from ..core.errors import ShapeError, UnsupportedError
 from . import _calibration as cal
 from .vector_ops import (
     BIT_PATTERN_OPS,
@@ -32,22 +34,45 @@ from .vector_ops import (
     reduction_levels,
 )
 
-if TYPE_CHECKING:
-    from .profile import HardwareProfile, MoveCurveSpec
 
-__all__ = ["CostModel", "MMAD_K0", "MEMORIES"]
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MoveCurveSpec:
+    """Which measured curve times the data path src->dst on this chip, and how it is scaled."""
+
+    src: str
+    dst: str
+    curve: str  # source_key in mov_bandwidth_vs_size.csv
+    nd2nz_curve: str = ""  # curve for nd2nz=True ("" = nd2nz not available on this path)
+    bandwidth_scale: float = 1.0  # measured bytes/cycle are multiplied by this (derived curves)
+    source: str = ""
+
+
+class ProfileFacts(Protocol):
+    """What the cost model reads of a chip (HardwareProfile in profile.py holds these and builds the model)."""
+
+    name: str
+    clock_hz: float
+    clock_mhz: float
+    hbm_bytes_per_s: float
+    has_l0c_to_ub: bool
+    move_curves: tuple[MoveCurveSpec, ...]
+    mmad_curve: str
+    mmad_curve_source: str
+    vector_curve_chip: str
+    vector_curve_source: str
+
+__all__ = ["CostModel", "MoveCurveSpec", "ProfileFacts", "MMAD_K0", "MEMORIES"]
 
 MEMORIES = ("GM", "L1", "L0A", "L0B", "L0C", "UB")
 # k of one 16 x 16 x k0 cube fractal per dtype ([ini] DtypeMKN; fp32 runs at a quarter of fp16,
 # HF32 at half).
 MMAD_K0 = {"float16": 16, "bfloat16": 16, "int8": 32, "hfloat32": 8, "float32": 4}
-_MEMO_LIMIT = 1 << 16
 
 
 class CostModel:
     """Cycle costs of one profile (get it as `profile.costs`; one instance per profile)."""
 
-    def __init__(self, profile: HardwareProfile) -> None:
+    def __init__(self, profile: ProfileFacts) -> None:
         self.profile = profile
         self._moves: dict[tuple[str, str], MoveCurveSpec] = {
             (m.src, m.dst): m for m in profile.move_curves
@@ -114,7 +139,7 @@ class CostModel:
                 )
             curve_key = spec.nd2nz_curve
         cycles = cal.move_curve(curve_key, spec.bandwidth_scale, self.profile.clock_mhz)(nbytes) if nbytes else 0.0
-        if len(self._move_memo) >= _MEMO_LIMIT:
+        if len(self._move_memo) >= COST_MEMO_LIMIT:
             self._move_memo.clear()
         self._move_memo[key] = cycles
         return cycles
@@ -151,7 +176,7 @@ class CostModel:
         if min(m, k, n) < 1:
             raise ShapeError(f"Mmad {m}x{k}x{n}: every dimension must be >= 1")
         cycles = self._mmad(cal.fractals(m, k, n, MMAD_K0[dtype]))
-        if len(self._mmad_memo) >= _MEMO_LIMIT:
+        if len(self._mmad_memo) >= COST_MEMO_LIMIT:
             self._mmad_memo.clear()
         self._mmad_memo[key] = cycles
         return cycles
@@ -199,7 +224,7 @@ class CostModel:
             cycles = curve(math.ceil(count * DTYPE_BYTES[tag] / REPEAT_BYTES))
         else:
             raise UnsupportedError(f"unknown vector op {op!r}; known: {', '.join(all_ops())}")
-        if len(self._vec_memo) >= _MEMO_LIMIT:
+        if len(self._vec_memo) >= COST_MEMO_LIMIT:
             self._vec_memo.clear()
         self._vec_memo[key] = cycles
         return cycles

@@ -7,12 +7,10 @@ import functools
 import math
 import tomllib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..errors import TargetError, UnsupportedError
-
-if TYPE_CHECKING:
-    from .costs import CostModel
+from ..core.errors import TargetError, UnsupportedError
+from .costs import CostModel, MoveCurveSpec
 
 __all__ = ["HardwareProfile", "MoveCurveSpec", "profile_from_toml", "SOURCE_TAGS"]
 
@@ -39,18 +37,6 @@ _TIERS = {
 }
 # Cube throughput relative to fp16 (k of one fractal: fp16 16, int8 32, hf32 8, fp32 4).
 _CUBE_RATE = {"float16": 1.0, "bfloat16": 1.0, "int8": 2.0, "hfloat32": 0.5, "float32": 0.25}
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MoveCurveSpec:
-    """Which measured curve times the data path src->dst on this chip, and how it is scaled."""
-
-    src: str
-    dst: str
-    curve: str  # source_key in mov_bandwidth_vs_size.csv
-    nd2nz_curve: str = ""  # curve for nd2nz=True ("" = nd2nz not available on this path)
-    bandwidth_scale: float = 1.0  # measured bytes/cycle are multiplied by this (derived curves)
-    source: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,8 +143,6 @@ class HardwareProfile:
 
 @functools.lru_cache(maxsize=64)
 def _cost_model(profile: HardwareProfile) -> CostModel:
-    from .costs import CostModel
-
     return CostModel(profile)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 
 __all__ = [
     "INSTRUCTIONS", "BIT_PATTERN_OPS", "REDUCTIONS", "COMPOSITES", "DTYPE_TAGS", "DTYPE_BYTES",

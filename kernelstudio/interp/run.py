@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from ..dtypes import numpy_dtype, round_to
-from ..errors import InputError, KernelStudioError
-from ..lower.expr import Const, compile_expr, has_load
-from ..lower.tileir import (
+from ..core.dtypes import numpy_dtype, round_to
+from ..core.errors import InputError, KernelStudioError
+from ..tileir.expr import Const, compile_expr, has_load
+from ..tileir.program import (
     Alloc,
     Copy,
     CrossSet,
@@ -405,9 +405,9 @@ def _interleave(m: _Machine, k: Kernel, tasks: list[Task], where: str) -> None:
 
 def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np.ndarray, ...]:
     """Execute `prog` on `inputs` (name -> array); returns the output (a tuple for several)."""
-    from ..validate import check_inputs, need_program
+    from ..core.checks import check_inputs, need
 
-    prog = need_program(prog, "run_tiled")
+    prog = need(prog, Program, "run_tiled")
     specs = [(t.name, t.shape, t.dtype) for t in prog.tensors if t.role == "input"]
     arrays = check_inputs(f"run_tiled({prog.name})", specs, inputs)
     gm: dict[str, np.ndarray] = {}

@@ -1,4 +1,7 @@
-"""Graph IR: the op enum, nodes, graphs, the golden NumPy model and graph printers."""
+"""Graph IR: the op enum, nodes, graphs, the golden NumPy model and graph printers.
+
+Stage 2. It may import core/ only: the golden model follows a rounding plan it is given and never asks a later
+stage."""
 
 from __future__ import annotations
 

@@ -36,17 +36,18 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .. import dtypes as _dt
-from ..errors import InputError
+from ..core import dtypes as _dt
+from ..core.errors import InputError
 from .graph import Graph, as_nodes
 from .node import Node
 from .ops import FLOAT_DTYPES, Op
 
-__all__ = ["GOLDEN", "evaluate", "random_inputs"]
+__all__ = ["GOLDEN", "RoundingPlan", "evaluate", "named_placeholders", "random_inputs"]
 
 Rule = Callable[[Node, Sequence[np.ndarray]], np.ndarray]
 
@@ -184,7 +185,7 @@ def _upcast(a: np.ndarray, dtype: str) -> np.ndarray:
 # --- inputs ---------------------------------------------------------------------------------------
 
 
-def _placeholders(graph: Graph, what: str) -> dict[str, Node]:
+def named_placeholders(graph: Graph, what: str) -> dict[str, Node]:
     by_user_name: dict[str, Node] = {}
     for p in graph.placeholders:
         if p.name and (q := by_user_name.setdefault(p.name, p)) is not p:
@@ -200,9 +201,9 @@ def _expected(phs: Mapping[str, Node]) -> str:
 
 
 def _feeds(graph: Graph, inputs: Mapping[str, object]) -> dict[Node, np.ndarray]:
-    from ..validate import check_inputs
+    from ..core.checks import check_inputs
 
-    phs = _placeholders(graph, "evaluate")
+    phs = named_placeholders(graph, "evaluate")
     arrays = check_inputs("evaluate", [(k, p.shape, p.dtype) for k, p in phs.items()], inputs)
     feeds = {}
     for name, p in phs.items():
@@ -215,18 +216,18 @@ def _feeds(graph: Graph, inputs: Mapping[str, object]) -> dict[Node, np.ndarray]
 
 
 def evaluate(outputs: object, inputs: Mapping[str, object], *,
-             schedule: object = None) -> np.ndarray | tuple[np.ndarray, ...]:
+             rounding: RoundingPlan | None = None) -> np.ndarray | tuple[np.ndarray, ...]:
     """Golden values of `outputs` (a Tensor, or a tuple/list of them) for `inputs` (name -> array).
 
     Returns one array, or a tuple for a tuple/list of outputs. See the module doc for precision:
-    by default every node rounds to its dtype (the framework reference). With `schedule=s` the
-    model follows the plan instead: a float value is rounded where the plan stores it (a kernel's
-    output written to GM) or casts it, and stays float32 inside a fused kernel, as the generated
-    code keeps it.
+    by default every node rounds to its dtype (the framework reference). With a `rounding` plan the
+    model follows it instead: a float value is rounded where the plan stores it (a kernel's output
+    written to GM) or casts it, and stays float32 inside a fused kernel, as the generated code keeps it.
+    (`ks.evaluate(..., schedule=s)` makes that plan from a schedule: schedule/rounding.py.)
     """
     nodes, single = as_nodes(outputs)
     graph = Graph(nodes)
-    plan = _plan_points(graph, schedule)
+    plan = rounding
     feeds = _feeds(graph, inputs)
     remaining = {n: len(graph.users[n]) for n in graph.nodes}
     keep = set(nodes)
@@ -257,41 +258,15 @@ def evaluate(outputs: object, inputs: Mapping[str, object], *,
     return results[0] if single else results
 
 
-class _Plan:
+@dataclass(frozen=True)
+class RoundingPlan:
     """Where a plan rounds: `everywhere` (inputs, casts, cube results: every reader sees the rounded
     value), `stored` (kernel outputs: rounded in GM, float32 inside their own kernel), `home` (kernel
     index of every computed node)."""
 
-    def __init__(self, everywhere: set[Node], stored: set[Node], home: dict[Node, int]):
-        self.everywhere, self.stored, self.home = everywhere, stored, home
-
-
-def _plan_points(graph: Graph, schedule: object) -> _Plan | None:
-    """The rounding points of the plan of `schedule` (None: round every node)."""
-    if schedule is None:
-        return None
-    from ..validate import need_schedule
-
-    s = need_schedule(schedule, "evaluate(schedule=...)")
-    if set(s.graph.outputs) != set(graph.outputs) or set(s.graph.nodes) != set(graph.nodes):
-        raise InputError("evaluate: the schedule was made for another graph; pass the schedule "
-                         "ks.create_schedule made from these outputs")
-    everywhere: set[Node] = set(graph.placeholders)
-    stored: set[Node] = set()
-    home: dict[Node, int] = {}
-    from ..lower.pipeline import native_float16
-
-    for i, k in enumerate(s.kernels):
-        stored.update(k.outputs)
-        home.update((n, i) for n in k.nodes)
-        if k.root is not None:
-            everywhere.add(k.root)  # the cube unit's result leaves L0C in the matmul's dtype
-        wants = [d.value for d in s.for_kernel(k.name) if d.kind == "compute_dtype"]
-        if native_float16(k, wants[-1] if wants else "auto"):
-            everywhere.update(k.nodes)  # float16 math on chip: every op rounds, as the kernel computes
-    # casts round; scalar constants do not: kernels take them as float32 operands of Adds/Muls/...
-    everywhere.update(n for n in graph.nodes if n.op is Op.CAST)
-    return _Plan(everywhere, stored, home)
+    everywhere: frozenset[Node]
+    stored: frozenset[Node]
+    home: Mapping[Node, int]
 
 
 def _source(node: Node) -> Node | None:
@@ -338,7 +313,7 @@ def random_inputs(outputs: object, seed: int = 0) -> dict[str, np.ndarray]:
     graph = Graph(nodes)
     weight, index, positive, cond = _roles(graph)
     out: dict[str, np.ndarray] = {}
-    for name, p in _placeholders(graph, "random_inputs").items():
+    for name, p in named_placeholders(graph, "random_inputs").items():
         rng = np.random.default_rng([int(seed), zlib.crc32(name.encode())])
         isfloat = p.dtype in FLOAT_DTYPES
         if p in index:

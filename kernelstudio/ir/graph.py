@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..errors import InputError
-from .node import Node
+from ..core.errors import InputError
+from .node import Composite, Node
 from .ops import Op
 
 __all__ = ["Graph", "as_nodes"]
@@ -34,8 +34,6 @@ class Graph:
     def text(self) -> str:
         """The graph as `format_graph` prints it, made once (a stable key: equal graphs print alike)."""
         if self._text is None:
-            from .printer import graph_text
-
             self._text = graph_text(self)
         return self._text
 
@@ -121,3 +119,46 @@ def _assign_names(nodes: Sequence[Node]) -> dict[Node, str]:
         taken.add(cand)
         names[n] = cand
     return names
+
+
+# --- the text form: the graph's canonical key (ir/printer.py shows it as `format_graph`) ---
+
+_HIDDEN_ATTRS = ("uid",)  # identity of unnamed placeholders, not meaning
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def _attrs(node: Node) -> str:
+    items = [f"{k}={v!r}" for k, v in node.attrs if k not in _HIDDEN_ATTRS]
+    return "{" + ", ".join(items) + "}" if items else ""
+
+
+def composite_labels(graph: Graph) -> dict[Composite, str]:
+    labels: dict[Composite, str] = {}
+    counts: dict[str, int] = {}
+    for n in graph.nodes:
+        c = n.composite
+        if c is not None and c not in labels:
+            k = counts.get(c.name, 0)
+            counts[c.name] = k + 1
+            labels[c] = f"{c.name}#{k}"
+    return labels
+
+
+def graph_text(g: Graph) -> str:
+    """`format_graph` of a built graph's outputs (`Graph.text()` keeps it)."""
+    nodes = g.outputs
+    comps = composite_labels(g)
+    lines = []
+    for n in g.nodes:
+        args = ", ".join(f"%{g.name(i)}" for i in n.inputs)
+        line = f"%{g.name(n)} = {n.op.value}({args}) : {fmt_shape(n.shape)} {n.dtype}"
+        if attrs := _attrs(n):
+            line += f"  {attrs}"
+        if n.composite is not None:
+            line += f"  # {comps[n.composite]}"
+        lines.append(line)
+    lines.append("return " + ", ".join(f"%{g.name(n)}" for n in nodes))
+    return "\n".join(lines) + "\n"

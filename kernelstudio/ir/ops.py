@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from ..core.dtypes import DTYPES, FLOAT_DTYPES, itemsize  # dtype facts live in core; re-exported for ops
+
 __all__ = ["Op", "Kind", "Unit", "OpInfo", "OP_INFO", "DTYPES", "FLOAT_DTYPES", "itemsize"]
 
 
@@ -107,12 +109,3 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.TOPK: OpInfo(Kind.INDEX, Unit.VECTOR),  # vector Sort + extract
     Op.GATHER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven moves
 }
-
-DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "int8", "int32")
-FLOAT_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32")
-_ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 1, "int32": 4}
-
-
-def itemsize(dtype: str) -> int:
-    """Bytes per element of a kernelstudio dtype name."""
-    return _ITEMSIZE[dtype]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import InputError
-from .graph import Graph, as_nodes
+from ..core.errors import InputError
+from .graph import Graph, as_nodes, composite_labels, fmt_shape, graph_text
 from .node import Composite, Node
 from .ops import Op, Unit
 
@@ -22,51 +22,12 @@ UNIT_COLORS: dict[Unit, str] = {
     Unit.NONE: "#E9ECEF",  # leaves: placeholders and constants
 }
 _UNIT_LABEL = {Unit.CUBE: "cube", Unit.VECTOR: "vector", Unit.SCALAR: "scalar", Unit.NONE: "leaf"}
-_HIDDEN_ATTRS = ("uid",)  # identity of unnamed placeholders, not meaning
-
-
-def _fmt_shape(shape: Sequence[int]) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
-def _attrs(node: Node) -> str:
-    items = [f"{k}={v!r}" for k, v in node.attrs if k not in _HIDDEN_ATTRS]
-    return "{" + ", ".join(items) + "}" if items else ""
-
-
-def _composite_labels(graph: Graph) -> dict[Composite, str]:
-    labels: dict[Composite, str] = {}
-    counts: dict[str, int] = {}
-    for n in graph.nodes:
-        c = n.composite
-        if c is not None and c not in labels:
-            k = counts.get(c.name, 0)
-            counts[c.name] = k + 1
-            labels[c] = f"{c.name}#{k}"
-    return labels
 
 
 def format_graph(outputs: object) -> str:
     """One line per node: ``%name = op(%a, %b) : [64,512] float16  {attrs}  # layer_norm#0``."""
     nodes, _ = as_nodes(outputs)
     return graph_text(Graph(nodes))
-
-
-def graph_text(g: Graph) -> str:
-    """`format_graph` of a built graph's outputs (`Graph.text()` keeps it)."""
-    nodes = g.outputs
-    comps = _composite_labels(g)
-    lines = []
-    for n in g.nodes:
-        args = ", ".join(f"%{g.name(i)}" for i in n.inputs)
-        line = f"%{g.name(n)} = {n.op.value}({args}) : {_fmt_shape(n.shape)} {n.dtype}"
-        if attrs := _attrs(n):
-            line += f"  {attrs}"
-        if n.composite is not None:
-            line += f"  # {comps[n.composite]}"
-        lines.append(line)
-    lines.append("return " + ", ".join(f"%{g.name(n)}" for n in nodes))
-    return "\n".join(lines) + "\n"
 
 
 def _esc(text: str) -> str:
@@ -84,7 +45,7 @@ def _node_line(g: Graph, n: Node, is_output: bool) -> str:
         label = f"{n.attr('value')!r}\\n{n.dtype}"
         return f'{_q(g.name(n))} [label={_q(label)}, shape=ellipse, fontsize=8, fillcolor="{color}"];'
     head = g.name(n) if g.name(n) == n.op.value else f"{g.name(n)}\\n{n.op.value}"
-    label = f"{head}\\n{_fmt_shape(n.shape)} {n.dtype}"
+    label = f"{head}\\n{fmt_shape(n.shape)} {n.dtype}"
     extra = ", penwidth=2.5" if is_output else ""
     return f'{_q(g.name(n))} [label={_q(label)}, fillcolor="{color}"{extra}];'
 
@@ -96,7 +57,7 @@ def _kernel_of(g: Graph, clusters: Sequence[tuple]) -> dict[Node, int]:
         for item in knodes:
             n = item if isinstance(item, Node) else getattr(item, "node", None)
             if not isinstance(n, Node) or n not in members:
-                what = f"{n.op.value} {_fmt_shape(n.shape)}" if isinstance(n, Node) else repr(item)
+                what = f"{n.op.value} {fmt_shape(n.shape)}" if isinstance(n, Node) else repr(item)
                 raise InputError(f"to_dot: cluster {kname!r} lists {what}, which is not a node of this graph")
             if n in owner and owner[n] != k:
                 raise InputError(
@@ -117,7 +78,7 @@ def to_dot(outputs: object, *, clusters: Sequence[tuple] = ()) -> str:
     """
     nodes, _ = as_nodes(outputs)
     g = Graph(nodes)
-    comps = _composite_labels(g)
+    comps = composite_labels(g)
     owner = _kernel_of(g, clusters)
     outs = set(nodes)
     # group: kernel index (None: top level) -> composite (None: loose) -> nodes in topo order

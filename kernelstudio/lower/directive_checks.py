@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ScheduleError
+from ..core.errors import ScheduleError
 from ..fusion.partition import FusedKernel
 from ..schedule.schedule import Directive
-from .epilogue import sync_rows_per_aiv
+from .cube.shape import aiv_rows, sync_rows_per_aiv
 
 __all__ = ["check_directives_act"]
 
@@ -78,7 +78,7 @@ def check_directives_act(fk: FusedKernel, directives: Sequence[Directive], kind:
     tm, tn = int(tiling["tile_m"]), int(tiling["tile_n"])
     row_block = fk.has_row_reduction()
     cols = int(tiling["N"]) if row_block else tn
-    half = -(-tm // 2)
+    half = aiv_rows(tm)
     if _sync(directives):  # every AIV takes its share of all the rows of C
         half = sync_rows_per_aiv(int(tiling["batch"]) * int(tiling["M"]), int(tiling["block_dim"]))
     for d in directives:

@@ -4,13 +4,12 @@ transpose of the last two dims, top-k along the last axis, and gather along axis
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
 from ..ir.ops import Op, itemsize
-from .config import KernelConfig
-from .expr import Const, E, Load, Var
-from .tileir import (
+from ..tileir.expr import Const, E, Load, Var
+from ..tileir.program import (
     Alloc,
     Buffer,
     Copy,
@@ -32,12 +31,10 @@ from .tileir import (
     VecOp,
     WaitFlag,
 )
+from .config import KernelConfig
 from .vector_body import ident
 
-__all__ = ["lower_layout_kernel", "LAYOUT_LOWERED", "is_axis_reduce", "lower_axis_reduce"]
-
-LAYOUT_LOWERED = (Op.TRANSPOSE, Op.TOPK, Op.GATHER)
-
+__all__ = ["lower_layout_kernel", "lower_axis_reduce"]
 
 def _pad(n: int, dtype: str) -> int:
     per = 32 // itemsize(dtype)
@@ -213,12 +210,6 @@ def _gather(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kerne
 
 
 # ---- reductions over axes other than the last ------------------------------------------------------
-def is_axis_reduce(fk: FusedKernel) -> bool:
-    """A kernel of one reduction that does not reduce (only) the last axis of a row tile."""
-    n = fk.nodes[0]
-    return len(fk.nodes) == 1 and n.info.kind.value == "reduce" and fk.view(n) != "col"
-
-
 def lower_axis_reduce(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
     """reduce_sum/mean/max over adjacent axes a0..a1 of x viewed as [outer, red, inner].
 

@@ -3,11 +3,11 @@ kernels and the epilogues of mixed kernels read and write through them)."""
 
 from __future__ import annotations
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
-from .expr import Const, E, Expr
-from .tileir import Region
+from ..tileir.expr import Const, E, Expr
+from ..tileir.program import Region
 from .vector_body import Operand
 
 __all__ = ["gm_operands", "gm_region"]

@@ -11,22 +11,25 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from ..errors import CapacityError, ScheduleError, TargetError, UnsupportedError
+from ..core.config import DEFAULT_TARGET
+from ..core.errors import CapacityError, TargetError, UnsupportedError
 from ..fusion.partition import FusedKernel
+from ..fusion.precision import LAYOUT_LOWERED, is_axis_reduce, native_float16
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
 from ..ir.node import Node
 from ..ir.ops import Kind, itemsize
 from ..schedule.schedule import Schedule
+from ..tileir.printer import format_program
+from ..tileir.program import GmTensor, Kernel, Program
 from .config import KernelConfig
+from .cube.kernel import lower_cube_kernel
 from .directive_checks import check_directives_act
-from .families import lower_cube_kernel, lower_vector_kernel
-from .layout import LAYOUT_LOWERED, is_axis_reduce, lower_axis_reduce, lower_layout_kernel
-from .printer import format_program
+from .families import lower_vector_kernel
+from .layout import lower_axis_reduce, lower_layout_kernel
 from .tile_order import auto_swizzle
-from .tileir import GmTensor, Kernel, Program
 from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
-from .vector_body import ident, native_blockers
+from .vector_body import ident
 
 __all__ = ["lower", "PASSES", "describe", "default_name"]
 
@@ -130,21 +133,6 @@ def vectorize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
 def storage_align(ctx: _Ctx, cfgs: Configs) -> Configs:
     # cube tiles padded to 16 and on-chip rows to whole 32-byte blocks, as the data movers need
     return {n: c.with_(aligned=True) for n, c in cfgs.items()}
-
-
-def native_float16(fk: FusedKernel, want: str) -> bool:
-    """Whether kernel `fk` computes its vector math natively in float16 under compute_dtype(`want`)
-    ("auto", "float16", "float32"): the lowering and the plan-following golden model both ask this."""
-    nodes = [n for n in fk.nodes if n is not fk.root]
-    if fk.nodes[0].op in LAYOUT_LOWERED or is_axis_reduce(fk) or not nodes or want == "float32":
-        return False
-    blockers = native_blockers(nodes, "float16")
-    if want == "float16" and blockers:
-        raise ScheduleError(
-            f"kernel {fk.name}: compute_dtype('float16') but {', '.join(blockers)} cannot be computed "
-            "natively in float16 with the golden model's rounding; use compute_dtype('auto') (float16 "
-            "where every op allows it) or compute_dtype('float32')")
-    return not blockers
 
 
 def compute_dtype(ctx: _Ctx, cfgs: Configs) -> Configs:
@@ -270,12 +258,12 @@ def _separated_targets() -> list[str]:
     return [n for n in names() if get_profile(n).arch == "separated"]
 
 
-def lower(schedule: Schedule, target: str | HardwareProfile = "ascend910b2", *, name: str | None = None) -> Program:
+def lower(schedule: Schedule, target: str | HardwareProfile = DEFAULT_TARGET, *, name: str | None = None) -> Program:
     """Run the pass pipeline; the returned Program's `passes` holds (name, ir_text) after each pass."""
-    from ..names import check_name
-    from ..validate import need_schedule
+    from ..core.checks import need
+    from ..core.names import check_name
 
-    schedule = need_schedule(schedule, "lower")
+    schedule = need(schedule, Schedule, "lower")
     if not isinstance(target, (str, HardwareProfile)):
         raise TargetError(f"lower: target must be a profile name or a HardwareProfile, got "
                           f"{type(target).__name__} {target!r}; see ks.hw.names()")
@@ -316,7 +304,7 @@ def _check_gm(prog: Program, profile: HardwareProfile) -> None:
 
 class PassLog(Sequence):
     """(pass name, IR text after the pass) for every pass, printed when first read: the decisions are
-    kept, so a lower() that nobody inspects does not pay for seven printouts."""
+    kept, so a lower() that nobody inspects does not pay for a printout per pass."""
 
     def __init__(self, ctx: _Ctx, steps: list[tuple[str, Configs]], final: Program | None = None):
         self._ctx, self._steps = ctx, steps

@@ -24,15 +24,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ScheduleError
+from ..core.config import AUTO_SWIZZLE_GAIN
+from ..core.errors import ScheduleError
 from ..ir.ops import itemsize
+from ..tileir.expr import Const, E, Expr, Var
+from ..tileir.program import Kernel, Let, Panel, Stmt, TileWalk
 from .config import KernelConfig
-from .expr import Const, E, Expr, Var
-from .tileir import Kernel, Let, Panel, Stmt, TileWalk
 
 __all__ = ["tile_walk_lets", "tile_walk", "auto_swizzle", "AUTO_GAIN"]
 
-AUTO_GAIN = 0.10  # assumed: a swizzle is chosen when the L2 model predicts >= 10% fewer HBM reads
+AUTO_GAIN = AUTO_SWIZZLE_GAIN  # core/config.py: the assumed least saving of HBM reads
 
 
 def tile_walk_lets(name: str, mn: tuple[int, int], tiles: tuple[int, int], cfg: KernelConfig,
@@ -119,11 +120,11 @@ def auto_swizzle(cfg: KernelConfig, emit: Callable[[KernelConfig], Kernel], out_
                  l2_bytes: int) -> KernelConfig:
     """The auto-schedule's C tile order: when the operands together exceed 2/3 of L2 (below that
     every re-read hits whatever the order), each swizzle group of 2, 4, 8, ... tile rows or columns
-    is priced by the L2 model (sim/l2_walk.py, operands cold, the output `out_bytes` spread over the
+    is priced by the L2 model (tileir/l2_walk.py, operands cold, the output `out_bytes` spread over the
     tiles) and the one with the fewest HBM reads is kept if it saves at least AUTO_GAIN of the
     row-major order's. `cfg` must be complete (cores, alignment); it comes back unchanged or with
     the swizzle and a note."""
-    from ..sim.l2_walk import walk_hbm_reads
+    from ..tileir.l2_walk import walk_hbm_reads
 
     base = emit(cfg)
     t = dict(base.tiling)

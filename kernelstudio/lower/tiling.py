@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import CapacityError, ScheduleError
+from ..core.errors import CapacityError, ScheduleError
 from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
 from ..ir.ops import itemsize
 from ..schedule.schedule import Directive
+from ..tileir.program import CoreType, Kernel, Tier
 from .config import KernelConfig
-from .epilogue import sync_rows_per_aiv
-from .tileir import CoreType, Kernel, Tier
+from .cube.shape import aiv_rows, sync_rows_per_aiv
 
 __all__ = ["resolve_directives", "auto_tiles", "validate_tiles", "check_capacity", "usage"]
 
@@ -124,7 +124,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
 
 def usage(k: Kernel) -> dict[tuple[str, str], int]:
     """Bytes per (core type, tier) of a kernel's buffers, depth included."""
-    from .scratch import scratch_bytes
+    from ..tileir.scratch import scratch_bytes
 
     u: dict[tuple[str, str], int] = {}
     for b in k.buffers:
@@ -143,7 +143,7 @@ def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
             bufs = [b for b in k.buffers if b.core.value == core and b.tier.value == tier]
             listing = ", ".join(f"{b.name} {b.rows}x{b.cols} {b.dtype} x{b.depth} = {b.nbytes:,} B" for b in bufs)
             if (core, tier) == ("aiv", "UB"):
-                from .scratch import scratch_buffers
+                from ..tileir.scratch import scratch_buffers
 
                 listing += "".join(f", scratch {m} = {n:,} B" for m, (n, _) in sorted(scratch_buffers(k).items()))
             way = ("lower split('m'/'n'/'k', ...)" if tier != "UB" else
@@ -469,7 +469,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     # each AIV takes half a row block, or with sync_all its share of all the rows (blocks: C tiles, in groups)
     mt, nt = -(-M // tm), -(-N // tn)
     groups = batch * -(-mt // out["step_m"]) * -(-nt // out["step_n"])
-    half = max(1, sync_rows_per_aiv(batch * M, min(cores, groups)) if sync else -(-tm // 2))
+    half = max(1, sync_rows_per_aiv(batch * M, min(cores, groups)) if sync else aiv_rows(tm))
     for vc in vc_cands:
         vr = vr_user or half
         while vr >= 1:

@@ -18,12 +18,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
 from ..ir.ops import FLOAT_DTYPES, Kind, Op, itemsize
-from .expr import Const, E, Expr, Var, ceil_div
-from .tileir import (
+from ..tileir.expr import Const, E, Expr, Var, ceil_div
+from ..tileir.program import (
     Alloc,
     Buffer,
     Copy,
@@ -41,28 +41,7 @@ from .tileir import (
     VecOp,
 )
 
-__all__ = ["Operand", "VecConfig", "VectorBody", "ident", "NATIVE_OPS", "native_blockers", "COMPUTE_DTYPES"]
-
-# Ops whose float16 result computed natively equals the golden model's (float32 math, result rounded
-# to float16): exact ops, and + - * whose float32 result rounded once is the correctly rounded fp16
-# result (float32 holds 2 x 11 + 2 bits). Division and the transcendental ops are left in float32.
-NATIVE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.RELU, Op.SQUARE,
-                        Op.LEAKY_RELU, Op.RESHAPE, Op.BROADCAST_TO, Op.WHERE, Op.CONST})
-COMPUTE_DTYPES = ("auto", "float16", "float32")
-
-
-def native_blockers(nodes: Sequence[Node], dtype: str = "float16") -> list[str]:
-    """The ops that keep `nodes` from being computed natively in `dtype` (empty: none do)."""
-    out = []
-    for n in nodes:
-        if n.op is Op.CONST:
-            continue
-        if n.op not in NATIVE_OPS:
-            out.append(f"{n.op.value} (computed in float32 for precision)")
-        elif n.dtype != dtype:
-            out.append(f"{n.op.value} on {n.dtype}")
-    return out
-
+__all__ = ["Operand", "VecConfig", "VectorBody", "ident"]
 
 GmRegion = Callable[[Expr, Expr, Expr, Expr], Region]  # (r0, rlen, c0, clen) -> GM region
 

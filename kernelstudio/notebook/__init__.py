@@ -1,7 +1,9 @@
 """The notebook layer: `%%ascend_kernel` magic, the Studio widget and its views.
 
 The core library never imports this package; it imports IPython, ipywidgets and plotly lazily.
-"""
+
+Stage 11. It may import every stage below it, up to tune/; the public API (kernelstudio/__init__.py) is above it
+and is read from sys.modules, not imported."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ def get_studio(name: str) -> Any:
     """The live Studio of design `name` in this notebook (to move its controls from code)."""
     from IPython import get_ipython
 
-    from ..errors import KernelStudioError
+    from ..core.errors import KernelStudioError
 
     ip = get_ipython()
     magics = ip.magics_manager.registry.get("AscendKernelMagics") if ip is not None else None

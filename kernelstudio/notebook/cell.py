@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import KernelStudioError
+from ..core.errors import KernelStudioError
 from ..schedule.knobs import Knob, knob_values
 from ..schedule.schedule import Schedule
 
@@ -46,8 +47,11 @@ class CellResult:
 
 
 def dsl_namespace() -> dict[str, Any]:
-    """The names a cell body sees without importing: every public kernelstudio name, and `ks`."""
-    import kernelstudio as ks
+    """The names a cell body sees without importing: every public kernelstudio name, and `ks`.
+
+    The public API (kernelstudio/__init__.py) composes this stage, so it is read from `sys.modules`, where
+    Python put it before loading any module under it, rather than imported back from below."""
+    ks = sys.modules[__name__.split(".")[0]]
 
     ns = {n: getattr(ks, n) for n in ks.__all__}
     ns["ks"] = ks

@@ -13,7 +13,8 @@ from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, magics_class
 
-from ..errors import KernelStudioError
+from ..core.config import DEFAULT_TARGET
+from ..core.errors import KernelStudioError
 from .cell import CellError
 from .session import StudioSession
 
@@ -32,7 +33,7 @@ class MagicUsageError(KernelStudioError):
 @dataclass(frozen=True)
 class MagicArgs:
     name: str
-    target: str = "ascend910b2"
+    target: str = DEFAULT_TARGET
     compare: bool = True
     panel: bool = True
 
@@ -44,7 +45,7 @@ def parse_args(line: str) -> MagicArgs:
     except ValueError as e:
         raise MagicUsageError(f"cannot read the magic line {line!r} ({e}); usage: {USAGE}") from None
     name = None
-    target, compare, panel = "ascend910b2", True, True
+    target, compare, panel = DEFAULT_TARGET, True, True
     i = 0
     while i < len(toks):
         t = toks[i]

@@ -12,10 +12,10 @@ import math
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ..codegen.naming import op_names
-from ..errors import KernelStudioError
+from ..core.errors import KernelStudioError
 
 if TYPE_CHECKING:
-    from ..build import Design
+    from ..plan.build import Design
 
 __all__ = [
     "VERSION", "PUSH_TARGET", "SYNC_TARGET", "MAX_MESSAGE_CHARS", "MAX_FILES", "MAX_NAME_CHARS",

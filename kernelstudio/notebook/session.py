@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..build import Design, build, build_unfused
+from ..core.config import DEFAULT_TARGET
 from ..hw import names as target_names
-from ..schedule.choose import planning_target
+from ..plan.build import Design, build, build_unfused
+from ..plan.choose import planning_target
 from ..schedule.knobs import Knob
 from .cell import run_cell
 
@@ -27,7 +28,7 @@ class StudioSession:
 
     name: str
     source: str
-    target: str = "ascend910b2"
+    target: str = DEFAULT_TARGET
     compare: bool = True
     user_ns: Mapping[str, Any] | None = None
     knobs: dict[str, Knob] = field(default_factory=dict)
@@ -54,7 +55,7 @@ class StudioSession:
         tgt = self.target if target is None else target
         cmp_ = self.compare if compare is None else compare
         if tgt not in target_names():
-            from ..errors import TargetError
+            from ..core.errors import TargetError
 
             raise TargetError(f"unknown target {tgt!r}; choose one of {', '.join(target_names())}")
         with planning_target(tgt):  # create_schedule in the cell picks fused or split plans for this target

@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..errors import KernelStudioError
+from ..core.errors import KernelStudioError
 from ..hw import names as target_names
 from ..schedule.knobs import Knob
 from . import render as R

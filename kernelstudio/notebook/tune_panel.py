@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from ..errors import KernelStudioError
+from ..core.errors import KernelStudioError
 from ..schedule.knobs import knob
 from .cell import dsl_namespace, run_cell
 
 if TYPE_CHECKING:
     from ..tune.result import TuneResult
-    from .studio import Studio
 
 __all__ = ["CellDesign", "TunePanel"]
 
@@ -64,7 +63,7 @@ class CellDesign:
 class TunePanel(W.VBox):
     """Strategy, budget, a Tune button, the results (summary, plot, feasibility map) and "apply best"."""
 
-    def __init__(self, studio: Studio) -> None:
+    def __init__(self, studio: Any) -> None:
         self.studio = studio
         self.result: TuneResult | None = None
         size = 1

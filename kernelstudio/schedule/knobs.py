@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import KnobError
+from ..core.errors import KnobError
 
 __all__ = ["Knob", "KnobContext", "knob", "knob_values"]
 

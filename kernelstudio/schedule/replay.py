@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ScheduleError
+from ..core.errors import ScheduleError
+from .directive import Directive
 
 __all__ = ["parse_directives"]
 
@@ -25,8 +26,6 @@ def _axis(v: Any, where: str) -> Any:
 
 def parse_directives(text: Any) -> list:
     """The Directives saved in `text` (a JSON list of {kind, kernel, axis, value} objects)."""
-    from .schedule import Directive
-
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     if not isinstance(text, str):

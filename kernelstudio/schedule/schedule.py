@@ -3,45 +3,30 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import ScheduleError
+from ..core.errors import ScheduleError
 from ..fusion.partition import FusedKernel, FusionPlan, partition
+from ..fusion.precision import COMPUTE_DTYPES
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import Op
+from .directive import Directive
+from .replay import parse_directives
 
 __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DIRECTIVE_KINDS"]
 
 CUBE_AXES = ("m", "n", "k")
 DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize", "compute_dtype", "l1_k_steps",
                    "l1_depth", "l1_c_steps", "swizzle", "sync_all")
-COMPUTE_DTYPES = ("auto", "float16", "float32")
 
 
-@dataclass(frozen=True, slots=True)
-class Directive:
-    """One schedule decision for one kernel: kind, axis (name, int, tuple or None), value."""
-
-    kind: str
-    kernel: str
-    axis: Any = None
-    value: Any = None
-
-    def to_json(self) -> dict[str, Any]:
-        axis = list(self.axis) if isinstance(self.axis, tuple) else self.axis
-        value = list(self.value) if isinstance(self.value, tuple) else self.value
-        return {"kind": self.kind, "kernel": self.kernel, "axis": axis, "value": value}
-
-    @staticmethod
-    def from_json(d: dict[str, Any]) -> Directive:
-        axis = tuple(d["axis"]) if isinstance(d.get("axis"), list) else d.get("axis")
-        value = tuple(d["value"]) if isinstance(d.get("value"), list) else d.get("value")
-        return Directive(d["kind"], d["kernel"], axis, value)
+# The cost-aware fusion choice (graph, kept-out nodes, target or None) -> (choices, plan): it lowers and
+# simulates, so it lives above this stage (plan/choose.py) and is handed in.
+Planner = Callable[[Graph, tuple[Node, ...], Any], tuple[tuple[Any, ...], FusionPlan]]
 
 
 def _node_of(t: Any) -> Node:
@@ -55,11 +40,12 @@ class Schedule:
     """Result of `create_schedule`: `kernels`, `s[tensor]` stages, and the directive tuple."""
 
     def __init__(self, outputs: Sequence[Node], *, fuse: bool | None = True, keep_out: Iterable[Node] = (),
-                 directives: Sequence[Directive] = (), split: Iterable[Node] = (), target: Any = None):
+                 directives: Sequence[Directive] = (), split: Iterable[Node] = (), target: Any = None,
+                 planner: Planner | None = None):
         self.graph = Graph(tuple(outputs))
-        from ..ir.golden import _placeholders
+        from ..ir.golden import named_placeholders
 
-        _placeholders(self.graph, "create_schedule")  # two different placeholders may not share a name
+        named_placeholders(self.graph, "create_schedule")  # two different placeholders may not share a name
         for n in keep_out:
             _check_in_graph(self.graph, n, "create_schedule(keep_out=...)")
         # "auto": the simulator picks fused or split per matmul/conv epilogue; "on": pattern fusion
@@ -70,6 +56,10 @@ class Schedule:
         self.choices: tuple = ()  # FusionChoice per cube_vector candidate (auto mode)
         self._split: tuple[Node, ...] = tuple(split)
         self._target = target
+        if self.fusion == "auto" and planner is None:
+            raise ScheduleError("Schedule(fuse=None) lets the simulator choose the fusion plan, which needs a "
+                                "planner; use ks.create_schedule(outputs), or pass fuse=True / fuse=False")
+        self._planner = planner
         self.plan: FusionPlan = self._partition()
         self.directives: tuple[Directive, ...] = ()
         for d in directives:
@@ -78,13 +68,9 @@ class Schedule:
     def _partition(self) -> FusionPlan:
         if self.fusion != "auto":
             return partition(self.graph, fuse=self.fuse, keep_out=self.keep_out, split=self._split)
-        from .choose import annotate, choose_fusion, current_target
-
-        target = current_target() if self._target is None else self._target
-        self.choices, fused = choose_fusion(self.graph, self.keep_out, target, Schedule)
+        self.choices, plan = self._planner(self.graph, self.keep_out, self._target)
         self._split = tuple(c.root for c in self.choices if not c.fused)
-        plan = partition(self.graph, fuse=True, keep_out=self.keep_out, split=self._split) if self._split else fused
-        return annotate(plan, self.choices)
+        return plan
 
     @property
     def kernels(self) -> tuple[FusedKernel, ...]:
@@ -159,8 +145,6 @@ class Schedule:
 
     def replay(self, text: str) -> None:
         """Apply the directives saved by `to_json`; all or none (a bad entry leaves the schedule as it was)."""
-        from .replay import parse_directives
-
         before = self.directives
         try:
             for d in parse_directives(text):
@@ -387,15 +371,16 @@ def _validate(k: FusedKernel, d: Directive) -> None:
 
 
 def create_schedule(outputs: Any, *, fuse: bool | None = None, keep_out: Iterable[Any] = (),
-                    target: Any = None) -> Schedule:
+                    target: Any = None, planner: Planner | None = None) -> Schedule:
     """Run the fusion pass on the graph that computes `outputs` and return its Schedule.
 
     By default (`fuse=None`) every matmul/conv keeps its epilogue in one kernel only where the
     simulator, on `target` (default: the Studio's target, else ascend910b2), finds that faster than
     running them as separate kernels; each such kernel's notes give both times. `fuse=True` fuses
     wherever the patterns allow, `fuse=False` gives the unfused baseline (one kernel per op or
-    library call); `keep_out` lists tensors whose ops stay out of fused kernels."""
-    from ..validate import as_bool
+    library call); `keep_out` lists tensors whose ops stay out of fused kernels. `planner` makes the
+    cost-aware choice for `fuse=None` (plan/choose.py; `ks.create_schedule` passes it)."""
+    from ..core.checks import as_bool
 
     outs = outputs if isinstance(outputs, (list, tuple)) else (outputs,)
     if not outs:
@@ -426,4 +411,4 @@ def create_schedule(outputs: Any, *, fuse: bool | None = None, keep_out: Iterabl
             f"tensors ({what}); "
             "pass the tensor an op returns, e.g. create_schedule(ks.relu(x)) rather than the placeholder x"
         )
-    return Schedule(nodes, fuse=fuse, keep_out=[_node_of(t) for t in keep_out], target=target)
+    return Schedule(nodes, fuse=fuse, keep_out=[_node_of(t) for t in keep_out], target=target, planner=planner)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..lower.tileir import Program
+from ..tileir.program import Program
 from .errors import SimulationError
 from .program import (
     K_END,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import KernelStudioError
+from ..core.errors import KernelStudioError
 
 __all__ = ["SimulationError"]
 

@@ -7,7 +7,11 @@ import bisect
 
 import numpy as np
 
-__all__ = ["EVENT_COLUMNS", "EventLog"]
+# each pipe's lane name, as msprof's timeline labels its rows
+LANES = {"S": "SCALAR", "MTE1": "MTE1", "MTE2": "MTE2", "MTE3": "MTE3", "M": "CUBE", "V": "VECTOR",
+         "FIX": "FIXP", "FLOW": "FLOWCTRL", "LAUNCH": "LAUNCH"}
+
+__all__ = ["LANES", "EVENT_COLUMNS", "EventLog"]
 
 # columns of an event row: start, end (cycles), pipe index, static instruction id, tile (outermost
 # enclosing loop variable, -1 outside loops), inner (innermost loop variable), bytes, flops, slot

@@ -33,9 +33,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import KernelStudioError
-from ..lower.tileir import Program
-from .l2_walk import walk_hit_ratios
+from ..core.errors import KernelStudioError
+from ..tileir.l2_walk import walk_hit_ratios
+from ..tileir.program import Program
 from .program import StaticInstr
 
 __all__ = ["L2Error", "hit_probability", "initial_hits", "model_hits", "check_override"]

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..lower.tileir import Kernel, Program
+from ..tileir.program import Kernel, Program
 from .costs import Pricer, memory_kind
 from .engine import EVENT_COLUMNS, WHY_FLAG, Runner, run_block
 from .errors import SimulationError

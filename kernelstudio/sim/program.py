@@ -23,10 +23,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
-from ..lower.expr import Expr, compile_expr, free_vars, has_load
-from ..lower.tileir import (
+from ..tileir.expr import Expr, compile_expr, free_vars, has_load
+from ..tileir.program import (
     Alloc,
     Copy,
     CrossSet,
@@ -53,7 +53,7 @@ from ..lower.tileir import (
     WaitFlag,
     pipe_of,
 )
-from ..lower.vec_calls import WORK, calls_of
+from ..tileir.vec_calls import WORK, calls_of
 from .errors import SimulationError
 
 __all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "compile_side",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..lower.tileir import Program
+    from ..tileir.program import Program
     from .results import SimResult
 
 __all__ = ["report_table", "comparison"]

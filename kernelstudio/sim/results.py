@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from .events import LANES
+from .trace import chrome_trace
+
 __all__ = ["Event", "EventTable", "SimResult", "LANES"]
 
 # engine pipe -> msprof timeline lane name; "LAUNCH" is the host's gap between kernels
-LANES = {"S": "SCALAR", "MTE1": "MTE1", "MTE2": "MTE2", "MTE3": "MTE3", "M": "CUBE", "V": "VECTOR",
-         "FIX": "FIXP", "FLOW": "FLOWCTRL", "LAUNCH": "LAUNCH"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +117,6 @@ class SimResult:
 
     def to_chrome_trace(self, path: str | None = None, *, max_events: int | None = None) -> dict:
         """Trace-event JSON (Perfetto / chrome://tracing); written to `path` when given."""
-        from .trace import chrome_trace
-
         return chrome_trace(self, path, max_events=max_events)
 
     def to_dict(self, *, max_events: int | None = 20000) -> dict[str, Any]:

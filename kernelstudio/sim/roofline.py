@@ -17,7 +17,7 @@ import numpy as np
 
 from ..hw.vector_ops import REPEAT_BYTES
 from ..ir.ops import itemsize
-from ..lower.tileir import Copy, Program, walk
+from ..tileir.program import Copy, Program, walk
 
 __all__ = ["KernelRoofline", "compulsory_bytes", "kernel_roofline"]
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TargetError
-from ..lower.tileir import Program
+from ..core.errors import TargetError
+from ..tileir.program import Program
 from .l2 import check_override
 from .multicore import ProgramRun, core_label, run_program
 from .program import PIPES, SYNC_TEXT, SYNC_WAIT
@@ -44,11 +44,11 @@ def simulate(prog: Program, *, profile: Any = None, exact: bool = False,
     extrapolated); results agree within 1% either way, the shortcuts are just faster.
     l2_hit_ratio (0..1) replaces the L2 model for every GM read but the workspaces' (which stay in
     L2), for side-by-side comparison with tools that take a fixed cache-hit ratio."""
-    from ..validate import need_program
+    from ..core.checks import need
 
-    prog = need_program(prog, "simulate")
+    prog = need(prog, Program, "simulate")
     if not isinstance(exact, (bool, np.bool_)):
-        from ..errors import InputError
+        from ..core.errors import InputError
 
         raise InputError(f"simulate: exact must be True or False, got {exact!r}")
     profile = resolve_profile(prog, profile)

@@ -8,25 +8,31 @@ and chrome://tracing label the rows."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
-from .results import LANES
+from .events import LANES
 
-if TYPE_CHECKING:
-    from .results import SimResult
+
+class Traced(Protocol):
+    """What a trace is made of (a SimResult has it): the events and the run they belong to."""
+
+    events: Any
+    program: str
+    target: str
+    time_us: float
 
 __all__ = ["chrome_trace"]
 
 _LANE_ORDER = ("SCALAR", "CUBE", "VECTOR", "MTE1", "MTE2", "MTE3", "FIXP", "FLOWCTRL", "LAUNCH")
 
 
-def chrome_trace(result: SimResult, path: str | None = None, *, max_events: int | None = None) -> dict:
+def chrome_trace(result: Traced, path: str | None = None, *, max_events: int | None = None) -> dict:
     """Build (and optionally write) the trace; `max_events` keeps the earliest events only."""
     if max_events is not None and (isinstance(max_events, bool) or not isinstance(max_events, (int, np.integer))
                                    or max_events < 0):
-        from ..errors import InputError
+        from ..core.errors import InputError
 
         raise InputError(f"to_chrome_trace: max_events must be an int >= 0 or None, got {max_events!r}")
     ev = result.events
@@ -70,7 +76,7 @@ def chrome_trace(result: SimResult, path: str | None = None, *, max_events: int 
              "otherData": {"program": result.program, "target": result.target,
                            "time_us": result.time_us}}
     if path is not None:
-        from ..files import write_text
+        from ..core.files import write_text
 
         write_text(path, json.dumps(trace))
     return trace

@@ -3,6 +3,8 @@
 `ks.tune(build_fn, target, budget, strategy, seed, executor)` searches the knobs a build function
 declares; `ks.DynamicKernel(build_fn, buckets)` tunes one configuration per shape bucket;
 `ks.save_design` / `ks.designs` keep designs in the SQLite design database.
+
+Stage 10. It may import every stage below it, up to twin/.
 """
 
 from __future__ import annotations

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.config import ENV_DESIGN_DB, cache_home, design_db_env
 from .errors import DesignDBError
 
 __all__ = ["SCHEMA_VERSION", "DesignDB", "DesignRecord", "default_db_path", "open_db"]
 
 SCHEMA_VERSION = 1
-ENV_VAR = "KS_DESIGN_DB"
+ENV_VAR = ENV_DESIGN_DB
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 _SCHEMA = """
@@ -69,11 +70,10 @@ CREATE TABLE runs (
 
 def default_db_path() -> Path:
     """`$KS_DESIGN_DB`, else the user's cache directory."""
-    env = os.environ.get(ENV_VAR)
+    env = design_db_env()
     if env:
         return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kernelstudio" / "designs.sqlite"
+    return cache_home() / "designs.sqlite"
 
 
 def _now() -> str:

@@ -13,8 +13,8 @@ __all__ = ["save_design", "designs"]
 def save_design(design: Any, name: str | None = None, *, db: Any = None) -> DesignRecord:
     """Store a built design (`ks.build(...)`, a Studio's design, `result.best.design`) under `name`
     (default: the design's name) with its target, knob values, predicted time, graph and schedule."""
-    from ..build import Design
     from ..ir.printer import format_graph
+    from ..plan.build import Design
 
     if not isinstance(design, Design):
         raise DesignDBError(f"save_design takes a built design (ks.build(out, target) or result.best.design), got "

@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.config import DEFAULT_TARGET
 from .errors import TuneError
 
 if TYPE_CHECKING:
-    from ..build import Design
     from ..codegen.bundle import CodeBundle
-    from ..lower.tileir import Program
+    from ..plan.build import Design
     from ..sim.results import SimResult
+    from ..tileir.program import Program
     from .result import TuneResult
 
 __all__ = ["Bucket", "DynamicKernel", "ShapeSweep", "default_buckets", "tail_efficiency"]
@@ -147,7 +148,7 @@ class DynamicKernel:
     """A design over shape buckets (see the module doc)."""
 
     def __init__(self, build_fn: Callable[..., Any], buckets: Sequence[Bucket | tuple[str, Callable[..., bool]]]
-                 | None = None, *, target: str = "ascend910b2", name: str | None = None) -> None:
+                 | None = None, *, target: str = DEFAULT_TARGET, name: str | None = None) -> None:
         from ..hw import get as get_profile
 
         if not callable(build_fn):
@@ -250,7 +251,7 @@ class DynamicKernel:
     def design_with(self, config: Mapping[str, Any], **dims: int) -> Design:
         """The design of this shape built with `config` (any bucket's, or your own), not cached: to measure
         what a bucket's configuration is worth on shapes of another bucket."""
-        from ..build import build
+        from ..plan.build import build
         from .evaluate import run_build_fn
 
         shape = self._shape(dims, "design_with")

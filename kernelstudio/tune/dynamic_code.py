@@ -19,13 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from .errors import TuneError
 
 if TYPE_CHECKING:
     from ..codegen.bundle import CodeBundle
-    from ..lower.tileir import Kernel, Program
-    from .dynamic import DynamicKernel
+    from ..tileir.program import Kernel, Program
 
 __all__ = ["KeyRange", "row_ranges", "dynamic_bundle"]
 
@@ -44,7 +43,7 @@ class KeyRange:
     hi: int
 
 
-def row_ranges(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> list[KeyRange]:
+def row_ranges(dk: Any, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> list[KeyRange]:
     """The buckets along `dim` = 1..probe with the other dimensions `fixed`, as ranges with their keys (one
     key per bucket, in the order the buckets are listed)."""
     order = {b.name: i for i, b in enumerate(dk.buckets)}
@@ -72,7 +71,7 @@ def _kernel(prog: Program, bucket: str, shape: Mapping[str, int]) -> Kernel:
     return prog.kernels[0]
 
 
-def dynamic_bundle(dk: DynamicKernel, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> CodeBundle:
+def dynamic_bundle(dk: Any, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> CodeBundle:
     """See `DynamicKernel.codegen`."""
     from ..codegen import codegen
     from ..codegen.bundle import CodeBundle

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import KernelStudioError
+from ..core.errors import KernelStudioError
 
 __all__ = ["TuneError", "DesignDBError"]
 

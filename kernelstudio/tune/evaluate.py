@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CapacityError, KernelStudioError
+from ..core.config import VERSION
+from ..core.errors import CapacityError, KernelStudioError
 from ..ir.graph import as_nodes
-from ..schedule.choose import planning_target
+from ..plan.choose import planning_target
+from ..plan.create import create_schedule
 from ..schedule.knobs import Knob, knob_values
-from ..schedule.schedule import Schedule, create_schedule
+from ..schedule.schedule import Schedule
 from .errors import TuneError
 
 __all__ = ["Outcome", "Discovery", "discover", "evaluate_config", "evaluate_payload", "error_kind",
@@ -182,11 +184,9 @@ def discover(build_fn: Callable[[], Any], target: Any) -> Discovery:
 def model_fingerprint() -> str:
     """A digest of the code and data that decide a predicted time (fusion, schedule, lowering, simulator,
     hardware profiles): cached results from another version of them are not reused."""
-    import kernelstudio
-
-    root = Path(kernelstudio.__file__).parent
-    h = hashlib.sha256(kernelstudio.__version__.encode())
-    for sub in ("ir", "dsl", "fusion", "schedule", "lower", "sim", "hw"):
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(VERSION.encode())
+    for sub in ("core", "hw", "ir", "dsl", "fusion", "schedule", "tileir", "lower", "sim", "plan"):
         for p in sorted((root / sub).rglob("*")):
             if p.is_file() and p.suffix in (".py", ".toml", ".json", ".csv"):
                 h.update(str(p.relative_to(root)).encode())

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import KernelStudioError
+from ..core.errors import KernelStudioError
 from .errors import TuneError
 from .evaluate import Outcome, evaluate_config, evaluate_payload
 

@@ -7,13 +7,10 @@ illegal cells with their reason — which buffer overflows by how many bytes, or
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import TuneError
 from .space import config_json
-
-if TYPE_CHECKING:
-    from .result import TuneResult
 
 __all__ = ["feasibility_data", "feasibility_figure", "short_reason"]
 
@@ -33,7 +30,7 @@ def _label(v: Any) -> str:
     return str(v)
 
 
-def feasibility_data(result: TuneResult, x: str, y: str) -> dict[str, Any]:
+def feasibility_data(result: Any, x: str, y: str) -> dict[str, Any]:
     """Cells over the choices of knobs `x` and `y`; configurations not tried yet are evaluated now
     (in this process, through the same cache and database)."""
     names = [k.name for k in result.knobs]
@@ -83,7 +80,7 @@ def feasibility_data(result: TuneResult, x: str, y: str) -> dict[str, Any]:
             "best_xy": (best[x], best[y]) if best is not None else None}
 
 
-def _evaluate_missing(result: TuneResult, configs: list[dict[str, Any]], missing: list[int],
+def _evaluate_missing(result: Any, configs: list[dict[str, Any]], missing: list[int],
                       outcomes: dict[int, Any]) -> None:
     from .db import open_db
     from .executors import InlineRunner

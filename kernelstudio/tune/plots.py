@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .result import TuneResult
+from typing import Any
 
 __all__ = ["tune_figure"]
 
 
-def tune_figure(result: TuneResult) -> Any:
+def tune_figure(result: Any) -> Any:
     """Scatter of configurations (in the order tried) vs predicted time with the running best, or, for
     more than two knobs, parallel coordinates of the knobs coloured by time."""
     import plotly.graph_objects as go

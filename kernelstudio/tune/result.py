@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..build import Design
+    from ..plan.build import Design
     from .db import DesignRecord
-    from .tuner import Evaluator
+    from .evaluator import Evaluator
 
 __all__ = ["Trial", "Best", "TuneResult"]
 
@@ -125,7 +125,7 @@ class TuneResult:
     # --- designs ----------------------------------------------------------------------------------
     def build(self, config: dict[str, Any]) -> Design:
         """The full design (schedule, program, simulation) at a configuration."""
-        from ..build import build
+        from ..plan.build import build
         from .evaluate import run_build_fn
 
         outs, sched, _ = run_build_fn(self._ev.build_fn, config, self._ev.target)

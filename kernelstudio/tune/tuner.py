@@ -9,83 +9,25 @@ profile rebuilds nothing it has seen.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
+from ..core.config import DEFAULT_TARGET
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
-from .db import DesignDB, open_db
+from .db import open_db
 from .errors import TuneError
-from .evaluate import Discovery, Outcome, discover, model_fingerprint
+from .evaluate import Outcome, discover
+from .evaluator import Evaluator
 from .executors import make_runner
 from .result import Trial, TuneResult
-from .space import Space, config_json
+from .space import config_json
 from .strategies import STRATEGIES
 
-__all__ = ["tune", "Evaluator"]
-
-_MEMO: dict[str, Outcome] = {}  # results of this process when no database is used
-_MEMO_LIMIT = 20_000
-
-
-class Evaluator:
-    """Cached evaluation of configurations of one kernel on one target (used by tune and the feasibility map)."""
-
-    def __init__(self, build_fn: Callable[[], Any], target: Any, disc: Discovery, db: Any) -> None:
-        self.build_fn, self.target, self.disc = build_fn, target, disc
-        self.profile = target if isinstance(target, HardwareProfile) else get_profile(target)
-        self.space = Space(disc.knobs)
-        h = hashlib.sha256()
-        for part in (model_fingerprint(), repr(self.profile), disc.graph_text, disc.schedule_json):
-            h.update(part.encode())
-            h.update(b"\x00")
-        self.kernel_key = h.hexdigest()[:32]
-        self.db_arg = db
-        self.cache_hits = 0
-
-    def key(self, config: dict[str, Any]) -> str:
-        return hashlib.sha256(f"{self.kernel_key}\x00{config_json(config)}".encode()).hexdigest()[:32]
-
-    def lookup(self, db: DesignDB | None, configs: Sequence[dict[str, Any]]) -> dict[int, Outcome]:
-        keys = [self.key(c) for c in configs]
-        if db is None:
-            found = {i: _MEMO[k] for i, k in enumerate(keys) if k in _MEMO}
-        else:
-            rows = db.get_results(keys)
-            found = {i: Outcome(r["time_us"], r["kind"], r["error"], r["info"])
-                     for i, k in enumerate(keys) if (r := rows.get(k)) is not None}
-        self.cache_hits += len(found)
-        return found
-
-    def store(self, db: DesignDB | None, config: dict[str, Any], out: Outcome) -> None:
-        k = self.key(config)
-        if db is None:
-            if len(_MEMO) >= _MEMO_LIMIT:
-                _MEMO.clear()
-            _MEMO[k] = out
-        else:
-            db.put_result(k, self.kernel_key, self.profile.name, config_json(config), out.time_us, out.kind,
-                          out.error, out.info)
-
-    def evaluate(self, configs: Sequence[dict[str, Any]], runner: Any, db: DesignDB | None,
-                 on_trial: Callable[[int, Outcome, bool], None]) -> None:
-        """Look configurations up, run the misses, store and report each as it completes."""
-        found = self.lookup(db, configs)
-        for i, out in found.items():
-            on_trial(i, out, True)
-        jobs = [(i, dict(c)) for i, c in enumerate(configs) if i not in found]
-
-        def done(i: int, out: Outcome) -> None:
-            self.store(db, configs[i], out)
-            on_trial(i, out, False)
-
-        if jobs:
-            runner.run(jobs, done)
-
+__all__ = ["tune", "Evaluator"]  # Evaluator lives in evaluator.py
 
 def _check_args(budget: Any, strategy: Any, seed: Any) -> None:
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
@@ -97,7 +39,7 @@ def _check_args(budget: Any, strategy: Any, seed: Any) -> None:
         raise TuneError(f"tune: seed must be an int (or None), got {seed!r}")
 
 
-def tune(build_fn: Callable[[], Any], target: str | HardwareProfile = "ascend910b2", budget: int = 64,
+def tune(build_fn: Callable[[], Any], target: str | HardwareProfile = DEFAULT_TARGET, budget: int = 64,
          strategy: str = "evolutionary", seed: int | None = 0, executor: Any = None, *, db: Any = None,
          name: str | None = None, progress: bool = True) -> TuneResult:
     """Search the knobs `build_fn` declares for the fastest simulated time on `target`.

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from ..errors import TwinError
+from ..core.errors import TwinError
 
 __all__ = ["Call", "Launch", "CallLog", "CORE_KINDS", "FLAG_APIS"]
 

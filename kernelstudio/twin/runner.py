@@ -19,10 +19,10 @@ import numpy as np
 
 from ..codegen.bundle import CodeBundle, TensorSpec
 from ..codegen.host import RUNTIME_DIMS_FILE
-from ..dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
-from ..errors import CompileError, InputError, TwinError
-from ..files import os_error, write_text
-from ..names import inside
+from ..core.dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
+from ..core.errors import CompileError, InputError, TwinError
+from ..core.files import os_error, write_text
+from ..core.names import inside
 from .calllog import CallLog
 
 __all__ = [
@@ -319,7 +319,7 @@ def _check_inputs(code: CodeBundle, inputs: Mapping[str, np.ndarray]
                   ) -> tuple[dict[str, np.ndarray], tuple[int, ...] | None]:
     """The inputs in storage form, and the row dimensions of this run when the code takes them at run time
     (None when it does not)."""
-    from ..validate import check_inputs
+    from ..core.checks import check_inputs
 
     lead = _runtime_lead(code, inputs)
     specs = [_at(t, lead) for t in code.inputs]
@@ -337,7 +337,7 @@ def _at(spec: TensorSpec, lead: tuple[int, ...] | None) -> TensorSpec:
 def _runtime_lead(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> tuple[int, ...] | None:
     """The row dimensions the inputs give a kernel that takes them at run time: the leading dims of its
     first such input (the others are checked against them by check_inputs)."""
-    from ..validate import fmt_shape
+    from ..core.checks import fmt_shape
 
     lead = None
     for t in code.inputs:
@@ -421,9 +421,9 @@ def run(
     failure as `.calls`). `keep_dir` keeps the run's .bin files (and calls.log) there; `cache_dir`
     overrides where compiled binaries are kept.
     """
-    from ..validate import as_number, need_bundle
+    from ..core.checks import as_number, need
 
-    code = need_bundle(code, "twin.run")
+    code = need(code, CodeBundle, "twin.run")
     timeout_s = as_number(timeout_s, "twin.run: timeout_s (seconds the kernel may run)", positive=True)
     storage, lead = _check_inputs(code, inputs)
     binary = compile(code, cache_dir=cache_dir)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from kernelstudio.lower.tileir import GmTensor, Program, Region
+from kernelstudio.tileir.program import GmTensor, Program, Region
 
 
 def _rename(obj: object, names: dict[str, str]) -> object:
@@ -12,7 +12,7 @@ def _rename(obj: object, names: dict[str, str]) -> object:
         return dataclasses.replace(obj, buf=names[obj.buf]) if obj.gm else obj
     if isinstance(obj, tuple):
         return tuple(_rename(x, names) for x in obj)
-    if dataclasses.is_dataclass(obj) and type(obj).__module__.endswith("tileir"):
+    if dataclasses.is_dataclass(obj) and type(obj).__module__.startswith("kernelstudio.tileir"):
         changes = {f.name: _rename(getattr(obj, f.name), names) for f in dataclasses.fields(obj)
                    if isinstance(getattr(obj, f.name), (tuple, Region)) or dataclasses.is_dataclass(
                        getattr(obj, f.name))}

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from kernelstudio.lower.expr import Const, E, Expr, Var, as_expr, ceil_div
-from kernelstudio.lower.tileir import (
+from kernelstudio.tileir.expr import Const, E, Expr, Var, as_expr, ceil_div
+from kernelstudio.tileir.program import (
     Alloc,
     Buffer,
     Copy,

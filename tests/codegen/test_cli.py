@@ -172,7 +172,7 @@ def test_a_failing_build_leaves_no_directory(tmp_path, capsys, monkeypatch) -> N
     assert not (tmp_path / "new").exists()
 
     import kernelstudio.cli as cli
-    from kernelstudio.errors import UnsupportedError
+    from kernelstudio.core.errors import UnsupportedError
 
     def fail(prog, extra):
         raise UnsupportedError("simulate: no model for this kernel; build with fuse=False")
@@ -184,7 +184,7 @@ def test_a_failing_build_leaves_no_directory(tmp_path, capsys, monkeypatch) -> N
 
 
 def test_a_write_that_fails_midway_changes_nothing(tmp_path, capsys, monkeypatch) -> None:
-    import kernelstudio.files as files
+    import kernelstudio.core.files as files
 
     design = tmp_path / "d.py"
     design.write_text(DESIGN)

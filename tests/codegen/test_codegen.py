@@ -163,7 +163,7 @@ def test_mix_kernel_file_sets_cube_only_itself(twin_cache) -> None:
     Without it the AIC becomes the Matmul server at REGIST_MATMUL_OBJ and the AIVs wait forever."""
     import dataclasses
 
-    from kernelstudio.errors import TwinError
+    from kernelstudio.core.errors import TwinError
 
     prog, _ = programs.mla_prolog_lite()
     code = codegen(prog)

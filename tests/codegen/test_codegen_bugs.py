@@ -13,7 +13,7 @@ import pytest
 import kernelstudio as ks
 import kernelstudio.codegen.scope  # noqa: F401 - the module, not the ks.codegen function
 from kernelstudio.codegen import names_of
-from kernelstudio.names import C_SYMBOLS
+from kernelstudio.core.names import C_SYMBOLS
 
 SCOPE = sys.modules["kernelstudio.codegen.scope"]
 

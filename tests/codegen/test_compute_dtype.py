@@ -8,8 +8,8 @@ import pytest
 import kernelstudio as ks
 from kernelstudio import twin
 from kernelstudio.codegen import codegen
-from kernelstudio.errors import ScheduleError
-from kernelstudio.lower.tileir import VecOp, walk
+from kernelstudio.core.errors import ScheduleError
+from kernelstudio.tileir.program import VecOp, walk
 
 
 def _elementwise():

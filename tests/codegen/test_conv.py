@@ -9,7 +9,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.codegen import generate_files, names_of
-from kernelstudio.lower.tileir import Copy, Img2Col, walk
+from kernelstudio.tileir.program import Copy, Img2Col, walk
 
 from . import reference
 
@@ -188,7 +188,7 @@ def test_tiling_func_sees_the_storage_shapes_transdata_leaves(twin_cache) -> Non
 
     from kernelstudio import twin
     from kernelstudio.codegen import codegen
-    from kernelstudio.errors import TwinError
+    from kernelstudio.core.errors import TwinError
 
     out = conv_bias_relu(hw=6, cout=20)
     prog = reference.lower(out, fuse=False)

@@ -10,7 +10,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio import twin
-from kernelstudio.errors import KernelStudioError, UnsupportedError
+from kernelstudio.core.errors import KernelStudioError, UnsupportedError
 from kernelstudio.tune.dynamic_code import row_ranges
 
 CONFIGS = {"small": {"tile_rows": 1, "db": False}, "general": {"tile_rows": 4, "db": True},

@@ -12,7 +12,7 @@ import kernelstudio as ks
 from kernelstudio import twin
 from kernelstudio.cli import main
 from kernelstudio.codegen import codegen
-from kernelstudio.errors import TwinError
+from kernelstudio.core.errors import TwinError
 
 from . import reference
 

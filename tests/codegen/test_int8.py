@@ -10,7 +10,7 @@ import pytest
 import kernelstudio as ks
 from kernelstudio import twin
 from kernelstudio.codegen import codegen
-from kernelstudio.dtypes import numpy_dtype
+from kernelstudio.core.dtypes import numpy_dtype
 
 from . import reference
 

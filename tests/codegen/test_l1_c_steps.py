@@ -12,8 +12,8 @@ from kernelstudio import twin
 from kernelstudio.codegen import codegen
 from kernelstudio.codegen.cube import cube_tiling
 from kernelstudio.codegen.scope import Scope
-from kernelstudio.errors import CapacityError, ScheduleError
-from kernelstudio.lower.tileir import Copy, Tier, walk
+from kernelstudio.core.errors import CapacityError, ScheduleError
+from kernelstudio.tileir.program import Copy, Tier, walk
 from tests.reference_kernels import mla_prolog_lite
 
 from .reference import three_way

@@ -11,7 +11,7 @@ import pytest
 import kernelstudio as ks
 from kernelstudio.codegen import generate_files, names_of, op_names
 from kernelstudio.codegen.project import project_files
-from kernelstudio.names import CANN_BUILTIN_OPS, cann_snake
+from kernelstudio.core.names import CANN_BUILTIN_OPS, cann_snake
 
 from . import programs, reference
 from .test_layout_codegen import CASES as LAYOUT_CASES

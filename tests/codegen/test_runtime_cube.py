@@ -14,9 +14,9 @@ import kernelstudio as ks
 from kernelstudio import twin
 from kernelstudio.codegen import codegen
 from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS
-from kernelstudio.errors import InputError
-from kernelstudio.lower.expr import free_vars
-from kernelstudio.lower.tileir import Let, walk
+from kernelstudio.core.errors import InputError
+from kernelstudio.tileir.expr import free_vars
+from kernelstudio.tileir.program import Let, walk
 from tests.codegen.reference import TOL
 from tests.reference_kernels import conv_bias_relu, mla_prolog_lite
 

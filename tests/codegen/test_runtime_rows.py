@@ -10,7 +10,7 @@ import pytest
 import kernelstudio as ks
 from kernelstudio import twin
 from kernelstudio.codegen import codegen
-from kernelstudio.errors import InputError
+from kernelstudio.core.errors import InputError
 from tests.codegen.reference import TOL, layer_norm, softmax
 
 

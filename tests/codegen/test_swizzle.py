@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import ScheduleError
-from kernelstudio.lower.expr import compile_expr
+from kernelstudio.core.errors import ScheduleError
+from kernelstudio.tileir.expr import compile_expr
 
 from .reference import three_way
 

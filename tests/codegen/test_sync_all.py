@@ -15,9 +15,9 @@ import pytest
 import kernelstudio as ks
 from kernelstudio import twin
 from kernelstudio.codegen import codegen
-from kernelstudio.errors import KernelStudioError, ScheduleError, TwinError
-from kernelstudio.lower.tileir import SyncAll, walk
+from kernelstudio.core.errors import KernelStudioError, ScheduleError, TwinError
 from kernelstudio.sim.errors import SimulationError
+from kernelstudio.tileir.program import SyncAll, walk
 from tests.reference_kernels import mla_prolog_lite
 
 from .reference import three_way

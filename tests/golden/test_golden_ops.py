@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import kernelstudio.dsl as ks
-from kernelstudio.dtypes import round_to
-from kernelstudio.errors import InputError
+from kernelstudio.core.dtypes import round_to
+from kernelstudio.core.errors import InputError
 from kernelstudio.ir import GOLDEN, Op, evaluate, random_inputs
 
 RNG = np.random.default_rng(1234)

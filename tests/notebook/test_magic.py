@@ -6,9 +6,9 @@ import pytest
 from IPython.utils.capture import capture_output
 
 import kernelstudio as ks
-from kernelstudio.build import Design
 from kernelstudio.notebook import views as V
 from kernelstudio.notebook.magic import MagicUsageError, parse_args
+from kernelstudio.plan.build import Design
 from tests.notebook.cells import MLA_CELL, studio_of
 
 

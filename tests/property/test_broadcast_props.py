@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelstudio.dsl as ks
-from kernelstudio.errors import ShapeError
+from kernelstudio.core.errors import ShapeError
 from kernelstudio.ir import evaluate
 
 SETTINGS = settings(max_examples=60, deadline=None)

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import KernelStudioError
-from kernelstudio.lower.layout import is_axis_reduce
+from kernelstudio.core.errors import KernelStudioError
+from kernelstudio.fusion.precision import is_axis_reduce
 
 CASES = 320
 TWIN_EVERY = 20

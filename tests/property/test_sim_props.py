@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kernelstudio as ks
-from kernelstudio.lower.layout import is_axis_reduce
+from kernelstudio.fusion.precision import is_axis_reduce
 from tests.property.test_tiled_props import graphs
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

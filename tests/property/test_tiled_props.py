@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import kernelstudio as ks
-from kernelstudio.lower.layout import is_axis_reduce
+from kernelstudio.fusion.precision import is_axis_reduce
 
 UNARY = [ks.relu, ks.exp, ks.abs, ks.sigmoid, ks.tanh, lambda t: t * 0.5, lambda t: t + 1.0, ks.square]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kernelstudio.lower.expr import Const, E, Var, ceil_div
-from kernelstudio.lower.tileir import (
+from kernelstudio.tileir.expr import Const, E, Var, ceil_div
+from kernelstudio.tileir.program import (
     Alloc,
     Buffer,
     Copy,

@@ -8,8 +8,8 @@ import programs as P
 import pytest
 
 import kernelstudio.hw as hw
-from kernelstudio.lower.tileir import Alloc, DeQue, Free
 from kernelstudio.sim import SimulationError, simulate
+from kernelstudio.tileir.program import Alloc, DeQue, Free
 
 PROF = hw.get("ascend910b2")
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import UnsupportedError
-from kernelstudio.lower.expr import Const, E, Var, ceil_div
-from kernelstudio.lower.tileir import Buffer, If, Kernel, Loop, QuePos, Reduce, Region, Tier, VecCall, VecOp, walk
-from kernelstudio.lower.vec_calls import WORK, calls_of, expand, work_of
+from kernelstudio.core.errors import UnsupportedError
 from kernelstudio.sim.calls import issued
 from kernelstudio.sim.errors import SimulationError
 from kernelstudio.sim.program import compile_side
+from kernelstudio.tileir.expr import Const, E, Var, ceil_div
+from kernelstudio.tileir.program import Buffer, If, Kernel, Loop, QuePos, Reduce, Region, Tier, VecCall, VecOp, walk
+from kernelstudio.tileir.vec_calls import WORK, calls_of, expand, work_of
 from tests.reference_kernels import REFERENCE
 
 BUFS = {

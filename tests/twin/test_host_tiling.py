@@ -17,7 +17,7 @@ from kernelstudio.codegen import codegen, generate_files
 from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS
 from kernelstudio.codegen.host import tiling_values
 from kernelstudio.codegen.naming import names_of
-from kernelstudio.errors import TwinError
+from kernelstudio.core.errors import TwinError
 from kernelstudio.twin import run
 from kernelstudio.twin.runner import CXX, include_dir
 

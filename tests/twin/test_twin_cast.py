@@ -1,4 +1,4 @@
-"""Cast rounding modes on the twin, and bfloat16 round-to-nearest-even against kernelstudio.dtypes."""
+"""Cast rounding modes on the twin, and bfloat16 round-to-nearest-even against kernelstudio.core.dtypes."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from kernelstudio.codegen import TensorSpec
-from kernelstudio.dtypes import from_bf16_bits, round_to, to_bf16_bits
+from kernelstudio.core.dtypes import from_bf16_bits, round_to, to_bf16_bits
 from kernelstudio.twin import run
 
 from .conftest import load_bundle

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from kernelstudio.codegen import CodeBundle, TensorSpec
-from kernelstudio.errors import CompileError, InputError, TwinError
+from kernelstudio.core.errors import CompileError, InputError, TwinError
 from kernelstudio.twin import run
 
 from .conftest import load_bundle

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.lower.scratch import scratch_buffers
 from kernelstudio.lower.tiling import usage
+from kernelstudio.tileir.scratch import scratch_buffers
 from kernelstudio.twin import runner
 from tests.reference_kernels import REFERENCE
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from kernelstudio.codegen import TensorSpec
-from kernelstudio.errors import TwinError
+from kernelstudio.core.errors import TwinError
 from kernelstudio.twin import CallLog, run
 
 from .conftest import load_bundle

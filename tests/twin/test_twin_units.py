@@ -10,7 +10,7 @@ import pytest
 
 from kernelstudio.codegen import CodeBundle, TensorSpec, codegen
 from kernelstudio.codegen.project import project_files
-from kernelstudio.errors import CompileError
+from kernelstudio.core.errors import CompileError
 from kernelstudio.twin import run
 from kernelstudio.twin.runner import compile_command, sources
 

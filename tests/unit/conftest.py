@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelstudio.tune import tuner as tuner_mod
+from kernelstudio.tune import evaluator as tuner_mod
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.codegen.bundle import CodeBundle, TensorSpec
-from kernelstudio.errors import (
+from kernelstudio.core.errors import (
     CapacityError,
     DTypeError,
     InputError,

@@ -11,9 +11,9 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.cli import main
-from kernelstudio.errors import InputError, UnsupportedError
-from kernelstudio.files import MANIFEST, write_tree
-from kernelstudio.names import inside
+from kernelstudio.core.errors import InputError, UnsupportedError
+from kernelstudio.core.files import MANIFEST, write_tree
+from kernelstudio.core.names import inside
 
 UNWRITABLE = "/proc/ks-no-such-dir/x"  # /proc refuses new entries even for root
 

@@ -11,7 +11,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.lower.config import KernelConfig
-from kernelstudio.lower.families import lower_cube_kernel
+from kernelstudio.lower.cube.kernel import lower_cube_kernel
 from kernelstudio.lower.pipeline import _Ctx
 from kernelstudio.lower.tiling import _epilogue_probe, usage
 

@@ -8,8 +8,8 @@ import re
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import ScheduleError
-from kernelstudio.schedule import choose
+from kernelstudio.core.errors import ScheduleError
+from kernelstudio.plan import choose
 from tests.reference_kernels import TOL
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import CapacityError
+from kernelstudio.core.errors import CapacityError
 from tests.reference_kernels import REFERENCE
 
 TARGET = "ascend910b2"

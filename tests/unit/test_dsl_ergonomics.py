@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import KernelStudioError, ScheduleError, UnsupportedError
+from kernelstudio.core.errors import KernelStudioError, ScheduleError, UnsupportedError
 from kernelstudio.ir.ops import Op
 
 

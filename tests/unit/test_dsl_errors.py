@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import kernelstudio.dsl as ks
+from kernelstudio.core.errors import DTypeError, KernelStudioError, ShapeError, UnsupportedError
 from kernelstudio.dsl import ops as dsl_ops
-from kernelstudio.errors import DTypeError, KernelStudioError, ShapeError, UnsupportedError
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from kernelstudio import hw
-from kernelstudio.errors import ShapeError, UnsupportedError
+from kernelstudio.core.errors import ShapeError, UnsupportedError
 from kernelstudio.hw import _calibration as cal
 from kernelstudio.hw.vector_ops import (
     COMPOSITES,

@@ -8,7 +8,7 @@ from importlib import resources
 import pytest
 
 from kernelstudio import hw
-from kernelstudio.errors import KernelStudioError, TargetError, UnsupportedError
+from kernelstudio.core.errors import KernelStudioError, TargetError, UnsupportedError
 from kernelstudio.hw.profile import SOURCE_TAGS, SPEC_FIELDS, HardwareProfile, profile_from_toml
 
 NAMES = ("ascend310p3", "ascend910b1", "ascend910b2", "ascend910b3", "ascend910b4", "ascend950")

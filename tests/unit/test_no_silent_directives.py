@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.lower.printer import format_program
+from kernelstudio.tileir.printer import format_program
 from tests.reference_kernels import REFERENCE
 
 

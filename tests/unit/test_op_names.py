@@ -7,8 +7,8 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.codegen import op_names
+from kernelstudio.core.names import CANN_BUILTIN_OPS, camel_case, cann_snake, is_builtin_op, op_name, sanitize
 from kernelstudio.lower.pipeline import default_name, describe
-from kernelstudio.names import CANN_BUILTIN_OPS, camel_case, cann_snake, is_builtin_op, op_name, sanitize
 
 
 @pytest.mark.parametrize(("name", "snake", "op_type"), [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import kernelstudio.dsl as ks
-from kernelstudio.errors import InputError
+from kernelstudio.core.errors import InputError
 from kernelstudio.ir import UNIT_COLORS, Unit, format_graph, to_dot
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.errors import CapacityError, KnobError, ScheduleError
+from kernelstudio.core.errors import CapacityError, KnobError, ScheduleError
 from tests.reference_kernels import REFERENCE
 
 
@@ -186,7 +186,7 @@ def test_every_separated_target_builds_mla(target):
 
 
 def test_gather_orders_scalar_reads_with_explicit_flags():
-    from kernelstudio.lower.tileir import Pipe, SetFlag, WaitFlag, walk
+    from kernelstudio.tileir.program import Pipe, SetFlag, WaitFlag, walk
 
     tbl = ks.placeholder((16, 128), "float16", name="table")
     idx = ks.placeholder((40,), "int32", name="idx")
@@ -242,7 +242,7 @@ def test_vector_reorder_changes_the_tile_walk():
         return ks.lower(s, "ascend910b2")
 
     rows_first, cols_first = lowered(), lowered("cols", "rows")
-    from kernelstudio.lower.printer import format_kernel
+    from kernelstudio.tileir.printer import format_kernel
 
     walk = [format_kernel(p.kernels[0]) for p in (rows_first, cols_first)]
     assert "r0 = ((t // 8) * 2)" in walk[0] and "r0 = ((t % 32) * 2)" in walk[1]

@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.schedule.choose import planning_target
+from kernelstudio.plan.choose import planning_target
+from kernelstudio.tune import evaluator as tuner_mod
 from kernelstudio.tune import executors as executors_mod
-from kernelstudio.tune import tuner as tuner_mod
 from tests.reference_kernels import conv_bias_relu, mla_prolog_lite
 from tests.unit.tune_support import TARGET, mla_design, tune_inline
 

@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.schedule.choose import planning_target
+from kernelstudio.plan.choose import planning_target
 from kernelstudio.tune import db as db_mod
 from kernelstudio.tune.db import DesignDB, default_db_path
 from tests.reference_kernels import mla_prolog_lite

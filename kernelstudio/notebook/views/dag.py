@@ -46,7 +46,7 @@ def _renderer() -> list[str]:
     found = shutil.which("graphviz-pure")
     if found:
         return [found]
-    from ...errors import UnsupportedError
+    from ...core.errors import UnsupportedError
 
     raise UnsupportedError("no Graphviz renderer: install the graphviz system package (apt-get install graphviz) "
                            "or the graphviz-pure wheel (pip install graphviz-pure)")
@@ -57,7 +57,7 @@ def render_svg(dot_text: str) -> str:
     """SVG of a DOT text (Graphviz `dot` when on PATH, else the graphviz-pure wheel), cached by text."""
     proc = subprocess.run([*_renderer(), "-Tsvg"], input=dot_text.encode(), capture_output=True, timeout=60)
     if proc.returncode != 0:
-        from ...errors import UnsupportedError
+        from ...core.errors import UnsupportedError
 
         raise UnsupportedError(f"Graphviz could not draw the DAG: {proc.stderr.decode(errors='replace')[:300]}")
     svg = proc.stdout.decode()

@@ -21,14 +21,11 @@ and every panel, slab and fractal is min(...)-sized.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
-from .expr import Const, E, Expr, Var, ceil_div
-from .tileir import Alloc, Buffer, Copy, DeQue, EnQue, Free, Let, Loop, Mmad, Region, Stmt
-
-if TYPE_CHECKING:
-    from ..ir.node import Node
-    from .families import _CubeShape
+from ...ir.node import Node
+from ...tileir.expr import Const, E, Expr, Var, ceil_div
+from ...tileir.program import Alloc, Buffer, Copy, DeQue, EnQue, Free, Let, Loop, Mmad, Region, Stmt
+from .shape import CubeShape
 
 __all__ = ["GroupShape", "panel_load", "group_k_loop", "group_rows", "group_cols", "l1_k_loops"]
 
@@ -47,7 +44,7 @@ class GroupShape:
         return self.a_res or self.b_res
 
 
-def panel_load(cs: _CubeShape, bufs: dict[str, Buffer], which: str, r0: Expr, rlen: Expr, off: Expr) -> list[Stmt]:
+def panel_load(cs: CubeShape, bufs: dict[str, Buffer], which: str, r0: Expr, rlen: Expr, off: Expr) -> list[Stmt]:
     """Load A's row panel (rows [r0, r0 + rlen) of M, whole K) or B's column panel (columns
     [r0, r0 + rlen) of N, whole K) GM -> L1 once."""
     K = cs.K
@@ -72,7 +69,7 @@ def panel_load(cs: _CubeShape, bufs: dict[str, Buffer], which: str, r0: Expr, rl
     return [Alloc(q), Copy(dst, src, nd2nz=True, comment=f"L1: {what}"), EnQue(q), DeQue(q)]
 
 
-def _resident(cs: _CubeShape, bufs: dict[str, Buffer], which: str, tk: int, ko: Expr, klen: Expr, m_or_n: Expr,
+def _resident(cs: CubeShape, bufs: dict[str, Buffer], which: str, tk: int, ko: Expr, klen: Expr, m_or_n: Expr,
               at: Expr) -> Region:
     """k tile `ko` of the resident panel: A's (this tile's rows, the whole panel) or B's (`m_or_n`
     columns from column `at` of the group's panel)."""
@@ -86,7 +83,7 @@ def _resident(cs: _CubeShape, bufs: dict[str, Buffer], which: str, tk: int, ko: 
             else Region(q, E.add(E.mul(k0, cols), at), klen, m_or_n, cols))
 
 
-def _stream(cs: _CubeShape, bufs: dict[str, Buffer], which: str, tk: int, step: int, m0: Expr, mlen: Expr,
+def _stream(cs: CubeShape, bufs: dict[str, Buffer], which: str, tk: int, step: int, m0: Expr, mlen: Expr,
             n0: Expr, nlen: Expr, off: Expr) -> tuple[list[Stmt], Region]:
     """(load of the slab of `step` k tiles from k tile kx, L1 region of k tile ko in it) for the
     operand that streams per C tile."""
@@ -119,7 +116,7 @@ def _what(resident: bool) -> str:
     return "panel" if resident else "slab"
 
 
-def group_k_loop(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tk: int, mm_comment: str,
+def group_k_loop(cs: CubeShape, bufs: dict[str, Buffer], g: GroupShape, tk: int, mm_comment: str,
                  m0: Expr, mlen: Expr, n0: Expr, nlen: Expr, b_at: Expr, a_off: Expr,
                  b_off: Expr) -> list[Stmt]:
     """One C tile of a group: Alloc c and its k loop, L0A/L0B fractals from the resident panel(s)
@@ -161,7 +158,7 @@ def group_k_loop(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tk: int
                              comment=f"L1: {which.upper()} streams in slabs of {step} k tiles of {tk}")]
 
 
-def group_rows(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tm: int, tn: int, tk: int,
+def group_rows(cs: CubeShape, bufs: dict[str, Buffer], g: GroupShape, tm: int, tn: int, tk: int,
                mm_comment: str, a_off: Expr, b_off: Expr, tile_tail: list[Stmt]) -> list[Stmt]:
     """A group of a matmul kernel: B's panel (step_m > 1), then the group's tile rows one after
     another (A's panel per row when step_n > 1), each row's C tiles n inner. `tile_tail` follows each
@@ -182,7 +179,7 @@ def group_rows(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tm: int, 
     return [rows]
 
 
-def group_cols(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tk: int, mm_comment: str, a_off: Expr,
+def group_cols(cs: CubeShape, bufs: dict[str, Buffer], g: GroupShape, tk: int, mm_comment: str, a_off: Expr,
                b_off: Expr, tn: int, tile_tail: list[Stmt]) -> Loop:
     """The C tiles of one tile row of a group (n inner): Lets n0/nlen, the k loop, `tile_tail`."""
     n0, nlen = Var("n0"), Var("nlen")
@@ -195,7 +192,7 @@ def group_cols(cs: _CubeShape, bufs: dict[str, Buffer], g: GroupShape, tk: int, 
                 + (", all reading A's resident panel" if g.a_res else ""))
 
 
-def l1_k_loops(cs: _CubeShape, bufs: dict[str, Buffer], tk: int, sa: int, sb: int, n0: Expr, nlen: Expr,
+def l1_k_loops(cs: CubeShape, bufs: dict[str, Buffer], tk: int, sa: int, sb: int, n0: Expr, nlen: Expr,
                 a_off: Expr, b_off: Expr, names: dict[Node, str]) -> list[Stmt]:
     """The k loop with an L1 level: A (B) is loaded into L1 sa (sb) k tiles at a time and each k tile
     moves on to L0A (L0B) from the resident slab. The operand with the larger step is loaded in the

@@ -23,8 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..lower.expr import Bin, Const, Expr, Var
-from ..lower.tileir import TileWalk
+from .expr import Bin, Const, Expr, Var
+from .program import TileWalk
 
 __all__ = ["MAX_STEPS", "panel_reads", "walk_hit_ratios", "walk_hbm_reads"]
 

@@ -15,6 +15,7 @@ __all__ = [
     "TwinError",
     "CompileError",
     "StageError",
+    "VerifyError",
 ]
 
 
@@ -68,3 +69,9 @@ class CompileError(KernelStudioError, RuntimeError):
 class StageError(KernelStudioError, TypeError):
     """An object from the wrong stage of the flow (a Tensor where a Program is needed): a step was
     skipped; the message names the call to make first."""
+
+
+class VerifyError(KernelStudioError, RuntimeError):
+    """A TileIR program that breaks the IR's own rules (an undeclared buffer, unpaired queue operations or
+    flags, an unbound variable): a fault of the pass that built it, not of the user's design. The message
+    names the pass, the kernel, the statement and what is wrong."""

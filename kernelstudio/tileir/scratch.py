@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..ir.ops import itemsize
 from .expr import Const, static_value
 from .memo import KernelMemo
-from .tileir import Kernel, Reduce, Region, TopK, VecOp, walk
+from .program import Kernel, Reduce, Region, TopK, VecOp, walk
 from .vec_calls import work_of
 
 __all__ = ["scratch_buffers", "scratch_bytes", "topk_tmp_bytes", "round32", "REDUCE_WORK", "TRANSPOSE_BLOCK"]

@@ -19,17 +19,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import KernelStudioError
+from ..core.config import DEFAULT_TARGET, FUSION_CACHE_LIMIT
+from ..core.errors import KernelStudioError
 from ..fusion.partition import FusedKernel, FusionPlan, partition
+from ..hw import HardwareProfile
+from ..hw import get as get_profile
 from ..ir.graph import Graph
 from ..ir.node import Node
+from ..lower.pipeline import lower
+from ..schedule.schedule import Schedule
+from ..sim import simulate
 
-__all__ = ["FusionChoice", "choose_fusion", "planning_target", "current_target"]
+__all__ = ["FusionChoice", "choose_fusion", "plan_fusion", "planning_target", "current_target"]
 
 _TARGET: contextvars.ContextVar[Any] = contextvars.ContextVar("kernelstudio_planning_target", default=None)
 _CACHE: dict[tuple, tuple[tuple[int, ...], tuple[tuple[int, float, float, str, bool, float], ...]]] = {}
-_CACHE_LIMIT = 64
-DEFAULT_TARGET = "ascend910b2"
 
 
 @contextlib.contextmanager
@@ -79,17 +83,11 @@ class FusionChoice:
 
 
 def _profile(target: Any) -> Any:
-    from ..hw import HardwareProfile
-    from ..hw import get as get_profile
-
     return target if isinstance(target, HardwareProfile) else get_profile(target)
 
 
 def _kernel_times(plan_schedule: Any, profile: Any) -> tuple[list[float] | None, str]:
     """Per-kernel time (launch gap included) of a schedule with auto tiles, or (None, why)."""
-    from ..lower.pipeline import lower
-    from ..sim import simulate
-
     try:
         sim = simulate(lower(plan_schedule, profile))
     except KernelStudioError as e:
@@ -98,7 +96,7 @@ def _kernel_times(plan_schedule: Any, profile: Any) -> tuple[list[float] | None,
     return [float(k["time_us"]) + gap for k in sim.kernels], ""
 
 
-def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedule_cls: Any
+def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any
                   ) -> tuple[tuple[FusionChoice, ...], FusionPlan]:
     """Decide, for each cube_vector kernel of the fused plan, whether it stays fused on `target`; also
     returns the fully fused plan (the schedule's plan when nothing is split)."""
@@ -117,9 +115,9 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedul
     except TypeError:  # an unhashable profile: no caching
         key, hit = None, None
     if hit is None:
-        hit = _decide(graph, keep_out, profile, fused, cands, schedule_cls)
+        hit = _decide(graph, keep_out, profile, fused, cands)
         if key is not None:
-            if len(_CACHE) >= _CACHE_LIMIT:
+            if len(_CACHE) >= FUSION_CACHE_LIMIT:
                 _CACHE.clear()
             _CACHE[key] = hit
     split_roots, rows = hit
@@ -129,17 +127,17 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any, schedul
 
 
 def _decide(graph: Graph, keep_out: tuple[Node, ...], profile: Any, fused: FusionPlan,
-            cands: list[FusedKernel], schedule_cls: Any) -> tuple[tuple[int, ...], tuple]:
+            cands: list[FusedKernel]) -> tuple[tuple[int, ...], tuple]:
     order = {n: i for i, n in enumerate(graph.nodes)}
     roots = tuple(k.root for k in cands)
     split = partition(graph, fuse=True, keep_out=keep_out, split=roots)
-    f_times, f_why = _kernel_times(schedule_cls(graph.outputs, fuse=True, keep_out=keep_out), profile)
-    s_times, s_why = _kernel_times(schedule_cls(graph.outputs, fuse=True, keep_out=keep_out, split=roots), profile)
+    f_times, f_why = _kernel_times(Schedule(graph.outputs, fuse=True, keep_out=keep_out), profile)
+    s_times, s_why = _kernel_times(Schedule(graph.outputs, fuse=True, keep_out=keep_out, split=roots), profile)
     # a matmul + row-reduction epilogue fuses in two plans: row blocks (the lowering's default) or sync_all
     syncable = [k for k in cands if k.can_sync_all]
     y_times = None
     if syncable:
-        y_sched = schedule_cls(graph.outputs, fuse=True, keep_out=keep_out)
+        y_sched = Schedule(graph.outputs, fuse=True, keep_out=keep_out)
         for k in syncable:
             y_sched[k.name].sync_all(True)
         y_times, _ = _kernel_times(y_sched, profile)
@@ -190,3 +188,12 @@ def annotate(plan: FusionPlan, choices: tuple[FusionChoice, ...]) -> FusionPlan:
         sync = c.fused and c.sync_all and k.root is c.root
         kernels.append(replace(k, notes=(*k.notes, c.note()), sync_all=sync))
     return replace(plan, kernels=tuple(kernels))
+
+
+def plan_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any) -> tuple[tuple[FusionChoice, ...], FusionPlan]:
+    """The Schedule's planner for `fuse=None`: each matmul/conv epilogue fused or split on `target` (None: the
+    innermost `planning_target`, else the default target), the plan annotated with every decision."""
+    choices, fused = choose_fusion(graph, keep_out, current_target() if target is None else target)
+    split = tuple(c.root for c in choices if not c.fused)
+    plan = partition(graph, fuse=True, keep_out=keep_out, split=split) if split else fused
+    return choices, annotate(plan, choices)

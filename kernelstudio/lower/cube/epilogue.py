@@ -3,28 +3,19 @@ core handed over in the workspace. The full lowering and the auto-schedule's UB 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from ...fusion.partition import FusedKernel
+from ...ir.node import Node
+from ...tileir.expr import Const, E, Expr, Var, ceil_div
+from ...tileir.program import Let, Loop, Region, RuntimeRows, Stmt
+from ..config import KernelConfig
+from ..operands import gm_operands
+from ..vector_body import Operand, VecConfig, VectorBody
+from .shape import CubeShape, aiv_rows
 
-from ..fusion.partition import FusedKernel
-from ..ir.node import Node
-from .config import KernelConfig
-from .expr import Const, E, Expr, Var, ceil_div
-from .operands import gm_operands
-from .tileir import Let, Loop, Region, RuntimeRows, Stmt
-from .vector_body import Operand, VecConfig, VectorBody
-
-if TYPE_CHECKING:
-    from .families import _CubeShape
-
-__all__ = ["mixed_epilogue", "sync_rows_per_aiv"]
+__all__ = ["mixed_epilogue"]
 
 
-def sync_rows_per_aiv(rows: int, block_dim: int) -> int:
-    """With sync_all every vector core (two per block) takes this many of the C rows (the last ones fewer)."""
-    return -(-rows // (2 * block_dim))
-
-
-def mixed_epilogue(fk: FusedKernel, names: dict[Node, str], cs: _CubeShape, cfg: KernelConfig, rt: RuntimeRows | None,
+def mixed_epilogue(fk: FusedKernel, names: dict[Node, str], cs: CubeShape, cfg: KernelConfig, rt: RuntimeRows | None,
               row_block: bool, tm: int, tn: int, ws_name: str, ws_dtype: str, slot_base: Expr
               ) -> tuple[VectorBody, list[Stmt], Loop, str, int, int]:
     """A mixed kernel's AIV epilogue over the rows `lr0` of one unit in the workspace: its vector body,
@@ -42,7 +33,7 @@ def mixed_epilogue(fk: FusedKernel, names: dict[Node, str], cs: _CubeShape, cfg:
     root_op = Operand(out_node, ws_name, "full", ws_dtype,
                       lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
                           E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))
-    vr = max(1, min(cfg.tile_rows, -(-tm // 2)))
+    vr = max(1, min(cfg.tile_rows, aiv_rows(tm)))
     vc = min(cfg.tile_cols, unit_cols)
     vb = VectorBody(fk, names, [root_op, *ins], outs,
                     VecConfig(vr, vc, cfg.depth_ub or cfg.depth, cfg.aligned, cfg.inline_scalars,

@@ -7,11 +7,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .hw import HardwareProfile
-from .lower.pipeline import lower
-from .lower.tileir import Program
-from .schedule.schedule import Schedule, _node_of, create_schedule
-from .sim import SimResult, report_table, simulate
+from ..core.config import DEFAULT_TARGET
+from ..hw import HardwareProfile
+from ..lower.pipeline import lower
+from ..schedule.schedule import Schedule, _node_of
+from ..sim import SimResult, report_table, simulate
+from ..tileir.program import Program
+from .create import create_schedule
 
 __all__ = ["Design", "build", "build_unfused"]
 
@@ -38,7 +40,7 @@ class Design:
     def code(self):
         """The generated Ascend C (a CodeBundle), produced on first access."""
         if self._code is None:
-            from .codegen import codegen
+            from ..codegen import codegen
 
             self._code = codegen(self.program)
         return self._code
@@ -60,19 +62,19 @@ class Design:
         return text
 
 
-def build(outputs: Any, target: str | HardwareProfile = "ascend910b2", *, schedule: Schedule | None = None,
+def build(outputs: Any, target: str | HardwareProfile = DEFAULT_TARGET, *, schedule: Schedule | None = None,
           name: str | None = None, compare: bool = True) -> Design:
     """Schedule (or take `schedule`), lower, simulate, and (unless `compare=False`) do the same for the
     unfused baseline."""
-    from .errors import ScheduleError
-    from .validate import need_schedule
+    from ..core.checks import need
+    from ..core.errors import ScheduleError
 
     outs = outputs if isinstance(outputs, Sequence) and not hasattr(outputs, "node") else (outputs,)
     base = None
     if schedule is None:
         sched = create_schedule(list(outs), target=target)
     else:
-        sched = need_schedule(schedule, "build(schedule=...)")
+        sched = need(schedule, Schedule, "build(schedule=...)")
         nodes = tuple(_node_of(o) for o in outs) if outs else ()  # a non-tensor is a ScheduleError
         if tuple(sched.graph.outputs) != nodes:
             base = create_schedule(list(outs), fuse=False)

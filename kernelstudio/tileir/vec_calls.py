@@ -44,11 +44,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ..errors import UnsupportedError
+from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
 from .expr import Const, E, Expr, Var, ceil_div, is_multiple, static_value
 from .memo import KernelMemo
-from .tileir import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
+from .program import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
 
 __all__ = ["WORK", "Expansion", "expand", "calls_of", "work_of", "kind", "contiguous", "looped", "dense_when",
            "BINARY_API", "SCALAR_API", "REPEAT_BYTES"]

@@ -13,9 +13,7 @@ import numpy as np
 from .errors import InputError, StageError
 
 __all__ = [
-    "need_schedule",
-    "need_program",
-    "need_bundle",
+    "need",
     "check_inputs",
     "as_int",
     "as_bool",
@@ -63,31 +61,12 @@ def _short(obj: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def need_schedule(obj: Any, call: str) -> Any:
-    """`obj` if it is a Schedule, else a StageError saying which call makes one."""
-    from .schedule.schedule import Schedule
-
-    if isinstance(obj, Schedule):
+def need(obj: Any, cls: type, call: str) -> Any:
+    """`obj` if it is a `cls` (Schedule, Program, CodeBundle), else a StageError saying which call makes one.
+    The caller passes the class: this stage sits below every stage that defines one."""
+    if isinstance(obj, cls):
         return obj
-    raise _wrong_stage(call, "Schedule", obj)
-
-
-def need_program(obj: Any, call: str) -> Any:
-    """`obj` if it is a lowered Program, else a StageError saying which call makes one."""
-    from .lower.tileir import Program
-
-    if isinstance(obj, Program):
-        return obj
-    raise _wrong_stage(call, "Program", obj)
-
-
-def need_bundle(obj: Any, call: str) -> Any:
-    """`obj` if it is a CodeBundle, else a StageError saying which call makes one."""
-    from .codegen.bundle import CodeBundle
-
-    if isinstance(obj, CodeBundle):
-        return obj
-    raise _wrong_stage(call, "CodeBundle", obj)
+    raise _wrong_stage(call, cls.__name__, obj)
 
 
 # --- input arrays -----------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .tileir import (
+from .program import (
     Alloc,
     Copy,
     CrossSet,
@@ -132,9 +132,9 @@ def format_kernel(k: Kernel, prog: Program | None = None) -> str:
 
 def format_program(p: Program) -> str:
     """The TileIR text of a Program (what the pass viewer shows)."""
-    from ..validate import need_program
+    from ..core.checks import need
 
-    p = need_program(p, "format_program")
+    p = need(p, Program, "format_program")
     head = [f"program {p.name}  target={p.target}  {'fused' if p.fused else 'unfused'}  "
             f"kernels={len(p.kernels)}"]
     for t in p.tensors:

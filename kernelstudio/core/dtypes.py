@@ -11,9 +11,31 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import DTypeError
-from .ir.ops import DTYPES
 
-__all__ = ["numpy_dtype", "storage_dtype", "round_to", "to_bf16_bits", "from_bf16_bits", "check_dtype"]
+__all__ = ["DTYPES", "FLOAT_DTYPES", "BLOCK_BYTES", "REPEAT_BYTES", "itemsize", "block_elems", "repeat_elems",
+           "numpy_dtype", "storage_dtype", "round_to", "to_bf16_bits", "from_bf16_bits", "check_dtype"]
+
+DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "int8", "int32")
+FLOAT_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32")
+_ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 1, "int32": 4}
+BLOCK_BYTES = 32  # one data block: the unit of every UB/L1 move and of a vector instruction's stride
+REPEAT_BYTES = 256  # one vector repeat: 8 blocks
+
+
+def itemsize(dtype: str) -> int:
+    """Bytes per element of a kernelstudio dtype name."""
+    return _ITEMSIZE[dtype]
+
+
+def block_elems(dtype: str) -> int:
+    """Elements of `dtype` in one 32-byte block."""
+    return BLOCK_BYTES // _ITEMSIZE[dtype]
+
+
+def repeat_elems(dtype: str) -> int:
+    """Elements of `dtype` in one 256-byte vector repeat."""
+    return REPEAT_BYTES // _ITEMSIZE[dtype]
+
 
 _NUMPY = {
     "float16": np.float16,
