@@ -11,7 +11,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from ..core.config import DEFAULT_TARGET
+from ..core.config import DEFAULT_TARGET, verify_enabled
 from ..core.errors import CapacityError, TargetError, UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..fusion.precision import LAYOUT_LOWERED, is_axis_reduce, native_float16
@@ -22,6 +22,7 @@ from ..ir.ops import Kind, itemsize
 from ..schedule.schedule import Schedule
 from ..tileir.printer import format_program
 from ..tileir.program import GmTensor, Kernel, Program
+from ..tileir.verify import verify
 from .config import KernelConfig
 from .cube.kernel import lower_cube_kernel
 from .directive_checks import check_directives_act
@@ -281,10 +282,15 @@ def lower(schedule: Schedule, target: str | HardwareProfile = DEFAULT_TARGET, *,
     ctx = _Ctx(schedule, profile, name or default_name(schedule))
     cfgs: Configs = {}
     steps: list[tuple[str, Configs]] = []
+    each = verify_enabled()  # KS_VERIFY=1 (the test suite sets it): check the program after every pass
     for pname, fn in PASSES:
         cfgs = fn(ctx, cfgs)
         steps.append((pname, cfgs))
+        if each:
+            verify(_emit(ctx, cfgs), after=pname)
     prog = _emit(ctx, cfgs)
+    if not each:  # always the final program: a bad pass fails here, not later in a reader
+        verify(prog, after=PASSES[-1][0])
     ctx.emitted.clear()  # the probes are done with; the PassLog keeps ctx alive with the Program
     _check_gm(prog, profile)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
