@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the test extras (and the system tools the tests need, when root: graphviz, g++, and chromium for
 # the real-browser tests), then run every test tier. `pip install` also builds the JupyterLab extension.
+# Arguments go to pytest: `./test.sh -m "not twin"` skips the tests that compile with g++, `./test.sh tests/ui`.
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}

@@ -1,4 +1,5 @@
-"""Test-wide settings: hypothesis runs a fixed, reproducible set of examples in CI."""
+"""Test-wide settings: hypothesis runs a fixed, reproducible set of examples in CI; one twin compile cache
+for the whole session; every test that compiles on the twin (needs g++) carries the `twin` marker."""
 
 from __future__ import annotations
 
@@ -12,12 +13,23 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+TWIN_CACHE_ENV = "KS_TEST_TWIN_CACHE"
+DEFAULT_TWIN_CACHE = Path.home() / ".cache" / "kernelstudio" / "twin-tests"
+
 
 @pytest.fixture(scope="session")
 def twin_cache() -> Path:
-    """The twin's compile cache, shared across runs (sources are hashed, so a stale entry cannot be hit);
-    tests/twin and tests/codegen define their own."""
-    base = os.environ.get("KS_TEST_TWIN_CACHE") or str(Path.home() / ".cache" / "kernelstudio" / "twin-tests")
-    path = Path(base)
+    """The twin's compile cache, kept across runs: `$KS_TEST_TWIN_CACHE`, else
+    `~/.cache/kernelstudio/twin-tests`. Entries are keyed by a hash of sources, flags and twin headers, so a
+    stale one cannot be hit; a test that checks cache hits or misses uses its own `tmp_path` instead."""
+    path = Path(os.environ.get(TWIN_CACHE_ENV) or DEFAULT_TWIN_CACHE)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `twin` every test that asks for `twin_cache`, directly or through another fixture (modules that
+    compile without it carry `pytestmark = pytest.mark.twin`)."""
+    for item in items:
+        if "twin_cache" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.twin)

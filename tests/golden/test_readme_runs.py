@@ -6,6 +6,9 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.twin  # the README's example runs its kernel on the twin
 
 
 def test_readme_examples_run_as_written(tmp_path, monkeypatch, capsys):

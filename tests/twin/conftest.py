@@ -1,10 +1,8 @@
-"""Shared fixtures for twin tests: one compile cache per test session, bundles from kernels/."""
+"""Bundles of the twin tests, from kernels/ (the compile cache, `twin_cache`, is tests/conftest.py's)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from kernelstudio.codegen import CodeBundle, TensorSpec
 
@@ -19,8 +17,3 @@ def load_bundle(
     files = {str(p.relative_to(root)): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
     return CodeBundle(name=name, files=files, inputs=inputs, outputs=outputs, workspace_bytes=workspace_bytes)
 
-
-@pytest.fixture(scope="session")
-def twin_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A compile cache shared by the whole session, so each bundle compiles once."""
-    return tmp_path_factory.mktemp("twin-cache")

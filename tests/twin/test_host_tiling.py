@@ -139,6 +139,7 @@ int main() {
 """
 
 
+@pytest.mark.twin
 def test_the_twin_matmul_tiling_api(tmp_path: Path) -> None:
     src = tmp_path / "probe.cpp"
     src.write_text(API_PROBE)
@@ -156,6 +157,7 @@ def test_the_twin_matmul_tiling_api(tmp_path: Path) -> None:
     assert lines["big"] == "-1" and lines["untyped"] == "-1" and lines["past"] == "-1"
 
 
+@pytest.mark.twin
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
 def test_the_exported_project_builds_with_cmake_and_runs(tmp_path: Path) -> None:
     """The exported CMakeLists.txt builds main.cpp, the kernel (with its tiling struct) and the host source

@@ -88,6 +88,7 @@ extern "C" __global__ __aicore__ void broken(GM_ADDR x)
 """
 
 
+@pytest.mark.twin
 def test_compile_error_quotes_the_generated_line(tmp_path: Path) -> None:
     main = ('#include "tikicpulib.h"\nextern "C" __global__ __aicore__ void broken(GM_ADDR x);\n'
             'int main() { return 0; }\n')
@@ -109,6 +110,7 @@ def test_bundle_rejects_paths_outside_and_missing_main() -> None:
         CodeBundle("k", {"main.cpp": ""}, (TensorSpec("x", (1,), "float16"),), (TensorSpec("x", (1,), "float16"),))
 
 
+@pytest.mark.twin
 def test_compile_cache_hit_on_second_compile(tmp_path: Path) -> None:
     from kernelstudio.twin import compile_bundle, is_cached
 

@@ -7,6 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from kernelstudio.codegen import generate_files, names_of
 from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS, cube_tiling
 from kernelstudio.codegen.host import API_CUBE_FIELDS
@@ -41,6 +43,7 @@ def test_header_lists_cann_fields_in_cann_order_all_int32_zero() -> None:
     assert {t for t, _ in fields} == {"int32_t"}
 
 
+@pytest.mark.twin
 def test_offsets_compiled_match_cann_order(tmp_path: Path) -> None:
     """The compiler's view: every field at 4 x its CANN index, 200 bytes in all."""
     checks = "\n".join(f"static_assert(offsetof(TCubeTiling, {f}) == {4 * i}, \"{f}\");"

@@ -124,6 +124,7 @@ def test_a_declared_kernel_nobody_defines_is_a_link_error(twin_cache: Path) -> N
         run(_probe_bundle("inline int ks_probe_value() { return 40; }", main), {}, cache_dir=twin_cache)
 
 
+@pytest.mark.twin
 def test_every_twin_header_links_from_two_units(tmp_path: Path) -> None:
     """Every header of the twin included by two translation units links: no non-inline function or variable
     is defined in a header (a kernel file and main.cpp both include them)."""
