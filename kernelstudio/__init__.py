@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from . import hw, twin
-from .codegen import codegen, export_project
+from .codegen import ANALYSES, codegen, export_project
 from .core import errors
 from .core.config import VERSION
 from .core.errors import *  # noqa: F403
@@ -75,7 +75,7 @@ __all__ = [
     "reshape", "transpose", "broadcast_to", "conv2d", "matmul", "topk", "gather",
     "evaluate", "random_inputs", "format_graph", "to_dot",
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
-    "lower", "PASSES", "format_program", "run_tiled",
+    "lower", "PASSES", "ANALYSES", "format_program", "run_tiled",
     "simulate", "SimResult", "codegen", "export_project", "twin", "build", "Design",
     "tune", "DynamicKernel", "Bucket", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
 ]

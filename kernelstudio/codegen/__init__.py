@@ -16,16 +16,21 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ..tileir.analyses import ANALYSES as _TILEIR_ANALYSES
+from ..tileir.analyses import Analysis
 from ..tileir.program import Program
 from .bundle import CodeBundle, TensorSpec
 from .highlevel import HighLevelPlan, high_level_kernel_source, high_level_plan
 from .host import host_source, main_source, tiling_header, workspace_bytes
 from .kernel import kernel_source
-from .naming import OpNames, names_of, op_names
+from .naming import OpNames, names_of, naming_text, op_names
 from .scope import runtime_rows
 
-__all__ = ["codegen", "export_project", "generate_files", "op_names", "names_of", "OpNames", "CodeBundle",
+__all__ = ["ANALYSES", "codegen", "export_project", "generate_files", "op_names", "names_of", "OpNames", "CodeBundle",
            "TensorSpec"]
+
+# the analyses the readers run after lower()'s passes, in the order they run: tileir's, then operator naming
+ANALYSES: list[Analysis] = [*_TILEIR_ANALYSES, ("name_operators", "operator, class and file names", naming_text)]
 
 
 def generate_files(prog: Program, *, high_level: bool = False) -> dict[str, str]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir.ops import itemsize
+from ..tileir.capacity import capacity_bytes, profile_of
 from ..tileir.program import Kernel, Program, Tier
 from .kernel import HELPERS, KERNEL_TYPES, entry_signature, head_comments, kernel_params, launch_lines
 from .naming import names_of, param_names
@@ -113,16 +114,13 @@ def high_level_plan(prog: Program, k: Kernel) -> HighLevelPlan | str:
     depth = max((b.depth for b in k.buffers if b.queue is not None and b.tier is Tier.UB), default=1)
     tail = rows % tr
     plan = HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, 0)
-    profile = prog.profile
-    if profile is None:
-        from .. import hw
-
-        profile = hw.get(prog.target)
+    profile = profile_of(prog)  # the profile it was lowered for: a user's ub_bytes override holds here too
     row = tmp_row_bytes(comp.name, cols_p, dtype)
-    free = profile.ub_bytes - _ub_without_tmp(plan)
+    ub = capacity_bytes(profile, "UB")
+    free = ub - _ub_without_tmp(plan)
     tmp = min(tr * row, free // 32 * 32)
     if tmp < row:
-        return (f"UB ({profile.ub_bytes} B) leaves {free} B for the API's tmp buffer after the tiles, below the "
+        return (f"UB ({ub} B) leaves {free} B for the API's tmp buffer after the tiles, below the "
                 f"{row} B one {cols}-wide row needs")
     return HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, tmp)
 

@@ -18,7 +18,7 @@ from ..core.names import CUSTOM_SUFFIX, op_name
 from ..tileir.program import Kernel, Program
 from .scope import local_name
 
-__all__ = ["OpNames", "op_names", "names_of", "param_names"]
+__all__ = ["OpNames", "op_names", "names_of", "param_names", "naming_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,3 +111,15 @@ def param_names(prog: Program, k: Kernel, params: list[str]) -> dict[str, str]:
             name += "_gm"
         out[p] = name
     return out
+
+
+def naming_text(prog: Program) -> str:
+    """Each kernel's operator: its op type, class, tiling struct and files (and why a name got a suffix)."""
+    out = []
+    for k in prog.kernels:
+        n = names_of(prog, k)
+        out.append(f"kernel {k.name} -> {n.op_type}  ({n.kernel_file}, {n.host_file}, {n.tiling_file}; class "
+                   f"{n.cls}, struct {n.tiling})")
+        if n.note():
+            out.append(f"  {n.note()}")
+    return "\n".join(out) + "\n"

@@ -11,6 +11,7 @@ from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
 from ..ir.ops import itemsize
 from ..schedule.schedule import Directive
+from ..tileir.capacity import capacity_bytes, fits, usage
 from ..tileir.program import CoreType, Kernel, Tier
 from .config import KernelConfig
 from .cube.shape import aiv_rows, sync_rows_per_aiv
@@ -122,23 +123,9 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
     return out
 
 
-def usage(k: Kernel) -> dict[tuple[str, str], int]:
-    """Bytes per (core type, tier) of a kernel's buffers, depth included."""
-    from ..tileir.scratch import scratch_bytes
-
-    u: dict[tuple[str, str], int] = {}
-    for b in k.buffers:
-        key = (b.core.value, b.tier.value)
-        u[key] = u.get(key, 0) + b.nbytes
-    extra = scratch_bytes(k)  # the vector statements' own scratch (reduce work area, select mask, ...)
-    if extra:
-        u[("aiv", "UB")] = u.get(("aiv", "UB"), 0) + extra
-    return u
-
-
 def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
     for (core, tier), need in sorted(usage(k).items()):
-        have = profile.capacity_bytes(tier)
+        have = capacity_bytes(profile, tier)
         if need > have:
             bufs = [b for b in k.buffers if b.core.value == core and b.tier.value == tier]
             listing = ", ".join(f"{b.name} {b.rows}x{b.cols} {b.dtype} x{b.depth} = {b.nbytes:,} B" for b in bufs)
@@ -164,18 +151,14 @@ def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
             raise err
 
 
-def _fits(k: Kernel, profile: HardwareProfile) -> bool:
-    return all(need <= profile.capacity_bytes(tier) for (_, tier), need in usage(k).items())
-
-
 def _fits_cfg(fk: FusedKernel, cfg: KernelConfig, emit: Callable[[KernelConfig], Kernel],
               profile: HardwareProfile) -> bool:
     """Whether kernel `fk` lowered with `cfg` fits every tier: a cube kernel's buffers are those of its
     cube part, a mixed kernel's those of its cube part and its AIV epilogue, each emitted alone."""
     if fk.root is None:
-        return _fits(emit(cfg), profile)
+        return fits(emit(cfg), profile)
     parts = [cfg.with_(aic_only=True)] + ([_epilogue_probe(cfg)] if fk.family == "cube_vector" else [])
-    return all(_fits(emit(c), profile) for c in parts)
+    return all(fits(emit(c), profile) for c in parts)
 
 
 def _epilogue_probe(cfg: KernelConfig) -> KernelConfig:
@@ -297,7 +280,7 @@ def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     for tc in tc_cands:
         if tr_user is not None:
             cfg = base.with_(tile_rows=tr_user, tile_cols=tc)
-            if _fits(emit(cfg), profile) or tc == tc_cands[-1]:
+            if fits(emit(cfg), profile) or tc == tc_cands[-1]:
                 return {"tile_rows": tr_user, "tile_cols": tc, "order": d["order"]}
             continue
         tr = max(1, -(-R // cores)) if R >= cores else 1
@@ -307,7 +290,7 @@ def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
             if g and g % tr:  # tiles must not straddle the repeat of a periodic input
                 tr -= 1
                 continue
-            if _fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
+            if fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
                 return {"tile_rows": tr, "tile_cols": tc, "order": d["order"]}
             tr = tr // 2 if not g else tr - 1
     return {"tile_rows": tr_user or 1, "tile_cols": tc_cands[-1], "order": d["order"]}
@@ -320,9 +303,9 @@ def _auto_axis_reduce(fk, d, profile, emit, base: KernelConfig, per: int) -> dic
     share = -(-inner // max(1, d["cores"] // outer))
     tc = d["tile_cols"] or min(inner, max(per, -(-share // per) * per))
     tr = d["tile_rows"] or min(red, 64)
-    while tr > 1 and not _fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
+    while tr > 1 and not fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
         tr //= 2
-    while tc > per and not _fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
+    while tc > per and not fits(emit(base.with_(tile_rows=tr, tile_cols=tc)), profile):
         tc = max(per, tc // 2 // per * per)
     return {"tile_rows": tr, "tile_cols": tc, "order": d["order"]}
 
@@ -437,7 +420,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     for tm, tn, tk in sorted(((m, n, k) for k in cand["k"] for m in cand["m"] for n in cand["n"]),
                              key=lambda c: (c[0] * c[1], c[2]), reverse=True):
         k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, aic_only=True))
-        if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
+        if all(need <= capacity_bytes(profile, t) for (core, t), need in usage(k).items()
                if core == CoreType.AIC.value):
             best = (tm, tn, tk)
             break
@@ -477,8 +460,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
                                                step_m=out["step_m"], step_n=out["step_n"]))
             single = probe.with_(depth=1)
             if single not in ub_fails:
-                if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(emit(probe)).items()
-                       if core == CoreType.AIV.value and t == Tier.UB.value):
+                if usage(emit(probe)).get((CoreType.AIV.value, Tier.UB.value), 0) <= capacity_bytes(profile, "UB"):
                     out.update(tile_rows=vr, tile_cols=vc)
                     return out
                 if probe.depth == 1:

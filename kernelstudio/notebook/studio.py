@@ -241,9 +241,11 @@ class Studio(W.VBox):
             return
         self._passes = V.passes_data(d.program)
         keep = self.pass_pick.value
-        names = [f"{p['name']} (+{p['added']} -{p['removed']})" for p in self._passes]
+        names = [f"{p['name']} (+{p['added']} -{p['removed']})" if p["kind"] == "pass" else
+                 f"{p['name']}: {p['what']}" for p in self._passes]
         self.pass_pick.options = list(zip(names, range(len(names)), strict=True))
-        self.pass_pick.value = keep if isinstance(keep, int) and keep < len(names) else len(names) - 1
+        last_pass = max(i for i, p in enumerate(self._passes) if p["kind"] == "pass")
+        self.pass_pick.value = keep if isinstance(keep, int) and keep < len(names) else last_pass
         self._show_pass()
 
     def _show_pass(self) -> None:

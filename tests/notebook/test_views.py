@@ -52,16 +52,41 @@ def test_fused_flow_has_no_gm_round_trip_of_the_intermediate(mla):
 
 
 def test_capacity_bars_equal_the_lowered_buffers(mla):
+    """The bars read the count the lowering checks (tileir/capacity.py): every buffer slot and the vector
+    statements' scratch, per tier."""
+    from kernelstudio.tileir.capacity import usage
+    from kernelstudio.tileir.scratch import scratch_buffers
+
     bars = V.capacity_bars(mla.program)
     k = mla.program.kernels[0]
     assert {b["tier"] for b in bars} == {"L1", "L0A", "L0B", "L0C", "UB"}
+    use = usage(k)
     for bar in bars:
         bufs = [b for b in k.buffers if b.tier.value == bar["tier"]]
-        assert bar["used"] == sum(b.nbytes for b in bufs)
+        scratch = scratch_buffers(k) if bar["tier"] == "UB" else {}
+        assert bar["used"] == max(n for (_, t), n in use.items() if t == bar["tier"])
+        assert bar["used"] == sum(b.nbytes for b in bufs) + sum(n for n, _ in scratch.values())
         assert sum(s["bytes"] for s in bar["segments"]) == bar["used"]
-        assert len(bar["segments"]) == sum(b.depth for b in bufs)
+        assert len(bar["segments"]) == sum(b.depth for b in bufs) + len(scratch)
         assert bar["capacity"] == ks.hw.get("ascend910b2").capacity_bytes(bar["tier"])
         assert bar["pct"] == pytest.approx(100 * bar["used"] / bar["capacity"])
+
+
+def test_capacity_bars_show_the_scratch_of_a_softmax():
+    prog = ks.lower(ks.create_schedule(ks.softmax(ks.placeholder((64, 1000), "float16", name="x"))), "ascend910b2")
+    ub = next(b for b in V.capacity_bars(prog) if b["tier"] == "UB")
+    scratch = [s for s in ub["segments"] if s["queue"] == "TBuf (scratch)"]
+    assert scratch, "a softmax's row reductions need a work area, and the UB bar shows it"
+    assert ub["used"] == sum(s["bytes"] for s in ub["segments"])
+
+
+def test_capacity_bars_keep_the_programs_overridden_profile(mla):
+    small = ks.hw.get("ascend910b2").with_overrides(ub_bytes=150_000)
+    s = ks.create_schedule(mla_prolog_lite(), fuse=True)
+    prog = ks.lower(s, small)
+    ub = next(b for b in V.capacity_bars(prog) if b["tier"] == "UB")
+    assert ub["capacity"] == 150_000
+    assert ub["pct"] == pytest.approx(100 * ub["used"] / 150_000)
 
 
 def test_double_buffering_draws_two_half_slots():
@@ -177,10 +202,26 @@ def test_cards_and_what_changed(mla):
 
 def test_passes_diff_rebuilds_each_text(mla):
     ps = V.passes_data(mla.program)
-    assert [p["name"] for p in ps] == [n for n, _ in mla.program.passes]
+    assert [p["name"] for p in ps] == [n for n, _ in mla.program.passes] + [n for n, _, _ in ks.ANALYSES]
+    assert [p["kind"] for p in ps] == ["pass"] * len(mla.program.passes) + ["analysis"] * len(ks.ANALYSES)
     for p in ps:
         assert "\n".join(line for k, line in p["diff"] if k != "-") == p["text"].rstrip("\n")
     assert ps[0]["removed"] == 0
+
+
+def test_the_passes_view_prints_the_analyses_the_readers_run(mla):
+    """Vector-call expansion, scratch sizing and naming run after the passes (inside the readers' caches);
+    the view prints what each decided for the final program."""
+    by = {p["name"]: p for p in V.passes_data(mla.program)}
+    calls = by["expand_vector_calls"]["text"]
+    assert "WholeReduceSum(" in calls  # layer_norm's row mean, as the code writes it
+    from kernelstudio.tileir.scratch import scratch_buffers
+
+    for name, (nbytes, _) in scratch_buffers(mla.program.kernels[0]).items():
+        assert f"{name}: {nbytes:,} B" in by["size_scratch"]["text"]
+    ops = ks.codegen(mla.program)
+    assert all(f"op_kernel/{p.split('/')[-1]}" in by["name_operators"]["text"]
+               for p in ops.files if p.startswith("op_kernel/"))
 
 
 def test_dag_has_kernel_clusters_with_fusion_reasons(mla):

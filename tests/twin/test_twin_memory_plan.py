@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
-from kernelstudio.lower.tiling import usage
+from kernelstudio.tileir.capacity import usage
 from kernelstudio.tileir.scratch import scratch_buffers
 from kernelstudio.twin import runner
 from tests.reference_kernels import REFERENCE

@@ -13,7 +13,8 @@ import kernelstudio as ks
 from kernelstudio.lower.config import KernelConfig
 from kernelstudio.lower.cube.kernel import lower_cube_kernel
 from kernelstudio.lower.pipeline import _Ctx
-from kernelstudio.lower.tiling import _epilogue_probe, usage
+from kernelstudio.lower.tiling import _epilogue_probe
+from kernelstudio.tileir.capacity import usage
 
 
 def _mixed_designs():

@@ -471,3 +471,49 @@ def test_a_producer_loop_and_a_consumer_loop_pair_up(softmax: Program) -> None:
     static = (Loop("p", Const(0), Const(3), Const(1), (Alloc(b),)), Free(b), Free(b), Free(b))
     verify(_edit(softmax, "", None, aiv=(*static, *k.aiv)))
     _fails(_edit(softmax, "", None, aiv=(*static[:-1], *k.aiv)), "Loop(var='p'", "1 Alloc, 0 EnQue, 0 DeQue, 0 Free")
+
+
+# --- the hook in lower() ---------------------------------------------------------------------------------
+
+
+def test_lower_checks_after_every_pass_with_ks_verify(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+    real = pipeline.verify
+
+    def spy(prog: Program, *, after: str = "") -> None:
+        seen.append(after)
+        real(prog, after=after)
+
+    monkeypatch.setattr(pipeline, "verify", spy)
+    s = ks.create_schedule(mla_prolog_lite(), fuse=True)
+    monkeypatch.delenv("KS_VERIFY", raising=False)
+    ks.lower(s, target=TARGET)
+    assert seen == [pipeline.PASSES[-1][0]]  # always: the final program
+    seen.clear()
+    monkeypatch.setenv("KS_VERIFY", "1")
+    ks.lower(s, target=TARGET)
+    assert seen == [name for name, _ in pipeline.PASSES]
+
+
+def test_a_bad_pass_fails_where_it_happens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass whose program loses a Free is named in the error, before any reader sees the program."""
+    real_emit = pipeline._emit
+    state = {"pass": ""}
+
+    def emit(ctx, cfgs):
+        prog = real_emit(ctx, cfgs)
+        if state["pass"] != "double_buffer":
+            return prog
+        return _edit(prog, "aiv", lambda st: None if isinstance(st, Free) else st)
+
+    def tag(name, fn):
+        def run(ctx, cfgs):
+            state["pass"] = name
+            return fn(ctx, cfgs)
+        return name, run
+
+    monkeypatch.setattr(pipeline, "_emit", emit)
+    monkeypatch.setattr(pipeline, "PASSES", [tag(n, f) for n, f in pipeline.PASSES])
+    monkeypatch.setenv("KS_VERIFY", "1")
+    with pytest.raises(VerifyError, match="after pass double_buffer"):
+        ks.lower(ks.create_schedule(REFERENCE["softmax"](), fuse=True), target=TARGET)

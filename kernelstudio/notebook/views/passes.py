@@ -1,9 +1,12 @@
-"""Passes: the IR after each named pass, and a line diff against the pass before it."""
+"""Passes: the IR after each named pass, a line diff against the pass before it, then the analyses the
+readers run on the final program (vector-call expansion, scratch sizing, operator naming), each printed."""
 
 from __future__ import annotations
 
 import difflib
 from typing import Any
+
+from ...codegen import ANALYSES
 
 __all__ = ["pass_diff", "passes_data"]
 
@@ -23,12 +26,17 @@ def pass_diff(before: str, after: str) -> list[tuple[str, str]]:
 
 
 def passes_data(program: Any) -> list[dict[str, Any]]:
-    """One entry per pass: name, IR text, lines added and removed against the previous pass."""
+    """One entry per pass (kind "pass": name, IR text, lines added and removed against the previous pass),
+    then one per analysis of the final program (kind "analysis": its printed decisions, nothing diffed)."""
     out = []
     prev = ""
     for name, text in program.passes:
         diff = pass_diff(prev, text)
-        out.append({"name": name, "text": text, "diff": diff,
+        out.append({"name": name, "kind": "pass", "text": text, "diff": diff,
                     "added": sum(1 for k, _ in diff if k == "+"), "removed": sum(1 for k, _ in diff if k == "-")})
         prev = text
+    for name, what, fn in ANALYSES:
+        text = fn(program)
+        out.append({"name": name, "kind": "analysis", "what": what, "text": text,
+                    "diff": [(" ", line) for line in text.splitlines()], "added": 0, "removed": 0})
     return out
