@@ -61,7 +61,8 @@ def normalize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     for name, fk in ctx.kernels.items():
         if fk.root is not None:
             out[name] = KernelConfig(tile_m=1 << 30, tile_n=1 << 30, tile_k=1 << 30, tile_rows=1 << 30,
-                                     tile_cols=1 << 30, cores=1, depth=1, notes=fk.notes)
+                                     tile_cols=1 << 30, cores=1, depth=1, notes=fk.notes,
+                                     l0c_bytes=ctx.profile.l0c_bytes)
         else:
             out[name] = KernelConfig(tile_rows=fk.rows, tile_cols=fk.cols, cores=1, depth=1, notes=fk.notes)
     return out

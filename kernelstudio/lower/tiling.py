@@ -223,7 +223,7 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
         # l1_depth(...) stated by the user stays as stated; unstated L1 slabs follow the queue depth
         # (L1 groups are chosen with the slots they will have: "l1_depth_final")
         single = _auto_tiles_at(fk, {**d, "depth": 1, "l1_depth_final": d["depth"]}, profile, emit, ub_fails)
-        cfg = _base(d).with_(depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
+        cfg = _base(d, profile).with_(depth_a1=d["depth_a1"] or 0, depth_b1=d["depth_b1"] or 0,
                              **{k: v for k, v in single.items() if k != "order"})
         if _fits_cfg(fk, cfg, emit, profile):
             return single
@@ -243,14 +243,14 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
     return _auto_tiles_at(fk, d, profile, emit, ub_fails)
 
 
-def _base(d: dict[str, Any]) -> KernelConfig:
+def _base(d: dict[str, Any], profile: HardwareProfile) -> KernelConfig:
     return KernelConfig(cores=d["cores"], depth=d["depth"], aligned=True, inline_scalars=True, order=d["order"],
-                        sync_all=d.get("sync_all", False))
+                        sync_all=d.get("sync_all", False), l0c_bytes=profile.l0c_bytes)
 
 
 def _auto_tiles_at(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
                    emit: Callable[[KernelConfig], Kernel], ub_fails: set[KernelConfig]) -> dict[str, Any]:
-    base = _base(d)
+    base = _base(d, profile)
     if fk.root is not None:
         return _auto_cube(fk, d, profile, emit, base, ub_fails)
     return _auto_vector(fk, d, profile, emit, base)

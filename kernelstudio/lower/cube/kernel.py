@@ -128,7 +128,7 @@ def lower_cube_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
             "tile rows" if grp.b_res else
             f"B {'slab' if sb > 1 else 'tile'} of {cs.b_name}" + (f" ({sb} k tiles)" if sb > 1 else ""))
         buf("b2", Tier.L0B, dt, b_rows, b_cols, d0, QuePos.B2, "B fractal for Mmad")
-    c_depth = 2 if depth == 2 and tm * tn * 4 * 2 <= 131072 else 1
+    c_depth = 2 if depth == 2 and 2 * tm * tn * itemsize(cs.acc_dtype) <= cfg.l0c_bytes else 1
     buf("c", Tier.L0C, cs.acc_dtype, tm, tn, c_depth, QuePos.CO1, "C accumulator")
     tiling = (("M", cs.M), ("N", cs.N), ("K", cs.K), ("batch", cs.batch), ("tile_m", tm), ("tile_n", tn),
               ("tile_k", tk), ("m_tiles", mt), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total),
