@@ -182,3 +182,42 @@ def test_the_vector_cores_row_share_has_one_owner():
              if p != owner for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert not found, "\n".join(found)
     assert pattern.search(owner.read_text()) is None  # the owner names AIV_PER_BLOCK, not a bare 2
+
+
+def _code_lines(path: Path) -> list[tuple[int, str]]:
+    """(line number, text) of the lines of `path` that are code, not docstrings or comments."""
+    tree = ast.parse(path.read_text())
+    doc_lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            doc_lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return [(i, line) for i, line in enumerate(path.read_text().splitlines(), 1)
+            if i not in doc_lines and not line.lstrip().startswith("#")]
+
+
+def test_the_default_target_is_written_once():
+    owner = PKG / "core" / "config.py"
+    found = [f"{p.relative_to(PKG.parent)}:{i}" for p in sorted(PKG.rglob("*.py")) if p != owner
+             for i, line in _code_lines(p) if '"ascend910b2"' in line.split("#")[0]]
+    assert not found, "use core.config.DEFAULT_TARGET: " + ", ".join(found)
+
+
+def test_environment_variables_are_read_in_core_config_only():
+    """Settings come from core/config.py; passing the environment on to a child process is not reading it."""
+    import re
+
+    owner = PKG / "core" / "config.py"
+    read = re.compile(r"os\.environ\.get\(|os\.getenv\(|os\.environ\[")
+    found = [f"{p.relative_to(PKG.parent)}:{i}: {line.strip()}" for p in sorted(PKG.rglob("*.py")) if p != owner
+             for i, line in _code_lines(p) if read.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_no_chip_size_is_written_in_pass_or_reader_code():
+    """On-chip sizes come from the hardware profile (hw/profiles/*.toml), never a literal of one chip."""
+    import re
+
+    sizes = re.compile(r"\b(131072|196608|524288|65536)\b")
+    found = [f"{p.relative_to(PKG.parent)}:{i}: {line.strip()}" for p in sorted(PKG.rglob("*.py"))
+             if p.parts[-2] != "hw" for i, line in _code_lines(p) if sizes.search(line)]
+    assert not found, "\n".join(found)
