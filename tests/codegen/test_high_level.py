@@ -182,3 +182,21 @@ def test_cli_high_level_flag(tmp_path) -> None:
     (hl,) = (tmp_path / "hl" / "op_kernel").glob("*.cpp")
     (basic,) = (tmp_path / "basic" / "op_kernel").glob("*.cpp")
     assert "AscendC::RmsNorm<half>(" in hl.read_text() and "AscendC::RmsNorm" not in basic.read_text()
+
+
+def test_the_api_tmp_buffer_follows_the_programs_overridden_ub() -> None:
+    """The high-level plan's UB budget is the program's own profile (tileir/capacity.py), overrides kept:
+    a smaller UB leaves a smaller tmp buffer, then none that holds a row (and the plan says why)."""
+    from kernelstudio.codegen.highlevel import _ub_without_tmp, high_level_plan
+
+    prog = _lower(_design("softmax", "float16"))
+    plan = high_level_plan(prog, prog.kernels[0])
+    assert not isinstance(plan, str), plan
+    tiles = _ub_without_tmp(plan)
+    chip = ks.hw.get("ascend910b2")
+    half = dataclasses.replace(prog, profile=chip.with_overrides(ub_bytes=tiles + plan.tmp_bytes // 2 // 32 * 32))
+    smaller = high_level_plan(half, half.kernels[0])
+    assert not isinstance(smaller, str) and smaller.tmp_bytes == plan.tmp_bytes // 2 // 32 * 32
+    none = dataclasses.replace(prog, profile=chip.with_overrides(ub_bytes=tiles + 32))
+    why = high_level_plan(none, none.kernels[0])
+    assert isinstance(why, str) and f"UB ({tiles + 32} B) leaves 32 B" in why
