@@ -12,8 +12,9 @@ Precision semantics (a promise to users):
   truncation toward zero then wrap for float -> int). So a float16 tensor always holds float16
   values, and a composite such as layer_norm on float16 rounds each of its primitive steps.
 - Scalar constants are rounded to their node's dtype too (0.1 in a float16 graph is 0.0999755859375).
-- `evaluate(out, inputs, schedule=s)` follows the plan of `s` instead (the precision model the
-  back ends implement): float values stay float32 inside a fused kernel and are rounded where the
+- `evaluate(out, inputs, rounding=plan)` follows a plan's rounding points instead (the precision model
+  the back ends implement; `ks.evaluate(out, inputs, schedule=s)` makes the plan of `s`,
+  schedule/rounding.py): float values stay float32 inside a fused kernel and are rounded where the
   plan stores them to GM (a kernel's outputs; the kernel itself goes on with the float32 value),
   casts them, or where the cube unit writes its result; scalar constants stay float32; a mean is a
   float32 row sum times float32(1/count) and sigmoid is 1/(1+exp(-x)), as the kernels compute them.
