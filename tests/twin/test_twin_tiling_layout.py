@@ -11,7 +11,7 @@ from kernelstudio.codegen import generate_files, names_of
 from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS, cube_tiling
 from kernelstudio.codegen.host import API_CUBE_FIELDS
 from kernelstudio.codegen.scope import Scope
-from kernelstudio.twin.runner import CXX, include_dir
+from kernelstudio.twin.runner import CXX, chip_flags, include_dir
 
 from ..codegen import programs
 
@@ -49,8 +49,8 @@ def test_offsets_compiled_match_cann_order(tmp_path: Path) -> None:
     src.write_text(f'#include <cstddef>\n#include "tiling/tiling_api.h"\n{checks}\n'
                    "static_assert(sizeof(TCubeTiling) == 200, \"size\");\n"
                    "static_assert(sizeof(optiling::TCubeTiling) == 200, \"optiling alias\");\n")
-    proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", f"-I{include_dir()}", str(src)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", *chip_flags("ascend910b2"), f"-I{include_dir()}",
+                           str(src)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 

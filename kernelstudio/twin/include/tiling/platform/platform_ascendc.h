@@ -8,19 +8,22 @@
 
 #include <cstdint>
 
+#include "../../ks_twin/chip.h"
+
 namespace fe {
-// What the twin knows of a chip: the target profile's core counts and memory sizes (bytes).
+// What the twin knows of a chip: the target profile's core counts and memory sizes (bytes); a default-made
+// one is the chip the twin was compiled for (the KS_* defines kernelstudio.twin passes from the profile).
 struct PlatFormInfos {
-    const char* soc = "ascend910b2";
-    uint32_t aicNum = 24;
-    uint32_t aivNum = 48;
-    uint64_t l1 = 524288;
-    uint64_t l0a = 65536;
-    uint64_t l0b = 65536;
-    uint64_t l0c = 131072;
-    uint64_t ub = 196608;
-    uint64_t l2 = 201326592;
-    uint64_t hbm = 68719476736ull;
+    const char* soc = KS_SOC_NAME;
+    uint32_t aicNum = KS_AIC_CORES;
+    uint32_t aivNum = KS_AIV_CORES;
+    uint64_t l1 = KS_L1_BYTES;
+    uint64_t l0a = KS_L0A_BYTES;
+    uint64_t l0b = KS_L0B_BYTES;
+    uint64_t l0c = KS_L0C_BYTES;
+    uint64_t ub = KS_UB_BYTES;
+    uint64_t l2 = KS_L2_BYTES;
+    uint64_t hbm = KS_HBM_BYTES;
 };
 }  // namespace fe
 
