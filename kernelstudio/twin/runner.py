@@ -134,17 +134,24 @@ def kernel_tiling_header(code: CodeBundle, kernel: str) -> str | None:
 
 
 def _units(code: CodeBundle) -> dict[str, str | None]:
-    """Every file g++ compiles, with the text of the ones the build writes itself. A CANN build generates
-    each kernel's tiling struct from its op_host/<op>_tiling.h, so the kernel needs no #include of it;
-    the twin stands in with a unit that includes the header, then the kernel source."""
+    """Every file g++ compiles, with the text of the ones the build writes itself. Each kernel source is
+    compiled as a kernel unit (KS_TWIN_KERNEL_UNIT), in which the host-only headers (tiling/tiling_api.h,
+    register/..., tiling/platform/platform_ascendc.h) do not compile, as on CANN. A CANN build generates
+    each kernel's tiling struct from its op_host/<op>_tiling.h, so the kernel needs no #include of it; the
+    twin's unit includes the header first, with KS_TWIN_TILING_STRUCTS set so that the host headers it
+    includes give it only the tiling structs, then the kernel source."""
     out: dict[str, str | None] = {}
     for path in sources(code):
-        header = kernel_tiling_header(code, path) if path.startswith(KERNEL_DIR) else None
-        if header is None:
+        if not path.startswith(KERNEL_DIR):
             out[path] = None
-        else:
-            out[f"ks_unit_{Path(path).stem}.cpp"] = (f"// {path} as a CANN build compiles it: with its tiling "
-                                                     f'struct\n#include "{header}"\n#include "{path}"\n')
+            continue
+        header = kernel_tiling_header(code, path)
+        lines = [f"// {path} as a CANN build compiles it: a kernel translation unit"
+                 + (", with its tiling struct" if header is not None else ""),
+                 "#define KS_TWIN_KERNEL_UNIT 1"]
+        if header is not None:
+            lines += ["#define KS_TWIN_TILING_STRUCTS 1", f'#include "{header}"', "#undef KS_TWIN_TILING_STRUCTS"]
+        out[f"ks_unit_{Path(path).stem}.cpp"] = "\n".join([*lines, f'#include "{path}"', ""])
     return out
 
 

