@@ -13,10 +13,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from .. import hw
 from ..codegen.bundle import CodeBundle, TensorSpec
 from ..codegen.host import RUNTIME_DIMS_FILE
 from ..core.dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
@@ -36,6 +36,7 @@ __all__ = [
     "include_dir",
     "default_cache_dir",
     "capacity_macros",
+    "chip_flags",
     "compile_flags",
     "sources",
     "compile_command",
@@ -44,20 +45,18 @@ __all__ = [
 CXX = "g++"
 BASE_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-pthread")
 COMPILE_TIMEOUT_S = 300.0
-# ascend910b on-chip sizes, used while the target profile cannot be loaded.
-DEFAULT_CAPACITY: dict[str, int] = {
-    "KS_UB_BYTES": 196608,
-    "KS_L1_BYTES": 524288,
-    "KS_L0A_BYTES": 65536,
-    "KS_L0B_BYTES": 65536,
-    "KS_L0C_BYTES": 131072,
-}
+# The -D defines the twin headers read the chip from (ks_twin/chip.h), each from the target's hardware profile:
+# the profile is the one owner of these numbers, the headers have no defaults.
 _PROFILE_FIELDS = {
     "KS_UB_BYTES": "ub_bytes",
     "KS_L1_BYTES": "l1_bytes",
     "KS_L0A_BYTES": "l0a_bytes",
     "KS_L0B_BYTES": "l0b_bytes",
     "KS_L0C_BYTES": "l0c_bytes",
+    "KS_L2_BYTES": "l2_bytes",
+    "KS_HBM_BYTES": "hbm_bytes",
+    "KS_AIC_CORES": "aic_cores",
+    "KS_AIV_CORES": "aiv_cores",
 }
 _TWIN_ERROR = re.compile(r"^KS_TWIN_ERROR (?P<kind>\w+): (?P<msg>.*)$", re.M)
 _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>(?:fatal )?error): (?P<msg>.*)$", re.M)
@@ -97,20 +96,19 @@ def default_cache_dir() -> Path:
     return Path(base) / "kernelstudio" / "twin"
 
 
-def capacity_macros(target: Any) -> dict[str, int]:
-    """On-chip memory sizes of `target` (a profile name or a HardwareProfile) as the -D macros the twin
-    headers check against."""
-    if hasattr(target, "ub_bytes"):
-        return {macro: int(getattr(target, name)) for macro, name in _PROFILE_FIELDS.items()}
-    try:
-        from .. import hw
-    except ImportError:
-        return dict(DEFAULT_CAPACITY)
-    get = getattr(hw, "get", None)
-    if get is None:  # the profile registry is not there yet
-        return dict(DEFAULT_CAPACITY)
-    profile = get(target)
-    return {macro: int(getattr(profile, name)) for macro, name in _PROFILE_FIELDS.items()}
+def capacity_macros(target: str | hw.HardwareProfile) -> dict[str, int | str]:
+    """The chip of `target` (a profile name or a HardwareProfile) as the -D defines the twin headers read:
+    on-chip memory sizes, L2 and HBM sizes, core counts, and KS_SOC (the profile name)."""
+    profile = hw.get(target) if isinstance(target, str) else target
+    macros: dict[str, int | str] = {macro: int(getattr(profile, name)) for macro, name in _PROFILE_FIELDS.items()}
+    macros["KS_SOC"] = str(profile.name)
+    return macros
+
+
+def chip_flags(target: str | hw.HardwareProfile) -> list[str]:
+    """The -D flags of `capacity_macros(target)`: what any g++ command that includes the twin headers needs
+    (a CMake build of an exported project, a probe compiled by hand)."""
+    return [f"-D{k}={v}" for k, v in sorted(capacity_macros(target).items())]
 
 
 def compile_flags(code: CodeBundle) -> list[str]:
@@ -136,17 +134,24 @@ def kernel_tiling_header(code: CodeBundle, kernel: str) -> str | None:
 
 
 def _units(code: CodeBundle) -> dict[str, str | None]:
-    """Every file g++ compiles, with the text of the ones the build writes itself. A CANN build generates
-    each kernel's tiling struct from its op_host/<op>_tiling.h, so the kernel needs no #include of it;
-    the twin stands in with a unit that includes the header, then the kernel source."""
+    """Every file g++ compiles, with the text of the ones the build writes itself. Each kernel source is
+    compiled as a kernel unit (KS_TWIN_KERNEL_UNIT), in which the host-only headers (tiling/tiling_api.h,
+    register/..., tiling/platform/platform_ascendc.h) do not compile, as on CANN. A CANN build generates
+    each kernel's tiling struct from its op_host/<op>_tiling.h, so the kernel needs no #include of it; the
+    twin's unit includes the header first, with KS_TWIN_TILING_STRUCTS set so that the host headers it
+    includes give it only the tiling structs, then the kernel source."""
     out: dict[str, str | None] = {}
     for path in sources(code):
-        header = kernel_tiling_header(code, path) if path.startswith(KERNEL_DIR) else None
-        if header is None:
+        if not path.startswith(KERNEL_DIR):
             out[path] = None
-        else:
-            out[f"ks_unit_{Path(path).stem}.cpp"] = (f"// {path} as a CANN build compiles it: with its tiling "
-                                                     f'struct\n#include "{header}"\n#include "{path}"\n')
+            continue
+        header = kernel_tiling_header(code, path)
+        lines = [f"// {path} as a CANN build compiles it: a kernel translation unit"
+                 + (", with its tiling struct" if header is not None else ""),
+                 "#define KS_TWIN_KERNEL_UNIT 1"]
+        if header is not None:
+            lines += ["#define KS_TWIN_TILING_STRUCTS 1", f'#include "{header}"', "#undef KS_TWIN_TILING_STRUCTS"]
+        out[f"ks_unit_{Path(path).stem}.cpp"] = "\n".join([*lines, f'#include "{path}"', ""])
     return out
 
 

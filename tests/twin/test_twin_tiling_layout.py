@@ -1,5 +1,7 @@
 """TCubeTiling has CANN's fields in CANN's order: the kernel copies the host's tiling blob into it word by
-word, so a field out of place reads another field's value on the chip."""
+word, so a field out of place reads another field's value on the chip. As on CANN there are two: the plain
+kernel struct (kernel_tiling/kernel_tiling.h) and the host class optiling::TCubeTiling (tiling/tiling_api.h)
+the tiling API fills, pinned to the same layout."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from kernelstudio.codegen import generate_files, names_of
 from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS, cube_tiling
 from kernelstudio.codegen.host import API_CUBE_FIELDS
 from kernelstudio.codegen.scope import Scope
-from kernelstudio.twin.runner import CXX, include_dir
+from kernelstudio.twin.runner import CXX, chip_flags, include_dir
 
 from ..codegen import programs
 
@@ -27,13 +29,14 @@ CANN_ORDER = (
     "ALayoutInfoG", "ALayoutInfoD", "BLayoutInfoB", "BLayoutInfoS", "BLayoutInfoN", "BLayoutInfoG", "BLayoutInfoD",
     "CLayoutInfoB", "CLayoutInfoS1", "CLayoutInfoN", "CLayoutInfoG", "CLayoutInfoS2", "BatchNum", "mxTypePara",
 )
-HEADER = include_dir() / "tiling" / "tiling_api.h"
+HEADER = include_dir() / "kernel_tiling" / "kernel_tiling.h"
+HOST_HEADER = include_dir() / "tiling" / "tiling_api.h"
 
 
 def _header_fields() -> list[tuple[str, str]]:
     text = HEADER.read_text()
     body = re.search(r"struct TCubeTiling \{(?P<body>.*?)\n\};", text, re.S)
-    assert body is not None, "no struct TCubeTiling in tiling_api.h"
+    assert body is not None, "no struct TCubeTiling in kernel_tiling/kernel_tiling.h"
     return re.findall(r"^\s*(\w+)\s+(\w+)\s*=\s*0;", body["body"], re.M)
 
 
@@ -43,17 +46,28 @@ def test_header_lists_cann_fields_in_cann_order_all_int32_zero() -> None:
     assert {t for t, _ in fields} == {"int32_t"}
 
 
+def test_host_class_lists_the_same_fields_and_is_its_own_type() -> None:
+    text = HOST_HEADER.read_text()
+    listing = re.search(r"#define KS_TWIN_TCUBE_FIELDS\(X\)(?P<body>(?:.*\\\n)*.*)", text)
+    assert listing is not None, "no KS_TWIN_TCUBE_FIELDS in tiling_api.h"
+    assert tuple(re.findall(r"X\((\w+)\)", listing["body"])) == CANN_ORDER
+    assert "class TCubeTiling" in text and "struct TCubeTiling" not in text  # the kernel struct lives elsewhere
+
+
 @pytest.mark.twin
 def test_offsets_compiled_match_cann_order(tmp_path: Path) -> None:
-    """The compiler's view: every field at 4 x its CANN index, 200 bytes in all."""
-    checks = "\n".join(f"static_assert(offsetof(TCubeTiling, {f}) == {4 * i}, \"{f}\");"
+    """The compiler's view: every field of both at 4 x its CANN index, 200 bytes in all; two types."""
+    checks = "\n".join(f"static_assert(offsetof(TCubeTiling, {f}) == {4 * i}, \"{f}\");\n"
+                       f"static_assert(offsetof(optiling::TCubeTiling, {f}) == {4 * i}, \"host {f}\");"
                        for i, f in enumerate(CANN_ORDER))
     src = tmp_path / "layout.cpp"
-    src.write_text(f'#include <cstddef>\n#include "tiling/tiling_api.h"\n{checks}\n'
+    src.write_text(f'#include <cstddef>\n#include <type_traits>\n#include "tiling/tiling_api.h"\n{checks}\n'
                    "static_assert(sizeof(TCubeTiling) == 200, \"size\");\n"
-                   "static_assert(sizeof(optiling::TCubeTiling) == 200, \"optiling alias\");\n")
-    proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", f"-I{include_dir()}", str(src)],
-                          capture_output=True, text=True, timeout=120)
+                   "static_assert(sizeof(optiling::TCubeTiling) == 200, \"host size\");\n"
+                   "static_assert(!std::is_same<TCubeTiling, optiling::TCubeTiling>::value, \"two types\");\n"
+                   "static_assert(std::is_trivially_copyable<optiling::TCubeTiling>::value, \"a blob\");\n")
+    proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", *chip_flags("ascend910b2"), f"-I{include_dir()}",
+                           str(src)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 

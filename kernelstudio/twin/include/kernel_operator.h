@@ -2,6 +2,7 @@
 #ifndef KS_TWIN_KERNEL_OPERATOR_H
 #define KS_TWIN_KERNEL_OPERATOR_H
 
+#include "kernel_tiling/kernel_tiling.h"
 #include "ks_twin/copy.h"
 #include "ks_twin/cube_basic.h"
 #include "ks_twin/layout.h"
@@ -9,10 +10,10 @@
 #include "ks_twin/pipe.h"
 #include "ks_twin/repeat.h"
 #include "ks_twin/runtime.h"
+#include "ks_twin/shared.h"
 #include "ks_twin/tensor.h"
 #include "ks_twin/types.h"
 #include "ks_twin/vector.h"
-#include "tiling/platform/platform_ascendc.h"
 
 namespace AscendC {
 
@@ -39,7 +40,7 @@ inline void GmFree(void* p) { ks_twin::gm_free(p); }
 inline void SetSysWorkspace(GM_ADDR workspace) { ks_twin::launch_state().sys_workspace = workspace; }
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace)
 {
-    return workspace == nullptr ? nullptr : workspace + platform_ascendc::KS_TWIN_LIB_WORKSPACE_BYTES;
+    return workspace == nullptr ? nullptr : workspace + ks_twin::LIB_WORKSPACE_BYTES;
 }
 
 // Cross-core flags of one AI Core. Mode 2: an AIC set wakes both of its AIVs; an AIV set counts toward

@@ -1,5 +1,5 @@
 // Layout and selection APIs: Transpose (16x16 blocks of 2-byte elements), ArithProgression, and the
-// high-level TopK (Normal and Small mode) with its host tiling functions.
+// high-level TopK (Normal and Small mode); its host tiling functions are in tiling/topk_tiling.h.
 #ifndef KS_TWIN_LAYOUT_H
 #define KS_TWIN_LAYOUT_H
 
@@ -7,8 +7,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "../tiling/topk_tiling.h"
+#include "../kernel_tiling/kernel_tiling.h"
 #include "pipe.h"
+#include "shared.h"
 #include "vector.h"
 
 // ---- kernel side -----------------------------------------------------------------------------------
@@ -58,7 +59,10 @@ struct TopKInfo {
     int32_t n = 32;
 };
 
-namespace ks_topk {
+}  // namespace AscendC
+
+namespace ks_twin::topk {
+using namespace AscendC;
 
 template <class T, bool isInitIndex, bool isHasfinish, TopKMode topkMode>
 inline void run(const LocalTensor<T>& dstValue, const LocalTensor<int32_t>& dstIndex, const LocalTensor<T>& src,
@@ -122,7 +126,9 @@ inline void run(const LocalTensor<T>& dstValue, const LocalTensor<int32_t>& dstI
     }
 }
 
-}  // namespace ks_topk
+}  // namespace ks_twin::topk
+
+namespace AscendC {
 
 // TopK: per row, the k largest (isLargest) or smallest values, in order, ties to the lower position; the
 // indices are srcIndexLocal[position] with isInitIndex, else the position. Rows of dstValueLocal are k
@@ -135,7 +141,7 @@ inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>
                  const TopkTiling& tilling, const TopKInfo& topKInfo, const bool isLargest = true)
 {
     tmpLocal.check_aligned("TopK", "tmpLocal");
-    ks_topk::run<T, isInitIndex, isHasfinish, topkMode>(dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
+    ::ks_twin::topk::run<T, isInitIndex, isHasfinish, topkMode>(dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
                                                         finishLocal, tmpLocal.GetSize(), k, tilling, topKInfo,
                                                         isLargest);
 }
@@ -148,7 +154,7 @@ inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>
                  const LocalTensor<bool>& finishLocal, const int32_t k, const TopkTiling& tilling,
                  const TopKInfo& topKInfo, const bool isLargest = true)
 {
-    ks_topk::run<T, isInitIndex, isHasfinish, topkMode>(dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
+    ::ks_twin::topk::run<T, isInitIndex, isHasfinish, topkMode>(dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
                                                         finishLocal, UINT64_MAX, k, tilling, topKInfo, isLargest);
 }
 

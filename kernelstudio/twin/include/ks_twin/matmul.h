@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "../tiling/tiling_api.h"
+#include "../kernel_tiling/kernel_tiling.h"
 #include "copy.h"
 
 namespace matmul {

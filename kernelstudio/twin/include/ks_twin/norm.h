@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../tiling/norm_tiling.h"
+#include "../kernel_tiling/kernel_tiling.h"
+#include "shared.h"
 #include "pipe.h"
 #include "vector.h"
 
@@ -24,7 +25,9 @@ struct SoftMaxShapeInfo {
     uint32_t oriSrcK = 0;
 };
 
-namespace ks_norm {
+}  // namespace AscendC
+
+namespace ks_twin::norm {
 
 template <class T> inline void check_dtype(const char* api)
 {
@@ -56,7 +59,9 @@ inline void check_tmp(const char* api, uint64_t have, uint64_t minimum, const ch
     }
 }
 
-}  // namespace ks_norm
+}  // namespace ks_twin::norm
+
+namespace AscendC {
 
 // SoftMax: per row, dst = exp(src - max) / sum(exp(src - max)) over the first oriSrcK columns; each row's
 // max and sum are written to one 32-byte block of maxTensor / sumTensor (32 / sizeof(T) copies).
@@ -65,7 +70,7 @@ inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTe
                     const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
                     const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {})
 {
-    ks_norm::check_dtype<T>("SoftMax");
+    ::ks_twin::norm::check_dtype<T>("SoftMax");
     static_assert(!isDataFormatNZ, "the twin's SoftMax reads ND data only");
     const char* api = "SoftMax";
     SoftMaxShapeInfo info = softmaxShapeInfo;
@@ -73,7 +78,7 @@ inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTe
     KS_TWIN_LOG("SoftMax", "dtype=%s srcM=%u srcK=%u oriSrcM=%u oriSrcK=%u tmp=%u", ks_twin::type_name<T>(), info.srcM,
                 info.srcK, info.oriSrcM, info.oriSrcK, sharedTmpBuffer.GetSize());
     ks_twin::require_vector(api);
-    ks_norm::check_row(api, info.srcK, info.oriSrcK, sizeof(T));
+    ::ks_twin::norm::check_row(api, info.srcK, info.oriSrcK, sizeof(T));
     if (info.srcM != tiling.srcM || info.srcK != tiling.srcK || info.oriSrcM > info.srcM) {
         ks_twin::fail("tiling", "SoftMax on %s: the SoftMaxTiling was made for %u x %u but SoftMaxShapeInfo says "
                       "srcM=%u, srcK=%u, oriSrcM=%u; call SoftMaxTilingFunc with this shape", ks_twin::core_name(),
@@ -82,9 +87,9 @@ inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTe
     if (tiling.splitM == 0) {
         ks_twin::fail("tiling", "SoftMax on %s: the SoftMaxTiling has splitM = 0: SoftMaxTilingFunc got less work "
                       "space than GetSoftMaxMinTmpSize = %u bytes; pass at least that", ks_twin::core_name(),
-                      ks_norm::softmax_row_bytes(info.srcK));
+                      ::ks_twin::norm::softmax_row_bytes(info.srcK));
     }
-    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), ks_norm::softmax_row_bytes(info.srcK), "GetSoftMaxMinTmpSize");
+    ::ks_twin::norm::check_tmp(api, sharedTmpBuffer.GetSize(), ::ks_twin::norm::softmax_row_bytes(info.srcK), "GetSoftMaxMinTmpSize");
     sharedTmpBuffer.check_aligned(api, "sharedTmpBuffer");
     const uint32_t rows = info.oriSrcM, k = info.srcK, block = 32 / sizeof(T);
     ks_twin::vec_operand(srcTensor, rows * k, api, "srcTensor");
@@ -116,7 +121,7 @@ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& output
                       const LocalTensor<T>& beta, const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon,
                       LayerNormTiling& tiling)
 {
-    ks_norm::check_dtype<T>("LayerNorm");
+    ::ks_twin::norm::check_dtype<T>("LayerNorm");
     const char* api = "LayerNorm";
     const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength, oh = tiling.originalHLength;
     KS_TWIN_LOG("LayerNorm", "dtype=%s b=%u s=%u h=%u originalH=%u tmp=%u", ks_twin::type_name<T>(), tiling.bLength,
@@ -126,15 +131,15 @@ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& output
         ks_twin::fail("tiling", "LayerNorm on %s: the LayerNormTiling holds bLength=%u, sLength=%u; fill it with "
                       "GetLayerNormNDTilingInfo", ks_twin::core_name(), tiling.bLength, tiling.sLength);
     }
-    ks_norm::check_row(api, h, oh, sizeof(T));
-    const uint32_t minimum = ks_norm::layernorm_row_bytes(h, sizeof(T));
-    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), minimum, "GetLayerNormMaxMinTmpSize");
+    ::ks_twin::norm::check_row(api, h, oh, sizeof(T));
+    const uint32_t minimum = ::ks_twin::norm::layernorm_row_bytes(h, sizeof(T));
+    ::ks_twin::norm::check_tmp(api, sharedTmpBuffer.GetSize(), minimum, "GetLayerNormMaxMinTmpSize");
     if (tiling.tmpBufSize < minimum) {
         ks_twin::fail("tiling", "LayerNorm on %s: the LayerNormTiling was made for %u bytes of work space, below "
                       "the minimum %u (GetLayerNormMaxMinTmpSize); pass at least that to GetLayerNormNDTilingInfo",
                       ks_twin::core_name(), tiling.tmpBufSize, minimum);
     }
-    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), tiling.tmpBufSize, "the stackBufferSize of the tiling");
+    ::ks_twin::norm::check_tmp(api, sharedTmpBuffer.GetSize(), tiling.tmpBufSize, "the stackBufferSize of the tiling");
     sharedTmpBuffer.check_aligned(api, "sharedTmpBuffer");
     ks_twin::vec_operand(inputX, rows * h, api, "inputX");
     ks_twin::vec_operand(output, rows * h, api, "output");
@@ -172,7 +177,7 @@ template <typename T, bool isBasicBlock = false>
 inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LocalTensor<T>& gammaLocal,
                     const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, const RmsNormTiling& tiling)
 {
-    ks_norm::check_dtype<T>("RmsNorm");
+    ::ks_twin::norm::check_dtype<T>("RmsNorm");
     const char* api = "RmsNorm";
     const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength, oh = tiling.originalHLength;
     KS_TWIN_LOG("RmsNorm", "dtype=%s b=%u s=%u h=%u originalH=%u tmp=%u", ks_twin::type_name<T>(), tiling.bLength,
@@ -183,13 +188,13 @@ inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLoc
                       "fill it with GetRmsNormTilingInfo (which returns false when the work space is too small)",
                       ks_twin::core_name(), tiling.bLength, tiling.sLength, tiling.mainBsLength);
     }
-    ks_norm::check_row(api, h, oh, sizeof(T));
+    ::ks_twin::norm::check_row(api, h, oh, sizeof(T));
     if (isBasicBlock && (h % 64 != 0 || h >= 2048 || rows % 8 != 0)) {
         ks_twin::fail("launch", "RmsNorm<isBasicBlock=true> on %s: a basic block needs H a multiple of 64 below "
                       "2048 and B * S a multiple of 8, got H=%u, B * S=%u; use isBasicBlock=false",
                       ks_twin::core_name(), h, rows);
     }
-    ks_norm::check_tmp(api, sharedTmpBuffer.GetSize(), ks_norm::rmsnorm_row_bytes(h, sizeof(T)),
+    ::ks_twin::norm::check_tmp(api, sharedTmpBuffer.GetSize(), ::ks_twin::norm::rmsnorm_row_bytes(h, sizeof(T)),
                        "GetRmsNormMaxMinTmpSize");
     sharedTmpBuffer.check_aligned(api, "sharedTmpBuffer");
     ks_twin::vec_operand(srcLocal, rows * h, api, "srcLocal");

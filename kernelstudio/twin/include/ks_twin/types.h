@@ -7,26 +7,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "chip.h"
+
 #define __aicore__
 #define __global__
 #define __gm__
 #define GM_ADDR uint8_t*
 
-#ifndef KS_UB_BYTES
-#define KS_UB_BYTES 196608
-#endif
-#ifndef KS_L1_BYTES
-#define KS_L1_BYTES 524288
-#endif
-#ifndef KS_L0A_BYTES
-#define KS_L0A_BYTES 65536
-#endif
-#ifndef KS_L0B_BYTES
-#define KS_L0B_BYTES 65536
-#endif
-#ifndef KS_L0C_BYTES
-#define KS_L0C_BYTES 131072
-#endif
 
 using half = _Float16;
 

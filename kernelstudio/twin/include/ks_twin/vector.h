@@ -219,6 +219,10 @@ inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode
 }
 
 // Reductions keep the result in dst[0]; the sum runs in double and rounds once to T.
+}  // namespace AscendC
+
+namespace ks_twin::vec {
+using namespace AscendC;
 template <class T> inline void check_work(const char* api, const LocalTensor<T>& work, uint32_t count)
 {
     uint32_t per_repeat = 256 / sizeof(T), per_block = 32 / sizeof(T);
@@ -230,6 +234,9 @@ template <class T> inline void check_work(const char* api, const LocalTensor<T>&
                       api, count, ks_twin::core_name(), work.GetSize(), ks_twin::type_name<T>(), need);
     }
 }
+}  // namespace ks_twin::vec
+
+namespace AscendC {
 
 template <class T>
 inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, uint32_t count)
@@ -238,13 +245,17 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
     ks_twin::require_vector("ReduceSum");
     ks_twin::vec_operand(src, count, "ReduceSum", "src");
     ks_twin::vec_operand(dst, 1, "ReduceSum", "dst");
-    check_work("ReduceSum", work, count);
+    ::ks_twin::vec::check_work("ReduceSum", work, count);
     double acc = 0;
     const T* s = src.GetPhyAddr();
     for (uint32_t i = 0; i < count; ++i) acc += static_cast<double>(ks_twin::to_calc(s[i]));
     dst.GetPhyAddr()[0] = static_cast<T>(static_cast<ks_twin::CalcT<T>>(acc));
 }
 
+}  // namespace AscendC
+
+namespace ks_twin::vec {
+using namespace AscendC;
 template <class T, bool IS_MAX>
 inline void reduce_extreme(const char* api, const LocalTensor<T>& dst, const LocalTensor<T>& src,
                            const LocalTensor<T>& work, uint32_t count, bool calIndex)
@@ -253,7 +264,7 @@ inline void reduce_extreme(const char* api, const LocalTensor<T>& dst, const Loc
     ks_twin::require_vector(api);
     ks_twin::vec_operand(src, count, api, "src");
     ks_twin::vec_operand(dst, calIndex ? 2 : 1, api, "dst");
-    check_work(api, work, count);
+    ::ks_twin::vec::check_work(api, work, count);
     if (count == 0) ks_twin::fail("bounds", "%s on %s with count 0", api, ks_twin::core_name());
     const T* s = src.GetPhyAddr();
     uint32_t best = 0;
@@ -273,19 +284,22 @@ inline void reduce_extreme(const char* api, const LocalTensor<T>& dst, const Loc
         }
     }
 }
+}  // namespace ks_twin::vec
+
+namespace AscendC {
 
 template <class T>
 inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
                       uint32_t count, bool calIndex = false)
 {
-    reduce_extreme<T, true>("ReduceMax", dst, src, work, count, calIndex);
+    ::ks_twin::vec::reduce_extreme<T, true>("ReduceMax", dst, src, work, count, calIndex);
 }
 
 template <class T>
 inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
                       uint32_t count, bool calIndex = false)
 {
-    reduce_extreme<T, false>("ReduceMin", dst, src, work, count, calIndex);
+    ::ks_twin::vec::reduce_extreme<T, false>("ReduceMin", dst, src, work, count, calIndex);
 }
 
 struct BrcbRepeatParams {
@@ -320,6 +334,10 @@ inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint8_t r
 }
 
 // Compare writes one bit per element (bit i of byte i / 8) into dst.
+}  // namespace AscendC
+
+namespace ks_twin::vec {
+using namespace AscendC;
 template <class T, class U>
 inline void compare_into(const char* api, const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T* rhs,
                          bool scalar, CMPMODE mode, uint32_t count)
@@ -348,22 +366,29 @@ inline void compare_into(const char* api, const LocalTensor<U>& dst, const Local
         if (r) out[i / 8] |= static_cast<uint8_t>(1u << (i % 8));
     }
 }
+}  // namespace ks_twin::vec
+
+namespace AscendC {
 
 template <class T, class U>
 inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE mode,
                     uint32_t count)
 {
     ks_twin::vec_operand(src1, count, "Compare", "src1");
-    compare_into("Compare", dst, src0, src1.GetPhyAddr(), false, mode, count);
+    ::ks_twin::vec::compare_into("Compare", dst, src0, src1.GetPhyAddr(), false, mode, count);
 }
 
 template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, ks_twin::NoDeduce<T> scalar,
                           CMPMODE mode, uint32_t count)
 {
-    compare_into("CompareScalar", dst, src0, &scalar, true, mode, count);
+    ::ks_twin::vec::compare_into("CompareScalar", dst, src0, &scalar, true, mode, count);
 }
 
+}  // namespace AscendC
+
+namespace ks_twin::vec {
+using namespace AscendC;
 template <class T, class U>
 inline void select_from(const char* api, const LocalTensor<T>& dst, const LocalTensor<U>& mask,
                         const LocalTensor<T>& src0, const T* other, bool scalar, uint32_t count)
@@ -379,6 +404,9 @@ inline void select_from(const char* api, const LocalTensor<T>& dst, const LocalT
         dst.GetPhyAddr()[i] = take ? src0.GetPhyAddr()[i] : (scalar ? other[0] : other[i]);
     }
 }
+}  // namespace ks_twin::vec
+
+namespace AscendC {
 
 // Select: dst[i] = mask bit i ? src0[i] : src1[i] (or the scalar in VSEL_TENSOR_SCALAR_MODE).
 template <class T, class U>
@@ -390,7 +418,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
                       ks_twin::core_name());
     }
     ks_twin::vec_operand(src1, count, "Select", "src1");
-    select_from("Select", dst, selMask, src0, src1.GetPhyAddr(), false, count);
+    ::ks_twin::vec::select_from("Select", dst, selMask, src0, src1.GetPhyAddr(), false, count);
 }
 
 template <class T, class U>
@@ -401,7 +429,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
         ks_twin::fail("bounds", "Select on %s: a scalar src1 needs SELMODE::VSEL_TENSOR_SCALAR_MODE",
                       ks_twin::core_name());
     }
-    select_from("Select", dst, selMask, src0, &scalar, true, count);
+    ::ks_twin::vec::select_from("Select", dst, selMask, src0, &scalar, true, count);
 }
 
 // ---- high-level math (the shared tmp buffer overloads accept and ignore the buffer) ---------------

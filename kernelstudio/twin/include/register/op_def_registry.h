@@ -3,7 +3,13 @@
 //
 // On CANN the operator package registers OpDef classes and the runtime calls the TilingFunc given to
 // AICore().SetTiling with a gert::TilingContext before each launch; the twin does the same in-process.
-#ifndef KS_TWIN_OP_DEF_REGISTRY_H
+#if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
+#error "register/op_def_registry.h is a host header (OpDef and TilingContext): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
+#endif
+#if defined(KS_TWIN_KERNEL_UNIT)
+// A kernel unit reads its op_host/<op>_tiling.h for the struct a CANN build generates from it: of this
+// header it gets only what that struct needs.
+#elif !defined(KS_TWIN_OP_DEF_REGISTRY_H)
 #define KS_TWIN_OP_DEF_REGISTRY_H
 
 #include <cstddef>

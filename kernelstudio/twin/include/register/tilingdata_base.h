@@ -1,5 +1,8 @@
 // Tiling-data macros: BEGIN_TILING_DATA_DEF ... END_TILING_DATA_DEF build a plain struct with
 // set_/get_ accessors; REGISTER_TILING_DATA_CLASS names the struct GET_TILING_DATA loads.
+#if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
+#error "register/tilingdata_base.h is a host header (the tiling-data classes of TilingFunc): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
+#endif
 #ifndef KS_TWIN_TILINGDATA_BASE_H
 #define KS_TWIN_TILINGDATA_BASE_H
 
@@ -27,21 +30,6 @@ namespace optiling {}
 // One registered tiling struct per translation unit; GET_TILING_DATA_WITH_STRUCT picks one by name.
 #define REGISTER_TILING_DATA_CLASS(op_type, class_name) using KsTwinTilingData = class_name;
 
-namespace ks_twin {
-template <class T> inline T load_tiling(const void* src)
-{
-    T t;
-    std::memcpy(static_cast<void*>(&t), src, sizeof(T));
-    return t;
-}
-}  // namespace ks_twin
-
-#define GET_TILING_DATA(var, tiling_arg)                                                   \
-    auto var = [&]() {                                                                     \
-        using namespace ::optiling;                                                        \
-        return ::ks_twin::load_tiling<KsTwinTilingData>(tiling_arg); /* needs REGISTER_TILING_DATA_CLASS */ \
-    }()
-#define GET_TILING_DATA_WITH_STRUCT(struct_name, var, tiling_arg) \
-    auto var = ::ks_twin::load_tiling<struct_name>(tiling_arg)
+// GET_TILING_DATA, which reads the registered struct in a kernel, is in kernel_tiling/kernel_tiling.h.
 
 #endif

@@ -1,17 +1,26 @@
 // Host tiling of the high-level SoftMax, LayerNorm and RmsNorm APIs (GetSoftMaxMinTmpSize /
 // SoftMaxTilingFunc, GetLayerNormMaxMinTmpSize / GetLayerNormNDTilingInfo, GetRmsNormMaxMinTmpSize /
 // GetRmsNormTilingInfo) and the SoftMaxTiling / LayerNormTiling / RmsNormTiling structs the kernel reads.
-// Part of tiling/tiling_api.h on CANN; kernel_operator.h brings in the structs.
+// Part of tiling/tiling_api.h on CANN; the structs are in kernel_tiling/kernel_tiling.h.
 //
-// The struct fields are CANN's documented ones (see ../../README.md); the twin fills the shape and size
-// fields and its kernels read only those. The temporary-space sizes are the twin's own formulas (CANN's
+// The temporary-space sizes are the twin's own formulas (CANN's
 // are not documented): a float32 copy of the rows one pass works on, so the minimum is one row.
-#ifndef KS_TWIN_NORM_TILING_H
+#if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
+#error "tiling/norm_tiling.h is a host header (the high-level APIs' tiling functions): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
+#endif
+#if defined(KS_TWIN_KERNEL_UNIT)
+// A kernel unit reads its op_host/<op>_tiling.h for the struct a CANN build generates from it: of this
+// header it gets only what that struct needs.
+#include "../kernel_tiling/kernel_tiling.h"
+#elif !defined(KS_TWIN_NORM_TILING_H)
 #define KS_TWIN_NORM_TILING_H
 
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "../kernel_tiling/kernel_tiling.h"
+#include "../ks_twin/shared.h"
 
 // ---- ge::Shape: the shape argument of the high-level tiling functions (graph/tensor.h on CANN) -------
 #ifndef KS_TWIN_GE_SHAPE
@@ -36,85 +45,7 @@ private:
 }  // namespace ge
 #endif
 
-struct SoftMaxTiling {
-    uint32_t srcM = 0;
-    uint32_t srcK = 0;
-    uint32_t srcSize = 0;
-    uint32_t outMaxM = 0;
-    uint32_t outMaxK = 0;
-    uint32_t outMaxSize = 0;
-    uint32_t splitM = 0;  // rows one pass works on (0: the work space was below the minimum)
-    uint32_t splitK = 0;
-    uint32_t splitSize = 0;
-    uint32_t reduceM = 0;
-    uint32_t reduceK = 0;
-    uint32_t reduceSize = 0;
-    uint32_t rangeM = 0;
-    uint32_t tailM = 0;
-    uint32_t tailSplitSize = 0;
-    uint32_t tailReduceSize = 0;
-};
-
-struct LayerNormTiling {
-    uint32_t bLength = 0;
-    uint32_t sLength = 0;
-    uint32_t hLength = 0;
-    uint32_t originalHLength = 0;
-    uint32_t inputXSize = 0;
-    uint32_t meanVarSize = 0;
-    uint32_t numberOfTmpBuf = 0;
-    uint32_t meanTmpTensorPos = 0;
-    uint32_t meanTmpTensorSize = 0;
-    uint32_t varianceTmpTensorPos = 0;
-    uint32_t varianceTmpTensorSize = 0;
-    uint32_t tmpBufSize = 0;  // twin: the bytes the tiling was made for (stackBufferSize)
-    uint32_t oneTmpSize = 0;
-    uint32_t firstTmpStartPos = 0;
-    uint32_t secondTmpStartPos = 0;
-    uint32_t thirdTmpStartPos = 0;
-    // The fields below complete the struct as the twin remembers CANN's header; the documentation page
-    // read for the twin shows the fields above (see README). The twin neither fills nor reads these.
-    uint32_t loopRound = 0;
-    uint32_t inputRoundSize = 0;
-    uint32_t inputTailSize = 0;
-    uint32_t inputTailPos = 0;
-    uint32_t meanVarRoundSize = 0;
-    uint32_t meanVarTailSize = 0;
-    uint32_t meanVarTailPos = 0;
-    uint32_t bshCurLength = 0;
-    uint32_t bsCurLength = 0;
-    float lastDimValueBack = 0;
-};
-
-struct RmsNormTiling {
-    uint32_t bLength = 0;
-    uint32_t sLength = 0;
-    uint32_t hLength = 0;
-    uint32_t originalHLength = 0;
-    float reciprocalOfHLength = 0;
-    uint32_t mainBshLength = 0;
-    uint32_t mainBsLength = 0;
-    uint32_t mainBsLengthAlign = 0;
-    uint32_t loopRound = 0;
-    uint32_t inputTailPos = 0;
-    uint32_t tailBshLength = 0;
-    uint32_t tailBsLength = 0;
-};
-
-namespace optiling {
-using ::LayerNormTiling;
-using ::RmsNormTiling;
-using ::SoftMaxTiling;
-}  // namespace optiling
-
-namespace AscendC {
-namespace tiling {
-using ::LayerNormTiling;
-using ::RmsNormTiling;
-using ::SoftMaxTiling;
-}  // namespace tiling
-
-namespace ks_norm {
+namespace ks_twin::norm {
 // rows x cols of a [.., cols] shape (all leading dims are rows); 0 x 0 for an empty or 0-d shape
 inline std::pair<uint64_t, uint64_t> rows_cols(const ge::Shape& s)
 {
@@ -125,45 +56,42 @@ inline std::pair<uint64_t, uint64_t> rows_cols(const ge::Shape& s)
     const int64_t c = s.GetDim(n - 1);
     return {rows, static_cast<uint64_t>(c > 0 ? c : 0)};
 }
-// twin work space of one row: a float32 copy of it plus one 32-byte block each for its max and sum
-inline uint32_t softmax_row_bytes(uint64_t k) { return static_cast<uint32_t>(k * 4 + 64); }
-// twin work space of one LayerNorm row: float32 copies of x and y (and of the half input)
-inline uint32_t layernorm_row_bytes(uint64_t h, uint32_t typeSize)
-{
-    return static_cast<uint32_t>((typeSize == 2 ? 3 : 2) * h * 4);
-}
-// twin work space of one RmsNorm row: a float32 copy (two for half) plus one block for the row's scale
-inline uint32_t rmsnorm_row_bytes(uint64_t h, uint32_t typeSize)
-{
-    return static_cast<uint32_t>((typeSize == 2 ? 2 : 1) * h * 4 + 32);
-}
-}  // namespace ks_norm
+}  // namespace ks_twin::norm
+
+namespace optiling {
+using ::LayerNormTiling;
+using ::RmsNormTiling;
+using ::SoftMaxTiling;
+}  // namespace optiling
+
+
+namespace AscendC {
 
 // ---- SoftMax: srcShape {M, K} (K the 32-byte aligned last axis) --------------------------------------
 inline uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isReuseSource)
 {
     (void)dataTypeSize, (void)isReuseSource;
-    return ks_norm::softmax_row_bytes(ks_norm::rows_cols(srcShape).second);
+    return ks_twin::norm::softmax_row_bytes(ks_twin::norm::rows_cols(srcShape).second);
 }
 
 inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isReuseSource)
 {
     (void)dataTypeSize, (void)isReuseSource;
-    auto rc = ks_norm::rows_cols(srcShape);
-    return static_cast<uint32_t>(rc.first * ks_norm::softmax_row_bytes(rc.second));
+    auto rc = ks_twin::norm::rows_cols(srcShape);
+    return static_cast<uint32_t>(rc.first * ks_twin::norm::softmax_row_bytes(rc.second));
 }
 
 // Rows of one pass = localWorkSpaceSize / (one row's work space); splitM = 0 when not even one row fits.
 inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize,
                               const uint32_t localWorkSpaceSize, SoftMaxTiling& softmaxTiling)
 {
-    auto rc = ks_norm::rows_cols(srcShape);
+    auto rc = ks_twin::norm::rows_cols(srcShape);
     const uint32_t m = static_cast<uint32_t>(rc.first), k = static_cast<uint32_t>(rc.second);
     const uint32_t block = dataTypeSize == 0 ? 0 : 32 / dataTypeSize;
     SoftMaxTiling t;
     t.srcM = m, t.srcK = k, t.srcSize = m * k;
     t.outMaxM = m, t.outMaxK = block, t.outMaxSize = m * block;
-    uint32_t split = localWorkSpaceSize / ks_norm::softmax_row_bytes(k);
+    uint32_t split = localWorkSpaceSize / ks_twin::norm::softmax_row_bytes(k);
     if (split > m) split = m;
     t.splitM = split, t.splitK = k, t.splitSize = split * k;
     t.reduceM = split, t.reduceK = block, t.reduceSize = split * block;
@@ -180,8 +108,8 @@ inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t 
     (void)isReuseSource;
     const uint64_t b = static_cast<uint64_t>(srcShape.GetDim(0)), s = static_cast<uint64_t>(srcShape.GetDim(1));
     const uint64_t h = static_cast<uint64_t>(srcShape.GetDim(2));
-    minValue = ks_norm::layernorm_row_bytes(h, typeSize);
-    maxValue = static_cast<uint32_t>(b * s * ks_norm::layernorm_row_bytes(h, typeSize));
+    minValue = ks_twin::norm::layernorm_row_bytes(h, typeSize);
+    maxValue = static_cast<uint32_t>(b * s * ks_twin::norm::layernorm_row_bytes(h, typeSize));
 }
 
 inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize,
@@ -197,7 +125,7 @@ inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t s
     t.meanVarSize = t.bLength * t.sLength;
     t.numberOfTmpBuf = typeSize == 2 ? 3 : 2;
     t.tmpBufSize = stackBufferSize;
-    const uint32_t row = ks_norm::layernorm_row_bytes(t.hLength, typeSize);
+    const uint32_t row = ks_twin::norm::layernorm_row_bytes(t.hLength, typeSize);
     const uint32_t rows = row == 0 ? 0 : stackBufferSize / row;
     t.oneTmpSize = rows * t.hLength;  // float elements of one temporary area
     t.firstTmpStartPos = 0, t.secondTmpStartPos = t.oneTmpSize, t.thirdTmpStartPos = 2 * t.oneTmpSize;
@@ -220,8 +148,8 @@ inline bool GetRmsNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t ty
     const uint64_t bs = static_cast<uint64_t>(srcShape.GetDim(0) * srcShape.GetDim(1));
     const uint64_t h = static_cast<uint64_t>(srcShape.GetDim(2));
     if (bs == 0 || h == 0 || h * typeSize % 32 != 0) return false;
-    minValue = ks_norm::rmsnorm_row_bytes(h, typeSize);
-    maxValue = static_cast<uint32_t>(bs * ks_norm::rmsnorm_row_bytes(h, typeSize));
+    minValue = ks_twin::norm::rmsnorm_row_bytes(h, typeSize);
+    maxValue = static_cast<uint32_t>(bs * ks_twin::norm::rmsnorm_row_bytes(h, typeSize));
     return true;
 }
 

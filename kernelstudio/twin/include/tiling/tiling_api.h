@@ -1,104 +1,65 @@
-// TCubeTiling: the Matmul tiling struct as the kernel sees it, with CANN's fields in CANN's order.
+// The host tiling API of the twin (tiling/tiling_api.h): optiling::TCubeTiling, the Matmul tiling API
+// (matmul_tiling) that fills it, and the high-level APIs' tiling functions (norm_tiling.h, topk_tiling.h).
 //
-// CANN fills it on the host (matmul_tiling::MultiCoreMatmulTiling::GetTiling into optiling::TCubeTiling)
-// and the kernel copies the tiling blob into this struct word by word, so the layout is part of the
-// contract: 50 int32_t fields, the order of CANN 8.x (kernel_tiling.h / adv_api matmul_tilingdata.h).
-// Every field starts at 0, as on CANN. The twin's Matmul reads the fields marked "read"; the others are
-// kept so that blobs and offsets match CANN, and are ignored here (batch matmul, layouts, MX types and
-// UB/L1 sharing are not modelled). A 0 in stepM/stepN/stepKa/stepKb, depthA1/depthB1 or dbL0A/B/C is
-// read as 1.
-#ifndef KS_TWIN_TILING_API_H
+// CANN fills the host class on the host and the kernel copies the tiling blob into the plain struct
+// ::TCubeTiling (kernel_tiling/kernel_tiling.h) word by word, so the layout is part of the contract; the
+// static_asserts below pin the two to it.
+#if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
+#error "tiling/tiling_api.h is a host header (TilingFunc and the Matmul tiling API): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
+#endif
+#if defined(KS_TWIN_KERNEL_UNIT)
+// A kernel unit reads its op_host/<op>_tiling.h for the struct a CANN build generates from it: of this
+// header it gets only what that struct needs.
+#include "../kernel_tiling/kernel_tiling.h"
+#include "../register/tilingdata_base.h"
+#elif !defined(KS_TWIN_TILING_API_H)
 #define KS_TWIN_TILING_API_H
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "../kernel_tiling/kernel_tiling.h"
 #include "../register/tilingdata_base.h"
 #include "platform/platform_ascendc.h"
 #include "norm_tiling.h"
 #include "topk_tiling.h"
 
-// set_<field> / get_<field>, as CANN's host class optiling::TCubeTiling has them (see the struct below)
-#define KS_TWIN_TCUBE_ACCESSOR(f) \
+// The TCubeTiling fields in CANN's order, for the host class and the layout checks below.
+#define KS_TWIN_TCUBE_FIELDS(X) \
+    X(usedCoreNum) X(M) X(N) X(Ka) X(Kb) \
+    X(singleCoreM) X(singleCoreN) X(singleCoreK) X(baseM) X(baseN) \
+    X(baseK) X(depthA1) X(depthB1) X(stepM) X(stepN) \
+    X(isBias) X(transLength) X(iterateOrder) X(shareMode) X(shareL1Size) \
+    X(shareL0CSize) X(shareUbSize) X(batchM) X(batchN) X(singleBatchM) \
+    X(singleBatchN) X(stepKa) X(stepKb) X(depthAL1CacheUB) X(depthBL1CacheUB) \
+    X(dbL0A) X(dbL0B) X(dbL0C) X(ALayoutInfoB) X(ALayoutInfoS) \
+    X(ALayoutInfoN) X(ALayoutInfoG) X(ALayoutInfoD) X(BLayoutInfoB) X(BLayoutInfoS) \
+    X(BLayoutInfoN) X(BLayoutInfoG) X(BLayoutInfoD) X(CLayoutInfoB) X(CLayoutInfoS1) \
+    X(CLayoutInfoN) X(CLayoutInfoG) X(CLayoutInfoS2) X(BatchNum) X(mxTypePara)
+
+namespace optiling {
+// The host tiling-data class the Matmul tiling API fills (GetTiling), with set_/get_ accessors and
+// SaveToBuffer as CANN's has; its layout is the kernel struct ::TCubeTiling's, field by field.
+class TCubeTiling {
+public:
+#define KS_TWIN_TCUBE_MEMBER(f) \
+    int32_t f = 0; \
     void set_##f(int32_t v) { f = v; } \
     int32_t get_##f() const { return f; }
-
-struct TCubeTiling {
-    int32_t usedCoreNum = 0;      // ignored: blockDim comes from ICPU_RUN_KF
-    int32_t M = 0;                // read: rows of A and C (org shape)
-    int32_t N = 0;                // read: columns of B and C (org shape)
-    int32_t Ka = 0;               // read: K of A (org shape)
-    int32_t Kb = 0;               // read: K of B (org shape; 0 or equal to Ka)
-    int32_t singleCoreM = 0;      // read
-    int32_t singleCoreN = 0;      // read
-    int32_t singleCoreK = 0;      // read
-    int32_t baseM = 0;            // read
-    int32_t baseN = 0;            // read
-    int32_t baseK = 0;            // read
-    int32_t depthA1 = 0;          // read: L1 capacity and slab checks
-    int32_t depthB1 = 0;          // read
-    int32_t stepM = 0;            // read
-    int32_t stepN = 0;            // read
-    int32_t isBias = 0;           // read: must match SetBias
-    int32_t transLength = 0;      // ignored
-    int32_t iterateOrder = 0;     // read: 0 walks M first, 1 walks N first
-    int32_t shareMode = 0;        // ignored
-    int32_t shareL1Size = 0;      // ignored
-    int32_t shareL0CSize = 0;     // ignored
-    int32_t shareUbSize = 0;      // ignored
-    int32_t batchM = 0;           // ignored (batch matmul)
-    int32_t batchN = 0;           // ignored
-    int32_t singleBatchM = 0;     // ignored
-    int32_t singleBatchN = 0;     // ignored
-    int32_t stepKa = 0;           // read
-    int32_t stepKb = 0;           // read
-    int32_t depthAL1CacheUB = 0;  // ignored
-    int32_t depthBL1CacheUB = 0;  // ignored
-    int32_t dbL0A = 0;            // read: L0A capacity check
-    int32_t dbL0B = 0;            // read: L0B capacity check
-    int32_t dbL0C = 0;            // read: L0C capacity check
-    int32_t ALayoutInfoB = 0;     // ignored (IterateBatch layouts)
-    int32_t ALayoutInfoS = 0;
-    int32_t ALayoutInfoN = 0;
-    int32_t ALayoutInfoG = 0;
-    int32_t ALayoutInfoD = 0;
-    int32_t BLayoutInfoB = 0;
-    int32_t BLayoutInfoS = 0;
-    int32_t BLayoutInfoN = 0;
-    int32_t BLayoutInfoG = 0;
-    int32_t BLayoutInfoD = 0;
-    int32_t CLayoutInfoB = 0;
-    int32_t CLayoutInfoS1 = 0;
-    int32_t CLayoutInfoN = 0;
-    int32_t CLayoutInfoG = 0;
-    int32_t CLayoutInfoS2 = 0;
-    int32_t BatchNum = 0;         // ignored
-    int32_t mxTypePara = 0;       // ignored (MX matmul; `reserved` in CANN 8.1)
-
-    // One type for both halves: CANN has a host tiling-data class optiling::TCubeTiling (set_/get_, SaveToBuffer)
-    // and a kernel struct ::TCubeTiling with the same 50 fields; the twin's struct carries the accessors.
-    KS_TWIN_TCUBE_ACCESSOR(usedCoreNum) KS_TWIN_TCUBE_ACCESSOR(M) KS_TWIN_TCUBE_ACCESSOR(N) KS_TWIN_TCUBE_ACCESSOR(Ka) KS_TWIN_TCUBE_ACCESSOR(Kb)
-    KS_TWIN_TCUBE_ACCESSOR(singleCoreM) KS_TWIN_TCUBE_ACCESSOR(singleCoreN) KS_TWIN_TCUBE_ACCESSOR(singleCoreK) KS_TWIN_TCUBE_ACCESSOR(baseM) KS_TWIN_TCUBE_ACCESSOR(baseN)
-    KS_TWIN_TCUBE_ACCESSOR(baseK) KS_TWIN_TCUBE_ACCESSOR(depthA1) KS_TWIN_TCUBE_ACCESSOR(depthB1) KS_TWIN_TCUBE_ACCESSOR(stepM) KS_TWIN_TCUBE_ACCESSOR(stepN)
-    KS_TWIN_TCUBE_ACCESSOR(isBias) KS_TWIN_TCUBE_ACCESSOR(transLength) KS_TWIN_TCUBE_ACCESSOR(iterateOrder) KS_TWIN_TCUBE_ACCESSOR(shareMode) KS_TWIN_TCUBE_ACCESSOR(shareL1Size)
-    KS_TWIN_TCUBE_ACCESSOR(shareL0CSize) KS_TWIN_TCUBE_ACCESSOR(shareUbSize) KS_TWIN_TCUBE_ACCESSOR(batchM) KS_TWIN_TCUBE_ACCESSOR(batchN) KS_TWIN_TCUBE_ACCESSOR(singleBatchM)
-    KS_TWIN_TCUBE_ACCESSOR(singleBatchN) KS_TWIN_TCUBE_ACCESSOR(stepKa) KS_TWIN_TCUBE_ACCESSOR(stepKb) KS_TWIN_TCUBE_ACCESSOR(depthAL1CacheUB) KS_TWIN_TCUBE_ACCESSOR(depthBL1CacheUB)
-    KS_TWIN_TCUBE_ACCESSOR(dbL0A) KS_TWIN_TCUBE_ACCESSOR(dbL0B) KS_TWIN_TCUBE_ACCESSOR(dbL0C) KS_TWIN_TCUBE_ACCESSOR(ALayoutInfoB) KS_TWIN_TCUBE_ACCESSOR(ALayoutInfoS)
-    KS_TWIN_TCUBE_ACCESSOR(ALayoutInfoN) KS_TWIN_TCUBE_ACCESSOR(ALayoutInfoG) KS_TWIN_TCUBE_ACCESSOR(ALayoutInfoD) KS_TWIN_TCUBE_ACCESSOR(BLayoutInfoB) KS_TWIN_TCUBE_ACCESSOR(BLayoutInfoS)
-    KS_TWIN_TCUBE_ACCESSOR(BLayoutInfoN) KS_TWIN_TCUBE_ACCESSOR(BLayoutInfoG) KS_TWIN_TCUBE_ACCESSOR(BLayoutInfoD) KS_TWIN_TCUBE_ACCESSOR(CLayoutInfoB) KS_TWIN_TCUBE_ACCESSOR(CLayoutInfoS1)
-    KS_TWIN_TCUBE_ACCESSOR(CLayoutInfoN) KS_TWIN_TCUBE_ACCESSOR(CLayoutInfoG) KS_TWIN_TCUBE_ACCESSOR(CLayoutInfoS2) KS_TWIN_TCUBE_ACCESSOR(BatchNum) KS_TWIN_TCUBE_ACCESSOR(mxTypePara)
+    KS_TWIN_TCUBE_FIELDS(KS_TWIN_TCUBE_MEMBER)
+#undef KS_TWIN_TCUBE_MEMBER
     size_t GetDataSize() const { return sizeof(*this); }
     void SaveToBuffer(void* buf, size_t cap) const { std::memcpy(buf, this, cap < sizeof(*this) ? cap : sizeof(*this)); }
 };
+}  // namespace optiling
 
-static_assert(sizeof(TCubeTiling) == 50 * sizeof(int32_t), "TCubeTiling: CANN's 50 int32 fields, no padding");
-static_assert(offsetof(TCubeTiling, stepKa) == 26 * sizeof(int32_t), "TCubeTiling field order: stepKa is field 26");
-static_assert(offsetof(TCubeTiling, dbL0C) == 32 * sizeof(int32_t), "TCubeTiling field order: dbL0C is field 32");
-
-namespace optiling {
-using ::TCubeTiling;
-}
+// The host class and the kernel struct are one blob: same size, every field at the same offset.
+static_assert(sizeof(optiling::TCubeTiling) == sizeof(::TCubeTiling), "optiling::TCubeTiling and TCubeTiling differ in size");
+#define KS_TWIN_TCUBE_SAME_OFFSET(f) \
+    static_assert(offsetof(optiling::TCubeTiling, f) == offsetof(::TCubeTiling, f), "TCubeTiling field " #f " moved");
+KS_TWIN_TCUBE_FIELDS(KS_TWIN_TCUBE_SAME_OFFSET)
+#undef KS_TWIN_TCUBE_SAME_OFFSET
 
 // ---- matmul_tiling: the host Matmul tiling API -----------------------------------------------------
 // The twin implements the calls a TilingFunc makes to fill a TCubeTiling for one core's C block:
@@ -114,17 +75,24 @@ enum class DataType : int32_t {
 enum class TPosition : int32_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, LCM = VECCALC, TSCM = 13 };
 enum class CubeFormat : int32_t { ND = 0, NZ, ZN, ZZ, NN, ND_ALIGN, SCALAR, VECTOR };
 enum class MatrixTraverse : int32_t { NOSET = 0, FIRSTM = 1, FIRSTN = 2 };
+}  // namespace matmul_tiling
 
-inline int32_t ks_dtype_bytes(DataType t)
+namespace ks_twin {
+// bytes of one element of a matmul_tiling::DataType
+inline int32_t dtype_bytes(matmul_tiling::DataType t)
 {
     switch (t) {
-        case DataType::DT_INT8: case DataType::DT_UINT8: return 1;
-        case DataType::DT_FLOAT16: case DataType::DT_BF16: case DataType::DT_BFLOAT16: case DataType::DT_INT16:
-        case DataType::DT_UINT16: return 2;
-        case DataType::DT_INT64: case DataType::DT_UINT64: return 8;
+        case matmul_tiling::DataType::DT_INT8: case matmul_tiling::DataType::DT_UINT8: return 1;
+        case matmul_tiling::DataType::DT_FLOAT16: case matmul_tiling::DataType::DT_BF16: case matmul_tiling::DataType::DT_BFLOAT16: case matmul_tiling::DataType::DT_INT16:
+        case matmul_tiling::DataType::DT_UINT16: return 2;
+        case matmul_tiling::DataType::DT_INT64: case matmul_tiling::DataType::DT_UINT64: return 8;
         default: return 4;
     }
 }
+}  // namespace ks_twin
+
+namespace matmul_tiling {
+
 
 class MatmulApiTilingBase {
 public:
@@ -197,7 +165,7 @@ public:
 
 protected:
     // Fill `t` for one core's block singleM x singleN x singleK; -1 (and `t` untouched) when no split fits.
-    int64_t Fill(TCubeTiling& t, int32_t singleM, int32_t singleN, int32_t singleK, int32_t cores)
+    int64_t Fill(::TCubeTiling& t, int32_t singleM, int32_t singleN, int32_t singleK, int32_t cores)
     {
         if (typesSet_ != 7 || m_ <= 0) return -1;  // SetAType, SetBType, SetCType and SetShape are required
         const int32_t orgM = orgM_ > 0 ? orgM_ : m_, orgN = orgN_ > 0 ? orgN_ : n_;
@@ -209,7 +177,7 @@ protected:
         platform_.GetCoreMemSize(platform_ascendc::CoreMemType::L1, l1);
         if (l0cLimit_ > 0) l0c = static_cast<uint64_t>(l0cLimit_);
         if (l1Limit_ > 0) l1 = static_cast<uint64_t>(l1Limit_);
-        const int32_t in = ks_dtype_bytes(aType_), c0 = 32 / in;  // elements per 32-byte fractal row
+        const int32_t in = ks_twin::dtype_bytes(aType_), c0 = 32 / in;  // elements per 32-byte fractal row
         auto up = [](int32_t v, int32_t a) { return (v + a - 1) / a * a; };
         const int32_t bm = fixM_ > 0 ? fixM_ : (up(singleM, 16) < 128 ? up(singleM, 16) : 128);
         const int32_t bn = fixN_ > 0 ? fixN_ : (up(singleN, 16) < 256 ? up(singleN, 16) : 256);
@@ -224,7 +192,7 @@ protected:
         const bool dbA = 2ull * bm * bk * in <= l0a, dbB = 2ull * bn * bk * in <= l0b;
         const bool dbC = 2ull * bm * bn * 4 <= l0c;
         if (2ull * (static_cast<uint64_t>(bm) + bn) * bk * in > l1) return -1;  // two A and B slabs in L1
-        t = TCubeTiling{};
+        t = ::TCubeTiling{};
         t.usedCoreNum = cores;
         t.M = orgM, t.N = orgN, t.Ka = orgKa, t.Kb = orgKb;
         t.singleCoreM = singleM, t.singleCoreN = singleN, t.singleCoreK = singleK;
@@ -235,6 +203,14 @@ protected:
         t.dbL0A = dbA ? 2 : 1, t.dbL0B = dbB ? 2 : 1, t.dbL0C = dbC ? 2 : 1;
         baseM_ = bm, baseN_ = bn, baseK_ = bk;
         return 0;
+    }
+
+    int64_t FillHost(optiling::TCubeTiling& tiling, int32_t singleM, int32_t singleN, int32_t singleK, int32_t cores)
+    {
+        ::TCubeTiling t;
+        const int64_t r = Fill(t, singleM, singleN, singleK, cores);
+        if (r == 0) std::memcpy(static_cast<void*>(&tiling), &t, sizeof(t));  // one layout (see the static_asserts)
+        return r;
     }
 
     platform_ascendc::PlatformAscendC platform_{};
@@ -251,7 +227,8 @@ protected:
 class MatmulApiTiling : public MatmulApiTilingBase {
 public:
     using MatmulApiTilingBase::MatmulApiTilingBase;
-    int64_t GetTiling(TCubeTiling& tiling) { return Fill(tiling, m_, n_, k_, 1); }
+    int64_t GetTiling(::TCubeTiling& tiling) { return Fill(tiling, m_, n_, k_, 1); }
+    int64_t GetTiling(optiling::TCubeTiling& tiling) { return FillHost(tiling, m_, n_, k_, 1); }
 };
 
 // Several cores: SetDim cores, each taking a singleCoreM x singleCoreN block (SetSingleShape).
@@ -283,12 +260,19 @@ public:
         mDim = (m_ + m - 1) / m, nDim = (n_ + n - 1) / n, dim = dim_;
         return 0;
     }
-    int64_t GetTiling(TCubeTiling& tiling)
+    int64_t GetTiling(::TCubeTiling& tiling)
     {
         int32_t m = 0, n = 0, k = 0;
         GetSingleShape(m, n, k);
         // a core's block may reach past the problem (a group of C tiles at the edge): SetTail cuts it
         return Fill(tiling, m, n, k, dim_);
+    }
+    int64_t GetTiling(optiling::TCubeTiling& tiling)
+    {
+        ::TCubeTiling t;
+        const int64_t r = GetTiling(t);
+        if (r == 0) std::memcpy(static_cast<void*>(&tiling), &t, sizeof(t));  // one layout (see the static_asserts)
+        return r;
     }
 
 private:

@@ -22,7 +22,7 @@ int32_t main()
         return 1;
     }
     tiling->alpha = 0.1f;
-    TCubeTiling& t = tiling->cubeTilingData;
+    optiling::TCubeTiling& t = tiling->cubeTilingData;  // the host tiling-data class
     t.usedCoreNum = 4;
     t.M = M;
     t.N = N;

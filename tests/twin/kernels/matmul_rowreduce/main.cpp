@@ -20,7 +20,7 @@ int32_t main()
     auto* tiling = (Tiling*)AscendC::GmAlloc(sizeof(Tiling));
     if (!ReadFile("a.bin", fileSize, a, aBytes) || !ReadFile("b.bin", fileSize, b, bBytes)) return 1;
     tiling->rowsPerVector = M / blockDim / 2;
-    TCubeTiling& t = tiling->cubeTilingData;
+    optiling::TCubeTiling& t = tiling->cubeTilingData;  // the host tiling-data class
     t.usedCoreNum = blockDim;
     t.M = M;
     t.N = N;

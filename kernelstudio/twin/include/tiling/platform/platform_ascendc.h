@@ -3,24 +3,34 @@
 // On CANN the runtime hands TilingFunc a platform description (context->GetPlatformInfo()) and
 // PlatformAscendC answers core counts, on-chip memory sizes and the system workspace the high-level
 // APIs need. In the twin the CPU launcher (main.cpp) fills fe::PlatFormInfos from the target profile.
-#ifndef KS_TWIN_PLATFORM_ASCENDC_H
+#if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
+#error "tiling/platform/platform_ascendc.h is a host header (the platform queries of TilingFunc): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
+#endif
+#if defined(KS_TWIN_KERNEL_UNIT)
+// A kernel unit reads its op_host/<op>_tiling.h for the struct a CANN build generates from it: of this
+// header it gets only what that struct needs.
+#elif !defined(KS_TWIN_PLATFORM_ASCENDC_H)
 #define KS_TWIN_PLATFORM_ASCENDC_H
 
 #include <cstdint>
 
+#include "../../ks_twin/chip.h"
+#include "../../ks_twin/shared.h"
+
 namespace fe {
-// What the twin knows of a chip: the target profile's core counts and memory sizes (bytes).
+// What the twin knows of a chip: the target profile's core counts and memory sizes (bytes); a default-made
+// one is the chip the twin was compiled for (the KS_* defines kernelstudio.twin passes from the profile).
 struct PlatFormInfos {
-    const char* soc = "ascend910b2";
-    uint32_t aicNum = 24;
-    uint32_t aivNum = 48;
-    uint64_t l1 = 524288;
-    uint64_t l0a = 65536;
-    uint64_t l0b = 65536;
-    uint64_t l0c = 131072;
-    uint64_t ub = 196608;
-    uint64_t l2 = 201326592;
-    uint64_t hbm = 68719476736ull;
+    const char* soc = KS_SOC_NAME;
+    uint32_t aicNum = KS_AIC_CORES;
+    uint32_t aivNum = KS_AIV_CORES;
+    uint64_t l1 = KS_L1_BYTES;
+    uint64_t l0a = KS_L0A_BYTES;
+    uint64_t l0b = KS_L0B_BYTES;
+    uint64_t l0c = KS_L0C_BYTES;
+    uint64_t ub = KS_UB_BYTES;
+    uint64_t l2 = KS_L2_BYTES;
+    uint64_t hbm = KS_HBM_BYTES;
 };
 }  // namespace fe
 
@@ -28,10 +38,6 @@ namespace platform_ascendc {
 
 enum class CoreMemType { L0_A = 0, L0_B = 1, L0_C = 2, L1 = 3, L2 = 4, UB = 5, HBM = 6, RESERVED };
 enum class SocVersion { ASCEND910 = 0, ASCEND910B, ASCEND910_93, ASCEND310P, ASCEND310B, RESERVED_VERSION };
-
-// The twin's system workspace for the high-level APIs, which GetUserWorkspace() skips on the kernel side.
-// CANN's size depends on the SoC and CANN version; the twin's Matmul needs none, so this is its own choice.
-constexpr uint32_t KS_TWIN_LIB_WORKSPACE_BYTES = 1024;
 
 class PlatformAscendC {
 public:
@@ -43,7 +49,7 @@ public:
     uint32_t GetCoreNumAic() const { return info_.aicNum; }
     uint32_t GetCoreNumAiv() const { return info_.aivNum; }
     SocVersion GetSocVersion() const { return SocVersion::ASCEND910B; }
-    uint32_t GetLibApiWorkSpaceSize() const { return KS_TWIN_LIB_WORKSPACE_BYTES; }
+    uint32_t GetLibApiWorkSpaceSize() const { return ks_twin::LIB_WORKSPACE_BYTES; }
     void GetCoreMemSize(CoreMemType type, uint64_t& size) const
     {
         switch (type) {
