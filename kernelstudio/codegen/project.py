@@ -11,6 +11,8 @@ from pathlib import Path
 
 from ..core.files import write_tree
 from ..core.names import check_name, op_name
+from ..hw.defines import chip_defines
+from ..tileir.capacity import profile_of
 from ..tileir.program import Program
 from .conv import gm_formats
 from .host import GE_DTYPES, io_params
@@ -54,8 +56,12 @@ def _cmake(prog: Program) -> str:
                       *(n.host_file for n in op_names(prog).values())])
     # a CANN build generates each kernel's tiling struct from its op_host/<op>_tiling.h; the twin build
     # includes the header into the kernel's translation unit instead
+    # each kernel source is a kernel unit (host-only headers refuse it, as on CANN); its forced-in tiling
+    # header gives it the plain kernel tiling structs
     structs = "\n".join(f'set_source_files_properties({n.kernel_file} PROPERTIES COMPILE_OPTIONS '
-                        f'"-include;${{CMAKE_CURRENT_SOURCE_DIR}}/{n.tiling_file}")' for n in op_names(prog).values())
+                        '"-DKS_TWIN_KERNEL_UNIT;-DKS_TWIN_TILING_STRUCTS;-include;'
+                        f'${{CMAKE_CURRENT_SOURCE_DIR}}/{n.tiling_file}")' for n in op_names(prog).values())
+    chip = " ".join(f"{k}={v}" for k, v in sorted(chip_defines(profile_of(prog)).items()))
     return f"""# CPU twin build of {prog.name}: `cmake -B build && cmake --build build` (needs g++ >= 12).
 # On a machine with CANN, build the operator package with msOpGen instead (see README.md).
 cmake_minimum_required(VERSION 3.16)
@@ -69,6 +75,8 @@ find_package(Threads REQUIRED)
 add_executable({proj}_cpu {units})
 {structs}
 target_include_directories({proj}_cpu PRIVATE ${{KS_TWIN_INCLUDE}} ${{CMAKE_CURRENT_SOURCE_DIR}})
+# the chip the twin headers check against: {prog.target}'s sizes and cores, from the profile lowered for
+target_compile_definitions({proj}_cpu PRIVATE {chip})
 target_link_libraries({proj}_cpu PRIVATE Threads::Threads)
 # operators: {names}
 """

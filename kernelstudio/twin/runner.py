@@ -19,10 +19,12 @@ import numpy as np
 from .. import hw
 from ..codegen.bundle import CodeBundle, TensorSpec
 from ..codegen.host import RUNTIME_DIMS_FILE
+from ..core.config import ENV_TWIN_LOG, cache_home
 from ..core.dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
 from ..core.errors import CompileError, InputError, TwinError
 from ..core.files import os_error, write_text
 from ..core.names import inside
+from ..hw.defines import chip_defines
 from .calllog import CallLog
 
 __all__ = [
@@ -45,19 +47,6 @@ __all__ = [
 CXX = "g++"
 BASE_FLAGS: tuple[str, ...] = ("-std=c++17", "-O1", "-pthread")
 COMPILE_TIMEOUT_S = 300.0
-# The -D defines the twin headers read the chip from (ks_twin/chip.h), each from the target's hardware profile:
-# the profile is the one owner of these numbers, the headers have no defaults.
-_PROFILE_FIELDS = {
-    "KS_UB_BYTES": "ub_bytes",
-    "KS_L1_BYTES": "l1_bytes",
-    "KS_L0A_BYTES": "l0a_bytes",
-    "KS_L0B_BYTES": "l0b_bytes",
-    "KS_L0C_BYTES": "l0c_bytes",
-    "KS_L2_BYTES": "l2_bytes",
-    "KS_HBM_BYTES": "hbm_bytes",
-    "KS_AIC_CORES": "aic_cores",
-    "KS_AIV_CORES": "aiv_cores",
-}
 _TWIN_ERROR = re.compile(r"^KS_TWIN_ERROR (?P<kind>\w+): (?P<msg>.*)$", re.M)
 _DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?P<col>\d+): (?P<sev>(?:fatal )?error): (?P<msg>.*)$", re.M)
 _LOC = re.compile(r"^(?P<file>[^:\n\s]+):(?P<line>\d+):(?P<col>\d+):", re.M)
@@ -92,17 +81,13 @@ def include_dir() -> Path:
 
 def default_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/kernelstudio/twin`, else `~/.cache/kernelstudio/twin`."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kernelstudio" / "twin"
+    return cache_home() / "twin"
 
 
 def capacity_macros(target: str | hw.HardwareProfile) -> dict[str, int | str]:
     """The chip of `target` (a profile name or a HardwareProfile) as the -D defines the twin headers read:
     on-chip memory sizes, L2 and HBM sizes, core counts, and KS_SOC (the profile name)."""
-    profile = hw.get(target) if isinstance(target, str) else target
-    macros: dict[str, int | str] = {macro: int(getattr(profile, name)) for macro, name in _PROFILE_FIELDS.items()}
-    macros["KS_SOC"] = str(profile.name)
-    return macros
+    return chip_defines(hw.get(target) if isinstance(target, str) else target)
 
 
 def chip_flags(target: str | hw.HardwareProfile) -> list[str]:
@@ -432,7 +417,7 @@ def run(
     timeout_s = as_number(timeout_s, "twin.run: timeout_s (seconds the kernel may run)", positive=True)
     storage, lead = _check_inputs(code, inputs)
     binary = compile(code, cache_dir=cache_dir)
-    env = {k: v for k, v in os.environ.items() if k != "KS_TWIN_LOG"}  # logging only when asked for
+    env = {k: v for k, v in os.environ.items() if k != ENV_TWIN_LOG}  # logging only when asked for
     with tempfile.TemporaryDirectory(prefix="ks-twin-run-") as tmp:
         work = Path(keep_dir) if keep_dir is not None else Path(tmp)
         log_path = inside(work, LOG_FILE)
@@ -449,7 +434,7 @@ def run(
         except OSError as e:
             raise os_error(e, work, "write the run's files in") from None
         if log_calls:
-            env["KS_TWIN_LOG"] = str(log_path.resolve())
+            env[ENV_TWIN_LOG] = str(log_path.resolve())
         try:
             proc = subprocess.run([str(binary)], cwd=work, capture_output=True, text=True, timeout=timeout_s,
                                   env=env)
