@@ -283,17 +283,17 @@ def lower(schedule: Schedule, target: str | HardwareProfile = DEFAULT_TARGET, *,
     ctx = _Ctx(schedule, profile, name or default_name(schedule))
     cfgs: Configs = {}
     steps: list[tuple[str, Configs]] = []
-    each = verify_enabled()  # KS_VERIFY=1 (the test suite sets it): check the program after every pass
+    each = verify_enabled()  # KS_VERIFY=1: check the program after every pass too
     for pname, fn in PASSES:
         cfgs = fn(ctx, cfgs)
         steps.append((pname, cfgs))
         if each:
             verify(_emit(ctx, cfgs), after=pname)
     prog = _emit(ctx, cfgs)
+    ctx.emitted.clear()  # the probes are done with; the PassLog keeps ctx alive with the Program
+    _check_gm(prog, profile)  # a user's too-big tensors are a CapacityError, before any internal check
     if not each:  # always the final program: a bad pass fails here, not later in a reader
         verify(prog, after=PASSES[-1][0])
-    ctx.emitted.clear()  # the probes are done with; the PassLog keeps ctx alive with the Program
-    _check_gm(prog, profile)
     return Program(prog.name, prog.target, prog.tensors, prog.kernels, prog.inputs, prog.outputs,
                    prog.fused, PassLog(ctx, steps, prog), profile)
 
