@@ -5,13 +5,9 @@ core's outermost loops.
 
 from __future__ import annotations
 
-from .program import K_CSET, K_CWAIT, K_IF, K_LET, K_LOOP, K_SYNC, K_WORK, CoreProgram
+from .program import K_CSET, K_CWAIT, K_IF, K_LET, K_LOOP, K_SYNC, K_WORK, CoreProgram, zero_load
 
 __all__ = ["fingerprint", "top_loop_bounds"]
-
-
-def _zero(buf: str, index: int) -> int:
-    return 0
 
 
 def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | None:
@@ -33,7 +29,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
                 append(tuple([f(env) for f in op[3]]))
                 pc += 1
             elif k == K_LET:
-                env[op[1]] = op[2](env, _zero)
+                env[op[1]] = op[2](env, zero_load)
                 pc += 1
             elif k == K_IF:
                 c = bool(op[1](env))
@@ -62,7 +58,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
                     for v in vals:
                         inner[var] = v
                         for name, f in lets:
-                            inner[name] = f(inner, _zero)
+                            inner[name] = f(inner, zero_load)
                         key = tuple([f(inner) for f in key_fns])
                         if key != prev:
                             append(("run", key))
@@ -93,7 +89,7 @@ def top_loop_bounds(cp: CoreProgram, env: dict) -> dict[int, tuple[int, int]]:
         op = ops[pc]
         k = op[0]
         if k == K_LET:
-            env[op[1]] = op[2](env, _zero)
+            env[op[1]] = op[2](env, zero_load)
             pc += 1
         elif k == K_IF:
             pc = pc + 1 if op[1](env) else op[2]

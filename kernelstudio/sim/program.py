@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..tileir.expr import Expr
 from ..tileir.program import Stmt
 
-__all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "SYNC_TEXT", "SYNC_WAIT",
+__all__ = ["PIPES", "PIPE_INDEX", "StaticInstr", "LoopInfo", "CoreProgram", "SYNC_TEXT", "SYNC_WAIT", "zero_load",
            "K_WORK", "K_LET", "K_LOOP", "K_END", "K_IF", "K_ALLOC", "K_ENQUE", "K_DEQUE",
            "K_FREE", "K_CSET", "K_CWAIT", "K_FSET", "K_FWAIT", "K_SYNC"]
 
@@ -83,3 +83,8 @@ class CoreProgram:
 # the static instruction text of a SyncAll (the views name the barrier by it)
 SYNC_TEXT = "sync_all (every AIC and AIV of the launch)"
 SYNC_WAIT = "(the last core had not arrived)"  # how a wait at it is worded
+
+
+def zero_load(buf: str, index: int) -> int:
+    """The value a scalar read of a buffer (`Load` in a `Let`) takes: the simulator has no data."""
+    return 0
