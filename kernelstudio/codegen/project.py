@@ -13,9 +13,9 @@ from ..core.files import write_tree
 from ..core.names import check_name, op_name
 from ..tileir.program import Program
 from .conv import gm_formats
-from .host import GE_DTYPES, io_params
 from .naming import op_names
 from .scope import runtime_rows
+from .tiling_func import GE_DTYPES, io_params
 
 __all__ = ["write_project", "project_files", "op_json", "project_name"]
 
