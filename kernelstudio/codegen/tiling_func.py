@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..tileir.program import Copy, Kernel, Program, RuntimeRows, walk
+from ..tileir.hints import RuntimeRows
+from ..tileir.program import Copy, Kernel, Program, walk
 from .conv import gm_formats
 from .highlevel import HighLevelPlan, high_level_tiling_fill
 from .kernel import kernel_params, workspace_layout
