@@ -146,5 +146,5 @@ def project_files(prog: Program, files: dict[str, str]) -> dict[str, str]:
 def write_project(prog: Program, out: Path, files: dict[str, str], *, overwrite: bool = False,
                   extra: dict[str, str] | None = None) -> Path:
     """Write the project files (and `extra` ones) under `out` (see `kernelstudio.core.files.write_tree`)."""
-    check_name(prog.name, "export_project")
+    check_name("export_project", prog.name)
     return write_tree(out, {**project_files(prog, files), **(extra or {})}, overwrite=overwrite)
