@@ -2,9 +2,10 @@
 
 Per kernel, one operator named after the design (naming.py): `op_kernel/<op>.cpp` (kernel.py;
 vector statements in vector.py, cube statements as Matmul API calls in cube.py, or for convolutions
-as cube basic-API calls in conv.py), `op_host/<op>_tiling.h` and `op_host/<op>.cpp` (host.py). One
-`main.cpp` declares the kernel entries and launches them in order on the CPU twin (ICPU_RUN_KF) with GM
-intermediates allocated there; each `op_kernel/<op>.cpp` is its own translation unit, linked with it.
+as cube basic-API calls in conv.py), `op_host/<op>_tiling.h` (tiling_header.py) and `op_host/<op>.cpp`
+(TilingFunc and OpDef, tiling_func.py). One `main.cpp` (launcher.py) declares the kernel entries and
+launches them in order on the CPU twin (ICPU_RUN_KF) with GM intermediates allocated there; each
+`op_kernel/<op>.cpp` is its own translation unit, linked with it.
 With `high_level=True`, kernels that are one softmax / layer_norm / rms_norm over whole rows are written
 with the Ascend C high-level API instead (highlevel.py).
 
@@ -21,10 +22,12 @@ from ..tileir.analyses import Analysis
 from ..tileir.program import Program
 from .bundle import CodeBundle, TensorSpec
 from .highlevel import HighLevelPlan, high_level_kernel_source, high_level_plan
-from .host import host_source, main_source, tiling_header, workspace_bytes
 from .kernel import kernel_source
+from .launcher import main_source
 from .naming import OpNames, names_of, naming_text, op_names
 from .scope import runtime_rows
+from .tiling_func import host_source, workspace_bytes
+from .tiling_header import tiling_header
 
 __all__ = ["ANALYSES", "codegen", "export_project", "generate_files", "op_names", "names_of", "OpNames", "CodeBundle",
            "TensorSpec"]

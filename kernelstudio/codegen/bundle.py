@@ -85,7 +85,7 @@ class CodeBundle:
             raise InputError(f"bundle {self.name!r}: tensor names {dup} are used more than once")
         from ..core.names import check_name
 
-        check_name(self.name, "CodeBundle")
+        check_name("CodeBundle", self.name)
         if isinstance(self.workspace_bytes, bool) or not isinstance(self.workspace_bytes, int):
             raise InputError(f"bundle {self.name!r}: workspace_bytes must be an int, got {self.workspace_bytes!r}")
         if self.workspace_bytes < 0:

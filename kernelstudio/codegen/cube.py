@@ -45,7 +45,7 @@ Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_
 | usedCoreNum                  | kernel block_dim                                             |
 | isBias                       | 0: bias is an epilogue vector op in our programs             |
 
-A kernel that takes M at run time (`Kernel.runtime_rows`, see host.py) gets M and usedCoreNum from TilingFunc
+A kernel that takes M at run time (`Kernel.runtime_rows`, see tiling_func.py) gets M and usedCoreNum from TilingFunc
 at the run's values; the per-tile SetTail(mlen, ...) already covers the last, shorter tile row.
 
 CANN's TCubeTiling has 50 int32 fields (`TCUBE_TILING_FIELDS`, in its order); the ones above are set by

@@ -15,9 +15,9 @@ from ..hw.defines import chip_defines
 from ..tileir.capacity import profile_of
 from ..tileir.program import Program
 from .conv import gm_formats
-from .host import GE_DTYPES, io_params
 from .naming import op_names
 from .scope import runtime_rows
+from .tiling_func import GE_DTYPES, io_params
 
 __all__ = ["write_project", "project_files", "op_json", "project_name"]
 
@@ -154,5 +154,5 @@ def project_files(prog: Program, files: dict[str, str]) -> dict[str, str]:
 def write_project(prog: Program, out: Path, files: dict[str, str], *, overwrite: bool = False,
                   extra: dict[str, str] | None = None) -> Path:
     """Write the project files (and `extra` ones) under `out` (see `kernelstudio.core.files.write_tree`)."""
-    check_name(prog.name, "export_project")
+    check_name("export_project", prog.name)
     return write_tree(out, {**project_files(prog, files), **(extra or {})}, overwrite=overwrite)

@@ -24,8 +24,9 @@ from ..tileir.expr import (
     static_value,
     to_c,
 )
+from ..tileir.hints import RuntimeRows
 from ..tileir.memo import KernelMemo
-from ..tileir.program import Buffer, If, Kernel, Loop, Program, Region, RuntimeRows, Tier
+from ..tileir.program import Buffer, If, Kernel, Loop, Program, Region, Tier
 from .writer import Writer, camel, ctype
 
 __all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple", "runtime_rows"]

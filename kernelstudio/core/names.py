@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import DTypeError, InputError, UnsupportedError
 
-__all__ = ["NAME_MAX", "C_SYMBOLS", "CANN_BUILTIN_OPS", "check_name", "inside", "sanitize", "camel_case",
+__all__ = ["NAME_MAX", "C_SYMBOLS", "CANN_BUILTIN_OPS", "check_name", "inside", "sanitize", "pascal_case",
            "is_builtin_op", "cann_snake", "op_name"]
 
 NAME_MAX = 64
@@ -69,7 +69,7 @@ matmul matmulObj cubeTiling ks_twin tilingData
 C_SYMBOLS = frozenset((_LIBC + _CXX + _ASCENDC).split())
 
 
-def check_name(name: object, what: str) -> str:
+def check_name(what: str, name: object) -> str:
     """`name` if it is a valid design/kernel/tensor name, else an error naming `what` and the rule."""
     if not isinstance(name, str):
         raise DTypeError(f"{what}: name must be a str, got {type(name).__name__} {name!r}")
@@ -136,7 +136,7 @@ def sanitize(name: str, default: str = "kernel") -> str:
     return s[:NAME_MAX].rstrip("_")
 
 
-def camel_case(name: str) -> str:
+def pascal_case(name: str) -> str:
     """`mla_prolog_lite` -> `MlaPrologLite`: the CANN spelling of an operator type."""
     return "".join(w[:1].upper() + w[1:] for w in sanitize(name).split("_"))
 
@@ -161,11 +161,11 @@ def cann_snake(op_type: str) -> str:
 def op_name(name: str) -> tuple[str, str, bool]:
     """(snake name, op type, renamed) of an operator called `name`.
 
-    The op type is CamelCase (`attn_prolog` -> `AttnProlog`); the snake name is the one CANN derives
+    The op type is PascalCase (`attn_prolog` -> `AttnProlog`); the snake name is the one CANN derives
     from it (`cann_snake`), so the files and the kernel function match what msOpGen expects. When the
     op type is a CANN built-in (or the snake name a C/C++/Ascend C symbol) the op type gets the
     `Custom` suffix and `renamed` is True."""
-    op_type = camel_case(name)
+    op_type = pascal_case(name)
     renamed = is_builtin_op(op_type) or cann_snake(op_type) in C_SYMBOLS
     if renamed:
         op_type += CUSTOM_SUFFIX

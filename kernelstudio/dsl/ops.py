@@ -66,7 +66,7 @@ def check_name(op: str, name: object) -> str:
     """A node name: None -> "" (the graph names it), else a C identifier (`kernelstudio.core.names`)."""
     if name is None:
         return ""
-    return _names.check_name(name, op)
+    return _names.check_name(op, name)
 
 
 def _scalar_or_tensor(op: str, what: str, v: object) -> Operand:

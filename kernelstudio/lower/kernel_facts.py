@@ -11,7 +11,7 @@ from collections import Counter
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
 from ..ir.ops import Op
-from ..tileir.program import RowComposite, RuntimeRows
+from ..tileir.hints import RowComposite, RuntimeRows
 
 __all__ = ["row_composite_of", "runtime_rows_of", "runtime_m_of", "runtime_batch_of"]
 

@@ -270,7 +270,7 @@ def lower(schedule: Schedule, target: str | HardwareProfile = DEFAULT_TARGET, *,
         raise TargetError(f"lower: target must be a profile name or a HardwareProfile, got "
                           f"{type(target).__name__} {target!r}; see ks.hw.names()")
     if name is not None:
-        check_name(name, "lower")
+        check_name("lower", name)
     profile = target if isinstance(target, HardwareProfile) else get_profile(target)
     for o in schedule.graph.outputs:
         if o.info.kind is Kind.LEAF:

@@ -28,7 +28,8 @@ from ..core.config import AUTO_SWIZZLE_GAIN
 from ..core.errors import ScheduleError
 from ..ir.ops import itemsize
 from ..tileir.expr import Const, E, Expr, Var
-from ..tileir.program import Kernel, Let, Panel, Stmt, TileWalk
+from ..tileir.hints import Panel, TileWalk
+from ..tileir.program import Kernel, Let, Stmt
 from .config import KernelConfig
 
 __all__ = ["tile_walk_lets", "tile_walk", "auto_swizzle", "AUTO_GAIN"]

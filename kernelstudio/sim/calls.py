@@ -1,5 +1,5 @@
 """What one core of a kernel issues, counted from the simulator's own program: the instruction list
-`program.compile_side` builds (every row reduction, per-row broadcast and row-looped op already split
+`compile.compile_side` builds (every row reduction, per-row broadcast and row-looped op already split
 into the Ascend C calls the code generator writes, lower/vec_calls.py), walked with the core's loop
 bounds. The twin's API-call log of the generated code counts the same things (tests/codegen/test_parity.py).
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..tileir.program import Program
+from .compile import compile_side
 from .errors import SimulationError
 from .program import (
     K_END,
@@ -25,7 +26,6 @@ from .program import (
     K_WORK,
     PIPE_INDEX,
     StaticInstr,
-    compile_side,
 )
 
 __all__ = ["issued"]

@@ -24,7 +24,7 @@ waves on 26 cores (faster). What does hold: k times the cores is never slower (e
 does the work of k waves of the smaller chip, and a move's time is subadditive in the number of
 moves sharing the memory), and neither is a chip that runs every block in one wave.
 
-Shortcuts (off with exact=True). Blocks whose fingerprints (program.fingerprint: sizes, trip
+Shortcuts (off with exact=True). Blocks whose fingerprints (fingerprint.fingerprint: sizes, trip
 counts, branches) are equal and whose waves have equal shares are simulated once and their events
 copied to the other blocks' cores and start times; steady-state loops are extrapolated inside the
 engine. Both are exact when their preconditions hold; tests compare them with the full simulation.
@@ -38,11 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tileir.program import Kernel, Program
+from .compile import compile_side
 from .costs import Pricer, memory_kind
 from .engine import EVENT_COLUMNS, WHY_FLAG, Runner, run_block
 from .errors import SimulationError
+from .fingerprint import fingerprint, top_loop_bounds
 from .l2 import initial_hits, model_hits
-from .program import K_SYNC, CoreProgram, StaticInstr, compile_side, fingerprint, top_loop_bounds
+from .program import K_SYNC, CoreProgram, StaticInstr
 
 __all__ = ["MAX_PASSES", "KernelRun", "ProgramRun", "run_program", "core_label"]
 

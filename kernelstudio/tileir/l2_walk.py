@@ -24,7 +24,7 @@ from functools import lru_cache
 import numpy as np
 
 from .expr import Bin, Const, Expr, Var
-from .program import TileWalk
+from .hints import TileWalk
 
 __all__ = ["MAX_STEPS", "panel_reads", "walk_hit_ratios", "walk_hbm_reads"]
 

@@ -120,28 +120,9 @@ class ShapeSweep:
 
     def figure(self) -> Any:
         """Predicted time (log axes) per bucket, with % of the roofline and the tail efficiency below."""
-        import plotly.graph_objects as go
-        from plotly.subplots import make_subplots
+        from .plots import sweep_figure
 
-        fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4])
-        for bucket in dict.fromkeys(r["bucket"] for r in self.rows):
-            pts = [r for r in self.rows if r["bucket"] == bucket]
-            fig.add_trace(go.Scatter(x=[r["value"] for r in pts], y=[r["time_us"] for r in pts], mode="lines+markers",
-                                     name=f"{bucket}: time (us)", legendgroup=bucket,
-                                     hovertemplate=f"{self.dim}=%{{x}}<br>%{{y:.2f}} us<br>bucket {bucket}"),
-                          row=1, col=1)
-        xs = [r["value"] for r in self.rows]
-        fig.add_trace(go.Scatter(x=xs, y=[r["roofline_pct"] for r in self.rows], name="% of roofline bound",
-                                 mode="lines+markers"), row=2, col=1)
-        fig.add_trace(go.Scatter(x=xs, y=[100 * r["tail_efficiency"] for r in self.rows], name="tail efficiency (%)",
-                                 mode="lines+markers", line={"dash": "dot"}), row=2, col=1)
-        fig.update_xaxes(type="log", title_text=self.dim, row=2, col=1)
-        fig.update_xaxes(type="log", row=1, col=1)
-        fig.update_yaxes(type="log", title_text="predicted time (us)", row=1, col=1)
-        fig.update_yaxes(title_text="%", range=[0, 105], row=2, col=1)
-        fixed = ", ".join(f"{k}={v}" for k, v in self.fixed.items())
-        fig.update_layout(title=f"sweep of {self.dim} ({fixed})", height=520)
-        return fig
+        return sweep_figure(self)
 
 
 class DynamicKernel:

@@ -75,9 +75,10 @@ def dynamic_bundle(dk: Any, dim: str, fixed: Mapping[str, int], probe: int = PRO
     """See `DynamicKernel.codegen`."""
     from ..codegen import codegen
     from ..codegen.bundle import CodeBundle
-    from ..codegen.host import cube_fill, host_source, tile_lines, tiling_header, tiling_values, workspace_expr
     from ..codegen.kernel import kernel_text, launch_lines
     from ..codegen.naming import names_of
+    from ..codegen.tiling_func import cube_fill, host_source, tile_lines, workspace_expr
+    from ..codegen.tiling_header import tiling_header, tiling_values
     from ..codegen.writer import camel
 
     if dim not in dk.dims:

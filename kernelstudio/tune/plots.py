@@ -1,10 +1,11 @@
-"""The tuning plot: predicted time of every configuration tried."""
+"""The tuner's plots: predicted time of every configuration tried (`TuneResult.figure`), and of a
+dynamic kernel over a swept dimension (`ShapeSweep.figure`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["tune_figure"]
+__all__ = ["tune_figure", "sweep_figure"]
 
 
 def tune_figure(result: Any) -> Any:
@@ -52,4 +53,31 @@ def tune_figure(result: Any) -> Any:
                                  marker={"symbol": "star", "size": 16, "color": "gold", "line": {"width": 1}}))
     fig.update_layout(title=f"{result.name} on {result.target}: {result.strategy} search",
                       xaxis_title="configuration (order tried)", yaxis_title="predicted time (us)", height=400)
+    return fig
+
+
+def sweep_figure(sweep: Any) -> Any:
+    """Predicted time (log axes) per bucket of a `ShapeSweep`, with % of the roofline and the tail
+    efficiency below."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4])
+    for bucket in dict.fromkeys(r["bucket"] for r in sweep.rows):
+        pts = [r for r in sweep.rows if r["bucket"] == bucket]
+        fig.add_trace(go.Scatter(x=[r["value"] for r in pts], y=[r["time_us"] for r in pts], mode="lines+markers",
+                                 name=f"{bucket}: time (us)", legendgroup=bucket,
+                                 hovertemplate=f"{sweep.dim}=%{{x}}<br>%{{y:.2f}} us<br>bucket {bucket}"),
+                      row=1, col=1)
+    xs = [r["value"] for r in sweep.rows]
+    fig.add_trace(go.Scatter(x=xs, y=[r["roofline_pct"] for r in sweep.rows], name="% of roofline bound",
+                             mode="lines+markers"), row=2, col=1)
+    fig.add_trace(go.Scatter(x=xs, y=[100 * r["tail_efficiency"] for r in sweep.rows], name="tail efficiency (%)",
+                             mode="lines+markers", line={"dash": "dot"}), row=2, col=1)
+    fig.update_xaxes(type="log", title_text=sweep.dim, row=2, col=1)
+    fig.update_xaxes(type="log", row=1, col=1)
+    fig.update_yaxes(type="log", title_text="predicted time (us)", row=1, col=1)
+    fig.update_yaxes(title_text="%", range=[0, 105], row=2, col=1)
+    fixed = ", ".join(f"{k}={v}" for k, v in sweep.fixed.items())
+    fig.update_layout(title=f"sweep of {sweep.dim} ({fixed})", height=520)
     return fig

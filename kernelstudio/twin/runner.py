@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import hw
 from ..codegen.bundle import CodeBundle, TensorSpec
-from ..codegen.host import RUNTIME_DIMS_FILE
+from ..codegen.launcher import RUNTIME_DIMS_FILE
 from ..core.config import ENV_TWIN_LOG, cache_home
 from ..core.dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
 from ..core.errors import CompileError, InputError, TwinError

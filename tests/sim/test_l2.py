@@ -171,7 +171,8 @@ def test_auto_schedule_swizzles_only_where_the_model_says_it_pays():
 def test_long_walks_share_steps_and_stay_close_to_the_exact_stack(monkeypatch):
     from kernelstudio.tileir import l2_walk
     from kernelstudio.tileir.expr import Const, E, Var
-    from kernelstudio.tileir.program import Let, Panel, TileWalk
+    from kernelstudio.tileir.hints import Panel, TileWalk
+    from kernelstudio.tileir.program import Let
 
     # 40 x 60 tiles on one core: 2400 waves, more than MAX_STEPS (512), so 5 waves share a step
     t = Var("t")

@@ -9,8 +9,8 @@ import pytest
 import kernelstudio as ks
 from kernelstudio.core.errors import UnsupportedError
 from kernelstudio.sim.calls import issued
+from kernelstudio.sim.compile import compile_side
 from kernelstudio.sim.errors import SimulationError
-from kernelstudio.sim.program import compile_side
 from kernelstudio.tileir.expr import Const, E, Var, ceil_div
 from kernelstudio.tileir.program import Buffer, If, Kernel, Loop, QuePos, Reduce, Region, Tier, VecCall, VecOp, walk
 from kernelstudio.tileir.vec_calls import WORK, calls_of, expand, work_of

@@ -15,8 +15,8 @@ import pytest
 import kernelstudio as ks
 from kernelstudio.codegen import codegen, generate_files
 from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS
-from kernelstudio.codegen.host import tiling_values
 from kernelstudio.codegen.naming import names_of
+from kernelstudio.codegen.tiling_header import tiling_values
 from kernelstudio.core.errors import TwinError
 from kernelstudio.hw.defines import chip_defines
 from kernelstudio.twin import run

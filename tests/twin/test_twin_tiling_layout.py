@@ -13,8 +13,8 @@ import pytest
 
 from kernelstudio.codegen import generate_files, names_of
 from kernelstudio.codegen.cube import TCUBE_TILING_FIELDS, cube_tiling
-from kernelstudio.codegen.host import API_CUBE_FIELDS
 from kernelstudio.codegen.scope import Scope
+from kernelstudio.codegen.tiling_func import API_CUBE_FIELDS
 from kernelstudio.twin.runner import CXX, chip_flags, include_dir
 
 from ..codegen import programs

@@ -7,7 +7,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.codegen import op_names
-from kernelstudio.core.names import CANN_BUILTIN_OPS, camel_case, cann_snake, is_builtin_op, op_name, sanitize
+from kernelstudio.core.names import CANN_BUILTIN_OPS, cann_snake, is_builtin_op, op_name, pascal_case, sanitize
 from kernelstudio.lower.pipeline import default_name, describe
 
 
@@ -21,7 +21,7 @@ from kernelstudio.lower.pipeline import default_name, describe
     ("--", "kernel", "Kernel"),               # nothing usable: a readable default
     ("layer_norm2", "layer_norm2", "LayerNorm2"),
 ])
-def test_camel_case_and_snake(name: str, snake: str, op_type: str) -> None:
+def test_pascal_case_and_snake(name: str, snake: str, op_type: str) -> None:
     assert op_name(name) == (snake, op_type, False)
 
 
@@ -56,10 +56,10 @@ def test_the_builtin_list_holds_the_common_cann_ops() -> None:
     assert not is_builtin_op("MlaPrologLite")
 
 
-def test_sanitize_and_camel_case() -> None:
+def test_sanitize_and_pascal_case() -> None:
     assert sanitize("my-op 2") == "my_op_2" and sanitize("HTTPServer") == "http_server"
     assert sanitize("é") == "kernel" and len(sanitize("a" * 200)) == 64
-    assert camel_case("mla_prolog_lite") == "MlaPrologLite"
+    assert pascal_case("mla_prolog_lite") == "MlaPrologLite"
 
 
 def test_describe_names_what_nodes_compute_without_graph_numbering() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from ...fusion.partition import FusedKernel
 from ...ir.node import Node
 from ...tileir.expr import Const, E, Expr, Var, ceil_div
-from ...tileir.program import Let, Loop, Region, RuntimeRows, Stmt
+from ...tileir.hints import RuntimeRows
+from ...tileir.program import Let, Loop, Region, Stmt
 from ..config import KernelConfig
 from ..operands import gm_operands
 from ..vector_body import Operand, VecConfig, VectorBody
