@@ -13,6 +13,7 @@ passes the converted buffers.
 from __future__ import annotations
 
 from ..ir.ops import itemsize
+from ..tileir.capacity import profile_of
 from ..tileir.program import Kernel, Program
 from .conv import GmFormat, gm_formats
 from .kernel import entry_signature, kernel_params
@@ -100,10 +101,9 @@ def main_source(prog: Program) -> str:
 
 
 def _platform(w: Writer, prog: Program) -> None:
-    """The platform the runtime would report for the target: its core counts and on-chip memory."""
-    from .. import hw
-
-    p = hw.get(prog.target)
+    """The platform the runtime would report for the target: its core counts and on-chip memory, from the
+    profile the program was lowered for (a user's overrides included)."""
+    p = profile_of(prog)
     w(f"// {prog.target} as the runtime reports it to TilingFunc (the target profile's cores and memory)",
       "fe::PlatFormInfos platform;", f'platform.soc = "{prog.target}";',
       f"platform.aicNum = {p.aic_cores};", f"platform.aivNum = {p.aiv_cores};",

@@ -180,3 +180,12 @@ def test_mix_kernel_file_sets_cube_only_itself(twin_cache) -> None:
     broken = dataclasses.replace(code, files=files)
     with pytest.raises(TwinError, match="deadlock.*ASCENDC_CUBE_ONLY"):
         twin.run(broken, inputs, cache_dir=twin_cache)
+
+
+def test_the_launchers_platform_is_the_programs_own_profile() -> None:
+    """main.cpp tells TilingFunc the chip the program was lowered for: a user's UB override included."""
+    x = ks.placeholder((64, 256), "float16", name="x")
+    small = ks.hw.get("ascend910b2").with_overrides(ub_bytes=150_016)
+    main = codegen(ks.lower(ks.create_schedule(ks.relu(x)), small)).files["main.cpp"]
+    assert "platform.ub = 150016;" in main
+    assert f"platform.l1 = {small.l1_bytes};" in main
