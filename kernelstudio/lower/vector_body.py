@@ -344,7 +344,7 @@ class VectorBody:
         last = self._last_uses(self.nodes)
         for idx, n in enumerate(self.nodes):
             vals[n] = self.emit_node(n, vals, rlen, clen, compute)
-            for i in set(n.inputs):
+            for i in dict.fromkeys(n.inputs):  # in input order: the buffers freed, so the ones reused, never vary
                 if last.get(i) == idx and i not in keep and i in vals and i not in self.inputs:
                     self._release(vals[i].buf)
         for o in self.outputs:
@@ -422,7 +422,7 @@ class VectorBody:
             last = self._last_uses(order + targets)
             for idx, n in enumerate(order):
                 local[n] = self.emit_node(n, local, rlen, clen, body)
-                for i in set(n.inputs):
+                for i in dict.fromkeys(n.inputs):
                     if last.get(i) == idx and i in order and i not in out_nodes:
                         self._release(local[i].buf)
             for r in targets:
