@@ -253,7 +253,7 @@ def topk_members(prog: Program, k: Kernel, members: Writer, init: Writer) -> Non
         init("topkTiling = tiling.topkTilingData;")
 
 
-LAYOUT_VEC_RULES = {"select": _vec_select, "transpose": _vec_transpose}
+LAYOUT_VEC_RULES = {"select": _vec_select, "transpose": _vec_transpose}  # by form (tileir/vector_ops.py)
 LAYOUT_INSTR_RULES = {TopK: _topk}
 
 # The vector-core rules tables are completed here (kernel.py imports this module).
