@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..tileir.expr import Const, E, Var
@@ -210,7 +211,8 @@ def _topk(s: TopK, m: Method) -> None:
     if dt not in ("float16", "float32"):
         raise UnsupportedError(f"kernel {sc.kernel.name}: TopK sorts float16 or float32, not {dt}; cast first")
     t, isz = ctype(dt), itemsize(dt)
-    kv, ki = -(-spec.k * isz // 32) * 32 // isz, -(-spec.k // 8) * 8
+    per = block_elems(dt)
+    kv, ki = -(-spec.k // per) * per, -(-spec.k // 8) * 8
     for region, want in ((s.values, kv), (s.indices, ki)):
         if region.rows != Const(1) and sc.static(region.stride) != want:
             raise UnsupportedError(f"kernel {sc.kernel.name}: TopK writes rows {want} elements apart into "

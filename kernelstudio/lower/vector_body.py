@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
@@ -84,7 +85,7 @@ class VecConfig:
 def _pad(n: int, dtype: str, aligned: bool) -> int:
     if not aligned:
         return max(n, 1)
-    per = 32 // itemsize(dtype)
+    per = block_elems(dtype)
     return max(-(-n // per) * per, per)
 
 
