@@ -123,3 +123,9 @@ def test_readers_keep_no_op_api_table(module: str) -> None:
     assert not quoted, f"{module} spells the API names {quoted} of tileir/vector_ops.py rows"
     table = re.search(r'\{\s*"(add|exp|adds|sum)":\s*"', src)
     assert table is None, f"{module} holds an op -> name table: {table.group(0)!r}"
+
+
+@pytest.mark.parametrize("module", ["interp/run.py", "sim/costs.py"])
+def test_interpreter_and_pricer_branch_on_no_op_name(module: str) -> None:
+    src = (PKG / module).read_text()
+    assert not re.findall(r'\.op (?:==|!=|in) [("]', src), f"{module} tests op names; read the row instead"
