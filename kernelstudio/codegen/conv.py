@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..tileir.expr import Bin, Const, E, Expr, Var, ceil_div
@@ -138,7 +139,7 @@ def gm_formats(prog: Program, k: Kernel) -> dict[str, GmFormat]:
         if not (isinstance(s, Copy) and s.src.gm and not s.dst.gm and tiers.get(s.dst.buf) is Tier.L1):
             continue
         t = prog.tensor(s.src.buf)
-        c0 = 32 // itemsize(t.dtype)
+        c0 = block_elems(t.dtype)
         if len(t.shape) != 4:
             raise UnsupportedError(f"kernel {k.name}: conv operand {t.name} has shape {list(t.shape)}; the conv "
                                    "emitter needs an NCHW feature map and [Cout, Cin, kh, kw] weights")
@@ -179,7 +180,7 @@ class ConvPart:
         self.img = im[0]
         self.fm = self.img.src.buf  # the slab buffer Load3Dv2 reads
         dt = scope.buffer(self.fm).dtype
-        self.c0 = 32 // itemsize(dt)
+        self.c0 = block_elems(dt)
         name = k.name
         if dt not in ("float16", "bfloat16"):
             raise UnsupportedError(f"kernel {name}: conv inputs of {dt} have no Load3Dv2 path to L0B on A2; "

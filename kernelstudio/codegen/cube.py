@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..tileir.expr import Bin, Const, Expr, Load, Var
 from ..tileir.program import (
@@ -170,7 +171,7 @@ def cube_tiling(scope: Scope) -> dict[str, int]:
     l1 = [b for b in k.buffers if b.tier is Tier.L1]
     ops = find_operands(scope, k.aic)
     a_dt = scope.prog.tensor(ops.a.buf).dtype
-    q = 32 // (2 if a_dt in ("float16", "bfloat16") else 4 if a_dt == "float32" else 1)
+    q = block_elems(a_dt)
     l0a, l0b, l0c = bufs.get(Tier.L0A), bufs.get(Tier.L0B), bufs.get(Tier.L0C)
     if l0a is None or l0b is None or l0c is None:
         raise UnsupportedError(f"kernel {k.name}: the cube program needs L0A, L0B and L0C buffers")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.dtypes import block_elems
 from ..ir.ops import itemsize
 from ..tileir.capacity import capacity_bytes, profile_of
 from ..tileir.program import Kernel, Program, Tier
@@ -109,8 +110,8 @@ def high_level_plan(prog: Program, k: Kernel) -> HighLevelPlan | str:
                 "float32 tensor")
     rows, cols, tr = t["rows"], t["cols"], t["tile_rows"]
     dtype = prog.tensor(comp.x).dtype
-    size = itemsize(dtype)
-    cols_p = -(-cols * size // 32) * 32 // size
+    per = block_elems(dtype)
+    cols_p = -(-cols // per) * per
     depth = max((b.depth for b in k.buffers if b.queue is not None and b.tier is Tier.UB), default=1)
     tail = rows % tr
     plan = HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, 0)

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..tileir.expr import Const, E, Var
 from ..tileir.program import Kernel, Program, QuePos, TopK, VecOp, walk
-from ..tileir.scratch import topk_tmp_bytes
+from ..tileir.scratch import TRANSPOSE_BLOCK, statement_scratch, topk_tmp_bytes
 from .scope import Scope
 from .vector import INSTR_RULES, VEC_RULES, Method, _kind, _Rows
 from .writer import Writer, c_float, ctype
@@ -42,6 +43,13 @@ from .writer import Writer, c_float, ctype
 __all__ = ["LAYOUT_VEC_RULES", "LAYOUT_INSTR_RULES", "TopkSpec", "topk_spec", "topk_tmp_bytes"]
 
 BROADCAST = ("col", "scalar")
+
+
+def _scratch(m: Method, s: object, member: str) -> str:
+    """Ask for the scratch TBuf `member` as tileir/scratch.py sizes it for statement `s` (one it did not
+    plan is caught when the kernel's TBufs are written)."""
+    nbytes, purpose = statement_scratch(m.scope.kernel, s).get(member, (0, member))
+    return m.scope.need_scratch(member, nbytes, purpose)
 
 
 # ---- select ------------------------------------------------------------------------------------
@@ -54,15 +62,14 @@ def _vec_select(op: str, s: VecOp, m: Method) -> None:
         raise UnsupportedError(f"kernel {sc.kernel.name}: select needs cond, a and b in {dt} (got "
                                f"{sc.dtype(cond)}, {sc.dtype(a)}, {sc.dtype(b)}); cast them first")
     t = ctype(dt)
-    cap = sc.buffer(s.dst.buf).slot_elems
-    mask_buf = sc.need_scratch("selMaskBuf", -(-cap // 8), "select mask, one bit per element")
+    mask_buf = _scratch(m, s, "selMaskBuf")
     if any(k in BROADCAST for k in (kc, ka, kb)):
         m.sync("V_S")
     mask = m.fresh("selMask")
     w(f"AscendC::LocalTensor<uint8_t> {mask} = {mask_buf}.Get<uint8_t>();")
     spread = ""
     if kc in BROADCAST:
-        buf = sc.need_scratch("selCondBuf", cap * itemsize(dt), "select condition spread over a row")
+        buf = _scratch(m, s, "selCondBuf")
         spread = m.fresh("selCond")
         w(f"AscendC::LocalTensor<{t}> {spread} = {buf}.Get<{t}>();")
     # the tensor operand is src0 of Select; with `a` broadcast, invert the mask and select from `b`
@@ -94,7 +101,7 @@ def _vec_select(op: str, s: VecOp, m: Method) -> None:
 
 
 # ---- transpose -----------------------------------------------------------------------------------
-BLK = 16  # Transpose works on 16 x 16 blocks of 2-byte elements
+BLK = TRANSPOSE_BLOCK  # Transpose works on 16 x 16 blocks of 2-byte elements
 
 
 def _src_event(m: Method, buf: str) -> str:
@@ -127,7 +134,7 @@ def _transpose_blocks(s: VecOp, m: Method) -> None:
     sc, w = m.scope, m.w
     (src,) = s.srcs
     t = sc.ctype(s.dst)
-    buf = sc.need_scratch("transBuf", 2 * BLK * BLK * 2, "Transpose: one 16x16 block in, one out")
+    buf = _scratch(m, s, "transBuf")
     blk_in, blk_out = m.fresh("blockIn"), m.fresh("blockOut")
     bi, bj = m.fresh("blockRow"), m.fresh("blockCol")
     rows, cols = sc.expr(src.rows), sc.expr(src.cols)
@@ -209,16 +216,15 @@ def _topk(s: TopK, m: Method) -> None:
     dt = sc.dtype(s.src)
     if dt not in ("float16", "float32"):
         raise UnsupportedError(f"kernel {sc.kernel.name}: TopK sorts float16 or float32, not {dt}; cast first")
-    t, isz = ctype(dt), itemsize(dt)
-    kv, ki = -(-spec.k * isz // 32) * 32 // isz, -(-spec.k // 8) * 8
+    t, per = ctype(dt), block_elems(dt)
+    kv, ki = -(-spec.k // per) * per, -(-spec.k // 8) * 8
     for region, want in ((s.values, kv), (s.indices, ki)):
         if region.rows != Const(1) and sc.static(region.stride) != want:
             raise UnsupportedError(f"kernel {sc.kernel.name}: TopK writes rows {want} elements apart into "
                                    f"{region.buf}, whose rows are {region.stride} apart; pad its columns to {want}")
     inner, n = spec.inner, spec.n
     direct = sc.static(s.src.stride) == inner and n == inner
-    tmp_buf = sc.need_scratch("topkTmpBuf", topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
-    idx_buf = sc.need_scratch("topkIndexBuf", inner * 4, "TopK source indices 0..inner-1")
+    tmp_buf, idx_buf = _scratch(m, s, "topkTmpBuf"), _scratch(m, s, "topkIndexBuf")
     tmp, idx, fin, info = m.fresh("topkTmp"), m.fresh("topkIndex"), m.fresh("topkFinish"), m.fresh("topkInfo")
     w(f"AscendC::LocalTensor<uint8_t> {tmp} = {tmp_buf}.Get<uint8_t>();",
       f"AscendC::LocalTensor<int32_t> {idx} = {idx_buf}.Get<int32_t>();",
@@ -228,7 +234,7 @@ def _topk(s: TopK, m: Method) -> None:
       f"{info}.outter = 1;", f"{info}.inner = {inner};", f"{info}.n = {n};")
     row_src = ""
     if not direct:
-        row_buf = sc.need_scratch("topkRowBuf", inner * isz, f"one row padded to {inner} with -inf")
+        row_buf = _scratch(m, s, "topkRowBuf")
         row_src = m.fresh("topkRow")
         w(f"AscendC::LocalTensor<{t}> {row_src} = {row_buf}.Get<{t}>();")
     r = m.fresh("row")
@@ -253,7 +259,7 @@ def topk_members(prog: Program, k: Kernel, members: Writer, init: Writer) -> Non
         init("topkTiling = tiling.topkTilingData;")
 
 
-LAYOUT_VEC_RULES = {"select": _vec_select, "transpose": _vec_transpose}
+LAYOUT_VEC_RULES = {"select": _vec_select, "transpose": _vec_transpose}  # by form (tileir/vector_ops.py)
 LAYOUT_INSTR_RULES = {TopK: _topk}
 
 # The vector-core rules tables are completed here (kernel.py imports this module).

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..core.dtypes import BLOCK_BYTES, block_elems, itemsize
 from ..core.errors import UnsupportedError
 from ..tileir.expr import Bin, Const, E, Expr, Var, ceil_div
 from ..tileir.program import (
@@ -47,12 +48,13 @@ from ..tileir.program import (
     walk,
 )
 from ..tileir.vec_calls import WORK, Expansion, calls_of, contiguous, dense_when, kind, looped
+from ..tileir.vector_ops import OPS, REDUCE_APIS, SCALAR_REPEAT_APIS
 from .scope import Scope, declare
 from .writer import Writer, c_float, ctype
 
 __all__ = ["Method", "emit_instr", "VEC_RULES"]
 
-BLOCK = 32  # bytes per data block (DEFAULT_C0_SIZE)
+BLOCK = BLOCK_BYTES  # bytes per data block (DEFAULT_C0_SIZE)
 
 
 @dataclass
@@ -159,7 +161,7 @@ def _copy_gm_ub(s: Copy, m: Method, inbound: bool) -> None:
     if not sc.multiple(E.mul(ub.stride, isz), BLOCK) and ub.rows != Const(1):
         raise UnsupportedError(f"kernel {sc.kernel.name}: UB rows of {ub.buf} are {ub.stride} elements apart, "
                                "not whole 32-byte blocks; pad the buffer columns")
-    per_block = BLOCK // isz
+    per_block = block_elems(sc.dtype(ub))
     row_bytes = sc.expr(E.mul(gm.cols, isz))
     gm_gap = sc.expr(E.mul(E.sub(gm.stride, gm.cols), isz))
     ub_gap = sc.expr(E.div(E.sub(ub.stride, E.mul(ceil_div(ub.cols, per_block), per_block)), per_block))
@@ -178,15 +180,7 @@ def _copy_gm_ub(s: Copy, m: Method, inbound: bool) -> None:
         w(f"AscendC::DataCopyPad({dst}, {src}, {p});")
 
 
-# ---- vector ops --------------------------------------------------------------------------------
-BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
-WITH_SCALAR = {"adds": "Adds", "muls": "Muls", "maxs": "Maxs", "mins": "Mins", "leaky_relu": "LeakyRelu"}
-UNARY = {"exp": "Exp", "ln": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt", "reciprocal": "Reciprocal",
-         "abs": "Abs", "relu": "Relu", "erf": "Erf", "tanh": "Tanh", "sigmoid": "Sigmoid"}
-# binary op with a per-row scalar operand -> scalar API (scalar on the right)
-SCALAR_FORM = {"add": "Adds", "mul": "Muls", "max": "Maxs", "min": "Mins"}
-
-
+# ---- vector ops: one rule per form of tileir/vector_ops.py, the API from the op's row -------------
 _kind = kind  # shared with the simulator (lower/vec_calls.py)
 _contiguous = contiguous
 
@@ -239,6 +233,7 @@ def _needs_scalar_sync(srcs: tuple[Region, ...], dst: Region) -> bool:
 
 
 def _vec_binary(op: str, s: VecOp, m: Method) -> None:
+    row = OPS[op]
     a, b = s.srcs
     ka, kb = _kind(a, s.dst), _kind(b, s.dst)
     if ka in ("col", "scalar") and kb in ("col", "scalar"):
@@ -248,36 +243,43 @@ def _vec_binary(op: str, s: VecOp, m: Method) -> None:
     t = ctype(m.scope.dtype(s.dst))
     with _Rows(m, s.dst, s.srcs) as rows:
         dst, n = rows.operand(s.dst), rows.count
+        with_scalar = OPS[row.scalar_form].api if row.scalar_form else ""
         if kb in ("col", "scalar"):
             v, full = rows.scalar(b), rows.operand(a)
-            if op in SCALAR_FORM:
-                m.w(f"AscendC::{SCALAR_FORM[op]}({dst}, {full}, {v}, {n});")
+            if with_scalar:
+                m.w(f"AscendC::{with_scalar}({dst}, {full}, {v}, {n});")
             elif op == "sub":
                 m.w(f"AscendC::Adds({dst}, {full}, static_cast<{t}>(-{v}), {n});")
             else:  # div by a per-row value: multiply by its reciprocal
                 m.w(f"AscendC::Muls({dst}, {full}, static_cast<{t}>(1.0f / static_cast<float>({v})), {n});")
         elif ka in ("col", "scalar"):
             v, full = rows.scalar(a), rows.operand(b)
-            if op in SCALAR_FORM:
-                m.w(f"AscendC::{SCALAR_FORM[op]}({dst}, {full}, {v}, {n});")
+            if with_scalar:  # commutative
+                m.w(f"AscendC::{with_scalar}({dst}, {full}, {v}, {n});")
             elif op == "sub":  # v - x = (-x) + v
                 m.w(f"AscendC::Muls({dst}, {full}, static_cast<{t}>(-1.0f), {n});",
                     f"AscendC::Adds({dst}, {dst}, {v}, {n});")
             else:  # v / x = v * (1 / x)
                 m.w(f"AscendC::Reciprocal({dst}, {full}, {n});", f"AscendC::Muls({dst}, {dst}, {v}, {n});")
         else:
-            m.w(f"AscendC::{BINARY[op]}({dst}, {rows.operand(a)}, {rows.operand(b)}, {n});")
+            m.w(f"AscendC::{row.api}({dst}, {rows.operand(a)}, {rows.operand(b)}, {n});")
+
+
+def _scalar_literal(op: str, s: VecOp, m: Method) -> str:
+    if s.scalar is None:
+        raise UnsupportedError(f"kernel {m.scope.kernel.name}: {op} needs a scalar")
+    return c_float(s.scalar, m.scope.dtype(s.dst))
 
 
 def _vec_with_scalar(op: str, s: VecOp, m: Method) -> None:
-    if s.scalar is None:
-        raise UnsupportedError(f"kernel {m.scope.kernel.name}: {op} needs a scalar")
-    lit = c_float(s.scalar, m.scope.dtype(s.dst))
-    if op == "duplicate":
-        with _Rows(m, s.dst, ()) as rows:
-            m.w(f"AscendC::Duplicate({rows.operand(s.dst)}, {lit}, {rows.count});")
-        return
-    _unary_like(m, s, lambda d, x, n: f"AscendC::{WITH_SCALAR[op]}({d}, {x}, {lit}, {n});")
+    lit, api = _scalar_literal(op, s, m), OPS[op].api
+    _unary_like(m, s, lambda d, x, n: f"AscendC::{api}({d}, {x}, {lit}, {n});")
+
+
+def _vec_fill(op: str, s: VecOp, m: Method) -> None:
+    lit, api = _scalar_literal(op, s, m), OPS[op].api
+    with _Rows(m, s.dst, ()) as rows:
+        m.w(f"AscendC::{api}({rows.operand(s.dst)}, {lit}, {rows.count});")
 
 
 def _unary_like(m: Method, s: VecOp, call: Callable[[str, str, str], str]) -> None:
@@ -291,35 +293,41 @@ def _unary_like(m: Method, s: VecOp, call: Callable[[str, str, str], str]) -> No
 
 
 def _vec_unary(op: str, s: VecOp, m: Method) -> None:
+    call = OPS[op].call
+    if call.form == "binary":  # square: Mul(x, x)
+        _unary_like(m, s, lambda d, x, n: f"AscendC::{call.api}({d}, {x}, {x}, {n});")
+    elif call.form == "scalar":  # neg: Muls(x, -1)
+        t = ctype(m.scope.dtype(s.dst))
+        lit = f"static_cast<{t}>({c_float(OPS[op].fixed_scalar or 0.0, 'float32')})"
+        _unary_like(m, s, lambda d, x, n: f"AscendC::{call.api}({d}, {x}, {lit}, {n});")
+    else:
+        _unary_like(m, s, lambda d, x, n: f"AscendC::{call.api}({d}, {x}, {n});")
+
+
+def _vec_convert(op: str, s: VecOp, m: Method) -> None:
+    """Forms "copy" and "cast": a broadcast value spread with Duplicate, else the op's API (a whole-block
+    contiguous copy as a DataCopy)."""
     sc = m.scope
+    row = OPS[op]
     (src,) = s.srcs
-    if op == "neg":
-        t = ctype(sc.dtype(s.dst))
-        _unary_like(m, s, lambda d, x, n: f"AscendC::Muls({d}, {x}, static_cast<{t}>(-1.0f), {n});")
-    elif op == "square":
-        _unary_like(m, s, lambda d, x, n: f"AscendC::Mul({d}, {x}, {x}, {n});")
-    elif op in ("copy", "cast") and _kind(src, s.dst) in ("col", "scalar"):
+    if _kind(src, s.dst) in ("col", "scalar"):
         m.sync("V_S")
         t = ctype(sc.dtype(s.dst))
+        fill = OPS["duplicate"].api
         with _Rows(m, s.dst, s.srcs) as rows:
             v = rows.scalar(src)
-            m.w(f"AscendC::Duplicate({rows.operand(s.dst)}, static_cast<{t}>({v}), {rows.count});")
-    elif op == "copy":
+            m.w(f"AscendC::{fill}({rows.operand(s.dst)}, static_cast<{t}>({v}), {rows.count});")
+    elif row.form == "copy":
         isz = sc.itemsize(s.dst)
         whole = sc.multiple(E.mul(E.mul(s.dst.rows, s.dst.cols), isz), BLOCK)
         if _kind(src, s.dst) == "full" and _contiguous(s.dst) and _contiguous(src) and whole:
             m.w(f"AscendC::DataCopy({sc.at(s.dst)}, {sc.at(src)}, {sc.expr(E.mul(s.dst.rows, s.dst.cols))});")
         else:
-            zero = c_float(0.0, sc.dtype(s.dst))
-            _unary_like(m, s, lambda d, x, n: f"AscendC::Adds({d}, {x}, {zero}, {n});")
-    elif op == "cast":
-        mode = _round_mode(sc.dtype(src), sc.dtype(s.dst))
-        _unary_like(m, s, lambda d, x, n: f"AscendC::Cast({d}, {x}, AscendC::RoundMode::{mode}, {n});")
+            zero, api = c_float(row.fixed_scalar or 0.0, sc.dtype(s.dst)), row.call.api
+            _unary_like(m, s, lambda d, x, n: f"AscendC::{api}({d}, {x}, {zero}, {n});")
     else:
-        _unary_like(m, s, lambda d, x, n: f"AscendC::{UNARY[op]}({d}, {x}, {n});")
-
-
-_WIDTH = {"int8": 1, "float16": 2, "bfloat16": 2, "int32": 4, "float32": 4}
+        mode = _round_mode(sc.dtype(src), sc.dtype(s.dst))
+        _unary_like(m, s, lambda d, x, n: f"AscendC::{row.api}({d}, {x}, AscendC::RoundMode::{mode}, {n});")
 
 
 def _round_mode(src: str, dst: str) -> str:
@@ -327,16 +335,16 @@ def _round_mode(src: str, dst: str) -> str:
     if dst in ("int8", "int32") and src not in ("int8", "int32"):
         return "CAST_TRUNC"
     if src in ("int8", "int32") and dst not in ("int8", "int32"):
-        return "CAST_NONE" if _WIDTH[dst] >= _WIDTH[src] else "CAST_RINT"
-    if _WIDTH[dst] < _WIDTH[src] or {src, dst} == {"float16", "bfloat16"}:
+        return "CAST_NONE" if itemsize(dst) >= itemsize(src) else "CAST_RINT"
+    if itemsize(dst) < itemsize(src) or {src, dst} == {"float16", "bfloat16"}:
         return "CAST_RINT"
     return "CAST_NONE"
 
 
+# form of the op (tileir/vector_ops.py) -> its rule
 VEC_RULES: dict[str, Callable[[str, VecOp, Method], None]] = {
-    **{op: _vec_binary for op in BINARY},
-    **{op: _vec_with_scalar for op in (*WITH_SCALAR, "duplicate")},
-    **{op: _vec_unary for op in (*UNARY, "neg", "square", "copy", "cast")},
+    "binary": _vec_binary, "scalar": _vec_with_scalar, "fill": _vec_fill, "unary": _vec_unary,
+    "copy": _vec_convert, "cast": _vec_convert,
 }  # select and transpose: added by layout.py
 
 
@@ -346,7 +354,7 @@ def _vecop(s: VecOp, m: Method) -> None:
         render(exp, m)
         return
     try:
-        rule = VEC_RULES[s.op]
+        rule = VEC_RULES[OPS[s.op].form]
     except KeyError:
         raise UnsupportedError(f"kernel {m.scope.kernel.name}: vector op {s.op!r} has no Ascend C rule") from None
     dense = dense_when(s.dst, s.srcs, m.scope.static_env) if looped(s.dst, s.srcs) else None
@@ -439,12 +447,12 @@ def _call(c: VecCall, m: Method, work: str, names: dict[str, str]) -> str:
     t = ctype(c.dtype)
     mask, reps = _x(c.mask, m, names), _x(c.repeats, m, names)
     p = ", ".join(str(v) for v in c.params)
-    if c.api in ("WholeReduceSum", "WholeReduceMax"):
-        order = ", AscendC::ReduceOrder::ORDER_ONLY_VALUE" if c.api == "WholeReduceMax" else ""
+    if c.api in REDUCE_APIS:
+        order = ", AscendC::ReduceOrder::ORDER_ONLY_VALUE" if REDUCE_APIS[c.api].ordered else ""
         return f"AscendC::{c.api}<{t}>({dst}, {srcs[0]}, {mask}, {reps}, {p}{order});"
     if c.api == "Brcb":
         return f"AscendC::Brcb({dst}, {srcs[0]}, {reps}, AscendC::BrcbRepeatParams({p}));"
-    if c.api in ("Adds", "Muls", "Maxs", "Mins"):
+    if c.api in SCALAR_REPEAT_APIS:
         lit = c_float(c.scalar or 0.0, c.dtype)
         return f"AscendC::{c.api}({dst}, {srcs[0]}, {lit}, {mask}, {reps}, AscendC::UnaryRepeatParams({p}));"
     return f"AscendC::{c.api}({dst}, {srcs[0]}, {srcs[1]}, {mask}, {reps}, AscendC::BinaryRepeatParams({p}));"

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..core.dtypes import REPEAT_BYTES
 from ..core.errors import UnsupportedError
 
 __all__ = [
     "INSTRUCTIONS", "BIT_PATTERN_OPS", "REDUCTIONS", "COMPOSITES", "DTYPE_TAGS", "DTYPE_BYTES",
     "REPEAT_BYTES", "expand", "reduction_levels", "all_ops", "cast_route",
 ]
-
-REPEAT_BYTES = 256  # one vector repeat: 8 blocks x 32 B
 
 # op -> msKPP instruction name of the measured curve.
 INSTRUCTIONS: dict[str, str] = {

@@ -9,7 +9,6 @@ so an element no instruction writes shows up in the comparison.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Generator, Mapping
 from dataclasses import replace
@@ -45,69 +44,14 @@ from ..tileir.program import (
     WaitFlag,
     walk,
 )
+from ..tileir.vector_ops import VectorOp, reduction, vector_op
 
 __all__ = ["run_tiled"]
 
-_erf = np.frompyfunc(math.erf, 1, 1)
 
-
-def _vec(op: str, srcs: list[np.ndarray], scalar: float | None, dt: np.dtype) -> np.ndarray:
-    a = srcs[0] if srcs else None
+def _vec(row: VectorOp, srcs: list[np.ndarray], scalar: float | None, dt: np.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):
-        if op == "add":
-            return a + srcs[1]
-        if op == "sub":
-            return a - srcs[1]
-        if op == "mul":
-            return a * srcs[1]
-        if op == "div":
-            return a / srcs[1]
-        if op == "max":
-            return np.maximum(a, srcs[1])
-        if op == "min":
-            return np.minimum(a, srcs[1])
-        s = dt.type(scalar) if scalar is not None else None
-        if op == "adds":
-            return a + s
-        if op == "muls":
-            return a * s
-        if op == "maxs":
-            return np.maximum(a, s)
-        if op == "mins":
-            return np.minimum(a, s)
-        if op == "leaky_relu":
-            return np.where(a >= 0, a, a * s)
-        if op == "exp":
-            return np.exp(a)
-        if op == "ln":
-            return np.log(a)
-        if op == "sqrt":
-            return np.sqrt(a)
-        if op == "rsqrt":
-            return dt.type(1) / np.sqrt(a)
-        if op == "reciprocal":
-            return dt.type(1) / a
-        if op == "abs":
-            return np.abs(a)
-        if op == "relu":
-            return np.maximum(a, dt.type(0))
-        if op == "neg":
-            return -a
-        if op == "square":
-            return a * a
-        if op == "erf":
-            return np.asarray(_erf(a.astype(np.float64)), dtype=np.float64)
-        if op == "tanh":
-            return np.tanh(a)
-        if op == "sigmoid":
-            return dt.type(1) / (dt.type(1) + np.exp(-a))
-        if op in ("copy", "cast"):
-            return a
-        if op == "select":
-            return np.where(a != 0, srcs[1], srcs[2])
-        if op == "transpose":
-            return a.T
-    raise KernelStudioError(f"run_tiled: vector op {op!r} is not in the TileIR vocabulary")
+        return row.numpy(srcs, dt.type(scalar) if scalar is not None else None, dt)
 
 
 class _Core:
@@ -250,21 +194,19 @@ class _Machine:
             _, dt = self._arr(s.dst, core)
             npdt = numpy_dtype(dt)
             srcs = [self.read(r, env, core)[0] for r in s.srcs]
-            if s.op != "cast":
+            row = vector_op(s.op, "run_tiled")
+            if row.form != "cast":  # a cast reads its sources in their own dtype
                 srcs = [x.astype(npdt) for x in srcs]
-            if s.op == "duplicate":
-                res = np.asarray(npdt.type(s.scalar))
-            else:
-                res = _vec(s.op, srcs, s.scalar, npdt)
-            self.write(s.dst, res, env, core)
+            self.write(s.dst, _vec(row, srcs, s.scalar, npdt), env, core)
         elif isinstance(s, Reduce):
             x, _ = self.read(s.src, env, core)
             _, dt = self._arr(s.dst, core)
             x = x.astype(numpy_dtype(dt))
-            r = x.sum(axis=1, keepdims=True) if s.op == "sum" else x.max(axis=1, keepdims=True)
+            red = reduction(s.op, "run_tiled")
+            r = red.numpy(x)
             if s.accumulate:
                 prev, _ = self.read(s.dst, env, core)
-                r = prev + r if s.op == "sum" else np.maximum(prev, r)
+                r = vector_op(red.combine).numpy([prev, r], None, numpy_dtype(dt))
             self.write(s.dst, r, env, core)
         elif isinstance(s, Mmad):
             f = compile_expr

@@ -4,10 +4,11 @@ transpose of the last two dims, top-k along the last axis, and gather along axis
 
 from __future__ import annotations
 
+from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
-from ..ir.ops import Op, itemsize
+from ..ir.ops import Op
 from ..tileir.expr import Const, E, Load, Var
 from ..tileir.program import (
     Alloc,
@@ -37,7 +38,7 @@ from .vector_body import ident
 __all__ = ["lower_layout_kernel", "lower_axis_reduce"]
 
 def _pad(n: int, dtype: str) -> int:
-    per = 32 // itemsize(dtype)
+    per = block_elems(dtype)
     return max(-(-n // per) * per, per)
 
 

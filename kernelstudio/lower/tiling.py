@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..core.dtypes import block_elems
 from ..core.errors import CapacityError, ScheduleError
 from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
-from ..ir.ops import itemsize
 from ..schedule.schedule import Directive
 from ..tileir.capacity import capacity_bytes, fits, usage
 from ..tileir.program import CoreType, Kernel, Tier
@@ -185,7 +185,7 @@ def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProf
             raise ScheduleError(f"kernel {fk.name}: an input of shape {name} repeats every {g} rows; a tile of "
                                 f"{tr} rows would straddle a repeat: use a divisor of {g} such as "
                                 f"{', '.join(str(d) for d in dict.fromkeys(divs))}")
-        per = max(32 // itemsize(n.dtype) for n in (*fk.nodes, *fk.inputs))
+        per = max(block_elems(n.dtype) for n in (*fk.nodes, *fk.inputs))
         tc = tiles["tile_cols"]
         if tc < fk.cols and tc % per:
             raise ScheduleError(f"kernel {fk.name}: a vector tile of {tc} columns is not a whole number of "
@@ -258,7 +258,7 @@ def _auto_tiles_at(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
 
 def _auto_vector(fk, d, profile, emit, base: KernelConfig) -> dict[str, Any]:
     R, C, cores = fk.rows, fk.cols, d["cores"]
-    per = max(32 // itemsize(n.dtype) for n in (*fk.nodes, *fk.inputs))
+    per = max(block_elems(n.dtype) for n in (*fk.nodes, *fk.inputs))
     if len(fk.space) == 3 and fk.nodes[0].info.kind.value == "reduce" and len(fk.nodes) == 1:
         return _auto_axis_reduce(fk, d, profile, emit, base, per)
     tr_user, tc_user = d["tile_rows"], d["tile_cols"]

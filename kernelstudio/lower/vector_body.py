@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
@@ -40,17 +41,16 @@ from ..tileir.program import (
     Tier,
     VecOp,
 )
+from ..tileir.vector_ops import OPS, REDUCTIONS
 
 __all__ = ["Operand", "VecConfig", "VectorBody", "ident"]
 
 GmRegion = Callable[[Expr, Expr, Expr, Expr], Region]  # (r0, rlen, c0, clen) -> GM region
 
-_UNARY = {Op.NEG: "neg", Op.ABS: "abs", Op.EXP: "exp", Op.LOG: "ln", Op.SQRT: "sqrt", Op.RSQRT: "rsqrt",
-          Op.RECIPROCAL: "reciprocal", Op.SQUARE: "square", Op.ERF: "erf", Op.TANH: "tanh",
-          Op.SIGMOID: "sigmoid", Op.RELU: "relu", Op.LEAKY_RELU: "leaky_relu",
-          Op.RESHAPE: "copy", Op.BROADCAST_TO: "copy"}
-_BINARY = {Op.ADD: "add", Op.SUB: "sub", Op.MUL: "mul", Op.DIV: "div", Op.MAXIMUM: "max", Op.MINIMUM: "min"}
-_REDUCE = {Op.REDUCE_SUM: "sum", Op.REDUCE_MEAN: "sum", Op.REDUCE_MAX: "max"}
+# graph op -> the TileIR op (tileir/vector_ops.py) of one source, of two, and the row reduction
+_UNARY = {g: r.name for r in OPS.values() if r.arity == 1 for g in r.graph_ops}
+_BINARY = {g: r.name for r in OPS.values() if r.arity == 2 for g in r.graph_ops}
+_REDUCE = {g: r.name for r in REDUCTIONS.values() for g in r.graph_ops}
 
 
 def ident(name: str) -> str:
@@ -85,7 +85,7 @@ class VecConfig:
 def _pad(n: int, dtype: str, aligned: bool) -> int:
     if not aligned:
         return max(n, 1)
-    per = 32 // itemsize(dtype)
+    per = block_elems(dtype)
     return max(-(-n // per) * per, per)
 
 
@@ -227,21 +227,18 @@ class VectorBody:
         op = n.op
         if a.op is Op.CONST and b.op is Op.CONST:
             raise UnsupportedError(f"{self.names[n]}: both operands are constants; compute it in Python")
+        with_scalar = OPS[_BINARY[op]].scalar_form  # add -> adds, ...: the commutative ops
         if b.op is Op.CONST:
             x, c = vals[a], self._const(b)
-            table = {Op.ADD: ("adds", c), Op.SUB: ("adds", -c), Op.MUL: ("muls", c),
-                     Op.DIV: ("muls", 1.0 / c if c != 0 else float("inf")), Op.MAXIMUM: ("maxs", c),
-                     Op.MINIMUM: ("mins", c)}
-            name, s = table[op]
             if op is Op.DIV and c == 0:
                 out.append(VecOp("div", dst, (x, self._materialize_const(b, out)), comment=comment))
                 return
+            name, s = (with_scalar, c) if with_scalar else ("adds", -c) if op is Op.SUB else ("muls", 1.0 / c)
             out.append(VecOp(name, dst, (x,), s, comment=comment))
             return
         c, x = self._const(a), vals[b]
-        if op in (Op.ADD, Op.MUL, Op.MAXIMUM, Op.MINIMUM):
-            name = {Op.ADD: "adds", Op.MUL: "muls", Op.MAXIMUM: "maxs", Op.MINIMUM: "mins"}[op]
-            out.append(VecOp(name, dst, (x,), c, comment=comment))
+        if with_scalar:
+            out.append(VecOp(with_scalar, dst, (x,), c, comment=comment))
         elif op is Op.SUB:
             out.append(VecOp("neg", dst, (x,), comment=comment))
             out.append(VecOp("adds", dst, (dst,), c, comment=f"{c:g} - x"))

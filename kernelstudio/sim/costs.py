@@ -23,10 +23,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..ir.ops import itemsize
+from ..core.dtypes import itemsize, repeat_elems
+from ..tileir.vector_ops import OPS, REDUCTIONS, reduction, vector_op
 from .program import StaticInstr
 
 __all__ = ["Pricer", "memory_kind", "TOPK_NOTE"]
+
+_CAST_COSTS = frozenset(r.cost for r in OPS.values() if r.form == "cast")  # priced with the dst dtype
+_REDUCE_COSTS = frozenset(r.cost for r in REDUCTIONS.values())  # a WholeReduce call, priced by its rows
 
 TOPK_NOTE = "TopK timed as ceil(log2(cols)) x (compare + select) over the tile (assumed sequence)"
 
@@ -81,30 +85,28 @@ class Pricer:
         elif kind == "vec":
             rows, cols = key
             count = max(rows, 0) * max(cols, 0)
-            if st.op == "cast":
-                cyc = c.vector_cycles("cast", st.dtype, count, dst_dtype=st.dst_dtype)
-            elif st.op == "select":  # the TileIR select tests cond != 0 first: compare + select
-                cyc = c.vector_cycles("where", st.dtype, count)
-            else:
-                cyc = c.vector_cycles(st.op, st.dtype, count)
+            row = vector_op(st.op, "simulate")  # select is priced as "where": compare + select
+            dst = {"dst_dtype": st.dst_dtype} if row.form == "cast" else {}
+            cyc = c.vector_cycles(row.cost, st.dtype, count, **dst)
             out = (cyc, 0, count)
         elif kind == "vcall":  # one Ascend C call of an expanded instruction (lower/vec_calls.py)
             (n,) = key
             n = max(n, 0)
             if st.form == "count":
                 count = n
-                cyc = c.vector_cycles(st.op, st.dtype, n, dst_dtype=st.dst_dtype if st.op == "cast" else None)
+                cyc = c.vector_cycles(st.op, st.dtype, n, dst_dtype=st.dst_dtype if st.op in _CAST_COSTS else None)
             else:  # n repeats of 256 bytes, whatever the mask
-                count = n * (256 // itemsize(st.dtype))
-                rows = {"rows": max(n, 1)} if st.op.startswith("reduce_") else {}
+                count = n * repeat_elems(st.dtype)
+                rows = {"rows": max(n, 1)} if st.op in _REDUCE_COSTS else {}
                 cyc = c.vector_cycles(st.op, st.dtype, count, **rows) if n else 0.0
             out = (cyc, 0, count)
         elif kind == "reduce":
             rows, cols = key
             count = max(rows, 0) * max(cols, 0)
-            cyc = c.vector_cycles(f"reduce_{st.op}", st.dtype, count, rows=max(rows, 1))
+            red = reduction(st.op, "simulate")
+            cyc = c.vector_cycles(red.cost, st.dtype, count, rows=max(rows, 1))
             if st.accumulate:
-                cyc += c.vector_cycles("add" if st.op == "sum" else "max", st.dst_dtype, max(rows, 0))
+                cyc += c.vector_cycles(vector_op(red.combine).cost, st.dst_dtype, max(rows, 0))
             out = (cyc, 0, count)
         elif kind == "topk":
             rows, cols = key

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..hw.vector_ops import REPEAT_BYTES
-from ..ir.ops import itemsize
+from ..core.dtypes import repeat_elems
 from ..tileir.program import Copy, Program, walk
 
 __all__ = ["KernelRoofline", "compulsory_bytes", "kernel_roofline"]
@@ -81,7 +80,7 @@ def kernel_roofline(profile, per_sid: np.ndarray, kind: np.ndarray, dtypes: list
         if kind[sid] == "mmad":
             cube_us += work / (profile.peak_flops(dtypes[sid]) / 1e6)
         elif kind[sid] in ("vec", "vcall", "reduce", "topk"):
-            vec_elems_cycles += work / (REPEAT_BYTES / itemsize(dtypes[sid]))
+            vec_elems_cycles += work / (repeat_elems(dtypes[sid]))
     vector_us = vec_elems_cycles / max(profile.aiv_cores, 1) / profile.clock_mhz
     nbytes = compulsory[0] + compulsory[1]
     memory_us = nbytes / profile.hbm_bytes_per_s * 1e6

@@ -53,7 +53,7 @@ __all__ = [
     "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "Alloc", "EnQue", "DeQue", "Free",
     "CrossSet", "CrossWait", "SyncAll", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel",
     "Program",
-    "VECTOR_OPS", "pipe_of", "walk",
+    "pipe_of", "walk",
 ]
 
 
@@ -223,21 +223,6 @@ class Img2Col:
     h0: Expr      # first input row held in src (may be negative: top padding)
     comment: str = ""
     cin_valid: int = 0  # channels that hold data when `cin` is padded to whole C0 blocks (the rest read 0)
-
-
-VECTOR_OPS: frozenset[str] = frozenset({
-    # binary (two sources, numpy broadcasting per Region rules)
-    "add", "sub", "mul", "div", "max", "min",
-    # with scalar
-    "adds", "muls", "maxs", "mins", "leaky_relu", "duplicate",
-    # unary
-    "exp", "ln", "sqrt", "rsqrt", "reciprocal", "abs", "relu", "neg", "square",
-    "erf", "tanh", "sigmoid", "copy", "cast",
-    # ternary: select(cond, a, b) = cond != 0 ? a : b
-    "select",
-    # data movement on the vector unit: dst (cols x rows) = src (rows x cols) transposed
-    "transpose",
-})
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,13 +10,15 @@ the UB capacity check, and the code generator allocates exactly these (and check
 
 from __future__ import annotations
 
-from ..ir.ops import itemsize
+from ..core.dtypes import itemsize
 from .expr import Const, static_value
 from .memo import KernelMemo
 from .program import Kernel, Reduce, Region, TopK, VecOp, walk
 from .vec_calls import work_of
+from .vector_ops import OPS
 
-__all__ = ["scratch_buffers", "scratch_bytes", "topk_tmp_bytes", "round32", "REDUCE_WORK", "TRANSPOSE_BLOCK"]
+__all__ = ["scratch_buffers", "scratch_bytes", "statement_scratch", "topk_tmp_bytes", "round32", "REDUCE_WORK",
+           "TRANSPOSE_BLOCK"]
 
 REDUCE_WORK = "workBuf"
 TRANSPOSE_BLOCK = 16  # Transpose moves 16 x 16 blocks of 2-byte elements
@@ -45,37 +47,47 @@ def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
 
 
 def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
+    out: dict[str, tuple[int, str]] = {}
+    for s in walk(k.aiv):
+        for member, (nbytes, purpose) in statement_scratch(k, s).items():
+            old = out.get(member, (0, purpose))[0]
+            out[member] = (max(old, nbytes), purpose)
+    return out
+
+
+def statement_scratch(k: Kernel, s: object) -> dict[str, tuple[int, str]]:
+    """The scratch TBufs vector statement `s` of kernel `k` needs: member -> (bytes, 32-byte rounded; purpose).
+    The code generator asks for what it writes from this answer."""
     bufs = {b.name: b for b in k.buffers}
-    tiling = dict(k.tiling)
     out: dict[str, tuple[int, str]] = {}
 
     def need(member: str, nbytes: int, purpose: str) -> None:
-        old = out.get(member, (0, purpose))[0]
-        out[member] = (max(old, round32(nbytes)), purpose)
+        out[member] = (round32(nbytes), purpose)
 
-    for s in walk(k.aiv):
-        if isinstance(s, (Reduce, VecOp)):
-            work, dtype = work_of(k, s)
-            if work:
-                need(REDUCE_WORK, work * itemsize(dtype), "WholeReduce partials and Brcb blocks")
-        if isinstance(s, VecOp) and s.op == "select":
-            dst = bufs[s.dst.buf]
-            cap = dst.slot_elems
-            need("selMaskBuf", -(-cap // 8), "select mask, one bit per element")
-            if _broadcast(s.srcs[0], s.dst):
-                need("selCondBuf", cap * itemsize(dst.dtype), "select condition spread over a row")
-        elif isinstance(s, VecOp) and s.op == "transpose":
-            if itemsize(bufs[s.dst.buf].dtype) == 2:
-                need("transBuf", 2 * TRANSPOSE_BLOCK * TRANSPOSE_BLOCK * 2, "Transpose: one 16x16 block in, one out")
-        elif isinstance(s, TopK):
-            n = static_value(s.src.cols, tiling)
-            if n is None:
-                continue  # the code generator refuses a row length that is not a tiling constant
-            inner, isz = -(-n // 32) * 32, itemsize(bufs[s.src.buf].dtype)
-            need("topkTmpBuf", topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
-            need("topkIndexBuf", inner * 4, "TopK source indices 0..inner-1")
-            if not (static_value(s.src.stride, tiling) == inner and n == inner):
-                need("topkRowBuf", inner * isz, f"one row padded to {inner} with -inf")
+    if isinstance(s, (Reduce, VecOp)):
+        work, dtype = work_of(k, s)
+        if work:
+            need(REDUCE_WORK, work * itemsize(dtype), "WholeReduce partials and Brcb blocks")
+    form = OPS[s.op].form if isinstance(s, VecOp) and s.op in OPS else ""
+    if form == "select":
+        dst = bufs[s.dst.buf]
+        cap = dst.slot_elems
+        need("selMaskBuf", -(-cap // 8), "select mask, one bit per element")
+        if _broadcast(s.srcs[0], s.dst):
+            need("selCondBuf", cap * itemsize(dst.dtype), "select condition spread over a row")
+    elif form == "transpose":
+        if itemsize(bufs[s.dst.buf].dtype) == 2:
+            need("transBuf", 2 * TRANSPOSE_BLOCK * TRANSPOSE_BLOCK * 2, "Transpose: one 16x16 block in, one out")
+    elif isinstance(s, TopK):
+        tiling = dict(k.tiling)
+        n = static_value(s.src.cols, tiling)
+        if n is None:
+            return out  # the code generator refuses a row length that is not a tiling constant
+        inner, isz = -(-n // 32) * 32, itemsize(bufs[s.src.buf].dtype)
+        need("topkTmpBuf", topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
+        need("topkIndexBuf", inner * 4, "TopK source indices 0..inner-1")
+        if not (static_value(s.src.stride, tiling) == inner and n == inner):
+            need("topkRowBuf", inner * isz, f"one row padded to {inner} with -inf")
     return out
 
 

@@ -44,24 +44,34 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..core.dtypes import BLOCK_BYTES, REPEAT_BYTES, block_elems, itemsize, repeat_elems
 from ..core.errors import UnsupportedError
-from ..ir.ops import itemsize
 from .expr import Const, E, Expr, Var, ceil_div, is_multiple, static_value
 from .memo import KernelMemo
 from .program import Buffer, Copy, If, Loop, Reduce, Region, Stmt, VecCall, VecOp
+from .vector_ops import OPS, REDUCTIONS, SCALAR_REPEAT_APIS, VectorOp
 
 __all__ = ["WORK", "Expansion", "expand", "calls_of", "work_of", "kind", "contiguous", "looped", "dense_when",
            "BINARY_API", "SCALAR_API", "REPEAT_BYTES"]
 
 WORK = "__work__"  # the kernel's reduce scratch (codegen: workBuf)
-REPEAT_BYTES = 256
-BLOCK_BYTES = 32
 MAX_REPEAT = 255  # repeatTime and uint8 repeat strides
-BINARY_API = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min"}
-# ops written as a scalar API in its repeat form (UnaryRepeatParams): op -> (API, cost op, fixed scalar)
-SCALAR_API = {"adds": ("Adds", "adds", None), "muls": ("Muls", "muls", None), "maxs": ("Maxs", "maxs", None),
-              "mins": ("Mins", "mins", None), "neg": ("Muls", "muls", -1.0), "copy": ("Adds", "adds", 0.0)}
-_REDUCE_API = {"sum": "WholeReduceSum", "max": "WholeReduceMax"}
+# binary ops written in their repeat form (BinaryRepeatParams): op -> API
+BINARY_API = {r.name: r.api for r in OPS.values() if r.form == "binary" and r.repeat}
+# one-source ops written as a scalar API in its repeat form (UnaryRepeatParams): op -> (API, cost op, fixed
+# scalar): adds, ..., and the ops written with one (neg as Muls -1, copy as Adds 0)
+SCALAR_API = {r.name: (r.call.api, r.call.cost, r.fixed_scalar) for r in OPS.values()
+              if r.arity == 1 and r.call.api in SCALAR_REPEAT_APIS}
+
+
+def _form(op: str) -> str:
+    row = OPS.get(op)
+    return row.form if row is not None else ""
+
+
+def _combine(op: str) -> VectorOp:
+    """The binary op that merges two partial results of reduction `op`."""
+    return OPS[REDUCTIONS[op].combine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,14 +159,14 @@ def _reduce(s: Reduce, c: _Ctx) -> Expansion:
     sb = c.buf(s.src)
     dt = sb.dtype
     isz = itemsize(dt)
-    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
-    api = _REDUCE_API.get(s.op)
+    per, pb = repeat_elems(dt), block_elems(dt)
+    api = REDUCTIONS[s.op].api if s.op in REDUCTIONS else None
     if api is None:
         raise UnsupportedError(f"kernel {c.kernel}: reduction {s.op!r} has no Ascend C rule")
     if not c.aligned(s.src, isz):
         raise UnsupportedError(f"kernel {c.kernel}: rows of {s.src.buf} do not start on 32-byte boundaries "
                                f"(offset {s.src.offset}, {s.src.stride} elements apart); pad the buffer columns")
-    op = f"reduce_{s.op}"
+    op = REDUCTIONS[s.op].cost
     rows, rcap = s.src.rows, c.cap(s.src.rows, sb.rows)
     n, ncap = s.src.cols, c.cap(s.src.cols, sb.cols)
     cur, at = s.src, 0
@@ -204,16 +214,15 @@ def _reduce(s: Reduce, c: _Ctx) -> Expansion:
                     (_at(cur, E.add(cur.offset, E.mul(c.row, cur.stride)), n),), "repeat", mask=n,
                     repeats=Const(1), params=(1, 1, 8)),), comment=f"{s.op} of each row"))
     if s.accumulate:
-        name = "add" if s.op == "sum" else "max"
-        out.append(VecCall(BINARY_API[name], name, c.buf(s.dst).dtype, s.dst, (s.dst, dst), "count", count=rows,
+        comb = _combine(s.op)
+        out.append(VecCall(comb.api, comb.cost, c.buf(s.dst).dtype, s.dst, (s.dst, dst), "count", count=rows,
                            comment=f"row {s.op}s += this chunk's"))
     return Expansion(tuple(out), at, dt)
 
 
 def _fold_plan(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[int, int, int, int] | None:
     """(elements per repeat, row pitch in blocks, whole groups, tail) when `_fold` folds, else None."""
-    isz = itemsize(dt)
-    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    per, pb = repeat_elems(dt), block_elems(dt)
     n = static_value(s.src.cols, c.tiling)
     pitch = c.pitch(s.src, pb)
     if n is None or n <= per or pitch is None or rcap > MAX_REPEAT:
@@ -229,8 +238,8 @@ def _reduce_work(s: Reduce, c: _Ctx) -> int:
     """The scratch elements `_reduce` uses (its sizing without the calls); 0 where it refuses."""
     sb = c.buf(s.src)
     isz = itemsize(sb.dtype)
-    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
-    if s.op not in _REDUCE_API or not c.aligned(s.src, isz):
+    per, pb = repeat_elems(sb.dtype), block_elems(sb.dtype)
+    if s.op not in REDUCTIONS or not c.aligned(s.src, isz):
         return 0
     rcap, ncap, at = c.cap(s.src.rows, sb.rows), c.cap(s.src.cols, sb.cols), 0
     if _fold_plan(s, c, sb.dtype, rcap) is not None:
@@ -255,7 +264,8 @@ def _fold(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[list[Stmt], Region, E
     if plan is None:
         return None
     per, pitch, whole, tail = plan
-    api, cost = ("Add", "add") if s.op == "sum" else ("Max", "max")
+    comb = _combine(s.op)
+    api, cost = comb.api, comb.cost
     rows = s.src.rows
     acc = Region(WORK, Const(0), rows, Const(per), Const(per))
 
@@ -272,7 +282,8 @@ def _fold(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[list[Stmt], Region, E
         out.append(op(group(0), group(1), per, "fold column groups 0 and 1 of every row"))
         out += [op(acc, group(j), per, f"fold column group {j} of every row") for j in range(2, whole)]
     else:
-        out.append(VecCall("Adds", "adds", dt, acc, (group(0),), "repeat", mask=Const(per), repeats=rows,
+        first = OPS["copy"].call  # Adds(x, 0)
+        out.append(VecCall(first.api, first.cost, dt, acc, (group(0),), "repeat", mask=Const(per), repeats=rows,
                            params=(1, 1, 8, pitch), scalar=0.0, comment="column group 0 of every row"))
     if tail:
         out.append(op(acc, group(whole), tail, "fold the tail group of every row"))
@@ -283,7 +294,7 @@ def _fold(s: Reduce, c: _Ctx, dt: str, rcap: int) -> tuple[list[Stmt], Region, E
 def _brcb(b: Region, k: str, rows: Expr, dt: str) -> VecCall:
     reps = Const(1) if k == "scalar" else ceil_div(rows, 8)
     return VecCall("Brcb", "brcb", dt, Region(WORK, Const(0), rows, Const(1), Const(1)), (b,), "repeat",
-                   mask=Const(REPEAT_BYTES // itemsize(dt)), repeats=reps, params=(1, 8),
+                   mask=Const(repeat_elems(dt)), repeats=reps, params=(1, 8),
                    comment="each row's value to one 32-byte block")
 
 
@@ -306,13 +317,13 @@ def _broadcast_plan(s: VecOp, c: _Ctx) -> tuple[int, list[str], str, str, int] |
     if any(not c.aligned(r, isz) for i, r in enumerate(s.srcs) if i != bi):
         return None
     if s.op in BINARY_API:
-        api, cost = BINARY_API[s.op], s.op
-    elif s.op in ("copy", "cast"):
-        api, cost = "Adds", "adds"
+        api, cost = BINARY_API[s.op], OPS[s.op].cost
+    elif _form(s.op) in ("copy", "cast"):  # a same-dtype cast is a copy: Adds(x, 0)
+        api, cost = OPS["copy"].call.api, OPS["copy"].call.cost
     else:
         return None
     rcap = c.cap(s.dst.rows, db.rows)
-    return bi, kinds, api, cost, -(-rcap // 8) * 8 * (BLOCK_BYTES // isz)
+    return bi, kinds, api, cost, -(-rcap // 8) * 8 * block_elems(dt)
 
 
 def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
@@ -323,14 +334,13 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
     bi, kinds, api, cost, work = plan
     db = c.buf(s.dst)
     dt = db.dtype
-    isz = itemsize(dt)
-    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    per, pb = repeat_elems(dt), block_elems(dt)
     b = s.srcs[bi]
     rows, cols = s.dst.rows, s.dst.cols
     rcap, ccap = c.cap(rows, db.rows), c.cap(cols, db.cols)
     brcb = _brcb(b, kinds[bi], rows, dt)
     blk_rep = 0 if kinds[bi] == "scalar" else 1  # next row's block
-    scalar = 0.0 if api == "Adds" else None
+    scalar = OPS["copy"].fixed_scalar if api in SCALAR_REPEAT_APIS else None
     operands = [r for i, r in enumerate(s.srcs) if i != bi]
     calls: list[Stmt] = [brcb]
     pitches = [c.pitch(s.dst, pb)] + [None if kind(r, s.dst) == "row" else c.pitch(r, pb) for r in operands]
@@ -380,7 +390,7 @@ def _broadcast(s: VecOp, c: _Ctx) -> Expansion | None:
 def _params(api: str, dst: tuple[int, int], srcs: list[tuple[int, int]]) -> tuple[int, ...]:
     """BinaryRepeatParams(dstBlk, src0Blk, src1Blk, dstRep, src0Rep, src1Rep) or
     UnaryRepeatParams(dstBlk, srcBlk, dstRep, srcRep)."""
-    if api in ("Adds", "Muls", "Maxs", "Mins"):
+    if api in SCALAR_REPEAT_APIS:
         ((sblk, srep),) = srcs
         return (dst[0], sblk, dst[1], srep)
     (b0, r0), (b1, r1) = srcs
@@ -397,7 +407,7 @@ def _groups(s: VecOp, c: _Ctx, spread: int = -1, blk_rep: int = 1, api: str = ""
     db = c.buf(s.dst)
     dt = db.dtype
     isz = itemsize(dt)
-    per, pb = REPEAT_BYTES // isz, BLOCK_BYTES // isz
+    per, pb = repeat_elems(dt), block_elems(dt)
     if any(c.buf(r).dtype != dt for r in s.srcs) or c.cap(s.dst.rows, db.rows) > MAX_REPEAT:
         return None
     strides = [(1, c.pitch(s.dst, pb))]
@@ -409,7 +419,7 @@ def _groups(s: VecOp, c: _Ctx, spread: int = -1, blk_rep: int = 1, api: str = ""
     cols, rows = s.dst.cols, s.dst.rows
     whole, tail = E.div(cols, per), E.mod(cols, per)
     g = Var(f"{c.row.name}_col")
-    api, cost = api or BINARY_API[s.op], cost or s.op
+    api, cost = api or BINARY_API[s.op], cost or OPS[s.op].cost
     params = _params(api, strides[0], strides[1:])  # type: ignore[arg-type]
     work = Region(WORK, Const(0), rows, Const(1), Const(1))
 
@@ -429,26 +439,18 @@ def _groups(s: VecOp, c: _Ctx, spread: int = -1, blk_rep: int = 1, api: str = ""
 
 
 # ---- row-looped count forms ----------------------------------------------------------------------
-_COUNT_API = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "max": "Max", "min": "Min",
-              "adds": "Adds", "muls": "Muls", "maxs": "Maxs", "mins": "Mins", "leaky_relu": "LeakyRelu",
-              "duplicate": "Duplicate", "exp": "Exp", "ln": "Ln", "sqrt": "Sqrt", "rsqrt": "Rsqrt",
-              "reciprocal": "Reciprocal", "abs": "Abs", "relu": "Relu", "erf": "Erf", "tanh": "Tanh",
-              "sigmoid": "Sigmoid", "neg": "Muls", "square": "Mul", "copy": "Adds", "cast": "Cast"}
-
-
 def _counted(s: VecOp, c: _Ctx) -> Expansion | None:
-    if s.op == "select":
+    row = OPS.get(s.op)
+    parts = row.count_calls if row is not None else ()
+    if not parts:
+        return None
+    if row.form == "select":  # CompareScalar, then Select
         if any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs):
             return None
-        parts = (("CompareScalar", "compare"), ("Select", "select"))
-    elif s.op in _COUNT_API:
-        if not looped(s.dst, s.srcs):
-            return None
-        parts = ((_COUNT_API[s.op], s.op),)
-    else:
+    elif not looped(s.dst, s.srcs):
         return None
     dt = c.buf(s.dst).dtype
-    src_dt = c.buf(s.srcs[0]).dtype if s.op == "cast" and s.srcs else dt
+    src_dt = c.buf(s.srcs[0]).dtype if row.form == "cast" and s.srcs else dt
     many = looped(s.dst, s.srcs)
 
     def calls(n: Expr) -> tuple[Stmt, ...]:
@@ -479,8 +481,9 @@ def dense_when(dst: Region, srcs: tuple[Region, ...], tiling: Mapping[str, int])
 def _spread(s: VecOp, c: _Ctx) -> str:
     """How `expand` writes an op with a per-row or per-tile operand: "brcb" (Brcb, then the op's repeat
     form), "none" (a cast between dtypes: one call that reads the scalars), or "" (no such operand)."""
-    if s.op in ("copy", "cast") and s.srcs and kind(s.srcs[0], s.dst) in ("col", "scalar"):
-        return "none" if s.op == "cast" and c.buf(s.srcs[0]).dtype != c.buf(s.dst).dtype else "brcb"
+    form = _form(s.op)
+    if form in ("copy", "cast") and s.srcs and kind(s.srcs[0], s.dst) in ("col", "scalar"):
+        return "none" if form == "cast" and c.buf(s.srcs[0]).dtype != c.buf(s.dst).dtype else "brcb"
     if s.op in BINARY_API and any(kind(r, s.dst) in ("col", "scalar") for r in s.srcs):
         return "brcb"
     return ""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ...core.dtypes import block_elems
 from ...fusion.partition import FusedKernel
 from ...ir.node import Node
-from ...ir.ops import Op, itemsize
+from ...ir.ops import Op
 from ...tileir.expr import Const, E, Expr, ceil_div
 from ...tileir.program import Region
 
@@ -49,7 +50,7 @@ class CubeShape:
             _, _, oh, ow = root.shape
             # the cube reads whole C0 blocks of input channels (NC1HWC0, FRACTAL_Z): the layout transform
             # pads the channels with zeros, so K holds the padded channels, as the chip's Mmad does
-            c0 = 32 // itemsize(self.in_dtype)
+            c0 = block_elems(self.in_dtype)
             self.cin_pad = -(-cin // c0) * c0
             self.K_data = cin * kh * kw  # the columns of the weight matrix [Cout, Cin * kh * kw] in GM
             self.batch, self.M, self.K, self.N = n, cout, self.cin_pad * kh * kw, oh * ow
