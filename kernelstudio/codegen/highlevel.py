@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.dtypes import block_elems
+from ..core.dtypes import BLOCK_BYTES, block_bytes, block_elems
 from ..ir.ops import itemsize
 from ..tileir.capacity import capacity_bytes, profile_of
 from ..tileir.program import Kernel, Program, Tier
@@ -41,7 +41,7 @@ HONESTY = ("the simulator prices the TileIR's instruction sequence for this kern
 
 
 def _pad32(nbytes: int) -> int:
-    return (nbytes + 31) // 32 * 32
+    return block_bytes(nbytes)
 
 
 def tmp_row_bytes(name: str, cols_p: int, dtype: str) -> int:
@@ -119,7 +119,7 @@ def high_level_plan(prog: Program, k: Kernel) -> HighLevelPlan | str:
     row = tmp_row_bytes(comp.name, cols_p, dtype)
     ub = capacity_bytes(profile, "UB")
     free = ub - _ub_without_tmp(plan)
-    tmp = min(tr * row, free // 32 * 32)
+    tmp = min(tr * row, free // BLOCK_BYTES * BLOCK_BYTES)
     if tmp < row:
         return (f"UB ({ub} B) leaves {free} B for the API's tmp buffer after the tiles, below the "
                 f"{row} B one {cols}-wide row needs")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.dtypes import BLOCK_BYTES, block_bytes
 from ..core.errors import UnsupportedError
 from ..core.names import C_SYMBOLS
 from ..ir.ops import itemsize
@@ -191,7 +192,7 @@ class Scope:
     def need_scratch(self, member: str, nbytes: int, purpose: str) -> str:
         """Ask for a VECCALC TBuf named `member` of at least `nbytes` (32-byte rounded); returns `member`."""
         old = self.scratch.get(member, (0, purpose))[0]
-        self.scratch[member] = (max(old, (nbytes + 31) // 32 * 32, 32), purpose)
+        self.scratch[member] = (max(old, block_bytes(nbytes), BLOCK_BYTES), purpose)
         return member
 
 

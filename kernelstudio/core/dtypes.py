@@ -13,6 +13,7 @@ import numpy as np
 from .errors import DTypeError
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "BLOCK_BYTES", "REPEAT_BYTES", "itemsize", "block_elems", "repeat_elems",
+           "block_bytes",
            "numpy_dtype", "storage_dtype", "round_to", "to_bf16_bits", "from_bf16_bits", "check_dtype"]
 
 DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "int8", "int32")
@@ -25,6 +26,11 @@ REPEAT_BYTES = 256  # one vector repeat: 8 blocks
 def itemsize(dtype: str) -> int:
     """Bytes per element of a kernelstudio dtype name."""
     return _ITEMSIZE[dtype]
+
+
+def block_bytes(nbytes: int) -> int:
+    """`nbytes` rounded up to whole 32-byte blocks (on-chip buffers and moves are made of them)."""
+    return -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
 
 
 def block_elems(dtype: str) -> int:

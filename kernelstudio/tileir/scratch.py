@@ -10,7 +10,7 @@ the UB capacity check, and the code generator allocates exactly these (and check
 
 from __future__ import annotations
 
-from ..core.dtypes import itemsize
+from ..core.dtypes import BLOCK_BYTES, block_bytes, itemsize
 from .expr import Const, static_value
 from .memo import KernelMemo
 from .program import Kernel, Reduce, Region, TopK, VecOp, walk
@@ -25,12 +25,12 @@ TRANSPOSE_BLOCK = 16  # Transpose moves 16 x 16 blocks of 2-byte elements
 
 
 def round32(n: int) -> int:
-    return max((n + 31) // 32 * 32, 32)
+    return max(block_bytes(n), BLOCK_BYTES)
 
 
 def topk_tmp_bytes(inner: int, outter: int = 1) -> int:
     """tmpLocal bytes TopK needs (the twin's GetTopKMaxMinTmpSize: two proposal areas + one index row)."""
-    return (2 * 8 * inner * outter + 4 * inner + 31) // 32 * 32
+    return block_bytes(2 * 8 * inner * outter + 4 * inner)
 
 
 def _broadcast(src: Region, dst: Region) -> bool:

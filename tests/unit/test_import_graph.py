@@ -221,3 +221,15 @@ def test_no_chip_size_is_written_in_pass_or_reader_code():
     found = [f"{p.relative_to(PKG.parent)}:{i}: {line.strip()}" for p in sorted(PKG.rglob("*.py"))
              if p.parts[-2] != "hw" for i, line in _code_lines(p) if sizes.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_block_and_repeat_sizes_and_dtype_widths_live_in_core_dtypes():
+    """The 32-byte block, the 256-byte repeat and the bytes of a dtype are core/dtypes.py's: no other module
+    divides by them or keeps a table of dtype widths."""
+    import re
+
+    owner = PKG / "core" / "dtypes.py"
+    literal = re.compile(r"\b32\s*//|//\s*32\b|\+\s*31\)\s*//|\b256\s*//|//\s*256\b|[\"']float16[\"']\s*:\s*2\b")
+    found = [f"{p.relative_to(PKG.parent)}:{i}: {line.strip()}" for p in sorted(PKG.rglob("*.py")) if p != owner
+             for i, line in _code_lines(p) if literal.search(line)]
+    assert not found, "\n".join(found)
