@@ -35,7 +35,7 @@ from ..core.errors import UnsupportedError
 from ..ir.ops import itemsize
 from ..tileir.expr import Const, E, Var
 from ..tileir.program import Kernel, Program, QuePos, TopK, VecOp, walk
-from ..tileir.scratch import TRANSPOSE_BLOCK, statement_scratch, topk_tmp_bytes
+from ..tileir.scratch import TRANSPOSE_BLOCK, statement_scratch, topk_inner, topk_tmp_bytes
 from .scope import Scope
 from .vector import INSTR_RULES, VEC_RULES, Method, _kind, _Rows
 from .writer import Writer, c_float, ctype
@@ -195,7 +195,7 @@ def topk_spec(prog: Program, k: Kernel) -> TopkSpec | None:
             if n is None:
                 raise UnsupportedError(f"kernel {k.name}: TopK over rows of {s.src.cols} elements; the row length "
                                        "must be a tiling constant")
-            specs.add(TopkSpec(n, -(-n // 32) * 32, s.k, scope.dtype(s.src)))
+            specs.add(TopkSpec(n, topk_inner(n), s.k, scope.dtype(s.src)))
     if len(specs) > 1:
         raise UnsupportedError(f"kernel {k.name}: TopK of {len(specs)} different shapes; one TopkTiling per kernel "
                                "is generated, split the kernel")

@@ -17,7 +17,7 @@ from .program import Kernel, Reduce, Region, TopK, VecOp, walk
 from .vec_calls import work_of
 from .vector_ops import OPS
 
-__all__ = ["scratch_buffers", "scratch_bytes", "statement_scratch", "topk_tmp_bytes", "round32", "REDUCE_WORK",
+__all__ = ["scratch_buffers", "scratch_bytes", "statement_scratch", "topk_inner", "topk_tmp_bytes", "round32", "REDUCE_WORK",
            "TRANSPOSE_BLOCK"]
 
 REDUCE_WORK = "workBuf"
@@ -26,6 +26,14 @@ TRANSPOSE_BLOCK = 16  # Transpose moves 16 x 16 blocks of 2-byte elements
 
 def round32(n: int) -> int:
     return max(block_bytes(n), BLOCK_BYTES)
+
+
+TOPK_INNER_ALIGN = 32  # TopK sorts rows of a multiple of 32 elements (TopKInfo.inner)
+
+
+def topk_inner(n: int) -> int:
+    """The row length TopK sorts for rows of `n` elements: `n` padded to a multiple of 32 elements."""
+    return -(-n // TOPK_INNER_ALIGN) * TOPK_INNER_ALIGN
 
 
 def topk_tmp_bytes(inner: int, outter: int = 1) -> int:
@@ -83,7 +91,7 @@ def statement_scratch(k: Kernel, s: object) -> dict[str, tuple[int, str]]:
         n = static_value(s.src.cols, tiling)
         if n is None:
             return out  # the code generator refuses a row length that is not a tiling constant
-        inner, isz = -(-n // 32) * 32, itemsize(bufs[s.src.buf].dtype)
+        inner, isz = topk_inner(n), itemsize(bufs[s.src.buf].dtype)
         need("topkTmpBuf", topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
         need("topkIndexBuf", inner * 4, "TopK source indices 0..inner-1")
         if not (static_value(s.src.stride, tiling) == inner and n == inner):
