@@ -17,8 +17,8 @@ from .program import Kernel, Reduce, Region, TopK, VecOp, walk
 from .vec_calls import work_of
 from .vector_ops import OPS
 
-__all__ = ["scratch_buffers", "scratch_bytes", "statement_scratch", "topk_inner", "topk_tmp_bytes", "round32", "REDUCE_WORK",
-           "TRANSPOSE_BLOCK"]
+__all__ = ["scratch_buffers", "scratch_bytes", "statement_scratch", "topk_inner", "topk_tmp_bytes", "round32",
+           "REDUCE_WORK", "TRANSPOSE_BLOCK"]
 
 REDUCE_WORK = "workBuf"
 TRANSPOSE_BLOCK = 16  # Transpose moves 16 x 16 blocks of 2-byte elements
