@@ -82,7 +82,7 @@ class Studio(W.VBox):
         self.timeline = R.new_timeline_figure()
         self.idle = W.HTML()
         self.roofline = R.new_roofline_figure()
-        self.pass_pick = W.Dropdown(description="after pass", layout=W.Layout(width="auto"))
+        self.pass_pick = W.Dropdown(description="IR after", layout=W.Layout(width="auto"))  # a pass, or an analysis
         self.pass_view = W.HTML()
         self.file_pick = W.ToggleButtons(style={"button_width": "auto"})
         self.code_view = W.HTML()
