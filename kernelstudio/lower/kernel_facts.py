@@ -87,7 +87,10 @@ def _scaled(fk: FusedKernel, names: dict[Node, str], nodes: tuple[Node, ...]) ->
 def runtime_rows_of(fk: FusedKernel, names: dict[Node, str], cores: int) -> RuntimeRows | None:
     """The tensors of a row-tiled vector kernel that scale with its row count, when every tensor either
     holds the kernel's rows in its leading dims (a full tile or a column vector) or none at all (a row
-    vector or a scalar); None when a tensor repeats or gathers rows (its rows are not the kernel's)."""
+    vector or a scalar); None when a tensor repeats or gathers rows (its rows are not the kernel's), and
+    when the kernel's rows are no dimension at all (a 1-D tensor is one row: nothing to take at run time)."""
+    if fk.row_dims == 0:
+        return None
     scaled = _scaled(fk, names, (*fk.inputs, *fk.outputs))
     return RuntimeRows(fk.row_dims, tuple(dict.fromkeys(scaled)), cores) if scaled else None
 

@@ -149,3 +149,16 @@ def test_size_one_middle_dim_is_a_row_broadcast_not_a_period(split, twin_cache: 
     if split is None:
         assert prog.kernels[0].tiling_value("tile_rows") > 1
         _twin_equals_interpreter(out, twin_cache)
+
+
+@pytest.mark.parametrize("n", [1, 7, 16, 64, 128, 1000])
+def test_a_1d_tensor_is_one_row_not_a_runtime_row_count(n: int, twin_cache: Path) -> None:
+    """A 1-D tensor has no leading dimension to take at run time: its kernel keeps the lowered shape (main.cpp
+    once declared `const int64_t rows = ;` for it), and golden == run_tiled == twin."""
+    from .reference import three_way
+
+    out = ks.exp(ks.placeholder((n,), "float16", name="x"))
+    prog = ks.lower(ks.create_schedule(out), target="ascend910b2")
+    assert prog.kernels[0].runtime_rows is None
+    assert "rows = ;" not in ks.codegen(prog).files["main.cpp"]
+    three_way(out, prog, twin_cache)
