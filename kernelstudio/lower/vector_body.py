@@ -114,6 +114,8 @@ class VectorBody:
     # ---- buffers ------------------------------------------------------------------------
     def _shape(self, view: str, dtype: str) -> tuple[int, int]:
         r, c, al = self.cfg.chunk_rows, self.cfg.chunk_cols, self.cfg.aligned
+        if view == "col" and c == 1:  # one value per row is a full tile of one column: rows 32 bytes apart,
+            view = "full"  # as every tile it meets is laid out (a packed column would start rows mid-block)
         return {"full": (r, _pad(c, dtype, al)), "row": (1, _pad(c, dtype, al)),
                 "col": (_pad(r, dtype, al), 1), "scalar": (1, _pad(1, dtype, al))}[view]
 
@@ -150,7 +152,7 @@ class VectorBody:
         if view == "row":
             return Region(buf, Const(0), Const(1), clen, Const(b.cols))
         if view == "col":
-            return Region(buf, Const(0), rlen, Const(1), Const(1))
+            return Region(buf, Const(0), rlen, Const(1), Const(b.cols))  # b.cols: 1, or a padded row (see _shape)
         return Region(buf, Const(0), Const(1), Const(1), Const(1))
 
     # ---- levels of row statistics -------------------------------------------------------------

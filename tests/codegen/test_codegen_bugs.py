@@ -162,3 +162,19 @@ def test_a_1d_tensor_is_one_row_not_a_runtime_row_count(n: int, twin_cache: Path
     assert prog.kernels[0].runtime_rows is None
     assert "rows = ;" not in ks.codegen(prog).files["main.cpp"]
     three_way(out, prog, twin_cache)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("shape", [(3, 17, 1), (1, 16, 1), (2, 8, 1)])
+def test_a_row_statistic_of_one_column_rows_stays_block_aligned(shape: tuple[int, ...], dtype: str,
+                                                               twin_cache: Path) -> None:
+    """A matmul with N = 1 then layer_norm: its rows are one column, so the per-row statistics (mean, variance)
+    are tiles of one column too, laid out like every tile they meet, rows 32 bytes apart (a packed column made
+    `Adds` read from byte 388 of VECCALC); golden == run_tiled == twin."""
+    from .reference import three_way
+
+    out = ks.layer_norm(ks.matmul(ks.placeholder(shape, dtype, name="a"), ks.placeholder((1, 1), dtype, name="b")))
+    prog = ks.lower(ks.create_schedule(out), target="ascend910b2")
+    cols = [b for k in prog.kernels for b in k.buffers if b.name.endswith("_col")]
+    assert cols and all(b.cols * ks.ir.itemsize(b.dtype) == 32 for b in cols), cols
+    three_way(out, prog, twin_cache)
