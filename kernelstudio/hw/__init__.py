@@ -38,7 +38,10 @@ def names() -> tuple[str, ...]:
 def get(name: str) -> HardwareProfile:
     """The profile called `name` (case-insensitive), or TargetError listing the known names."""
     registry = _registry()
-    key = name.strip().lower() if isinstance(name, str) else name
+    if not isinstance(name, str):
+        raise TargetError(f"a target is a profile name (a str), got {type(name).__name__} {name!r}; known: "
+                          f"{', '.join(registry)}")
+    key = name.strip().lower()
     if key in registry:
         return registry[key]
     close = difflib.get_close_matches(str(key), registry, n=1, cutoff=0.0)

@@ -185,6 +185,12 @@ def vector_rows() -> dict[tuple[str, str, str], tuple[tuple[int, float], ...]]:
 
 
 @functools.cache
+def vector_chips() -> tuple[str, ...]:
+    """The chips whose vector instructions were measured (a profile's [vector] chip is one of them)."""
+    return tuple(sorted({chip for chip, _, _ in vector_rows()}))
+
+
+@functools.cache
 def vector_curve_keys(chip: str) -> dict[str, tuple[str, ...]]:
     """instr -> dtypes strings measured on `chip` (e.g. "VADD" -> ("FP16_FP16_FP16", ...))."""
     out: dict[str, list[str]] = {}

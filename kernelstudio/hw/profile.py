@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.errors import TargetError, UnsupportedError
+from . import _calibration as cal
 from .costs import CostModel, MoveCurveSpec
 
 __all__ = ["HardwareProfile", "MoveCurveSpec", "profile_from_toml", "SOURCE_TAGS"]
@@ -180,6 +181,19 @@ def _validate(p: HardwareProfile) -> None:
             raise bad(f"{f} must be true or false, got {getattr(p, f)!r}")
     if p.arch not in ("separated", "coupled"):
         raise bad(f"arch must be 'separated' or 'coupled', got {p.arch!r}")
+    if not isinstance(p.name, str) or not p.name.strip():
+        raise bad(f"name must be a non-empty string, got {p.name!r}")
+    if p.vector_curve_chip and p.vector_curve_chip not in cal.vector_chips():
+        raise bad(f"[vector] chip {p.vector_curve_chip!r} has no measured vector curves; known chips: "
+                  f"{', '.join(cal.vector_chips())}")
+    if p.mmad_curve and p.mmad_curve not in cal.mmad_rows():
+        raise bad(f"[mmad] curve {p.mmad_curve!r} is not a measured Mmad curve; known: "
+                  f"{', '.join(sorted(cal.mmad_rows()))}")
+    unknown = [f"{m.src}->{m.dst} {c!r}" for m in p.move_curves for c in (m.curve, m.nd2nz_curve)
+               if c and c not in cal.move_rows()]
+    if unknown:
+        raise bad(f"moves {', '.join(unknown)}: no such measured move curve; known: "
+                  f"{', '.join(sorted(cal.move_rows()))}")
     want = 2 if p.arch == "separated" else 1
     if p.aiv_per_aic != want:
         raise bad(f"a {p.arch} chip has aiv_per_aic={want}, got {p.aiv_per_aic}")
@@ -194,8 +208,24 @@ def _validate(p: HardwareProfile) -> None:
                       "divides by")
 
 
+def _scale(v: Any, path: str, bad: Any) -> float:
+    """A move curve's bandwidth_scale: a positive finite number (measured bytes/cycle are multiplied by it)."""
+    if not _is_number(v) or not math.isfinite(float(v)) or float(v) <= 0:
+        raise bad(f"moves.{path!r} bandwidth_scale must be a positive number (it multiplies the measured "
+                  f"bytes per cycle), got {v!r}")
+    return float(v)
+
+
 def profile_from_toml(text: str, origin: str = "<toml>") -> HardwareProfile:
-    """Build a HardwareProfile from TOML text; every spec value must carry a source."""
+    """Build a HardwareProfile from TOML text (or UTF-8 bytes); every spec value must carry a source."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise TargetError(f"hardware profile {origin}: the TOML bytes are not UTF-8 ({e.reason} at byte "
+                              f"{e.start}); pass the file's text") from None
+    if not isinstance(text, str):
+        raise TargetError(f"hardware profile {origin}: give the TOML as text, got {type(text).__name__}")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -226,6 +256,15 @@ def profile_from_toml(text: str, origin: str = "<toml>") -> HardwareProfile:
         sources.append((f, src))
         if entry.get("note"):
             notes.append((f, str(entry["note"])))
+    if not isinstance(doc["name"], str) or not doc["name"].strip():
+        raise bad(f"name must be a non-empty string (the target's name), got {doc['name']!r}")
+    for table, keys in (("mmad", ("curve", "source")), ("vector", ("chip", "source")), ("moves", ())):
+        if not isinstance(doc[table], dict):
+            raise bad(f"[{table}] must be a table, got {doc[table]!r}")
+        missing_keys = [k for k in keys if k not in doc[table]]
+        if missing_keys:
+            raise bad(f"[{table}] needs {' and '.join(f'{k} = ...' for k in keys)}; it has no "
+                      f"{', '.join(missing_keys)}")
     moves = []
     for path, entry in doc["moves"].items():
         src, _, dst = path.partition("->")
@@ -235,7 +274,7 @@ def profile_from_toml(text: str, origin: str = "<toml>") -> HardwareProfile:
             MoveCurveSpec(
                 src=src.strip().upper(), dst=dst.strip().upper(), curve=entry["curve"],
                 nd2nz_curve=entry.get("nd2nz_curve", ""),
-                bandwidth_scale=float(entry.get("bandwidth_scale", 1.0)), source=entry["source"],
+                bandwidth_scale=_scale(entry.get("bandwidth_scale", 1.0), path, bad), source=entry["source"],
             )
         )
     return HardwareProfile(

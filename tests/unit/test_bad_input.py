@@ -5,6 +5,7 @@ Files, the CLI and the twin: test_bad_input_files.py."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -305,7 +306,44 @@ DSL: list[Case] = [
     ("evaluate_outputs_str", lambda: ks.evaluate("y", {}), InputError, ("outputs must be Tensors",)),
 ]
 
-ALL: list[Case] = SKIPPED + INPUTS + SCHEDULES + LOWERING + DSL
+_PROFILE_TOML = (Path(ks.hw.__file__).parent / "profiles" / "ascend910b2.toml").read_text()
+
+
+def toml(old: str, new: str) -> Any:
+    """ascend910b2's profile with one piece of its TOML replaced, read as a user's profile file."""
+    assert old in _PROFILE_TOML, old
+    return ks.hw.profile_from_toml(_PROFILE_TOML.replace(old, new, 1), "my.toml")
+
+
+# hardware profiles a user writes or picks (TOML and targets)
+PROFILES: list[Case] = [
+    ("toml_not_text", lambda: ks.hw.profile_from_toml(5, "my.toml"), TargetError, ("my.toml", "as text", "int")),
+    ("toml_bytes_not_utf8", lambda: ks.hw.profile_from_toml(b"name = \xff", "my.toml"), TargetError,
+     ("not UTF-8",)),
+    ("toml_mmad_no_curve", lambda: toml('curve = "MMAD_FP16_FP16_FP32_1_core_910b1"\n', ""), TargetError,
+     ("[mmad] needs curve = ... and source = ...", "no curve")),
+    ("toml_vector_no_chip", lambda: toml('chip = "Ascend910B1"\n', ""), TargetError,
+     ("[vector] needs chip = ... and source = ...", "no chip")),
+    ("toml_vector_chip_unknown", lambda: toml('chip = "Ascend910B1"', 'chip = "Ascend9"'), TargetError,
+     ("[vector] chip 'Ascend9' has no measured vector curves", "known chips: Ascend")),
+    ("toml_mmad_curve_unknown", lambda: toml('curve = "MMAD_FP16_FP16_FP32_1_core_910b1"', 'curve = "FAST"'),
+     TargetError, ("[mmad] curve 'FAST' is not a measured Mmad curve", "known: MMAD_")),
+    ("toml_move_curve_unknown", lambda: toml('curve = "UB_TO_UB_910b1"', 'curve = "NOPE"'), TargetError,
+     ("UB->UB 'NOPE': no such measured move curve",)),
+    ("toml_scale_str", lambda: toml("bandwidth_scale = 2.0", 'bandwidth_scale = "fast"'), TargetError,
+     ("moves.'L0C->L1' bandwidth_scale must be a positive number", "'fast'")),
+    ("toml_scale_negative", lambda: toml("bandwidth_scale = 2.0", "bandwidth_scale = -2"), TargetError,
+     ("bandwidth_scale must be a positive number", "-2")),
+    ("toml_name_int", lambda: toml('name = "ascend910b2"', "name = 5"), TargetError,
+     ("name must be a non-empty string", "5")),
+    ("toml_name_empty", lambda: toml('name = "ascend910b2"', 'name = "  "'), TargetError,
+     ("name must be a non-empty string",)),
+    ("hw_get_list", lambda: ks.hw.get(["ascend910b2"]), TargetError,
+     ("a target is a profile name (a str), got list", "known: ascend")),
+    ("hw_get_none", lambda: ks.hw.get(None), TargetError, ("got NoneType",)),
+]
+
+ALL: list[Case] = SKIPPED + INPUTS + SCHEDULES + LOWERING + DSL + PROFILES
 
 
 def test_there_are_enough_cases() -> None:
@@ -363,3 +401,7 @@ def test_the_program_carries_its_profile_through_simulate_codegen_and_twin() -> 
 
     assert "-DKS_UB_BYTES=65536" in compile_flags(bundle)
     assert "-DKS_UB_BYTES=196608" in compile_flags(ks.codegen(prog()))
+
+
+def test_a_profile_read_from_bytes_equals_the_one_read_from_text() -> None:
+    assert ks.hw.profile_from_toml(_PROFILE_TOML.encode(), "x") == ks.hw.profile_from_toml(_PROFILE_TOML, "x")
