@@ -17,6 +17,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ..core.checks import as_bool
+from ..core.errors import InputError
 from ..tileir.analyses import ANALYSES as _TILEIR_ANALYSES
 from ..tileir.analyses import Analysis
 from ..tileir.program import Program
@@ -71,6 +73,7 @@ def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
     from ..core.checks import need
 
     prog = need(prog, Program, "codegen")
+    high_level = _flag(high_level, "codegen")
     if high_level:
         prog = _fixed_where_high_level(prog)
     rt = runtime_rows(prog)
@@ -106,6 +109,15 @@ def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = Fals
     from .project import write_project
 
     prog = need(prog, Program, "export_project")
+    high_level = _flag(high_level, "export_project")
     if high_level:
         prog = _fixed_where_high_level(prog)
     return write_project(prog, out_dir, _files(prog, high_level), overwrite=overwrite)
+
+
+def _flag(value: object, call: str) -> bool:
+    """`high_level` as a bool: True/False (or NumPy's), else an InputError (a string such as "no" is not False)."""
+    flag = as_bool(value)
+    if flag is None:
+        raise InputError(f"{call}: high_level must be True or False, got {value!r}")
+    return flag

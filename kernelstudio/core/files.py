@@ -67,6 +67,13 @@ def remove_dirs(created: list[Path]) -> None:
         shutil.rmtree(created[0], ignore_errors=True)
 
 
+def _prune(root: Path, d: Path) -> None:
+    """Remove `d` and its parents up to `root` while they are empty."""
+    while d != root and d.is_dir() and not any(d.iterdir()):
+        d.rmdir()
+        d = d.parent
+
+
 def _digest(text: str | bytes) -> str:
     return hashlib.sha256(text.encode("utf-8") if isinstance(text, str) else text).hexdigest()
 
@@ -100,8 +107,14 @@ def write_tree(out: str | os.PathLike[str], files: Mapping[str, str], *, overwri
         root = Path(out)
     except TypeError:
         raise InputError(f"{what}: the output directory must be a path, got {type(out).__name__}") from None
+    if not os.fspath(out).strip():
+        raise InputError(f"{what}: the output directory is {os.fspath(out)!r}, which would mean the current "
+                         "directory; name a directory of its own, e.g. 'out/my_op'")
     if root.exists() and not root.is_dir():
         raise InputError(f"{what}: {root} exists and is not a directory; pick another path")
+    blocker = next((a for a in root.parents if (a.exists() or a.is_symlink()) and not a.is_dir()), None)
+    if blocker is not None:
+        raise InputError(f"{what}: cannot create {root}: {blocker} is a file, not a directory; pick another path")
     try:
         created = make_dirs(root)
     except OSError as e:
@@ -137,13 +150,20 @@ def _write_all(root: Path, files: Mapping[str, str], overwrite: bool, what: str)
     try:  # every file (the manifest last) written before any is moved into place: a failure leaves `root` as it was
         for rel, text in files.items():
             write_text(staging / rel, text)
-        manifest = {rel: h for rel, h in manifest.items() if rel not in files and (root / rel).is_file()}
+        # an earlier export's files this one does not write: removed when unchanged since (another program's
+        # operators would otherwise stay beside the new ones), left to the user (and out of the list) when edited
+        stale = [rel for rel in manifest if rel not in files and (root / rel).is_file()]
+        gone = [rel for rel in stale if _ours(root / rel, rel, manifest)]
+        manifest = {}
         manifest.update((rel, _digest(text)) for rel, text in files.items())
         write_text(staging / MANIFEST, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
         for rel in (*files, MANIFEST):
             target = targets.get(rel, root / MANIFEST)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staging / rel, target)
+        for rel in gone:
+            (root / rel).unlink()
+            _prune(root, (root / rel).parent)
     except OSError as e:
         raise os_error(e, root, "write into") from None
     finally:

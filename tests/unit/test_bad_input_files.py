@@ -4,6 +4,7 @@ replaced, OS errors name the path, and the CLI answers every mistake with one li
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -66,6 +67,56 @@ def test_export_into_a_file_or_an_unwritable_path(tmp_path: Path) -> None:
         ks.export_project(_prog(), f)
     with pytest.raises(InputError, match=f"cannot create the directory {UNWRITABLE}"):
         ks.export_project(_prog(), UNWRITABLE)
+
+
+@pytest.mark.parametrize("empty", ["", "  "])
+def test_an_empty_directory_name_is_not_the_current_directory(tmp_path: Path, empty: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="would mean the current directory; name a directory of its own"):
+        ks.export_project(_prog(), empty)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_under_a_file_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(InputError, match=f"cannot create {tmp_path / 'f' / 'p' / 'q'}: {tmp_path / 'f'} is a file"):
+        ks.export_project(_prog(), tmp_path / "f" / "p" / "q")
+
+
+def test_overwrite_with_another_program_leaves_none_of_the_old_ones_files(tmp_path: Path) -> None:
+    out = tmp_path / "proj"
+    first = ks.lower(ks.create_schedule(ks.exp(ks.placeholder((64, 128), "float16", name="x"))), name="alpha")
+    second = ks.lower(ks.create_schedule(ks.exp(ks.placeholder((64, 128), "float16", name="x"))), name="beta")
+    ks.export_project(first, out)
+    (out / "notes.txt").write_text("mine")
+    old = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()} - {MANIFEST, "notes.txt"}
+    ks.export_project(second, out, overwrite=True)
+    now = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
+    assert not [f for f in old & now if "alpha" in f]
+    assert not any("alpha" in f for f in now), sorted(now)
+    assert "notes.txt" in now and any("beta" in f for f in now)
+    assert set(json.loads((out / MANIFEST).read_text())) == now - {MANIFEST, "notes.txt"}
+
+
+def test_an_edited_file_of_an_earlier_export_is_left_alone(tmp_path: Path) -> None:
+    out = tmp_path / "proj"
+    first = ks.lower(ks.create_schedule(ks.exp(ks.placeholder((64, 128), "float16", name="x"))), name="alpha")
+    ks.export_project(first, out)
+    edited = next(p for p in out.rglob("*.cpp") if "alpha" in p.name)
+    edited.write_text("// mine now\n")
+    second = ks.lower(ks.create_schedule(ks.exp(ks.placeholder((64, 128), "float16", name="x"))), name="beta")
+    ks.export_project(second, out, overwrite=True)
+    assert edited.read_text() == "// mine now\n"
+
+
+@pytest.mark.parametrize("bad", ["no", 1, None])
+def test_high_level_must_be_a_bool(tmp_path: Path, bad) -> None:
+    with pytest.raises(InputError, match="high_level must be True or False"):
+        ks.export_project(_prog(), tmp_path / "p", high_level=bad)
+    with pytest.raises(InputError, match="codegen: high_level must be True or False"):
+        ks.codegen(_prog(), high_level=bad)
+    assert not (tmp_path / "p").exists()
 
 
 def test_a_program_name_that_would_leave_the_directory_is_refused(tmp_path: Path) -> None:
