@@ -3,13 +3,14 @@
 This is what runs on a worker (a process of the local pool or a Dask worker): it takes the build
 function as cloudpickle bytes (or the function itself in-process) and returns a small `Outcome`:
 the predicted time, or the kind and message of the `KernelStudioError` that made the configuration
-illegal. Any other exception is a bug in the build function and propagates.
+illegal. Any other exception is a bug in the build function: it stops the sweep as a TuneError naming it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -154,6 +155,21 @@ class Discovery:
     default_error: str | None  # the message if the default configuration's schedule is illegal
 
 
+def _check_no_arguments(build_fn: Callable[..., Any], name: str) -> None:
+    """The tuner calls the build function with no arguments: one that needs some is refused up front."""
+    try:
+        sig = inspect.signature(build_fn)
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to read, call it and see
+        return
+    need = [p.name for p in sig.parameters.values()
+            if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if need:
+        raise TuneError(f"tune: {name}({', '.join(need)}) needs {len(need)} argument(s), but the tuner calls it with "
+                        "none; read each choice with ks.knob(name, default, choices) inside it (e.g. "
+                        f"{need[0]} = ks.knob({need[0]!r}, 64, [32, 64, 128])), or pass "
+                        "functools.partial(f, ...) for fixed ones")
+
+
 def discover(build_fn: Callable[[], Any], target: Any) -> Discovery:
     """Run `build_fn` once inside `knob_values({})` to learn its knobs and graph."""
     from ..ir.printer import format_graph
@@ -162,10 +178,18 @@ def discover(build_fn: Callable[[], Any], target: Any) -> Discovery:
         raise TuneError(f"tune: build_fn must be a function taking no arguments that returns the output tensor(s) "
                         f"or a Schedule, got {type(build_fn).__name__}; wrap the design in `def design(): ...`")
     name = getattr(build_fn, "__name__", repr(build_fn))
+    _check_no_arguments(build_fn, name)
     err = None
     with planning_target(target):
         with knob_values({}) as ctx:
-            ret = build_fn()
+            try:
+                ret = build_fn()
+            except KernelStudioError:
+                raise
+            except Exception as e:  # a bug in the build function, as the workers report it
+                raise TuneError(f"tune: {name}() raised {type(e).__name__}: {e} at its defaults; this is not a "
+                                "KernelStudioError (an illegal schedule is pruned, other errors stop the sweep): fix "
+                                "the build function") from e
         outs, sched = _outputs(ret, build_fn)
         if sched is None:
             try:

@@ -308,3 +308,21 @@ def test_pruned_reasons_keep_the_directive_names():
     r = run(l1_steps_design, budget=3, strategy="grid")
     (reason,) = r.pruned
     assert reason.startswith("ScheduleError: l1_k_steps(N, N) cannot apply") and r.pruned[reason] == 1
+
+
+def test_a_build_function_that_needs_arguments_is_refused_up_front() -> None:
+    def design(m):
+        return ks.relu(ks.placeholder((m, 64), "float16", name="x"))
+
+    with pytest.raises(ks.TuneError, match=r"design\(m\) needs 1 argument\(s\).*ks.knob\('m'"):
+        ks.tune(design, "ascend910b2", budget=2, executor="inline", progress=False)
+
+
+def test_a_build_function_that_fails_at_its_defaults_is_a_tune_error() -> None:
+    def design():
+        ks.knob("t", 16, [16, 32])
+        raise ValueError("bad shape list")
+
+    with pytest.raises(ks.TuneError, match=r"design\(\) raised ValueError: bad shape list at its defaults") as e:
+        ks.tune(design, "ascend910b2", budget=2, executor="inline", progress=False)
+    assert isinstance(e.value.__cause__, ValueError)
