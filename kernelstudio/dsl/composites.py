@@ -112,7 +112,7 @@ def gelu(x: Tensor, approximate: str = "none", name: str | None = None) -> Tenso
     """GELU: exact ``x*0.5*(1+erf(x/sqrt(2)))`` or ``approximate="tanh"``
     ``0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3)))``."""
     nm = O.check_name("gelu", name)
-    if approximate not in ("none", "tanh"):
+    if not isinstance(approximate, str) or approximate not in ("none", "tanh"):
         raise UnsupportedError(f"gelu: approximate={approximate!r} is not one of 'none', 'tanh'")
     t = _float_input("gelu", x)
     with O.composite_scope("gelu"):

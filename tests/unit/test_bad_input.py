@@ -315,8 +315,8 @@ def toml(old: str, new: str) -> Any:
     return ks.hw.profile_from_toml(_PROFILE_TOML.replace(old, new, 1), "my.toml")
 
 
-# hardware profiles a user writes or picks (TOML and targets)
-PROFILES: list[Case] = [
+# round two: hardware profiles a user writes or picks (TOML and targets), DSL leftovers
+ROUND_TWO: list[Case] = [
     ("toml_not_text", lambda: ks.hw.profile_from_toml(5, "my.toml"), TargetError, ("my.toml", "as text", "int")),
     ("toml_bytes_not_utf8", lambda: ks.hw.profile_from_toml(b"name = \xff", "my.toml"), TargetError,
      ("not UTF-8",)),
@@ -341,9 +341,11 @@ PROFILES: list[Case] = [
     ("hw_get_list", lambda: ks.hw.get(["ascend910b2"]), TargetError,
      ("a target is a profile name (a str), got list", "known: ascend")),
     ("hw_get_none", lambda: ks.hw.get(None), TargetError, ("got NoneType",)),
+    ("gelu_approximate_array", lambda: ks.gelu(x_(), approximate=np.array(["tanh"])), UnsupportedError,
+     ("gelu: approximate=array(['tanh']", "is not one of 'none', 'tanh'")),
 ]
 
-ALL: list[Case] = SKIPPED + INPUTS + SCHEDULES + LOWERING + DSL + PROFILES
+ALL: list[Case] = SKIPPED + INPUTS + SCHEDULES + LOWERING + DSL + ROUND_TWO
 
 
 def test_there_are_enough_cases() -> None:
