@@ -50,6 +50,23 @@ class Bucket:
     doc: str = ""
 
 
+def _holds(b: Bucket, shape: Mapping[str, int]) -> bool:
+    """Whether bucket `b`'s predicate holds for `shape`, or a TuneError saying how the predicate failed."""
+    dims = ", ".join(f"{k}={v}" for k, v in shape.items())
+    try:
+        ans = b.when(**shape)
+    except KeyError as e:
+        raise TuneError(f"bucket {b.name!r}: its predicate reads dimension {e.args[0]!r}, which the design does "
+                        f"not have (it is called with {dims})") from None
+    except TypeError as e:
+        raise TuneError(f"bucket {b.name!r}: its predicate cannot be called with the dimensions as keywords "
+                        f"({dims}): {e}; write it as `lambda **d: ...` or name every dimension") from None
+    if isinstance(ans, (bool, np.bool_, int, np.integer)):
+        return bool(ans)
+    raise TuneError(f"bucket {b.name!r}: its predicate returned {type(ans).__name__} {ans!r} for {dims}; it must "
+                    "return True or False (reduce an array with .all() or .any())")
+
+
 def default_buckets(rows: str, cols: str | None) -> tuple[Bucket, ...]:
     """small (rows, cols <= 64), tall_skinny (rows >= 1024, cols <= 64), general (the rest)."""
     if cols is None:
@@ -152,8 +169,17 @@ class DynamicKernel:
     def _check_buckets(self, buckets: Any) -> tuple[Bucket, ...]:
         if buckets is None:
             return default_buckets(self.dims[0], self.dims[1] if len(self.dims) > 1 else None)
+        if isinstance(buckets, Bucket) or (isinstance(buckets, tuple) and len(buckets) == 2
+                                           and isinstance(buckets[0], str)):
+            raise TuneError(f"DynamicKernel: buckets must be a list of buckets, got one ({buckets!r}); pass "
+                            "buckets=[...] ending with a catch-all such as ks.Bucket('general', lambda **d: True)")
+        try:
+            items = list(buckets)
+        except TypeError:
+            raise TuneError(f"DynamicKernel: buckets must be a list of ks.Bucket(name, when), got "
+                            f"{type(buckets).__name__}") from None
         out: list[Bucket] = []
-        for b in buckets:
+        for b in items:
             if isinstance(b, tuple) and len(b) == 2:
                 b = Bucket(*b)
             if not isinstance(b, Bucket) or not isinstance(b.name, str) or not b.name.isidentifier() \
@@ -185,7 +211,7 @@ class DynamicKernel:
         """The name of the first bucket whose predicate holds for this shape."""
         shape = self._shape(dims, "bucket_of")
         for b in self.buckets:
-            if b.when(**shape):
+            if _holds(b, shape):
                 return b.name
         raise TuneError(f"bucket_of: shape {shape} is in none of the buckets {[b.name for b in self.buckets]}; "
                         "end the list with a catch-all bucket such as ks.Bucket('general', lambda **d: True)")

@@ -3,6 +3,7 @@ configuration per bucket, designs cached per bucket and shape, and the sweep of 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import kernelstudio as ks
@@ -52,6 +53,15 @@ def test_user_buckets_and_a_shape_no_bucket_takes() -> None:
     (lambda: ks.DynamicKernel(mm_rms).design(m=0, n=8, k=8), "m=0 must be a positive integer"),
     (lambda: ks.DynamicKernel(mm_rms).explore("q", [8]), "'q' is not a dimension"),
     (lambda: ks.DynamicKernel(mm_rms).tune({"m": 8, "n": 8, "k": 8}), "non-empty list of shapes"),
+    (lambda: ks.DynamicKernel(mm_rms, [("q", lambda **d: d["q"] > 1)]).bucket_of(m=8, n=8, k=8),
+     r"bucket 'q': its predicate reads dimension 'q', which the design does not have \(it is called with m=8"),
+    (lambda: ks.DynamicKernel(mm_rms, [("one", lambda m: m > 1)]).bucket_of(m=8, n=8, k=8),
+     r"bucket 'one': its predicate cannot be called with the dimensions as keywords .*lambda \*\*d"),
+    (lambda: ks.DynamicKernel(mm_rms, [("arr", lambda **d: np.array([d["m"]]) > 1)]).bucket_of(m=8, n=8, k=8),
+     r"bucket 'arr': its predicate returned ndarray .* must return True or False"),
+    (lambda: ks.DynamicKernel(mm_rms, ks.Bucket("general", lambda **d: True)),
+     r"buckets must be a list of buckets, got one"),
+    (lambda: ks.DynamicKernel(mm_rms, 5), r"buckets must be a list of ks.Bucket\(name, when\), got int"),
 ])
 def test_mistakes_name_the_way_out(make, match) -> None:
     with pytest.raises(ks.TuneError, match=match):
