@@ -85,19 +85,35 @@ def _knob_value(value: Any) -> Any:
     return str(value)
 
 
+def _unserialisable(data: dict, e: BaseException) -> str:
+    """Which field of `data` JSON refuses, and why (a NaN, an object, a circular or too deep a nesting)."""
+    why = ("nested too deep" if isinstance(e, RecursionError) else
+           "a circular reference" if "ircular" in str(e) else
+           "NaN or infinity" if "float" in str(e) and "JSON" in str(e) else str(e))
+    for key, value in data.items():
+        try:
+            json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            return f"field {str(key)[:80]!r}: {why}"
+    return why
+
+
 def why_invalid(data: object) -> str | None:
     """Why `data` is not a message the panel accepts, or None when it is one (same rules as the .ts)."""
     if not isinstance(data, dict):
         return f"not a mapping but {type(data).__name__}"
     try:
         size = len(json.dumps(data, ensure_ascii=False, allow_nan=False))
-    except (TypeError, ValueError) as e:
-        return f"not JSON-serialisable ({e})"
+    except (TypeError, ValueError, RecursionError) as e:
+        return f"not JSON-serialisable ({_unserialisable(data, e)})"
     if size > MAX_MESSAGE_CHARS:
         return f"{size:,} characters, more than the {MAX_MESSAGE_CHARS:,} allowed"
     if data.get("version") != VERSION:
         return f"version {data.get('version')!r}, expected {VERSION}"
     if not _is_name(data.get("design")):
+        d = data.get("design")
+        if isinstance(d, str) and d:
+            return f"design is not a non-empty string of at most {MAX_NAME_CHARS} characters ({len(d)})"
         return "design is not a non-empty string"
     seq = data.get("seq")
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
@@ -125,7 +141,9 @@ def why_invalid(data: object) -> str | None:
         return f"{len(files)} files (expected 1 to {MAX_FILES})"
     for path, text in files.items():
         if not _is_name(path) or not isinstance(text, str):
-            return f"file {str(path)[:80]!r} is not path -> text"
+            what = (f"holds {type(text).__name__}, not text" if _is_name(path) else
+                    f"has a path that is not a string of 1 to {MAX_NAME_CHARS} characters")
+            return f"file {str(path)[:80]!r} is not path -> text (it {what})"
     return None
 
 

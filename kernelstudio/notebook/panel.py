@@ -59,7 +59,8 @@ def _push(message: CodeMessage | WithdrawMessage) -> None:
 
 def _on_sync(channel: Any, open_msg: dict[str, Any]) -> None:
     """A front end (re)connected: send it the latest message of every design, oldest first."""
-    data = open_msg.get("content", {}).get("data") if isinstance(open_msg, dict) else None
+    content = open_msg.get("content") if isinstance(open_msg, dict) else None
+    data = content.get("data") if isinstance(content, dict) else None  # a str or None content is malformed too
     if not is_sync_request(data):
         _log.warning("kernelstudio: ignored a malformed side-panel sync request: %.200r", data)
         channel.close()

@@ -70,7 +70,54 @@ BAD = [
     ({"files": {f"f{i}.cpp": "" for i in range(65)}}, "65 files"),
     ({"files": {"main.cpp": "x" * 2_000_001}}, "more than the 2,000,000 allowed"),
     ({"cell": None}, "cell or target"),
+    ({"design": "x" * 201}, "at most 200 characters (201)"),
+    ({"time_us": float("nan")}, "field 'time_us': NaN or infinity"),
+    ({"files": {"main.cpp": b"x"}}, "field 'files'"),
+    ({"files": {"main.cpp": ""}, "cell": 3}, "cell or target"),
 ]
+
+
+def _nested(levels: int) -> dict:
+    out: dict = {}
+    cur = out
+    for _ in range(levels):
+        cur["a"] = {}
+        cur = cur["a"]
+    return out
+
+
+def _circular() -> dict:
+    c: dict = {}
+    c["c"] = c
+    return c
+
+
+@pytest.mark.parametrize(("patch", "reason"), [
+    ({"knobs": _nested(100_000)}, "field 'knobs': nested too deep"),
+    ({"cell": _circular()}, "field 'cell': a circular reference"),
+], ids=["nested_100000", "circular"])
+def test_unserialisable_messages_name_the_field(message, patch, reason):
+    bad = {**message, **patch}
+    assert reason in (M.why_invalid(bad) or "")
+    with pytest.raises(M.PanelMessageError, match=re.escape(reason)):
+        M.check_message(bad)
+
+
+@pytest.mark.parametrize("content", ["sync", None, 3, {"data": "x"}])
+def test_a_sync_open_with_malformed_content_is_ignored_and_closed(content):
+    class Channel:
+        closed, sent = False, []
+
+        def send(self, m):
+            self.sent.append(m)
+
+        def close(self):
+            self.closed = True
+
+    ch = Channel()
+    panel._on_sync(ch, {"content": content})
+    assert ch.closed and ch.sent == []
+
 
 
 @pytest.mark.parametrize(("patch", "reason"), BAD, ids=[r for _, r in BAD])
