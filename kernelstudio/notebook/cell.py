@@ -87,7 +87,8 @@ def run_cell(source: str, *, name: str, user_ns: Mapping[str, Any] | None = None
         try:
             exec(body, ns)
             value = eval(last, ns) if last is not None else None
-        except Exception as e:  # noqa: BLE001 - every error of user code becomes a short CellError
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - every error of user code becomes a short CellError
+            # (sys.exit() in a cell would otherwise stop the Studio's rebuild, or the kernel)
             raise _cell_error(e, source, filename, _cell_lineno(e, filename)) from None
     known = {k: v for k, v in ctx.values.items() if k in ctx.seen}
     used = {k: known.get(k, kn.default) for k, kn in ctx.seen.items()}

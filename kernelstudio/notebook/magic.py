@@ -8,6 +8,7 @@ namespace under NAME and follows every knob move. Errors print as one short mess
 from __future__ import annotations
 
 import shlex
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +81,20 @@ def parse_args(line: str) -> MagicArgs:
     return MagicArgs(name, target, compare, panel)
 
 
+def _check_not_shadowing(name: str, ns: dict[str, Any]) -> None:
+    """The design is stored in the notebook under its name: a name that would replace a module (`ks`, `np`) or
+    a name the cell body sees preloaded (`matmul`, `knob`, ...) is refused, since both would be lost."""
+    from .cell import dsl_namespace
+
+    if isinstance(ns.get(name), types.ModuleType):
+        raise MagicUsageError(f"design name {name!r} is the notebook's module {ns[name].__name__}; storing the "
+                              f"design under it would replace the module: name the design otherwise, e.g. "
+                              f"{name}_design")
+    if name in dsl_namespace():
+        raise MagicUsageError(f"design name {name!r} is a kernelstudio name the cell preloads; storing the design "
+                              f"under it would hide it: name the design otherwise, e.g. my_{name}")
+
+
 @magics_class
 class AscendKernelMagics(Magics):
     """Holds the live Studio of every design the notebook defined."""
@@ -92,6 +107,7 @@ class AscendKernelMagics(Magics):
     def ascend_kernel(self, line: str, cell: str) -> None:
         args = parse_args(line)
         ns = self.shell.user_ns
+        _check_not_shadowing(args.name, ns)
         session = StudioSession(args.name, cell, target=args.target, compare=args.compare, user_ns=ns)
         try:
             design = session.rebuild()

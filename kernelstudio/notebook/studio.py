@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..core.errors import KernelStudioError
+from ..core.errors import KernelStudioError, KnobError
 from ..hw import names as target_names
 from ..schedule.knobs import Knob
 from . import render as R
@@ -126,6 +126,12 @@ class Studio(W.VBox):
         if unknown:
             raise KernelStudioError(f"design {self.session.name} has no knob {unknown[0]!r}; its knobs are "
                                     f"{', '.join(self._knob_widgets) or 'none'}")
+        for n, v in values.items():
+            choices = self.session.knobs[n].choices
+            if not any(type(v) is type(c) and v == c or v is c for c in choices) and not (
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and v in choices):
+                raise KnobError(f"design {self.session.name}: knob {n} = {v!r} is not among its choices "
+                                f"{list(choices)}; pick one of them (the controls are unchanged)")
         self._hold = True
         try:
             for n, v in values.items():

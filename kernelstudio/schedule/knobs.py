@@ -44,6 +44,13 @@ def knob(name: str, default: Any, choices: Sequence[Any]) -> Any:
     if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence) or len(choices) == 0:
         raise KnobError(f"knob {name}: choices must be a non-empty list, got {choices!r}")
     ch = tuple(choices)
+    bad = next((c for c in (default, *ch) if not _plain(c)), _NONE)
+    if bad is not _NONE:
+        what = "default" if bad is default else "choice"
+        hint = f" (write the list {bad!r} as a tuple)" if isinstance(bad, list) else ""
+        raise KnobError(f"knob {name}: {what} {_short(bad)} is not a plain value; a knob's default and choices are "
+                        f"numbers, strings, bools or tuples of them (sliders and the tuner compare and store them)"
+                        f"{hint}")
     if default not in ch:
         raise KnobError(f"knob {name}: default {default!r} is not among its choices {list(ch)}; "
                         "add it to the choices or pick one of them")
@@ -66,6 +73,18 @@ def knob(name: str, default: Any, choices: Sequence[Any]) -> Any:
 
 
 _NONE = object()
+
+
+def _plain(v: Any) -> bool:
+    """A value a knob may take: hashable, comparable and printable (numbers, strings, bools, tuples of them)."""
+    if v is None or isinstance(v, (bool, int, float, str, np.bool_, np.integer, np.floating)):
+        return True
+    return isinstance(v, tuple) and all(_plain(x) for x in v)
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _kind(v: Any) -> str:

@@ -7,6 +7,7 @@ from IPython.utils.capture import capture_output
 
 import kernelstudio as ks
 from kernelstudio.notebook import views as V
+from kernelstudio.notebook.cell import CellError
 from kernelstudio.notebook.magic import MagicUsageError, parse_args
 from kernelstudio.plan.build import Design
 from tests.notebook.cells import MLA_CELL, studio_of
@@ -232,3 +233,45 @@ def test_header_shows_the_fusion_choice_for_the_studio_target(shell):
     d = ks.build(shell.user_ns["ln"].graph.outputs[0], no_gaps, compare=False)
     assert [k.family for k in d.schedule.kernels] == ["cube", "vector"]
     assert V.metric_cards(d)["fusion"][0].startswith("kept apart")
+
+
+def test_sys_exit_in_a_cell_is_a_short_cell_error(shell):
+    res, cap = run(shell, "bad", "import sys\nsys.exit(3)\n")
+    assert not res.success and isinstance(res.error_in_exec, CellError)
+    text = cap.stdout + cap.stderr
+    assert "SystemExit" in text and ": 3 (cell line 2: sys.exit(3))" in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize("body, words", [
+    ('knob("t", [16], [[16], [32]])\n', ("default [16] is not a plain value", "as a tuple")),
+    ('import numpy as np\nknob("t", np.array([1, 2]), [1, 2])\n', ("default array([1, 2]) is not a plain value",)),
+    ('knob("t", 16, [16, [32]])\n', ("choice [32] is not a plain value",)),
+])
+def test_knobs_take_plain_values(shell, body, words):
+    res, cap = run(shell, "bad", body + 'out = relu(placeholder((8, 64), "float16", name="x"))\n')
+    assert not res.success
+    text = cap.stdout + cap.stderr
+    assert "KnobError" in text and all(w in text for w in words), text
+    assert "Traceback" not in text
+
+
+def test_set_knobs_refuses_a_value_that_is_not_a_choice_and_keeps_the_controls(shell):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    before = st.knob_values()
+    with pytest.raises(ks.KnobError, match=r"knob tile_m = 24 is not among its choices \[16, 32, 64\]"):
+        st.set_knobs(tile_m=24, tile_n=128)
+    assert st.knob_values() == before
+
+
+@pytest.mark.parametrize("name, words", [
+    ("ks", ("the notebook's module kernelstudio", "ks_design")),
+    ("np", ("the notebook's module numpy",)),
+    ("matmul", ("a kernelstudio name the cell preloads", "my_matmul")),
+])
+def test_a_design_name_may_not_replace_a_module_or_a_dsl_name(shell, name, words):
+    shell.run_cell("import kernelstudio as ks\nimport numpy as np")
+    res, cap = run(shell, name, MLA_CELL)
+    assert not res.success and isinstance(res.error_in_exec, MagicUsageError)
+    assert all(w in str(res.error_in_exec) for w in words), str(res.error_in_exec)
+    assert shell.user_ns["ks"] is ks
