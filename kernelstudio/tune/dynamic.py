@@ -295,11 +295,15 @@ class DynamicKernel:
         must be the kernel's row count; give the other dimensions in `fixed`. Covers designs that lower to
         one kernel taking its rows at run time: a row-tiled vector kernel, a matmul with its epilogue, a conv
         along its batch (see tune/dynamic_code.py); others raise UnsupportedError."""
-        from .dynamic_code import dynamic_bundle
+        from .dynamic_code import MAX_PROBE, dynamic_bundle
 
         if isinstance(probe, bool) or not isinstance(probe, int) or probe < 1:
             raise TuneError(f"DynamicKernel.codegen: probe={probe!r} must be a positive int (row counts whose "
                             "bucket is read from the predicates)")
+        if probe > MAX_PROBE:
+            raise TuneError(f"DynamicKernel.codegen: probe={probe:,} would call the bucket predicates {probe:,} "
+                            f"times (about a second per million); at most {MAX_PROBE:,}: row counts past the probe "
+                            "take the last range's bucket, so probe as far as the buckets change")
         return dynamic_bundle(self, dim or self.dims[0], fixed, probe)
 
     def __repr__(self) -> str:

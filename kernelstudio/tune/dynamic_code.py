@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from ..codegen.bundle import CodeBundle
     from ..tileir.program import Kernel, Program
 
-__all__ = ["KeyRange", "row_ranges", "dynamic_bundle"]
+__all__ = ["KeyRange", "row_ranges", "dynamic_bundle", "PROBE", "MAX_PROBE"]
 
 PROBE = 1 << 16
+MAX_PROBE = 1 << 20  # predicate calls codegen makes at most (one per row count)
 MAX_RANGES = 64
 UNTUNED = "untuned (the knobs' defaults)"
 

@@ -62,6 +62,8 @@ def test_user_buckets_and_a_shape_no_bucket_takes() -> None:
     (lambda: ks.DynamicKernel(mm_rms, ks.Bucket("general", lambda **d: True)),
      r"buckets must be a list of buckets, got one"),
     (lambda: ks.DynamicKernel(mm_rms, 5), r"buckets must be a list of ks.Bucket\(name, when\), got int"),
+    (lambda: ks.DynamicKernel(mm_rms).codegen(probe=10**9, n=64, k=64),
+     r"probe=1,000,000,000 would call the bucket predicates .* at most 1,048,576"),
 ])
 def test_mistakes_name_the_way_out(make, match) -> None:
     with pytest.raises(ks.TuneError, match=match):
