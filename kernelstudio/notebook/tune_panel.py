@@ -63,7 +63,7 @@ class CellDesign:
 class TunePanel(W.VBox):
     """Strategy, budget, a Tune button, the results (summary, plot, feasibility map) and "apply best"."""
 
-    def __init__(self, studio: Any) -> None:
+    def __init__(self, studio: Any) -> None:  # a Studio (typed loosely: studio.py opens this panel)
         self.studio = studio
         self.result: TuneResult | None = None
         size = 1

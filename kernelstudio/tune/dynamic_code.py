@@ -46,7 +46,8 @@ class KeyRange:
 
 def row_ranges(dk: Any, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> list[KeyRange]:
     """The buckets along `dim` = 1..probe with the other dimensions `fixed`, as ranges with their keys (one
-    key per bucket, in the order the buckets are listed)."""
+    key per bucket, in the order the buckets are listed). `dk` is a DynamicKernel (typed loosely: dynamic.py
+    calls this module)."""
     order = {b.name: i for i, b in enumerate(dk.buckets)}
     ranges: list[list[Any]] = []
     for r in range(1, probe + 1):

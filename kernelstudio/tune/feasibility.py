@@ -32,7 +32,8 @@ def _label(v: Any) -> str:
 
 def feasibility_data(result: Any, x: str, y: str) -> dict[str, Any]:
     """Cells over the choices of knobs `x` and `y`; configurations not tried yet are evaluated now
-    (in this process, through the same cache and database)."""
+    (in this process, through the same cache and database). `result` is a TuneResult (typed loosely:
+    result.py calls this module)."""
     names = [k.name for k in result.knobs]
     for axis, v in (("x", x), ("y", y)):
         if v not in names:

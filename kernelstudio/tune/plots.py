@@ -10,7 +10,8 @@ __all__ = ["tune_figure", "sweep_figure"]
 
 def tune_figure(result: Any) -> Any:
     """Scatter of configurations (in the order tried) vs predicted time with the running best, or, for
-    more than two knobs, parallel coordinates of the knobs coloured by time."""
+    more than two knobs, parallel coordinates of the knobs coloured by time. `result` is a TuneResult (typed
+    loosely: result.py calls this module)."""
     import plotly.graph_objects as go
 
     ok = [t for t in result.history if t.ok]
