@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..core.dtypes import BLOCK_BYTES, block_bytes, block_elems
 from ..ir.ops import itemsize
-from ..tileir.capacity import capacity_bytes, profile_of
+from ..tileir.capacity import profile_of
 from ..tileir.program import Kernel, Program, Tier
 from .kernel import HELPERS, KERNEL_TYPES, entry_signature, head_comments, kernel_params, launch_lines
 from .naming import names_of, param_names
@@ -117,7 +117,7 @@ def high_level_plan(prog: Program, k: Kernel) -> HighLevelPlan | str:
     plan = HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, 0)
     profile = profile_of(prog)  # the profile it was lowered for: a user's ub_bytes override holds here too
     row = tmp_row_bytes(comp.name, cols_p, dtype)
-    ub = capacity_bytes(profile, "UB")
+    ub = profile.capacity_bytes("UB")
     free = ub - _ub_without_tmp(plan)
     tmp = min(tr * row, free // BLOCK_BYTES * BLOCK_BYTES)
     if tmp < row:

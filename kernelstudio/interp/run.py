@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.dtypes import numpy_dtype, round_to
 from ..core.errors import InputError, KernelStudioError
+from ..tileir.capacity import profile_of
 from ..tileir.expr import Const, compile_expr, has_load
 from ..tileir.program import (
     Alloc,
@@ -293,9 +294,7 @@ def _run_kernel(m: _Machine, k: Kernel) -> None:
     a SyncAll runs all its blocks' cores together (the barrier waits for every one of them)."""
     together = any(isinstance(s, SyncAll) for side in (k.aic, k.aiv) for s in walk(side))
     if together:
-        from ..hw import get as get_profile
-
-        profile = m.prog.profile if m.prog.profile is not None else get_profile(m.prog.target)
+        profile = profile_of(m.prog)
         cores = profile.aic_cores if k.aic else profile.aiv_cores
         if k.block_dim > cores:
             raise KernelStudioError(f"run_tiled: kernel {k.name} has a SyncAll and block_dim {k.block_dim} on a "

@@ -11,7 +11,7 @@ from ..core.errors import CapacityError, ScheduleError
 from ..fusion.partition import FusedKernel
 from ..hw import HardwareProfile
 from ..schedule.schedule import Directive
-from ..tileir.capacity import capacity_bytes, fits, usage
+from ..tileir.capacity import fits, usage
 from ..tileir.program import CoreType, Kernel, Tier
 from .config import KernelConfig
 from .cube.shape import aiv_rows, sync_rows_per_aiv
@@ -125,7 +125,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
 
 def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
     for (core, tier), need in sorted(usage(k).items()):
-        have = capacity_bytes(profile, tier)
+        have = profile.capacity_bytes(tier)
         if need > have:
             bufs = [b for b in k.buffers if b.core.value == core and b.tier.value == tier]
             listing = ", ".join(f"{b.name} {b.rows}x{b.cols} {b.dtype} x{b.depth} = {b.nbytes:,} B" for b in bufs)
@@ -420,7 +420,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     for tm, tn, tk in sorted(((m, n, k) for k in cand["k"] for m in cand["m"] for n in cand["n"]),
                              key=lambda c: (c[0] * c[1], c[2]), reverse=True):
         k = emit(base.with_(tile_m=tm, tile_n=tn, tile_k=tk, tile_rows=1, tile_cols=16, aic_only=True))
-        if all(need <= capacity_bytes(profile, t) for (core, t), need in usage(k).items()
+        if all(need <= profile.capacity_bytes(t) for (core, t), need in usage(k).items()
                if core == CoreType.AIC.value):
             best = (tm, tn, tk)
             break
@@ -460,7 +460,7 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
                                                step_m=out["step_m"], step_n=out["step_n"]))
             single = probe.with_(depth=1)
             if single not in ub_fails:
-                if usage(emit(probe)).get((CoreType.AIV.value, Tier.UB.value), 0) <= capacity_bytes(profile, "UB"):
+                if usage(emit(probe)).get((CoreType.AIV.value, Tier.UB.value), 0) <= profile.capacity_bytes("UB"):
                     out.update(tile_rows=vr, tile_cols=vc)
                     return out
                 if probe.depth == 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.errors import UnsupportedError
-from .printer import _instr, _r
+from .printer import instr_text, region_text
 from .program import Copy, Kernel, Program, Reduce, Tier, VecCall, VecOp, walk
 from .scratch import scratch_buffers
 from .vec_calls import calls_of
@@ -22,13 +22,13 @@ Analysis = tuple[str, str, Callable[[Program], str]]
 
 
 def _call(c: VecCall) -> str:
-    srcs = ", ".join(_r(r) for r in c.srcs)
+    srcs = ", ".join(region_text(r) for r in c.srcs)
     scalar = f", {c.scalar:g}" if c.scalar is not None else ""
     if c.form == "count":
         shape = f"count={c.count}"
     else:
         shape = f"mask={c.mask} repeats={c.repeats} params={list(c.params)}"
-    return f"{c.api}({_r(c.dst)}, {srcs}{scalar})  {c.dtype} {shape}"
+    return f"{c.api}({region_text(c.dst)}, {srcs}{scalar})  {c.dtype} {shape}"
 
 
 def _kernel_calls(k: Kernel, out: list[str]) -> None:
@@ -42,13 +42,13 @@ def _kernel_calls(k: Kernel, out: list[str]) -> None:
             try:
                 exp = calls_of(k, s)
             except UnsupportedError as e:
-                out.append(f"  {side}: {_instr(s, tiers).strip()}\n    not expanded: {str(e).splitlines()[0]}")
+                out.append(f"  {side}: {instr_text(s, tiers).strip()}\n    not expanded: {str(e).splitlines()[0]}")
                 continue
             if exp is None:
                 continue
             calls = [c for c in walk(exp.stmts) if isinstance(c, VecCall)]
             work = f"  (scratch {exp.work} x {exp.dtype})" if exp.work else ""
-            out.append(f"  {side}: {_instr(s, tiers).strip()}{work}")
+            out.append(f"  {side}: {instr_text(s, tiers).strip()}{work}")
             out.extend(f"    -> {_call(c)}" for c in calls)
 
 

@@ -14,18 +14,13 @@ from ..hw import get as get_profile
 from .program import Kernel
 from .scratch import scratch_buffers
 
-__all__ = ["profile_of", "usage", "fits", "capacity_bytes"]
+__all__ = ["profile_of", "usage", "fits"]
 
 
 def profile_of(prog: Any) -> HardwareProfile:
     """The profile a Program was lowered for: its own (overrides included), else its target's."""
     profile = getattr(prog, "profile", None)
     return profile if profile is not None else get_profile(prog.target)
-
-
-def capacity_bytes(profile: HardwareProfile, tier: str) -> int:
-    """Bytes of one on-chip tier ("L1", "L0A", "L0B", "L0C", "UB") on one core of `profile`."""
-    return profile.capacity_bytes(tier)
 
 
 def usage(k: Kernel) -> dict[tuple[str, str], int]:
@@ -41,7 +36,6 @@ def usage(k: Kernel) -> dict[tuple[str, str], int]:
     return u
 
 
-def fits(k: Kernel, profile: HardwareProfile, tiers: tuple[str, ...] | None = None) -> bool:
-    """Whether every (or every listed) tier of `k` fits on `profile`."""
-    return all(need <= capacity_bytes(profile, tier) for (_, tier), need in usage(k).items()
-               if tiers is None or tier in tiers)
+def fits(k: Kernel, profile: HardwareProfile) -> bool:
+    """Whether every tier of `k` fits on `profile`."""
+    return all(need <= profile.capacity_bytes(tier) for (_, tier), need in usage(k).items())

@@ -29,7 +29,7 @@ from .program import (
     pipe_of,
 )
 
-__all__ = ["format_program", "format_kernel"]
+__all__ = ["format_program", "format_kernel", "instr_text", "region_text"]
 
 _SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "i8", "int32": "i32"}
 
@@ -38,36 +38,38 @@ def _shape(shape: tuple[int, ...]) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
-def _r(r: Region) -> str:
+def region_text(r: Region) -> str:
+    """A region as the IR text prints it: `buf[offset : rows x cols / stride]`."""
     base = f"gm.{r.buf}" if r.gm else r.buf
     return f"{base}[{r.offset} : {r.rows}x{r.cols}/{r.stride}]"
 
 
-def _instr(s: Stmt, tiers: dict[str, Tier]) -> str:
+def instr_text(s: Stmt, tiers: dict[str, Tier]) -> str:
+    """One instruction (not a loop, let or if) as a line of the IR text, its pipe first."""
     pipe = pipe_of(s, tiers).value if not isinstance(s, (Let, Loop, If)) else ""
     c = ""
     if getattr(s, "comment", ""):
         c = f"    # {s.comment}"
     if isinstance(s, Copy):
         tag = "  nd2nz" if s.nd2nz else ""
-        return f"{pipe:<4} {_r(s.dst)} <- {_r(s.src)}{tag}{c}"
+        return f"{pipe:<4} {region_text(s.dst)} <- {region_text(s.src)}{tag}{c}"
     if isinstance(s, Mmad):
-        b = f"{_r(s.b)}^T" if s.b_layout == "nk" else _r(s.b)
-        a = f"{_r(s.a)}^T" if s.a_layout == "km" else _r(s.a)
-        return f"{pipe:<4} {_r(s.c)} += {a} @ {b}   m={s.m} k={s.k} n={s.n} init={s.init}{c}"
+        b = f"{region_text(s.b)}^T" if s.b_layout == "nk" else region_text(s.b)
+        a = f"{region_text(s.a)}^T" if s.a_layout == "km" else region_text(s.a)
+        return f"{pipe:<4} {region_text(s.c)} += {a} @ {b}   m={s.m} k={s.k} n={s.n} init={s.init}{c}"
     if isinstance(s, Img2Col):
-        return (f"{pipe:<4} {_r(s.dst)} <- img2col({_r(s.src)}, k={s.kh}x{s.kw}, stride={s.stride}, "
+        return (f"{pipe:<4} {region_text(s.dst)} <- img2col({region_text(s.src)}, k={s.kh}x{s.kw}, stride={s.stride}, "
                 f"pad={s.pad}, p0={s.p0}, pixels={s.pixels}, k0={s.k0}, klen={s.klen}, h0={s.h0}){c}")
     if isinstance(s, VecOp):
-        args = ", ".join(_r(x) for x in s.srcs)
+        args = ", ".join(region_text(x) for x in s.srcs)
         if s.scalar is not None:
             args = f"{args}, {s.scalar:g}" if args else f"{s.scalar:g}"
-        return f"{pipe:<4} {_r(s.dst)} = {s.op}({args}){c}"
+        return f"{pipe:<4} {region_text(s.dst)} = {s.op}({args}){c}"
     if isinstance(s, Reduce):
         op = f"{s.op}=" if s.accumulate else "="
-        return f"{pipe:<4} {_r(s.dst)} {op} reduce_{s.op}({_r(s.src)}){c}"
+        return f"{pipe:<4} {region_text(s.dst)} {op} reduce_{s.op}({region_text(s.src)}){c}"
     if isinstance(s, TopK):
-        return f"{pipe:<4} {_r(s.values)}, {_r(s.indices)} = topk({_r(s.src)}, k={s.k}){c}"
+        return f"{pipe:<4} {region_text(s.values)}, {region_text(s.indices)} = topk({region_text(s.src)}, k={s.k}){c}"
     if isinstance(s, (Alloc, EnQue, DeQue, Free)):
         return f"{'S':<4} {type(s).__name__.lower()} {s.buf}"
     if isinstance(s, CrossSet):
@@ -98,7 +100,7 @@ def _body(stmts: tuple[Stmt, ...], tiers: dict[str, Tier], indent: int, out: lis
         elif isinstance(s, Let):
             out.append(f"{pad}{s.var} = {s.value}")
         else:
-            out.append(pad + _instr(s, tiers))
+            out.append(pad + instr_text(s, tiers))
 
 
 def format_kernel(k: Kernel, prog: Program | None = None) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...hw import HardwareProfile
-from ...tileir.capacity import capacity_bytes, profile_of, usage
+from ...tileir.capacity import profile_of, usage
 from ...tileir.scratch import scratch_buffers
 
 __all__ = ["TIERS", "capacity_bars", "overflow_bar"]
@@ -41,7 +41,7 @@ def capacity_bars(program: Any, profile: HardwareProfile | None = None) -> list[
             if not bufs and tier == "UB" and k.family == "cube":
                 continue
             used = max((n for (_, t), n in use.items() if t == tier), default=0)  # one core's need
-            cap = capacity_bytes(prof, tier)
+            cap = prof.capacity_bytes(tier)
             scratch = scratch_buffers(k) if tier == "UB" else None
             bars.append({"kernel": k.name, "tier": tier, "capacity": cap, "used": used,
                          "pct": 100.0 * used / cap if cap else 0.0, "segments": _segments(bufs, scratch)})
