@@ -248,7 +248,7 @@ class Studio(W.VBox):
         self._passes = V.passes_data(d.program)
         keep = self.pass_pick.value
         names = [f"{p['name']} (+{p['added']} -{p['removed']})" if p["kind"] == "pass" else
-                 f"{p['name']}: {p['what']}" for p in self._passes]
+                 f"{p['name']} (analysis)" for p in self._passes]  # short: the Studio may be narrow
         self.pass_pick.options = list(zip(names, range(len(names)), strict=True))
         last_pass = max(i for i, p in enumerate(self._passes) if p["kind"] == "pass")
         self.pass_pick.value = keep if isinstance(keep, int) and keep < len(names) else last_pass

@@ -36,7 +36,7 @@ def passes_data(program: Any) -> list[dict[str, Any]]:
                     "added": sum(1 for k, _ in diff if k == "+"), "removed": sum(1 for k, _ in diff if k == "-")})
         prev = text
     for name, what, fn in ANALYSES:
-        text = fn(program)
+        text = f"# {name}: {what}\n" + fn(program)  # the picker shows the name alone
         out.append({"name": name, "kind": "analysis", "what": what, "text": text,
                     "diff": [(" ", line) for line in text.splitlines()], "added": 0, "removed": 0})
     return out
