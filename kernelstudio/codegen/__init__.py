@@ -9,7 +9,7 @@ launches them in order on the CPU twin (ICPU_RUN_KF) with GM intermediates alloc
 With `high_level=True`, kernels that are one softmax / layer_norm / rms_norm over whole rows are written
 with the Ascend C high-level API instead (highlevel.py).
 
-Stage 7, one of the three readers of the TileIR. It may import core/, hw/, ir/ and tileir/, never interp/ or sim/.
+Stage 7, one of the three readers of the TileIR. It may import core/, hw/ and tileir/, never interp/ or sim/.
 """
 
 from __future__ import annotations

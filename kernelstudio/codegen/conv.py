@@ -45,9 +45,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from ..core.dtypes import block_elems
+from ..core.dtypes import block_elems, itemsize
 from ..core.errors import UnsupportedError
-from ..ir.ops import itemsize
 from ..tileir.expr import Bin, Const, E, Expr, Var, ceil_div
 from ..tileir.memo import KernelMemo
 from ..tileir.program import (

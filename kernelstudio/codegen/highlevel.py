@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.dtypes import BLOCK_BYTES, block_bytes, block_elems
-from ..ir.ops import itemsize
+from ..core.dtypes import BLOCK_BYTES, block_bytes, block_elems, itemsize
 from ..tileir.capacity import profile_of
 from ..tileir.program import Kernel, Program, Tier
 from .kernel import HELPERS, KERNEL_TYPES, entry_signature, head_comments, kernel_params, launch_lines

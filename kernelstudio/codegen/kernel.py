@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..core.dtypes import itemsize
 from ..core.errors import UnsupportedError
-from ..ir.ops import itemsize
 from ..tileir.program import Kernel, Let, Program, Tier
 from ..tileir.scratch import REDUCE_WORK, scratch_buffers
 from . import cube, layout

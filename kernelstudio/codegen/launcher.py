@@ -12,7 +12,7 @@ passes the converted buffers.
 
 from __future__ import annotations
 
-from ..ir.ops import itemsize
+from ..core.dtypes import itemsize
 from ..tileir.capacity import profile_of
 from ..tileir.program import Kernel, Program
 from .conv import GmFormat, gm_formats

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.dtypes import block_elems
+from ..core.dtypes import block_elems, itemsize
 from ..core.errors import UnsupportedError
-from ..ir.ops import itemsize
 from ..tileir.expr import Const, E, Var
 from ..tileir.program import Kernel, Program, QuePos, TopK, VecOp, walk
 from ..tileir.scratch import TRANSPOSE_BLOCK, statement_scratch, topk_inner, topk_tmp_bytes

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.dtypes import BLOCK_BYTES, block_bytes
+from ..core.dtypes import BLOCK_BYTES, block_bytes, itemsize
 from ..core.errors import UnsupportedError
 from ..core.names import C_SYMBOLS
-from ..ir.ops import itemsize
 from ..tileir.expr import (
     Bin,
     Const,

@@ -4,7 +4,7 @@
     res.to_chrome_trace("t.json")    # open in Perfetto
     print(report_table(fused, unfused, prog_fused, prog_unfused))
 
-Stage 7, one of the three readers of the TileIR. It may import core/, hw/, ir/ and tileir/, never interp/ or
+Stage 7, one of the three readers of the TileIR. It may import core/, hw/ and tileir/, never interp/ or
 codegen/."""
 
 from __future__ import annotations

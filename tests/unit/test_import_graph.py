@@ -233,3 +233,13 @@ def test_block_and_repeat_sizes_and_dtype_widths_live_in_core_dtypes():
     found = [f"{p.relative_to(PKG.parent)}:{i}: {line.strip()}" for p in sorted(PKG.rglob("*.py")) if p != owner
              for i, line in _code_lines(p) if literal.search(line)]
     assert not found, "\n".join(found)
+
+
+def test_the_readers_read_only_the_tileir():
+    """The interpreter, the simulator and the code generator see a program through tileir/ (with hw/ for the
+    chip and core/ for errors and dtypes), never the graph, the fusion plan, the schedule or the lowering."""
+    allowed = {"core", "hw", "tileir"}
+    bad = [f"{_where(m)}:{line} imports {_where(t)}: a reader of the TileIR may import only core/, hw/, tileir/"
+           for m, targets in _graph().items() if _part(m) in ("interp", "sim", "codegen")
+           for t, line in targets if _part(t) != _part(m) and _part(t) not in allowed]
+    assert not bad, "\n".join(bad)
