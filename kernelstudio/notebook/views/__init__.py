@@ -1,6 +1,6 @@
 """The Studio's views as pure functions `design -> plain data` (tested and benchmarked without a front end).
 
-Renderers (`kernelstudio.notebook.render`) draw this data with ipywidgets, plotly and Graphviz.
+Renderers (`kernelstudio.notebook.render`, one module per view) draw this data with ipywidgets, plotly and Graphviz.
 """
 
 from __future__ import annotations

@@ -1,0 +1,21 @@
+"""Thin renderers: view data (kernelstudio.notebook.views) -> HTML fragments and plotly figure updates.
+
+Nothing here computes a number; every figure is drawn from the plain data the views return. One module per
+view: strips (cards, what changed, capacity, banner), text (code, IR diff, DAG box), idle, timeline, flow,
+roofline.
+"""
+
+from __future__ import annotations
+
+from .flow import new_flow_figure, update_flow
+from .idle import idle_html
+from .roofline import new_roofline_figure, update_roofline
+from .strips import banner_html, capacity_html, cards_html, changed_html
+from .text import code_html, dag_html, diff_html
+from .timeline import new_timeline_figure, update_timeline
+
+__all__ = [
+    "banner_html", "capacity_html", "cards_html", "changed_html", "code_html", "dag_html", "diff_html", "idle_html",
+    "new_flow_figure", "new_roofline_figure", "new_timeline_figure", "update_flow", "update_roofline",
+    "update_timeline",
+]

@@ -1,0 +1,101 @@
+"""The header strips: metric cards, the "what changed" strip, capacity bars and the error banner."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from ..views.style import TIER_COLORS, shade
+from .base import CSS as _CSS
+from .base import MONO as _MONO
+from .base import nbytes as _b
+
+__all__ = ["banner_html", "capacity_html", "cards_html", "changed_html"]
+
+
+def _card(value: str, label: str, title: str = "") -> str:
+    return (f'<div class="ks-card" title="{html.escape(title)}" style="display:inline-block; margin:2px 14px 2px 0;">'
+            f'<div style="font-size:17px; font-weight:600;">{value}</div>'
+            f'<div style="font-size:10.5px; color:#868e96;">{label}</div></div>')
+
+
+def cards_html(cards: dict[str, Any]) -> str:
+    """The metric cards: time, TFLOPS, GB/s (% HBM), GM bytes, speedup, roofline bound and efficiency."""
+    parts = [
+        _card(f"{cards['time_us']:,.2f} us", "predicted time", f"launch overhead {cards['launch_overhead_us']:.1f} us "
+              "(assumed, profile field launch_overhead_us)"),
+        _card(f"{cards['tflops']:,.2f}", "TFLOPS (cube)"),
+        _card(f"{cards.get('hbm_gbps', cards['gm_gbps']):,.0f} GB/s",
+              f"HBM ({cards['bandwidth_pct']:.1f} % of peak), GM {cards['gm_gbps']:,.0f} GB/s",
+              "HBM: bytes that missed L2; GM: every byte moved to or from global memory (L2 hits included)"),
+        _card(_b(cards["gm_bytes"]), f"GM traffic (HBM {_b(cards['hbm_bytes'])})"),
+    ]
+    if cards["speedup"] is not None:
+        parts.append(_card(f"{cards['speedup']:.2f}x", "vs unfused",
+                           f"unfused plan {cards['unfused_time_us']:,.2f} us, {_b(cards['unfused_gm_bytes'])} GM"))
+    limiter = f" ({cards['roofline_limiter']})" if "roofline_limiter" in cards else ""
+    parts.append(_card(f"{cards['roofline_bound_us']:,.2f} us", f"roofline bound{limiter}",
+                       "max(cube flops / cube peak, vector work / vector peak, compulsory bytes / HBM bandwidth)"))
+    parts.append(_card(f"{cards['efficiency']:.1%}", "of roofline"))
+    if "traffic_amplification" in cards:
+        parts.append(_card(f"{cards['traffic_amplification']:.2f}x", "traffic amplification"))
+    if "l2_hit_ratio" in cards:
+        parts.append(_card(f"{cards['l2_hit_ratio']:.0%}", "L2 hit ratio"))
+    parts.append(_card(cards["bottleneck"], "busiest pipe"))
+    return f'<div class="ks-cards" style="{_CSS}">{"".join(parts)}</div>'
+
+
+def changed_html(ch: dict[str, Any] | None) -> str:
+    """The "what changed" strip after a knob move."""
+    if ch is None:
+        return f'<div class="ks-changed" style="{_CSS} color:#868e96;">move a control to see what it changes</div>'
+    knobs = ", ".join(f"{k} {html.escape(str(a))} &rarr; {html.escape(str(b))}" for k, (a, b) in ch["knobs"].items())
+    dt, db = ch["d_time_us"], ch["d_gm_bytes"]
+    col = "#2b8a3e" if dt < 0 else ("#c92a2a" if dt > 0 else "#495057")
+    b0, b1 = ch["bottleneck"]
+    neck = f"bottleneck {b0} &rarr; {b1}" if b0 != b1 else f"bottleneck {b1}"
+    add, rem = ch["code_lines"]
+    return (f'<div class="ks-changed" style="{_CSS}"><b>what changed:</b> {knobs or "nothing"} &nbsp;'
+            f'<span style="color:{col}; font-weight:600;">{dt:+,.2f} us</span> &nbsp; {"+" if db >= 0 else "-"}'
+            f'{_b(abs(db))} GM &nbsp; {neck} &nbsp; code: +{add} / -{rem} lines</div>')
+
+
+def _bar(bar: dict[str, Any], over: bool = False) -> str:
+    cap = bar["capacity"] or 1
+    width = 260
+    segs = []
+    palette = TIER_COLORS.get(bar["tier"], "#868e96")
+    for i, s in enumerate(bar["segments"]):
+        w = max(1.0, width * s["bytes"] / cap)
+        color = shade(palette, 0.45) if s["slot"] == 1 else shade(palette, 0.1 if i % 2 else 0.0)
+        tip = (f"{s['buffer']} slot {s['slot'] + 1}/{s['depth']} ({s['queue']}): {s['bytes']:,} B"
+               + (f" - {s['purpose']}" if s["purpose"] else ""))
+        segs.append(f'<div title="{html.escape(tip)}" style="display:inline-block; height:10px; width:{w:.1f}px; '
+                    f'background:{color}; border-right:1px solid #ffffff;"></div>')
+    pct = bar["pct"]
+    label_col = "#c92a2a" if over or pct > 100 else "#495057"
+    return (f'<div style="display:flex; align-items:center; margin:1px 0;">'
+            f'<span style="width:150px; {_MONO}">{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
+            f'<div style="position:relative; width:{width}px; height:10px; background:#f1f3f5; '
+            f'white-space:nowrap; overflow:visible;">{"".join(segs)}'
+            f'<div style="position:absolute; left:{width}px; top:-2px; height:14px; border-left:2px solid #212529;">'
+            f'</div></div><span style="margin-left:8px; color:{label_col};">{pct:.0f} % '
+            f'({bar["used"]:,} / {bar["capacity"]:,} B)</span></div>')
+
+
+def capacity_html(bars: list[dict[str, Any]]) -> str:
+    """Bytes used vs capacity per kernel and tier; each queue slot a segment (double buffering halves room)."""
+    rows = "".join(_bar(b) for b in bars)
+    return f'<div class="ks-capacity" style="{_CSS}">{rows}</div>'
+
+
+def banner_html(message: str | None, overflow: dict[str, Any] | None = None) -> str:
+    """The error banner over the last good views (empty when there is no error)."""
+    if not message:
+        return ""
+    bar = _bar(overflow, over=True) if overflow else ""
+    return (f'<div class="ks-banner" style="{_CSS} background:#fff5f5; border:1px solid #ffa8a8; '
+            f'border-radius:4px; padding:6px 8px; margin:4px 0;"><b style="color:#c92a2a;">not applied:</b> '
+            f'{html.escape(message)}<div style="color:#868e96;">the views below show the last good setting</div>'
+            f'{bar}</div>')
+
