@@ -182,8 +182,12 @@ def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProf
         if g and g % tr:
             name = next(str(i.shape) for i in fk.inputs if fk.input_period(i))
             divs = [d for d in (g, g // 2, g // 4, 16, 8, 4, 2, 1) if d and g % d == 0]
-            raise ScheduleError(f"kernel {fk.name}: an input of shape {name} repeats every {g} rows; a tile of "
-                                f"{tr} rows would straddle a repeat: use a divisor of {g} such as "
+            where = (f"spans {tr // g} repeats" if tr % g == 0 else
+                     f"would straddle a repeat ({g} is not a multiple of {tr})" if tr < g else
+                     f"spans {tr / g:.2f} repeats")
+            raise ScheduleError(f"kernel {fk.name}: an input of shape {name} repeats every {g} rows and a tile "
+                                f"reads it as one run of rows, so a tile must lie within one repeat; a tile of "
+                                f"{tr} rows {where}: use a divisor of {g} such as "
                                 f"{', '.join(str(d) for d in dict.fromkeys(divs))}")
         per = max(block_elems(n.dtype) for n in (*fk.nodes, *fk.inputs))
         tc = tiles["tile_cols"]

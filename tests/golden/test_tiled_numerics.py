@@ -146,3 +146,17 @@ def test_tile_straddling_a_periodic_operand_is_refused():
     s[out].split(1, 4)
     with pytest.raises(ks.ScheduleError, match="repeats every 10 rows"):
         ks.lower(s, "ascend910b2")
+
+
+@pytest.mark.parametrize("split, says", [((1, 4), "would straddle a repeat (10 is not a multiple of 4)"),
+                                         ((0, 2), "a tile of 20 rows spans 2 repeats")])
+def test_the_periodic_operand_message_says_why_each_tile_is_refused(split, says):
+    a = ks.placeholder((6, 10, 24), "float32", name="a")
+    t = ks.placeholder((10, 24), "float32", name="t")
+    out = ks.exp(a) + t
+    s = ks.create_schedule(out)
+    s[out].split(*split)
+    with pytest.raises(ks.ScheduleError) as e:
+        ks.lower(s, "ascend910b2")
+    assert says in str(e.value) and "must lie within one repeat" in str(e.value)
+    assert "use a divisor of 10 such as 10, 5" in str(e.value)
