@@ -6,13 +6,16 @@ tuner records (and stores) every finished result at once: a worker that dies mid
 
 from __future__ import annotations
 
+import ast
 import atexit
 import concurrent.futures as cf
 import multiprocessing
 import os
 import signal
+import sys
 import uuid
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import KernelStudioError
@@ -66,6 +69,39 @@ def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _has_main_guard(source: str) -> bool:
+    """Whether a script's top level has an `if __name__ == "__main__":` block (either operand order)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True  # not ours to judge
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.comparators) == 1:
+            sides = [node.test.left, node.test.comparators[0]]
+            if (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+                    and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides)):
+                return True
+    return False
+
+
+def check_main_guard() -> None:
+    """Refuse to start the spawn pool from a plain script without a main guard: every worker would re-run
+    the script (and its ks.tune call) on start-up and die, so the sweep would fail with nothing learned."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if multiprocessing.parent_process() is not None or not path or getattr(main, "__spec__", None) is not None:
+        return  # a worker, an interactive session or `python -m`: spawn imports no script
+    try:
+        source = Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return
+    if not _has_main_guard(source):
+        raise TuneError(f"tune: {path} calls the tuner's process pool from a script without an "
+                        "`if __name__ == \"__main__\":` block; the pool's workers start by re-running the script, "
+                        "so each would tune again and die. Put the script's top-level work under that block, or "
+                        "pass executor='inline' (one process) to ks.tune")
+
+
 def _pool(workers: int, fresh: bool = False) -> cf.ProcessPoolExecutor:
     """A process pool kept for the session (workers import kernelstudio once); `fresh` replaces it."""
     old = _POOLS.get(workers)
@@ -93,6 +129,8 @@ class FuturesRunner(Runner):
                  workers: int | None = None) -> None:
         self.payload, self.target = payload, target
         self.own = executor is None
+        if self.own:
+            check_main_guard()
         self.workers = workers or max(1, min(os.cpu_count() or 1, 8))
         self.executor = executor if executor is not None else _pool(self.workers)
         self.name = (f"local process pool ({self.workers} workers)" if self.own
