@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -233,6 +234,7 @@ class DynamicKernel:
                 raise TuneError(f"DynamicKernel.tune: example {ex!r} must be a dict of dimensions")
             shape = self._shape(ex, "DynamicKernel.tune")
             firsts.setdefault(self.bucket_of(**shape), shape)
+        self._warn_shadowed(examples, firsts)
         for bucket, shape in firsts.items():
             label = f"{self.name}_{bucket}"
             res = tune(partial(self.build_fn, **shape), self.target, budget, strategy, seed, executor, db=db,
@@ -240,6 +242,35 @@ class DynamicKernel:
             self.tuned[bucket], self.configs[bucket], self.examples[bucket] = res, dict(res.best.config), shape
         self._cache = {k: v for k, v in self._cache.items() if k[0] not in firsts}
         return dict(self.tuned)
+
+    def _warn_shadowed(self, examples: Sequence[Mapping[str, int]], firsts: Mapping[str, Any]) -> None:
+        """Warn of a bucket that gets no example and that no shape near the examples reaches although some
+        satisfy its predicate: an earlier bucket takes them all (the first bucket that holds wins), so it
+        would stay untuned, and never be chosen, without a word. The shapes probed vary one dimension of
+        each example over 1..8 and 2^i - 1, 2^i, 2^i + 1 up to 2^20."""
+        left = [b for b in self.buckets if b.name not in firsts]
+        if not left:
+            return
+        values = sorted({*range(1, 9), *(v for i in range(3, 21) for v in (2**i - 1, 2**i, 2**i + 1))})
+        shapes = [self._shape(ex, "DynamicKernel.tune") for ex in examples]
+        probes = [{**sh, d: v} for sh in shapes for d in self.dims for v in values]
+        reached: set[str] = set()
+        holds: dict[str, dict[str, int]] = {}
+        for sh in probes:
+            first = next((b for b in self.buckets if _holds(b, sh)), None)
+            if first is None:
+                continue
+            reached.add(first.name)
+            for b in left:
+                if b.name not in holds and b is not first and _holds(b, sh):
+                    holds[b.name] = sh
+        for b in left:
+            if b.name in holds and b.name not in reached:
+                taker = self.bucket_of(**holds[b.name])
+                warnings.warn(f"DynamicKernel.tune: bucket {b.name!r} is never chosen: shapes that satisfy it "
+                              f"(such as {holds[b.name]}) are all taken by an earlier bucket ({taker!r} for that "
+                              f"one; the first bucket whose predicate holds wins), so it stays untuned; move it "
+                              f"before {taker!r} or narrow the earlier predicates", UserWarning, stacklevel=3)
 
     @property
     def untuned(self) -> list[str]:

@@ -109,3 +109,19 @@ def test_explore_sweeps_one_dimension() -> None:
     fig = sw.figure()
     assert {t.name for t in fig.data} >= {"small: time (us)", "general: time (us)", "tall_skinny: time (us)",
                                           "% of roofline bound", "tail efficiency (%)"}
+
+
+def test_a_bucket_whose_examples_an_earlier_bucket_takes_is_warned_of() -> None:
+    # "wide" (m >= 64) comes after the catch-all-ish "any" (m >= 1): every example is taken by "any"
+    dk = ks.DynamicKernel(relu_rows, [("any", lambda rows, **_: rows >= 1), ("wide", lambda rows, **_: rows >= 64)])
+    with pytest.warns(UserWarning, match=r"bucket 'wide' is never chosen: shapes that satisfy it \(such as "
+                                         r"\{'rows': 64, 'cols': 64\}\) are all taken by an earlier bucket \('any'"):
+        dk.tune([dict(rows=16, cols=64), dict(rows=128, cols=64)], budget=2, strategy="grid", executor="inline",
+                db=False, progress=False)
+    assert dk.untuned == ["wide"]
+
+
+def test_a_catch_all_bucket_without_an_example_stays_untuned_quietly(recwarn) -> None:
+    dk = ks.DynamicKernel(relu_rows, [("few", lambda rows, **_: rows <= 64), ("many", lambda rows, **_: True)])
+    dk.tune([dict(rows=16, cols=64)], budget=2, strategy="grid", executor="inline", db=False, progress=False)
+    assert dk.untuned == ["many"] and not [w for w in recwarn if "never chosen" in str(w.message)]
