@@ -56,9 +56,10 @@ from .dsl import (
 )
 from .interp import run_tiled
 from .ir import format_graph, random_inputs, to_dot
-from .lower.pipeline import PASSES, lower
+from .lower.pipeline import PASSES
 from .plan.build import Design, build
 from .plan.create import create_schedule
+from .plan.depth import lower
 from .schedule.knobs import knob, knob_values
 from .schedule.rounding import evaluate
 from .schedule.schedule import Directive, Schedule

@@ -29,7 +29,7 @@ from .directive_checks import check_directives_act
 from .families import lower_vector_kernel
 from .layout import lower_axis_reduce, lower_layout_kernel
 from .tile_order import auto_swizzle
-from .tiling import auto_tiles, check_capacity, resolve_directives, validate_tiles
+from .tiling import SMALLER_FOR_TWO_SLOTS, auto_tiles, check_capacity, resolve_directives, validate_tiles
 from .vector_body import ident
 
 __all__ = ["lower", "PASSES", "describe", "default_name"]
@@ -91,6 +91,10 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         if fk.root is not None:  # the L1 level: k tiles per L1 load of A and B (user or auto)
             out[name] = out[name].with_(step_ka=tiles.get("step_ka") or 1, step_kb=tiles.get("step_kb") or 1,
                                         step_m=tiles.get("step_m") or 1, step_n=tiles.get("step_n") or 1)
+        if "smaller_for_two_slots" in tiles:
+            r, c = tiles["smaller_for_two_slots"]
+            out[name] = out[name].noted(f"{SMALLER_FOR_TWO_SLOTS}: the {r}x{c} tiles fit UB once, not twice; "
+                                        f"{tiles['tile_rows']}x{tiles['tile_cols']} tiles fit twice")
         single = [t for key, t in (("depth_l0", "L0A/L0B"), ("depth_ub", "the epilogue's UB queues")) if tiles.get(key)]
         if single:
             out[name] = out[name].with_(depth_l0=tiles.get("depth_l0", 0), depth_ub=tiles.get("depth_ub", 0)).noted(

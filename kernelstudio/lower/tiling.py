@@ -16,7 +16,10 @@ from ..tileir.program import CoreType, Kernel, Tier
 from .config import KernelConfig
 from .cube.shape import aiv_rows, sync_rows_per_aiv
 
-__all__ = ["resolve_directives", "auto_tiles", "validate_tiles", "check_capacity", "usage"]
+__all__ = ["SMALLER_FOR_TWO_SLOTS", "resolve_directives", "auto_tiles", "validate_tiles", "check_capacity", "usage"]
+
+# the note of a vector kernel whose auto tiles were chosen smaller so that its queues have two slots
+SMALLER_FOR_TWO_SLOTS = "double_buffer: smaller tiles for two slots"
 
 _TILE_CHOICES = (256, 128, 64, 32, 16)
 
@@ -103,6 +106,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                 out["order_by"] = f"parallel({d.axis!r})"
         elif d.kind == "double_buffer":
             out["depth"] = 2 if d.value else 1
+            out["depth_stated"] = True
         elif d.kind == "compute_dtype":
             out["compute_dtype"] = d.value
         elif d.kind == "l1_k_steps":
@@ -244,6 +248,11 @@ def auto_tiles(fk: FusedKernel, d: dict[str, Any], profile: HardwareProfile,
                 continue
             if _fits_cfg(fk, cfg.with_(**extra), emit, profile):
                 return {**single, **extra}
+        deeper = _auto_tiles_at(fk, d, profile, emit, ub_fails)
+        if fk.root is None and not d.get("depth_stated"):
+            # smaller tiles for two slots: whether that pays is the simulator's to say (plan/depth.py)
+            deeper["smaller_for_two_slots"] = (single["tile_rows"], single["tile_cols"])
+        return deeper
     return _auto_tiles_at(fk, d, profile, emit, ub_fails)
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from ..core.config import DEFAULT_TARGET
 from ..hw import HardwareProfile
-from ..lower.pipeline import lower
 from ..schedule.schedule import Schedule, _node_of
 from ..sim import SimResult, report_table, simulate
 from ..tileir.program import Program
 from .create import create_schedule
+from .depth import lower
 
 __all__ = ["Design", "build", "build_unfused"]
 

@@ -26,9 +26,9 @@ from ..hw import HardwareProfile
 from ..hw import get as get_profile
 from ..ir.graph import Graph
 from ..ir.node import Node
-from ..lower.pipeline import lower
 from ..schedule.schedule import Schedule
 from ..sim import simulate
+from .depth import lower
 
 __all__ = ["FusionChoice", "choose_fusion", "plan_fusion", "planning_target", "current_target"]
 

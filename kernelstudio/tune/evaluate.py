@@ -114,7 +114,7 @@ def run_build_fn(build_fn: Callable[[], Any], config: Mapping[str, Any], target:
 
 def evaluate_config(build_fn: Callable[[], Any], config: Mapping[str, Any], target: Any) -> Outcome:
     """Predicted time of the design at `config` on `target`, or why it is illegal."""
-    from ..lower.pipeline import lower
+    from ..plan.depth import lower
     from ..sim import simulate
 
     t0 = time.perf_counter()

@@ -44,11 +44,11 @@ def _unary(r: random.Random, t):
     }[f]()
 
 
-def random_graph(seed: int):
-    """A graph and a description of it (for failure messages)."""
+def random_graph(seed: int, *, rows: int | None = None, cols: int | None = None):
+    """A graph and a description of it (for failure messages); `rows`/`cols` replace the drawn sizes."""
     r = random.Random(seed)
     dtype = r.choice(["float16", "float32", "bfloat16"])
-    rows, cols = r.randint(1, 48), r.randint(1, 96)
+    rows, cols = (r.randint(1, 48) if rows is None else rows), (r.randint(1, 96) if cols is None else cols)
     lead = (r.randint(1, 3),) if r.random() < 0.25 else ()
     shape = (*lead, rows, cols)
     x = ks.placeholder(shape, dtype, name="x")
