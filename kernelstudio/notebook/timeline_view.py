@@ -38,8 +38,7 @@ class TimelineView(W.VBox):
         self.groups_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
         self.legend = W.HTML()
         self.idle_head = W.HTML()
-        self.idle_grid = W.GridBox(layout=W.Layout(grid_template_columns=R.IDLE_COLUMNS,
-                                                   grid_gap="0px 0px", align_items="flex-start"))
+        self.idle_grid = W.VBox()  # per lane group: its heading and a grid of its rows
         self.rows: list[W.Button] = []
         self.tl: dict[str, Any] = {}
         self.idle: list[dict[str, Any]] = []
@@ -125,18 +124,24 @@ class TimelineView(W.VBox):
 
     # --- why units idle ---------------------------------------------------------------------------
     def _idle_rows(self) -> None:
+        """One grid per lane group (its heading above it), a Button per row naming the pipe."""
         self.idle_head.value = R.idle_title(self.idle)
         self.rows = []
+        blocks: list[W.Widget] = []
         cells: list[W.Widget] = []
-        for r in self.idle:
-            b = W.Button(description=R.row_name(r), tooltip=f"mark the {r['pipe']} lanes of {r['label']}",
-                         layout=W.Layout(width="auto", height="auto", justify_content="flex-start"))
+        for i, r in enumerate(self.idle):
+            b = W.Button(description=r["pipe"], tooltip=f"mark the {r['pipe']} lanes of {r['label']}",
+                         layout=W.Layout(width="auto", height="24px", margin="1px 4px 1px 0"))
             b.style.text_color = LANE_COLORS.get(r["pipe"], "#495057")
             b.style.font_weight = "bold"
             b.on_click(lambda _, key=(r["label"], r["pipe"]): self.pick(*key))
             self.rows.append(b)
             cells += [b, *(W.HTML(x) for x in R.idle_cells(r))]
-        self.idle_grid.children = cells
+            if i + 1 == len(self.idle) or self.idle[i + 1]["group"] != r["group"]:
+                blocks += [W.HTML(R.group_html(r)), W.GridBox(cells, layout=W.Layout(
+                    grid_template_columns=R.IDLE_COLUMNS, grid_gap="0px 0px", align_items="flex-start"))]
+                cells = []
+        self.idle_grid.children = blocks
         self._mark_rows()
 
     def pick(self, label: str, pipe: str) -> None:

@@ -166,7 +166,7 @@ def test_the_title_names_arrows_only_when_there_are_arrows(tour, rows_plan):
     flags = V.timeline_data(rows_plan.sim)
     assert flags["arrows"] and f"red arrows: {len(flags['arrows'])} cross-core flag" in flags["title"]
     assert flags["legend"]["arrows"]
-    assert "48 cores in 2 lane groups" in tl["title"]
+    assert "48 cores in 2 lane groups (identical cores folded)" in tl["title"]
 
 
 def test_the_legend_is_the_style_of_the_bars(tour):
@@ -241,7 +241,7 @@ def test_the_figure_fits_the_kernel_has_no_width_and_two_titled_axes(tour):
     assert not any("LAUNCH" in t for t in _ticks(fig))
     assert len(fig.layout.yaxis2.ticktext) == len(tour.unfused_sim.kernels)
     assert any("unfused plan" in a.text for a in fig.layout.annotations)
-    assert fig.layout.title.text.startswith("fused plan")
+    assert fig.layout.title.text.startswith("fused out")
     assert "MTE2" in view.legend.value and LANE_COLORS["MTE2"] in view.legend.value
     assert shade(LANE_COLORS["MTE2"], PONG) in view.legend.value
     assert {s for s in fig.data[0].marker.pattern.shape} == {"", "/"}  # waits hatched

@@ -8,7 +8,7 @@ roofline.
 from __future__ import annotations
 
 from .flow import new_flow_figure, update_flow
-from .idle import IDLE_COLUMNS, idle_cells, idle_html, idle_title, row_name
+from .idle import IDLE_COLUMNS, group_html, idle_cells, idle_html, idle_title
 from .roofline import new_roofline_figure, update_roofline
 from .strips import banner_html, capacity_html, cards_html, changed_html
 from .text import code_html, dag_html, diff_html
@@ -16,7 +16,7 @@ from .timeline import legend_html, mark_lanes, new_timeline_figure, update_timel
 
 __all__ = [
     "IDLE_COLUMNS", "banner_html", "capacity_html", "cards_html", "changed_html", "code_html", "dag_html",
-    "diff_html", "idle_cells", "idle_html", "idle_title", "legend_html", "mark_lanes", "new_flow_figure",
-    "new_roofline_figure", "new_timeline_figure", "row_name", "update_flow", "update_roofline", "update_timeline",
+    "diff_html", "group_html", "idle_cells", "idle_html", "idle_title", "legend_html", "mark_lanes", "new_flow_figure",
+    "new_roofline_figure", "new_timeline_figure", "update_flow", "update_roofline", "update_timeline",
     "visible_lanes",
 ]

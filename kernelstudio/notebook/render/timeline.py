@@ -34,14 +34,14 @@ def new_timeline_figure() -> Any:
                 marker={"color": IDLE, "line": {"width": 0}})
     fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, height=300, dragmode="zoom",
                       margin={"l": 10, "r": 10, "t": _TOP_PX, "b": _BOTTOM_PX}, plot_bgcolor="#ffffff",
-                      title={"text": "", "font": {"size": 12}, "x": 0.0, "xanchor": "left", "y": 0.995,
-                             "yanchor": "top", "xref": "paper"},
+                      title={"text": "", "font": {"size": 12}, "x": 0.005, "xanchor": "left", "y": 0.995,
+                             "yanchor": "top", "xref": "container", "yref": "container"},
                       xaxis={"anchor": "y", "title": {"text": "time (us)", "standoff": 4}, "zeroline": False,
-                             "autorange": False},
+                             "autorange": False, "range": [0, 1]},
                       yaxis={"anchor": "x", "automargin": True, "tickfont": {"size": 10}, "zeroline": False,
                              "showgrid": False, "fixedrange": True},
                       xaxis2={"anchor": "y2", "title": {"text": "time (us), unfused plan", "standoff": 4},
-                              "zeroline": False, "autorange": False},
+                              "zeroline": False, "autorange": False, "range": [0, 1]},
                       yaxis2={"anchor": "x2", "automargin": True, "tickfont": {"size": 10}, "zeroline": False,
                               "showgrid": False, "fixedrange": True})
     return fig
@@ -89,6 +89,9 @@ def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, 
         fig.layout.yaxis.update(domain=top, tickvals=list(range(nf)), ticktext=ticks, range=[nf - 0.5, -0.5])
         fig.layout.xaxis.visible = bool(nf)
         fig.layout.xaxis2.visible = fig.layout.yaxis2.visible = bool(un)
+        if not un:  # hidden, on a small domain of its own, with a valid range
+            fig.layout.yaxis2.update(domain=[0.0, 0.01], tickvals=[], ticktext=[], range=[0, 1])
+            fig.layout.xaxis2.range = [0, 1]
         if un:
             fig.layout.yaxis2.update(domain=[0.0, nu * _PLAN_PX / area], tickvals=list(range(nu)),
                                      ticktext=[html.escape(lane["label"]) for lane in un["lanes"]],
@@ -153,15 +156,16 @@ def legend_html(tl: dict[str, Any]) -> str:
                  if p["pipe"] == "FLOWCTRL" and lg["waits"] else f"background:{p['color']};")
         items.append(f'<span title="{p["pipe"]}"><span style="{sw}{hatch}"></span>{pong}{p["pipe"]}</span>')
     if any(p["pong"] for p in lg["pipes"]):
-        items.append("ping / <span style='opacity:.65'>pong (lighter)</span> slot of a double buffer")
+        items.append("ping / pong (lighter) slots")
     if lg["waits"]:
-        items.append("hatched: waiting (barrier from each core's arrival, flags), not work")
+        items.append("hatched: waiting, not work (a barrier from each core's arrival)")
     if lg["idle"]:
         items.append(f'<span style="{sw}background:{lg["idle"]};outline:1px solid #ffc9c9;"></span>idle gap')
     if lg["arrows"]:
         items.append('<span style="color:#c92a2a;">&#8594;</span> cross-core flag')
     if lg["launch"]:
-        items.append(f'<span style="{sw}background:{LANE_COLORS["LAUNCH"]};"></span>host launch '
-                     f'(<span style="{sw}background:{lg["launch"]};"></span>unfused)')
-    sep = '<span style="color:#adb5bd;margin:0 6px;">&middot;</span>'
-    return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{sep.join(items)}</div>'
+        items.append(f'<span style="{sw}background:{LANE_COLORS["LAUNCH"]};"></span>'
+                     f'<span style="{sw}background:{lg["launch"]};"></span>host launch gap')
+    sep = '<span style="color:#adb5bd;margin:0 6px;">&middot;</span> '
+    body = sep.join(f'<span style="white-space:nowrap;">{x}</span>' for x in items)
+    return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{body}</div>'

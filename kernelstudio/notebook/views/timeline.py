@@ -234,9 +234,9 @@ def _title(sim: Any, groups: list[dict[str, Any]], arrows: list, lod: dict) -> s
     """What the fused figure draws, in one line (arrows and merged spans only when there are some)."""
     names = ", ".join(k["name"] for k in sim.kernels)
     ncores = sum(g["count"] for g in groups)
-    folded = sum(1 for g in groups if g["count"] > 1 and not g["expanded"])
-    text = (f"fused plan ({names}): {ncores} cores in {len(groups)} lane group{'s' if len(groups) != 1 else ''}"
-            + (f", {folded} folded (identical cores)" if folded else "") + ", one lane per pipe")
+    folded = any(g["count"] > 1 and not g["expanded"] for g in groups)
+    text = (f"fused {names}: {ncores} cores in {len(groups)} lane group{'s' if len(groups) != 1 else ''}"
+            + (" (identical cores folded)" if folded else ""))
     if arrows:
         text += f"; red arrows: {len(arrows)} cross-core flag{'s' if len(arrows) != 1 else ''}"
     if lod:
@@ -360,8 +360,8 @@ def _plan_lanes(sim: Any) -> dict[str, Any]:
                              f"{k['cores']} cores"})
     launch_us = sum(g["end"] - g["start"] for g in gaps)
     n = len(sim.kernels)
-    title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.2f} us including "
-             f"{len(gaps)} launch gap{'s' if len(gaps) != 1 else ''} ({launch_us:.2f} us); its own time axis")
+    title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.2f} us with "
+             f"{len(gaps)} launch gap{'s' if len(gaps) != 1 else ''} ({launch_us:.2f} us); own time axis")
     kernels = [{"name": k["name"], "family": k["family"], "start": k["start_us"], "end": k["end_us"]}
                for k in sim.kernels]
     return {"lanes": lanes, "bars": bars, "kernels": kernels, "gaps": gaps, "time_us": sim.time_us,
