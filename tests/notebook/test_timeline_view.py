@@ -10,6 +10,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.notebook import views as V
+from kernelstudio.notebook.render.timeline import _LANE_PX
 from kernelstudio.notebook.views.style import HIGHLIGHT, LANE_COLORS, PONG, shade
 from kernelstudio.sim.program import SYNC_TEXT
 from kernelstudio.sim.results import LANES, EventTable
@@ -264,7 +265,8 @@ def test_expanding_a_group_draws_its_cores_and_grows_the_figure(tour):
     h, n = fig.layout.height, len(_ticks(fig))
     cube = next(b for b in view.groups_box.children[1:] if b.description.startswith("core0-15 cubecore0"))
     cube.value = True
-    assert len(_ticks(fig)) == n + 15 * 6 and fig.layout.height > h
+    assert len(_ticks(fig)) == n + 15 * 6
+    assert fig.layout.height - h == 15 * 6 * _LANE_PX  # the height follows the lanes drawn
     assert sum("core15.cubecore0" in t for t in _ticks(fig)) == 1
     cube.value = False
     assert len(_ticks(fig)) == n and fig.layout.height == h
