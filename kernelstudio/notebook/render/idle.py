@@ -14,7 +14,7 @@ from .base import CSS as _CSS
 
 __all__ = ["IDLE_COLUMNS", "group_html", "idle_cells", "idle_html", "idle_title"]
 
-IDLE_COLUMNS = "7em 3.5em minmax(0, 1fr)"  # pipe, idle, then the causes beside their releasers
+IDLE_COLUMNS = "7em 4.2em minmax(0, 1fr)"  # pipe, idle, then the causes beside their releasers
 _CAUSES = "display:grid;grid-template-columns:minmax(8em, 1.1fr) minmax(8em, 1fr);column-gap:8px;"
 _CELL = "font-size:11.5px;line-height:1.35;padding:2px 4px;"
 
