@@ -23,6 +23,7 @@ from ..schedule.knobs import Knob
 from . import render as R
 from . import views as V
 from .session import StudioSession
+from .timeline_view import TimelineView
 
 __all__ = ["Studio"]
 
@@ -79,15 +80,15 @@ class Studio(W.VBox):
         self.capacity = W.HTML()
         self.dag = W.HTML()
         self.flow = R.new_flow_figure()
-        self.timeline = R.new_timeline_figure()
-        self.idle = W.HTML()
+        self.timeline_view = TimelineView()  # controls, legend, figure and the "why units idle" table
+        self.timeline = self.timeline_view.figure
         self.roofline = R.new_roofline_figure()
         self.pass_pick = W.Dropdown(description="IR after", layout=W.Layout(width="auto"))  # a pass, or an analysis
         self.pass_view = W.HTML()
         self.file_pick = W.ToggleButtons(style={"button_width": "auto"})
         self.code_view = W.HTML()
         self.tabs = W.Tab(children=[
-            self.dag, self.flow, W.VBox([self.timeline, self.idle]), self.roofline,
+            self.dag, self.flow, self.timeline_view, self.roofline,
             W.VBox([self.pass_pick, self.pass_view]), W.VBox([self.file_pick, self.code_view])])
         self.tabs.titles = _TABS
         self.tabs.selected_index = 2
@@ -217,8 +218,7 @@ class Studio(W.VBox):
         except KernelStudioError as e:
             self.dag.value = f"<pre>{e}</pre>"
         R.update_flow(self.flow, data["flow"])
-        R.update_timeline(self.timeline, data["timeline"])
-        self.idle.value = R.idle_html(data.get("idle", []))
+        self.timeline_view.update(data, sim=d.sim, unfused=d.unfused_sim)
         R.update_roofline(self.roofline, data["roofline"])
         files = list(data["files"])
         current = self.file_pick.value

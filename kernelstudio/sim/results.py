@@ -13,6 +13,8 @@ from .trace import chrome_trace
 
 __all__ = ["Event", "EventTable", "SimResult", "LANES"]
 
+_WAIT_PIPES = ("FLOW",)  # pipes whose spans are waits (flags, barriers), not work
+
 # engine pipe -> msprof timeline lane name; "LAUNCH" is the host's gap between kernels
 
 
@@ -141,9 +143,12 @@ class SimResult:
             f"{m['efficiency']:.1%}; traffic amplification {m['traffic_amplification']:.2f}x "
             f"({m['gm_bytes']:,} B moved for {m['compulsory_bytes']:,} B compulsory)",
         ]
+        # busiest first; a flag or barrier wait (FLOWCTRL) is time spent waiting, not work: said apart
         busy = sorted(m["pipes"].items(), key=lambda kv: -kv[1]["utilisation"])
+        waits = [f"{LANES.get(p, p)} {v['utilisation']:.0%}" for p, v in busy if p in _WAIT_PIPES and v["busy_us"] > 0]
         lines.append("  pipes     " + ", ".join(f"{LANES.get(p, p)} {v['utilisation']:.0%}"
-                                              for p, v in busy if v["busy_us"] > 0))
+                                              for p, v in busy if v["busy_us"] > 0 and p not in _WAIT_PIPES)
+                     + (f"; waiting (not work): {', '.join(waits)}" if waits else ""))
         for k in self.kernels:
             lines.append(f"  kernel    {k['name']}: {k['start_us']:.2f} -> {k['end_us']:.2f} us, "
                          f"{k['blocks']} blocks on {k['cores']} cores")

@@ -8,14 +8,15 @@ roofline.
 from __future__ import annotations
 
 from .flow import new_flow_figure, update_flow
-from .idle import idle_html
+from .idle import IDLE_COLUMNS, group_html, idle_cells, idle_html, idle_title
 from .roofline import new_roofline_figure, update_roofline
 from .strips import banner_html, capacity_html, cards_html, changed_html
 from .text import code_html, dag_html, diff_html
-from .timeline import new_timeline_figure, update_timeline
+from .timeline import legend_html, mark_lanes, new_timeline_figure, update_timeline, visible_lanes
 
 __all__ = [
-    "banner_html", "capacity_html", "cards_html", "changed_html", "code_html", "dag_html", "diff_html", "idle_html",
-    "new_flow_figure", "new_roofline_figure", "new_timeline_figure", "update_flow", "update_roofline",
-    "update_timeline",
+    "IDLE_COLUMNS", "banner_html", "capacity_html", "cards_html", "changed_html", "code_html", "dag_html",
+    "diff_html", "group_html", "idle_cells", "idle_html", "idle_title", "legend_html", "mark_lanes", "new_flow_figure",
+    "new_roofline_figure", "new_timeline_figure", "update_flow", "update_roofline", "update_timeline",
+    "visible_lanes",
 ]

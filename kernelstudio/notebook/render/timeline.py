@@ -1,69 +1,171 @@
-"""The pipeline timeline figure."""
+"""The pipeline timeline figure: the fused plan's lane groups on top, the unfused plan's kernels below (each on
+its own time axis), and the legend strip above them.
+
+Drawn from `views.timeline.timeline_data`; nothing here computes a time. The figure has no fixed width (it
+follows its container); its height grows with the lanes drawn.
+"""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
-from ..views.style import LANE_COLORS, shade
+from ..views.style import HIGHLIGHT, IDLE, LANE_COLORS, WAIT_PATTERN
+from .base import CSS as _CSS
 
-__all__ = ["new_timeline_figure", "update_timeline"]
+__all__ = ["legend_html", "mark_lanes", "new_timeline_figure", "update_timeline", "visible_lanes"]
 
-_IDLE = "rgba(250,82,82,0.13)"  # idle gaps: faint, hoverable
+_LANE_PX = 18  # one fused lane
+_PLAN_PX = 22  # one unfused kernel lane
+_TOP_PX, _MID_PX, _BOTTOM_PX = 34, 78, 40  # title; fused x axis + the unfused title; unfused x axis
+_SEPARATOR = "#ced4da"
 
 
 def new_timeline_figure() -> Any:
+    """An empty FigureWidget: trace 0 the fused bars, 1 the unfused plan, 2 the idle gaps."""
     import plotly.graph_objects as go
 
     fig = go.FigureWidget()
-    fig.add_bar(orientation="h", name="fused", hoverinfo="text", marker={"line": {"width": 0}})
-    fig.add_bar(orientation="h", name="unfused plan", hoverinfo="text", marker={"line": {"width": 0}})
-    fig.add_bar(orientation="h", name="idle", hoverinfo="text", marker={"color": _IDLE, "line": {"width": 0}})
-    fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, height=420, margin={"l": 10, "r": 10, "t": 24,
-                      "b": 30}, xaxis={"title": "time (us)", "zeroline": False},
-                      yaxis={"type": "category", "automargin": True, "tickfont": {"size": 10}}, dragmode="zoom",
-                      plot_bgcolor="#ffffff", title={"text": "", "font": {"size": 12}})
+    fig.add_bar(orientation="h", name="fused", hoverinfo="text", xaxis="x", yaxis="y",
+                marker={"line": {"width": 0}})
+    fig.add_bar(orientation="h", name="unfused plan", hoverinfo="text", xaxis="x2", yaxis="y2",
+                marker={"line": {"width": 0}})
+    fig.add_bar(orientation="h", name="idle", hoverinfo="text", xaxis="x", yaxis="y",
+                marker={"color": IDLE, "line": {"width": 0}})
+    fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, height=300, dragmode="zoom",
+                      margin={"l": 10, "r": 10, "t": _TOP_PX, "b": _BOTTOM_PX}, plot_bgcolor="#ffffff",
+                      title={"text": "", "font": {"size": 12}, "x": 0.005, "xanchor": "left", "y": 0.995,
+                             "yanchor": "top", "xref": "container", "yref": "container"},
+                      xaxis={"anchor": "y", "title": {"text": "time (us)", "standoff": 4}, "zeroline": False,
+                             "autorange": False, "range": [0, 1]},
+                      yaxis={"anchor": "x", "automargin": True, "tickfont": {"size": 10}, "zeroline": False,
+                             "showgrid": False, "fixedrange": True},
+                      xaxis2={"anchor": "y2", "title": {"text": "time (us), unfused plan", "standoff": 4},
+                              "zeroline": False, "autorange": False, "range": [0, 1]},
+                      yaxis2={"anchor": "x2", "automargin": True, "tickfont": {"size": 10}, "zeroline": False,
+                              "showgrid": False, "fixedrange": True})
     return fig
 
 
-def update_timeline(fig: Any, tl: dict[str, Any]) -> None:
-    """Redraw lanes, bars, the unfused plan and cross-core arrows in one batch."""
-    lanes = [lane["label"] for lane in tl["lanes"]]
-    b = tl["bars"]
-    y = [lanes[i] for i in b["lane"]]
-    un = tl.get("unfused")
-    uy, ubase, ux, ucol, utext = [], [], [], [], []
-    if un:
-        for k in un["kernels"]:
-            uy.append("unfused plan")
-            ubase.append(k["start"])
-            ux.append(k["end"] - k["start"])
-            ucol.append(LANE_COLORS["CUBE"] if k["family"] != "vector" else LANE_COLORS["VECTOR"])
-            utext.append(f"unfused kernel {k['name']} ({k['family']})<br>{k['start']:.2f} - {k['end']:.2f} us")
-        for g in un["gaps"]:
-            uy.append("unfused plan")
-            ubase.append(g["start"])
-            ux.append(g["end"] - g["start"])
-            ucol.append(shade(LANE_COLORS["LAUNCH"], 0.6))
-            utext.append(f"{g['name']} (launch gap, assumed)<br>{g['start']:.2f} - {g['end']:.2f} us")
-    order = lanes + (["unfused plan"] if un else [])
-    height = max(260, 18 * len(order) + 80)
-    lod = tl["lod"]
-    shown = f"cores {', '.join(map(str, tl['cores_shown']))} of {tl['cores_total']}" if tl["cores_total"] else ""
-    note = f"; {len(lod)} lane(s) merged into spans (level of detail; full detail in the trace)" if lod else ""
-    arrows = [{"x": a["t"], "y": lanes[a["to_lane"]], "ax": a["t"], "ay": lanes[a["from_lane"]], "xref": "x",
-               "yref": "y", "axref": "x", "ayref": "y", "showarrow": True, "arrowhead": 2, "arrowsize": 1,
-               "arrowwidth": 1.2, "arrowcolor": "#c92a2a", "text": "", "hovertext": a["text"]} for a in tl["arrows"]]
-    with fig.batch_update():
-        fig.data[0].update(y=y, base=b["start"], x=[e - s for s, e in zip(b["start"], b["end"], strict=True)],
-                           marker_color=b["color"], hovertext=b["text"])
-        fig.data[1].update(y=uy, base=ubase, x=ux, marker_color=ucol, hovertext=utext)
-        idle = tl.get("idle", [])
-        fig.data[2].update(y=[lanes[g["lane"]] for g in idle], base=[g["start"] for g in idle],
-                           x=[g["end"] - g["start"] for g in idle], hovertext=[g["text"] for g in idle],
-                           marker_color=[_IDLE] * len(idle), width=[0.35] * len(idle))
-        fig.layout.yaxis.categoryorder = "array"
-        fig.layout.yaxis.categoryarray = list(reversed(order))
-        fig.layout.height = height
-        fig.layout.annotations = arrows
-        fig.layout.title.text = f"fused timeline ({shown}{note}); red arrows: cross-core flags"
+def visible_lanes(tl: dict[str, Any], show_launch: bool) -> list[int]:
+    """The fused lanes drawn, top to bottom: the host's launch lane only with `show_launch`."""
+    return [i for i, lane in enumerate(tl["lanes"]) if show_launch or not lane["host"]]
 
+
+def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, keep_range: bool = False,
+                    highlight: list[int] | tuple[int, ...] = ()) -> None:
+    """Redraw both subplots in one batch. `keep_range` keeps the x ranges the user zoomed to (else the fused
+    axis fits the kernel, or the whole run with `show_launch`); `highlight` lanes get a band."""
+    shown = visible_lanes(tl, show_launch)
+    pos = {li: y for y, li in enumerate(shown)}
+    b = tl["bars"]
+    keep = [i for i, li in enumerate(b["lane"]) if li in pos]
+    un = tl.get("unfused")
+    nf, nu = len(shown), len(un["lanes"]) if un else 0
+    height = _TOP_PX + nf * _LANE_PX + _BOTTOM_PX + ((_MID_PX + nu * _PLAN_PX) if un else 0)
+    area = height - _TOP_PX - _BOTTOM_PX
+    top = [1.0 - nf * _LANE_PX / area, 1.0] if un else [0.0, 1.0]
+    ticks = [_tick(tl, li) for li in shown]
+    shapes = _shapes(tl, shown, highlight)
+    arrows = [{"x": a["t"], "y": pos[a["to_lane"]], "ax": a["t"], "ay": pos[a["from_lane"]], "xref": "x",
+               "yref": "y", "axref": "x", "ayref": "y", "showarrow": True, "arrowhead": 2, "arrowsize": 1,
+               "arrowwidth": 1.2, "arrowcolor": "#c92a2a", "text": "", "hovertext": a["text"]}
+              for a in tl["arrows"] if a["to_lane"] in pos and a["from_lane"] in pos]
+    idle = [g for g in tl.get("idle", []) if g["lane"] in pos]
+    with fig.batch_update():
+        fig.data[0].update(y=[pos[b["lane"][i]] for i in keep], base=[b["start"][i] for i in keep],
+                           x=[b["end"][i] - b["start"][i] for i in keep], width=[0.8] * len(keep),
+                           marker_color=[b["color"][i] for i in keep], hovertext=[b["text"][i] for i in keep],
+                           marker_pattern={"shape": [WAIT_PATTERN if b["wait"][i] else "" for i in keep],
+                                           "fillmode": "overlay", "fgcolor": "#ffffff", "solidity": 0.45})
+        fig.data[2].update(y=[pos[g["lane"]] for g in idle], base=[g["start"] for g in idle],
+                           x=[g["end"] - g["start"] for g in idle], hovertext=[g["text"] for g in idle],
+                           marker_color=[IDLE] * len(idle), width=[0.35] * len(idle))
+        ub = un["bars"] if un else []
+        fig.data[1].update(y=[x["lane"] for x in ub], base=[x["start"] for x in ub],
+                           x=[x["end"] - x["start"] for x in ub], marker_color=[x["color"] for x in ub],
+                           hovertext=[x["text"] for x in ub], width=[0.7] * len(ub))
+        fig.layout.height = height
+        fig.layout.yaxis.update(domain=top, tickvals=list(range(nf)), ticktext=ticks, range=[nf - 0.5, -0.5])
+        fig.layout.xaxis.visible = bool(nf)
+        fig.layout.xaxis2.visible = fig.layout.yaxis2.visible = bool(un)
+        if not un:  # hidden, on a small domain of its own, with a valid range
+            fig.layout.yaxis2.update(domain=[0.0, 0.01], tickvals=[], ticktext=[], range=[0, 1])
+            fig.layout.xaxis2.range = [0, 1]
+        if un:
+            fig.layout.yaxis2.update(domain=[0.0, nu * _PLAN_PX / area], tickvals=list(range(nu)),
+                                     ticktext=[html.escape(lane["label"]) for lane in un["lanes"]],
+                                     range=[nu - 0.5, -0.5])
+        if not keep_range:
+            fig.layout.xaxis.range = tl["range"]["full" if show_launch else "kernel"]
+            if un:
+                fig.layout.xaxis2.range = un["range"]
+        fig.layout.shapes = shapes
+        titles = [{"text": html.escape(un["title"]), "xref": "paper", "yref": "paper", "x": 0.0,
+                   "y": nu * _PLAN_PX / area, "yshift": 6, "xanchor": "left", "yanchor": "bottom",
+                   "showarrow": False, "font": {"size": 12}}] if un else []
+        fig.layout.annotations = arrows + titles
+        fig.layout.title.text = html.escape(tl["title"])
+
+
+def mark_lanes(fig: Any, tl: dict[str, Any], *, show_launch: bool = False,
+               highlight: list[int] | tuple[int, ...] = ()) -> None:
+    """Only the bands of the `highlight` lanes (and the group separators): the bars stay."""
+    fig.layout.shapes = _shapes(tl, visible_lanes(tl, show_launch), highlight)
+
+
+def _shapes(tl: dict[str, Any], shown: list[int], highlight: list[int] | tuple[int, ...]) -> list[dict[str, Any]]:
+    pos = {li: y for y, li in enumerate(shown)}
+    return [_band(pos[li]) for li in highlight if li in pos] + _separators(tl, shown)
+
+
+def _tick(tl: dict[str, Any], li: int) -> str:
+    lane = tl["lanes"][li]
+    head, _, pipe = lane["tick"].rpartition("  ")
+    return f"<b>{html.escape(head)}</b>  {pipe}" if head else pipe
+
+
+def _band(y: int) -> dict[str, Any]:
+    return {"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": y - 0.5, "y1": y + 0.5,
+            "fillcolor": HIGHLIGHT, "line": {"width": 0}, "layer": "below"}
+
+
+def _separators(tl: dict[str, Any], shown: list[int]) -> list[dict[str, Any]]:
+    """A thin line between lane groups (and between the cores of an expanded group)."""
+    out = []
+    for y in range(1, len(shown)):
+        a, b = tl["lanes"][shown[y - 1]], tl["lanes"][shown[y]]
+        if a["core"] != b["core"]:
+            out.append({"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": y - 0.5,
+                        "y1": y - 0.5, "line": {"width": 1, "color": _SEPARATOR}})
+    return out
+
+
+def legend_html(tl: dict[str, Any]) -> str:
+    """The colour key above the figure: the pipes drawn (ping, and pong lighter where a pong slot is drawn),
+    waits, idle gaps, cross-core flags and launch gaps (each only when drawn)."""
+    lg = tl["legend"]
+    sw = "display:inline-block;width:12px;height:10px;vertical-align:middle;margin-right:3px;"
+    items = []
+    for p in lg["pipes"]:
+        if p["pipe"] == "LAUNCH":
+            continue
+        pong = (f'<span style="{sw}background:{p["pong"]};margin-left:-3px;" title="pong slot"></span>'
+                if p["pong"] else "")
+        hatch = (f"background:repeating-linear-gradient(135deg,{p['color']} 0 3px,#ffffff 3px 5px);"
+                 if p["pipe"] == "FLOWCTRL" and lg["waits"] else f"background:{p['color']};")
+        items.append(f'<span title="{p["pipe"]}"><span style="{sw}{hatch}"></span>{pong}{p["pipe"]}</span>')
+    if any(p["pong"] for p in lg["pipes"]):
+        items.append("ping / pong (lighter) slots")
+    if lg["waits"]:
+        items.append("hatched: waiting, not work (a barrier from each core's arrival)")
+    if lg["idle"]:
+        items.append(f'<span style="{sw}background:{lg["idle"]};outline:1px solid #ffc9c9;"></span>idle gap')
+    if lg["arrows"]:
+        items.append('<span style="color:#c92a2a;">&#8594;</span> cross-core flag')
+    if lg["launch"]:
+        items.append(f'<span style="{sw}background:{LANE_COLORS["LAUNCH"]};"></span>'
+                     f'<span style="{sw}background:{lg["launch"]};"></span>host launch gap')
+    sep = '<span style="color:#adb5bd;margin:0 6px;">&middot;</span> '
+    body = sep.join(f'<span style="white-space:nowrap;">{x}</span>' for x in items)
+    return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{body}</div>'

@@ -11,35 +11,37 @@ from .capacity import capacity_bars, overflow_bar
 from .code import code_files, highlight_cpp
 from .dag import dag_dot, render_svg
 from .flow import flow_data, sankey_data
-from .idle import idle_breakdown, idle_gaps
+from .idle import idle_breakdown, idle_gaps, idle_table
 from .metrics import bottleneck, code_diff_lines, metric_cards, what_changed
 from .passes import pass_diff, passes_data
 from .roofline import roofline_data
-from .timeline import timeline_data
+from .timeline import core_groups, timeline_data
 
 __all__ = [
-    "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "dag_dot", "flow_data", "highlight_cpp",
-    "idle_breakdown", "idle_gaps", "metric_cards", "overflow_bar", "pass_diff", "passes_data", "render_svg",
-    "roofline_data", "sankey_data", "studio_data", "timeline_data", "what_changed",
+    "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "core_groups", "dag_dot", "flow_data",
+    "highlight_cpp", "idle_breakdown", "idle_gaps", "idle_table", "metric_cards", "overflow_bar", "pass_diff",
+    "passes_data", "render_svg", "roofline_data", "sankey_data", "studio_data", "timeline_data", "what_changed",
 ]
 
 
 def studio_data(design: Any, prev: Any | None = None, prev_files: dict[str, str] | None = None,
-                *, cores: int | None = 2, passes: bool = True) -> dict[str, Any]:
+                *, cores: int | None = None, passes: bool = True) -> dict[str, Any]:
     """Every view's data for one design (and the "what changed" strip against `prev`).
 
     `passes=False` leaves out the IR after each pass (printed on demand: a Studio prints them only
-    while its Passes tab is open)."""
+    while its Passes tab is open); `cores` keeps the first N AI cores of the timeline (None: all, identical
+    cores folded into one lane group)."""
     files = code_files(design)
     gaps = idle_gaps(design.sim, cores=cores)
+    timeline = timeline_data(design.sim, unfused=design.unfused_sim, cores=cores, gaps=gaps)
     data = {
         "cards": metric_cards(design),
         "changed": what_changed(prev, design, prev_files, files),
         "capacity": capacity_bars(design.program),
         "dag_dot": dag_dot(design),
         "flow": flow_data(design),
-        "timeline": timeline_data(design.sim, unfused=design.unfused_sim, cores=cores, gaps=gaps),
-        "idle": idle_breakdown(design.sim, gaps=gaps),
+        "timeline": timeline,
+        "idle": idle_table(design.sim, timeline["groups"], gaps=gaps),
         "roofline": roofline_data(design),
         "passes": passes_data(design.program) if passes else None,
         "files": files,

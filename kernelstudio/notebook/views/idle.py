@@ -14,12 +14,13 @@ import numpy as np
 
 from ...sim.program import SYNC_WAIT
 from ...sim.results import LANES
+from .style import LANE_ORDER
 from .timeline import _core_number
 
-__all__ = ["idle_breakdown", "idle_gaps"]
+__all__ = ["idle_breakdown", "idle_gaps", "idle_table"]
 
 _WORK = ("MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP")
-_TAIL = "nothing left to do (the pipe finished its work)"
+_TAIL = "no work left (the pipe is done)"
 _TOL = 1e-9
 _FLAG = "(its set had not arrived)"  # how the simulator words flag waits
 
@@ -181,10 +182,41 @@ def idle_breakdown(sim: Any, *, cores: int | None = 2, gaps: list[dict[str, Any]
         for cause, who in r["by"].items():
             us = sum(who.values())
             top = max(who.items(), key=lambda kv: kv[1])[0]
-            causes.append({"cause": cause + (f" - released by {top}" if top else ""), "us": us,
+            causes.append({"cause": cause + (f" - released by {top}" if top else ""), "what": cause,
+                           "released_by": top, "us": us,
                            "pct": 100.0 * us / r["span_us"] if r["span_us"] else 0.0})
         causes.sort(key=lambda x: -x["us"])
         out.append({"core": r["core"], "pipe": r["pipe"], "idle_us": r["idle_us"],
                     "idle_pct": 100.0 * r["idle_us"] / r["span_us"] if r["span_us"] else 0.0, "causes": causes})
     out.sort(key=lambda r: (r["core"], r["pipe"]))
     return out
+
+
+def idle_table(sim: Any, groups: list[dict[str, Any]], *, gaps: list[dict[str, Any]] | None = None,
+               top: int = 3) -> list[dict[str, Any]]:
+    """One row per (lane group, pipe) of the timeline's `groups` (`timeline.core_groups`): the idle share of
+    the group's first core (its members do the same work), its `top` causes with their share and what
+    released each (`released_short`: without the instruction's comment, and without the core's name when
+    it is the row's own core), largest first. Causes that round to 0 % are dropped; rows follow the
+    timeline's order.
+
+    `gaps` are `idle_gaps(sim, cores=None)` when given (they must cover the groups' first cores)."""
+    first = {g["members"][0]: gi for gi, g in enumerate(groups) if g["kind"] != "host"}
+    gaps = idle_gaps(sim, cores=None) if gaps is None else gaps
+    rows = []
+    for r in idle_breakdown(sim, gaps=[g for g in gaps if g["core"] in first]):
+        gi = first[r["core"]]
+        causes = [{"what": c["what"], "pct": c["pct"], "released_by": c["released_by"],
+                   "released_short": _short(c["released_by"], r["core"])}
+                  for c in r["causes"] if round(c["pct"]) >= 1][:top]
+        rows.append({"group": gi, "label": groups[gi]["label"], "count": groups[gi]["count"], "core": r["core"],
+                     "pipe": r["pipe"], "idle_pct": r["idle_pct"], "idle_us": r["idle_us"], "causes": causes})
+    rank = {p: i for i, p in enumerate(LANE_ORDER)}
+    rows.sort(key=lambda r: (r["group"], rank.get(r["pipe"], len(rank)), r["pipe"]))
+    return rows
+
+
+def _short(who: str, core: str) -> str:
+    """A releaser as a table cell says it: no instruction comment, no core name when it is the row's."""
+    text = who.split("  #")[0]
+    return text[len(core) + 1:] if text.startswith(core + " ") else text

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["LANE_COLORS", "LANE_ORDER", "PONG", "TIER_COLORS", "shade"]
+__all__ = ["FAMILY_COLORS", "HIGHLIGHT", "IDLE", "LANE_COLORS", "LANE_ORDER", "LAUNCH_GAP", "PONG", "TIER_COLORS",
+           "WAIT_PATTERN", "shade"]
 
 # msprof lane name -> colour (6-digit hex: renderers disagree on short forms)
 LANE_COLORS = {
@@ -12,6 +13,12 @@ LANE_COLORS = {
 # lanes of one core, top to bottom, in the order data flows
 LANE_ORDER = ("MTE2", "MTE1", "CUBE", "FIXP", "VECTOR", "MTE3", "SCALAR", "FLOWCTRL")
 PONG = 0.55  # the pong slot of a double buffer is drawn this much lighter
+IDLE = "rgba(250,82,82,0.13)"  # idle gaps on a timeline lane: faint, hoverable
+WAIT_PATTERN = "/"  # a wait (barrier, cross-core flag) is hatched: the pipe waits, it does no work
+HIGHLIGHT = "rgba(255,212,59,0.35)"  # the lanes of the idle-table row picked
+LAUNCH_GAP = "#b6b9bc"  # the host's launch gap before a kernel: shade(LAUNCH, 0.6)
+# a kernel of a plan by the units it runs on
+FAMILY_COLORS = {"cube": LANE_COLORS["CUBE"], "vector": LANE_COLORS["VECTOR"], "cube_vector": LANE_COLORS["FIXP"]}
 TIER_COLORS = {"GM": "#495057", "L2": "#868e96", "L1": "#2b8a3e", "L0A": "#e8590c", "L0B": "#f08c00",
                "L0C": "#ae3ec9", "WS": "#868e96", "UB": "#1c7ed6"}
 

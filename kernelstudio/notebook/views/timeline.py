@@ -1,25 +1,38 @@
 """The profiler-style timeline: one lane per core x pipe, grouped per core as msprof/Insight show it.
 
 `timeline_data(sim)` turns a simulation's events into bars (lane, start, end, colour, hover text),
-cross-core flag arrows and, when asked, the unfused plan's kernels and launch gaps on the same time
-axis. Past `max_per_lane` events a lane's adjacent events are merged into spans (level of detail);
-the merged counts are reported and the full detail stays in the Chrome trace.
+cross-core flag arrows, idle gaps, a legend, the default x ranges and, when asked, the unfused plan's
+kernels and launch gaps on lanes of their own (one per kernel, on their own time axis).
+
+Cores that do the same work are folded into one lane group (`core_groups`): the same kernels, the same
+pipes with the same number of instructions, and every instruction's start and duration within `tol_us`
+of the group's first core. A core that differs (a tail core with less work) is a group of its own. A
+folded group draws its first core's lanes; `expand` lists the groups drawn core by core.
+
+A SyncAll wait is drawn from the core's arrival (the end of its last work before the release), not from
+the moment its scalar reached the barrier (the pipes were still working then). Past `max_per_lane`
+events a lane's adjacent events are merged into spans (level of detail); the merged counts are reported
+and the full detail stays in the Chrome trace.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from ...sim.program import SYNC_TEXT
 from ...sim.results import LANES
-from .style import LANE_COLORS, LANE_ORDER, PONG, shade
+from .style import FAMILY_COLORS, IDLE, LANE_COLORS, LANE_ORDER, LAUNCH_GAP, PONG, shade
 
-__all__ = ["core_sort_key", "timeline_data"]
+__all__ = ["TOL_US", "core_groups", "core_sort_key", "timeline_data"]
 
+TOL_US = 1e-3  # two cores are the same when every instruction's start and duration agree to 1 ns
 _CORE_RE = re.compile(r"core(\d+)\.(cube|vec)core(\d+)")
+_NOT_WORK = ("SCALAR", "FLOWCTRL", "LAUNCH")  # a core's arrival at a barrier is the end of its last real work
 
 
 @functools.lru_cache(maxsize=4096)
@@ -37,6 +50,95 @@ def _core_number(label: str) -> int:
     return int(m.group(1)) if m else -1
 
 
+def _kind(label: str) -> str:
+    m = _CORE_RE.fullmatch(label)
+    return f"{m.group(2)}core" if m else label
+
+
+def _ranges(nums: list[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5"."""
+    parts: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def group_label(members: list[str]) -> str:
+    """An exact name for a set of cores of one kind: the AI cores holding each set of sub-cores, then the
+    count ("core0-15 cubecore0 x16", "core0,2-3 cubecore0 x3", "core21 veccore1, core22-23 veccore0-1 x5")."""
+    if len(members) == 1:
+        return members[0]
+    kind = _kind(members[0])
+    subs: dict[int, list[int]] = {}
+    for m in members:
+        key = core_sort_key(m)
+        subs.setdefault(key[0], []).append(key[2])
+    by_subs: dict[tuple[int, ...], list[int]] = {}  # in order of their first AI core
+    for num in sorted(subs):
+        by_subs.setdefault(tuple(sorted(subs[num])), []).append(num)
+    return ", ".join(f"core{_ranges(nums)} {kind}{_ranges(list(s))}" for s, nums in by_subs.items()) \
+        + f" x{len(members)}"
+
+
+def _per_core(sim: Any) -> tuple[list[int], dict[int, np.ndarray], list[str], np.ndarray]:
+    """The cores with events (display order), each one's event indices by (pipe rank, start), the lane
+    name of every pipe and the display rank of every pipe."""
+    ev = sim.events
+    c = ev.columns
+    labels = ev.core_labels
+    pipe_names = [LANES.get(p, p) for p in ev.pipes]
+    by_name = {p: i for i, p in enumerate(LANE_ORDER)}
+    named = sorted(set(pipe_names) - set(LANE_ORDER))
+    pipe_rank = np.array([by_name[p] if p in by_name else len(LANE_ORDER) + named.index(p) for p in pipe_names]
+                         or [0], dtype=np.int64)
+    if not len(ev):
+        return [], {}, pipe_names, pipe_rank
+    idx = np.lexsort((c["start_us"], pipe_rank[c["pipe"]], c["core"]))
+    cuts = np.flatnonzero(np.diff(c["core"][idx]) != 0) + 1
+    of_core = {int(c["core"][sel[0]]): sel for sel in np.split(idx, cuts)}
+    present = sorted(of_core, key=lambda i: core_sort_key(labels[i] if i < len(labels) else "host"))
+    return present, of_core, pipe_names, pipe_rank
+
+
+def core_groups(sim: Any, *, tol_us: float = TOL_US, cores: int | None = None) -> list[dict[str, Any]]:
+    """Cores folded by their work, in display order (host first): each group's `label`, `kind`, `members`
+    (core labels, the first drawn when folded) and `count`. `cores` keeps the first N AI cores (None: all)."""
+    present, of_core, _, _ = _per_core(sim)
+    c = sim.events.columns
+    labels = sim.events.core_labels
+    numbers = sorted({_core_number(labels[i]) for i in present} - {-1})
+    keep = set(numbers if cores is None else numbers[:cores])
+    groups: list[dict[str, Any]] = []
+    buckets: dict[tuple, list[tuple[dict[str, Any], np.ndarray]]] = {}
+    for ci in present:
+        label = labels[ci]
+        if _core_number(label) not in keep and _core_number(label) >= 0:
+            continue
+        sel = of_core[ci]
+        # structure: kind, the kernels it ran in, and (pipe, instruction count) per lane
+        pipes, counts = np.unique(c["pipe"][sel], return_counts=True)
+        key = (_kind(label), tuple(np.unique(c["kernel"][sel]).tolist()), tuple(pipes.tolist()),
+               tuple(counts.tolist()))
+        times = np.concatenate((c["start_us"][sel], c["end_us"][sel] - c["start_us"][sel]))
+        for g, rep in buckets.get(key, []) if _core_number(label) >= 0 else []:
+            if float(np.max(np.abs(times - rep), initial=0.0)) <= tol_us:
+                g["members"].append(label)
+                break
+        else:
+            g = {"kind": _kind(label), "members": [label]}
+            groups.append(g)
+            buckets.setdefault(key, []).append((g, times))
+    for g in groups:
+        g["count"] = len(g["members"])
+        g["label"] = group_label(g["members"])
+    return groups
+
+
 def _merge(start: np.ndarray, end: np.ndarray, nbytes: np.ndarray, cap: int) -> tuple[np.ndarray, ...]:
     """Merge sorted events into at most `cap` spans of adjacent events: (start, end, bytes, count)."""
     n = len(start)
@@ -47,61 +149,117 @@ def _merge(start: np.ndarray, end: np.ndarray, nbytes: np.ndarray, cap: int) -> 
             np.diff(np.concatenate((idx, [n]))))
 
 
-def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = 2,
-                  max_per_lane: int = 2000, gaps: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Bars, lanes, arrows and level-of-detail notes of `sim` (the first `cores` AI cores; None = all).
-
-    `gaps` (from `idle.idle_gaps`) become hoverable idle spans on their lanes."""
+def _arrivals(sim: Any, ci: int, sel: np.ndarray, pipe_names: list[str]) -> dict[int, float]:
+    """For each SyncAll wait of core `ci` (event index -> drawn start): the end of the core's last work
+    that ended by the release, when that is later than the moment its scalar reached the barrier."""
     ev = sim.events
     c = ev.columns
-    core_labels = ev.core_labels
-    pipe_names = [LANES.get(p, p) for p in ev.pipes]
-    present = sorted({int(x) for x in np.unique(c["core"])} if len(ev) else set(),
-                     key=lambda i: core_sort_key(core_labels[i] if i < len(core_labels) else "host"))
-    numbers = sorted({_core_number(core_labels[i]) for i in present if i < len(core_labels)} - {-1})
-    shown = set(numbers if cores is None else numbers[:cores])
+    pipe = c["pipe"][sel]
+    work = np.array([p not in _NOT_WORK for p in pipe_names], dtype=bool)[pipe]
+    ends = np.sort(c["end_us"][sel][work])
+    out: dict[int, float] = {}
+    flow = [i for i, p in enumerate(pipe_names) if p == "FLOWCTRL"]
+    for i in sel[np.isin(pipe, flow)].tolist():
+        if ev.instr_text[int(c["instr"][i])] != SYNC_TEXT:
+            continue
+        t = float(c["end_us"][i])
+        p = int(np.searchsorted(ends, t + 1e-9, side="right"))
+        if p and ends[p - 1] > c["start_us"][i]:
+            out[i] = float(ends[p - 1])
+    return out
+
+
+def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = None, max_per_lane: int = 2000,
+                  gaps: list[dict[str, Any]] | None = None, expand: Iterable[str] | bool = (),
+                  tol_us: float = TOL_US) -> dict[str, Any]:
+    """Lane groups, lanes, bars, arrows, idle gaps, legend, x ranges and title of `sim` (the first `cores`
+    AI cores; None = all), and the unfused plan's lanes when `unfused` is given.
+
+    `expand` names the groups (by label) drawn core by core, True all of them; `gaps` (from
+    `idle.idle_gaps`) become hoverable idle spans on their lanes."""
+    ev = sim.events
+    c = ev.columns
+    present, of_core, pipe_names, _ = _per_core(sim)
+    groups = core_groups(sim, tol_us=tol_us, cores=cores)
+    want = None if expand is True else set(expand or ())
+    index = {label: i for i, label in enumerate(ev.core_labels)}
     lanes: list[dict[str, Any]] = []
-    bars: dict[str, list] = {k: [] for k in ("lane", "start", "end", "color", "text", "pipe")}
+    bars: dict[str, list] = {k: [] for k in ("lane", "start", "end", "color", "text", "pipe", "wait")}
     lod: dict[str, int] = {}
     lane_of: dict[tuple[int, int], int] = {}
-    # one sort of the shown cores' events into lanes: cores in `present` order, pipes in LANE_ORDER
-    # (others after, by name), each lane by start time
-    label_of = [core_labels[ci] if ci < len(core_labels) else "host" for ci in range(max(present, default=0) + 1)]
-    shown_ids = [ci for ci in present if _core_number(label_of[ci]) in shown or _core_number(label_of[ci]) < 0]
-    core_rank = np.full(max(present, default=0) + 1, -1, dtype=np.int64)
-    core_rank[shown_ids] = np.arange(len(shown_ids))
-    by_name = {p: i for i, p in enumerate(LANE_ORDER)}
-    named = sorted(set(pipe_names) - set(LANE_ORDER))
-    pipe_rank = np.array([by_name[p] if p in by_name else len(LANE_ORDER) + named.index(p) for p in pipe_names]
-                         or [0], dtype=np.int64)
-    idx = np.flatnonzero(core_rank[c["core"]] >= 0) if len(ev) else np.empty(0, dtype=np.int64)
-    idx = idx[np.lexsort((c["start_us"][idx], pipe_rank[c["pipe"][idx]], core_rank[c["core"][idx]]))]
-    cuts = np.flatnonzero((np.diff(c["core"][idx]) != 0) | (np.diff(c["pipe"][idx]) != 0)) + 1
-    for sel in np.split(idx, cuts) if len(idx) else []:
-        ci, pi = int(c["core"][sel[0]]), int(c["pipe"][sel[0]])
-        label, pname = label_of[ci], pipe_names[pi]
-        li = len(lanes)
-        lane_of[(ci, pi)] = li
-        lanes.append({"core": label, "pipe": pname, "label": f"{label} {pname}", "events": int(len(sel))})
-        _lane_bars(bars, li, pname, sel, c, ev, max_per_lane, lod, lanes[-1]["label"])
-    arrows = _cross_arrows(c, core_labels, pipe_names, lane_of)
+    for gi, g in enumerate(groups):
+        g["expanded"] = g["count"] > 1 and (want is None or g["label"] in want)
+        g["lanes"] = []
+        for core in g["members"] if g["expanded"] else g["members"][:1]:
+            ci = index[core]
+            sel = of_core[ci]
+            arrive = _arrivals(sim, ci, sel, pipe_names)
+            cuts = np.flatnonzero(np.diff(c["pipe"][sel]) != 0) + 1
+            for k, part in enumerate(np.split(sel, cuts)):
+                pi = int(c["pipe"][part[0]])
+                pname = pipe_names[pi]
+                li = len(lanes)
+                lane_of[(ci, pi)] = li
+                head = g["label"] if not g["expanded"] else core
+                lanes.append({"core": core, "pipe": pname, "label": f"{core} {pname}", "events": int(len(part)),
+                              "group": gi, "host": g["kind"] == "host",
+                              "tick": f"{head}  {pname}" if k == 0 else pname})
+                g["lanes"].append(li)
+                _lane_bars(bars, li, pname, part, c, ev, max_per_lane, lod, lanes[-1]["label"], arrive)
+    arrows = _cross_arrows(c, ev.core_labels, pipe_names, lane_of)
     lane_index = {lane["label"]: i for i, lane in enumerate(lanes)}
     idle = [{"lane": lane_index[f"{g['core']} {g['pipe']}"], "start": g["start"], "end": g["end"],
              "text": f"idle {(g['end'] - g['start']) * 1000:.1f} ns, waiting for {g['cause']}"
                      + (f"<br>released by {g['released_by']}" if g["released_by"] else "")}
             for g in (gaps or []) if f"{g['core']} {g['pipe']}" in lane_index]
-    out: dict[str, Any] = {"lanes": lanes, "bars": bars, "arrows": arrows, "lod": lod, "idle": idle,
-                           "time_us": sim.time_us, "cores_shown": sorted(shown), "cores_total": len(numbers),
-                           "unfused": None}
+    numbers = sorted({_core_number(ev.core_labels[i]) for i in present} - {-1})
+    k0 = min((k["start_us"] for k in sim.kernels), default=0.0)
+    k1 = max((k["end_us"] for k in sim.kernels), default=sim.time_us)
+    pad = 0.01 * max(k1 - k0, 1e-6)
+    shown = [g for g in groups if g["kind"] != "host"]
+    out: dict[str, Any] = {
+        "groups": groups, "lanes": lanes, "bars": bars, "arrows": arrows, "lod": lod, "idle": idle,
+        "time_us": sim.time_us, "kernel_us": k1 - k0, "launch_us": k0,
+        "range": {"kernel": [k0 - pad, k1 + pad], "full": [0.0, sim.time_us + pad]},
+        "cores_shown": numbers if cores is None else numbers[:cores], "cores_total": len(numbers),
+        "legend": _legend(bars, bool(arrows), bool(idle)),
+        "title": _title(sim, shown, arrows, lod), "unfused": None,
+    }
     if unfused is not None:
         out["unfused"] = _plan_lanes(unfused)
     return out
 
 
+def _title(sim: Any, groups: list[dict[str, Any]], arrows: list, lod: dict) -> str:
+    """What the fused figure draws, in one line (arrows and merged spans only when there are some)."""
+    names = ", ".join(k["name"] for k in sim.kernels)
+    ncores = sum(g["count"] for g in groups)
+    folded = any(g["count"] > 1 and not g["expanded"] for g in groups)
+    text = (f"fused {names}: {ncores} cores in {len(groups)} lane group{'s' if len(groups) != 1 else ''}"
+            + (" (identical cores folded)" if folded else ""))
+    if arrows:
+        text += f"; red arrows: {len(arrows)} cross-core flag{'s' if len(arrows) != 1 else ''}"
+    if lod:
+        text += f"; {len(lod)} lane(s) merged into spans (full detail in the trace)"
+    return text
+
+
+def _legend(bars: dict[str, list], arrows: bool, idle: bool) -> dict[str, Any]:
+    """The pipes drawn (colour, and the pong shade where a pong slot is drawn) and the marks used."""
+    pipes = set(bars["pipe"])
+    pong = {p for p, col in zip(bars["pipe"], bars["color"], strict=True) if col != LANE_COLORS.get(p, col)}
+    order = [p for p in LANE_ORDER if p in pipes] + sorted(pipes - set(LANE_ORDER))
+    return {"pipes": [{"pipe": p, "color": LANE_COLORS.get(p, "#adb5bd"),
+                       "pong": shade(LANE_COLORS.get(p, "#adb5bd"), PONG) if p in pong else None} for p in order],
+            "waits": any(bars["wait"]), "arrows": arrows, "idle": IDLE if idle else None,
+            "launch": LAUNCH_GAP if "LAUNCH" in pipes else None}
+
+
 def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: Any, cap: int,
-               lod: dict, lane_label: str) -> None:
+               lod: dict, lane_label: str, arrive: dict[int, float]) -> None:
     instr_text, why_text = ev.instr_text, ev.why_text
     color = LANE_COLORS.get(pname, "#adb5bd")
+    wait = pname == "FLOWCTRL"
     start, end = c["start_us"][sel], c["end_us"][sel]
     if len(sel) > cap:
         s, e, b, n = _merge(start, end, c["bytes"][sel], cap)
@@ -112,6 +270,7 @@ def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: An
             bars["end"].append(float(e[i]))
             bars["color"].append(color)
             bars["pipe"].append(pname)
+            bars["wait"].append(wait)
             bars["text"].append(f"{n[i]} instructions merged (zoom in the Chrome trace for detail)<br>"
                                 f"{s[i]:.3f} - {e[i]:.3f} us, {int(b[i]):,} B")
         return
@@ -121,22 +280,26 @@ def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: An
     starts, ends, slots = start.tolist(), end.tolist(), col("slot", -1)
     instrs, tiles, inners = col("instr", 0), col("tile", -1), col("inner", -1)
     nbytes, flops, whys = col("bytes", 0), col("flops", 0), col("why", -1)
+    drawn = [arrive.get(i, st) for i, st in zip(sel.tolist(), starts, strict=True)]
     pong = shade(color, PONG)
     bars["lane"].extend([li] * n)
-    bars["start"].extend(starts)
+    bars["start"].extend(drawn)
     bars["end"].extend(ends)
     bars["pipe"].extend([pname] * n)
+    bars["wait"].extend([wait] * n)
     bars["color"].extend([pong if slot == 1 else color for slot in slots])
     # the columns are integer arrays: tolist() gives Python ints, and the text is one string per bar
     nwhy = len(why_text)
     bars["text"].extend([
-        f"{instr_text[ins]}<br>{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)"
+        (f"{instr_text[ins]}<br>arrived {dr:.3f} us (its last work ended), released {en:.3f} us: "
+         f"waited {(en - dr) * 1000:.1f} ns<br>its scalar reached the barrier at {st:.3f} us"
+         if dr != st else f"{instr_text[ins]}<br>{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)")
         + (f"<br>tile {tile}, inner {inner}" + ("" if slot < 0 else ", slot pong" if slot == 1 else ", slot ping")
            if tile >= 0 else "")
         + (f"<br>{b:,} B" if b else "") + (f"<br>{fl:,} flops" if fl else "")
         + (f"<br>started after: {why_text[w]}" if 0 <= w < nwhy else "")
-        for st, en, slot, ins, tile, inner, b, fl, w in zip(starts, ends, slots, instrs, tiles, inners, nbytes,
-                                                             flops, whys, strict=True)])
+        for st, dr, en, slot, ins, tile, inner, b, fl, w in zip(starts, drawn, ends, slots, instrs, tiles, inners,
+                                                                 nbytes, flops, whys, strict=True)])
 
 
 def _cross_arrows(c: dict, core_labels: tuple, pipe_names: list, lane_of: dict) -> list[dict[str, Any]]:
@@ -173,14 +336,33 @@ def _cross_arrows(c: dict, core_labels: tuple, pipe_names: list, lane_of: dict) 
 
 
 def _plan_lanes(sim: Any) -> dict[str, Any]:
-    """The unfused plan as kernel spans and launch gaps on one time axis."""
-    kernels = [{"name": k["name"], "family": k["family"], "start": k["start_us"], "end": k["end_us"]}
-               for k in sim.kernels]
-    gaps = []
+    """The unfused plan: one lane per kernel holding its launch gap (the host's, before it) and its span."""
     c = sim.events.columns
+    launches: list[tuple[float, float, str]] = []
     if "LAUNCH" in sim.events.pipes:
         li = sim.events.pipes.index("LAUNCH")
-        for i in np.flatnonzero(c["pipe"] == li):
-            gaps.append({"start": float(c["start_us"][i]), "end": float(c["end_us"][i]),
-                         "name": sim.events.instr_text[int(c["instr"][i])]})
-    return {"kernels": kernels, "gaps": gaps, "time_us": sim.time_us}
+        launches = sorted((float(c["start_us"][i]), float(c["end_us"][i]), sim.events.instr_text[int(c["instr"][i])])
+                          for i in np.flatnonzero(c["pipe"] == li))
+    lanes, bars, gaps = [], [], []
+    for i, k in enumerate(sim.kernels):
+        label = f"k{i} {k['name']} ({k['family']}, {k['blocks']} blocks)"
+        lanes.append({"label": label, "kernel": k["name"], "family": k["family"]})
+        gap = next((g for g in launches if abs(g[1] - k["start_us"]) < 1e-9), None)
+        if gap is not None:
+            gaps.append({"start": gap[0], "end": gap[1], "name": gap[2]})
+            bars.append({"lane": i, "start": gap[0], "end": gap[1], "color": LAUNCH_GAP, "kind": "launch",
+                         "text": f"{gap[2]}: host launch gap (assumed) {gap[1] - gap[0]:.2f} us<br>"
+                                 f"{gap[0]:.2f} - {gap[1]:.2f} us"})
+        bars.append({"lane": i, "start": k["start_us"], "end": k["end_us"], "kind": "kernel",
+                     "color": FAMILY_COLORS.get(k["family"], LANE_COLORS["SCALAR"]),
+                     "text": f"unfused kernel {k['name']} ({k['family']}, {k['kernel_type']})<br>"
+                             f"{k['start_us']:.2f} - {k['end_us']:.2f} us ({k['time_us']:.2f} us) on "
+                             f"{k['cores']} cores"})
+    launch_us = sum(g["end"] - g["start"] for g in gaps)
+    n = len(sim.kernels)
+    title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.2f} us with "
+             f"{len(gaps)} launch gap{'s' if len(gaps) != 1 else ''} ({launch_us:.2f} us); own time axis")
+    kernels = [{"name": k["name"], "family": k["family"], "start": k["start_us"], "end": k["end_us"]}
+               for k in sim.kernels]
+    return {"lanes": lanes, "bars": bars, "kernels": kernels, "gaps": gaps, "time_us": sim.time_us,
+            "range": [0.0, 1.01 * sim.time_us], "title": title}

@@ -1,0 +1,155 @@
+"""The Studio's Timeline tab: zoom controls, the lane groups to expand, the colour key, the figure and the
+"why units idle" table whose rows mark their lanes on the figure.
+
+`update(data, sim=..., unfused=...)` redraws from `views.studio_data`'s "timeline" and "idle"; the
+simulations are kept to redraw when a lane group is expanded. A knob move resets the zoom to the kernel
+unless "pin zoom" is on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as W
+
+from . import render as R
+from . import views as V
+from .views.style import LANE_COLORS
+
+__all__ = ["TimelineView"]
+
+_PICKED = "#ffe066"  # the idle row whose lanes are marked (the mark itself: views.style.HIGHLIGHT)
+
+
+def _toggle(description: str, tooltip: str) -> W.ToggleButton:
+    return W.ToggleButton(value=False, description=description, tooltip=tooltip, layout=W.Layout(width="auto"))
+
+
+class TimelineView(W.VBox):
+    """Controls, legend, the timeline figure (`figure`) and the idle table (`rows`: one Button per row)."""
+
+    def __init__(self) -> None:
+        self.figure = R.new_timeline_figure()
+        self.zoom_kernel = W.Button(description="zoom to kernel", icon="compress",
+                                    tooltip="fit the fused kernel (the host launch folded out)",
+                                    layout=W.Layout(width="auto"))
+        self.show_launch = _toggle("show launch", "widen the axis to the host's launch before the kernel")
+        self.pin_zoom = _toggle("pin zoom", "keep the zoom when a knob moves (else it resets to the kernel)")
+        self.groups_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        self.legend = W.HTML()
+        self.idle_head = W.HTML()
+        self.idle_grid = W.VBox()  # per lane group: its heading and a grid of its rows
+        self.rows: list[W.Button] = []
+        self.tl: dict[str, Any] = {}
+        self.idle: list[dict[str, Any]] = []
+        self.expanded: set[str] = set()
+        self.highlighted: tuple[str, str] | None = None  # (group label, pipe) of the row picked
+        self._sim: Any = None
+        self._unfused: Any = None
+        self.zoom_kernel.on_click(lambda _: self._fit(launch=False))
+        self.show_launch.observe(lambda ch: self._fit(launch=ch["new"]), names="value")
+        controls = W.HBox([self.zoom_kernel, self.show_launch, self.pin_zoom, self.groups_box],
+                          layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        super().__init__([controls, self.legend, self.figure, self.idle_head, self.idle_grid])
+        self.add_class("ks-timeline")
+
+    # --- data in ----------------------------------------------------------------------------------
+    def update(self, data: dict[str, Any], *, sim: Any = None, unfused: Any = None) -> None:
+        """Redraw from studio data (its "timeline" and "idle"); `sim`/`unfused` let a group be expanded later."""
+        self._sim, self._unfused = sim, unfused
+        tl = data["timeline"]
+        labels = {g["label"] for g in tl["groups"]}
+        self.expanded &= labels
+        if self.expanded and sim is not None:
+            tl = self._timeline()
+        self.tl, self.idle = tl, data.get("idle", [])
+        self._group_buttons()
+        self._idle_rows()
+        if self.highlighted not in {(r["label"], r["pipe"]) for r in self.idle}:
+            self.highlighted = None
+        self._draw(keep_range=self.pin_zoom.value)
+
+    def _timeline(self) -> dict[str, Any]:
+        gaps = V.idle_gaps(self._sim, cores=None)
+        return V.timeline_data(self._sim, unfused=self._unfused, gaps=gaps, expand=sorted(self.expanded))
+
+    # --- drawing ----------------------------------------------------------------------------------
+    def _draw(self, *, keep_range: bool) -> None:
+        R.update_timeline(self.figure, self.tl, show_launch=self.show_launch.value, keep_range=keep_range,
+                          highlight=self.highlight_lanes())
+        self.legend.value = R.legend_html(self.tl)
+
+    def _fit(self, *, launch: bool) -> None:
+        if launch != self.show_launch.value:
+            self.show_launch.value = launch  # observed: redraws
+            return
+        if self.tl:
+            self._draw(keep_range=False)
+
+    def highlight_lanes(self) -> list[int]:
+        """The lanes of the row picked: its pipe on every drawn core of its group."""
+        if self.highlighted is None or not self.tl:
+            return []
+        label, pipe = self.highlighted
+        gi = next((i for i, g in enumerate(self.tl["groups"]) if g["label"] == label), None)
+        if gi is None:
+            return []
+        return [li for li in self.tl["groups"][gi]["lanes"] if self.tl["lanes"][li]["pipe"] == pipe]
+
+    # --- lane groups ------------------------------------------------------------------------------
+    def _group_buttons(self) -> None:
+        buttons = []
+        for g in self.tl["groups"]:
+            if g["count"] < 2:
+                continue
+            b = W.ToggleButton(value=g["label"] in self.expanded, description=g["label"],
+                               icon="caret-down" if g["label"] in self.expanded else "caret-right",
+                               tooltip=f"{g['count']} identical cores: {', '.join(g['members'])}; "
+                                       f"click to draw them one by one", layout=W.Layout(width="auto"))
+            b.observe(lambda ch, label=g["label"]: self.expand(label, ch["new"]), names="value")
+            buttons.append(b)
+        self.groups_box.children = [W.HTML('<span style="color:#868e96;">&nbsp;lane groups:</span>')] + buttons \
+            if buttons else []
+
+    def expand(self, label: str, on: bool = True) -> None:
+        """Draw the group `label` core by core (`on`), or folded again."""
+        if (label in self.expanded) == on or self._sim is None:
+            return
+        (self.expanded.add if on else self.expanded.discard)(label)
+        self.tl = self._timeline()
+        for b in self.groups_box.children[1:]:
+            if b.description == label:
+                b.value, b.icon = on, "caret-down" if on else "caret-right"
+        self._draw(keep_range=True)
+
+    # --- why units idle ---------------------------------------------------------------------------
+    def _idle_rows(self) -> None:
+        """One grid per lane group (its heading above it), a Button per row naming the pipe."""
+        self.idle_head.value = R.idle_title(self.idle)
+        self.rows = []
+        blocks: list[W.Widget] = []
+        cells: list[W.Widget] = []
+        for i, r in enumerate(self.idle):
+            b = W.Button(description=r["pipe"], tooltip=f"mark the {r['pipe']} lanes of {r['label']}",
+                         layout=W.Layout(width="auto", height="24px", margin="1px 4px 1px 0"))
+            b.style.text_color = LANE_COLORS.get(r["pipe"], "#495057")
+            b.style.font_weight = "bold"
+            b.on_click(lambda _, key=(r["label"], r["pipe"]): self.pick(*key))
+            self.rows.append(b)
+            cells += [b, *(W.HTML(x) for x in R.idle_cells(r))]
+            if i + 1 == len(self.idle) or self.idle[i + 1]["group"] != r["group"]:
+                blocks += [W.HTML(R.group_html(r)), W.GridBox(cells, layout=W.Layout(
+                    grid_template_columns=R.IDLE_COLUMNS, grid_gap="0px 0px", align_items="flex-start"))]
+                cells = []
+        self.idle_grid.children = blocks
+        self._mark_rows()
+
+    def pick(self, label: str, pipe: str) -> None:
+        """Mark the lanes of the row (`label`, `pipe`) on the figure; picking it again clears the mark."""
+        self.highlighted = None if self.highlighted == (label, pipe) else (label, pipe)
+        self._mark_rows()
+        R.mark_lanes(self.figure, self.tl, show_launch=self.show_launch.value, highlight=self.highlight_lanes())
+
+    def _mark_rows(self) -> None:
+        for b, r in zip(self.rows, self.idle, strict=True):
+            b.style.button_color = _PICKED if self.highlighted == (r["label"], r["pipe"]) else None
