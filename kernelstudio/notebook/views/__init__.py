@@ -11,7 +11,7 @@ from .capacity import capacity_bars, overflow_bar
 from .code import code_files, highlight_cpp
 from .dag import dag_dot, render_svg
 from .flow import flow_data, sankey_data
-from .idle import idle_breakdown, idle_gaps, idle_table
+from .idle import idle_breakdown, idle_gaps, idle_table, idle_text
 from .metrics import bottleneck, code_diff_lines, metric_cards, what_changed
 from .passes import pass_diff, passes_data
 from .roofline import roofline_data
@@ -19,8 +19,9 @@ from .timeline import core_groups, timeline_data
 
 __all__ = [
     "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "core_groups", "dag_dot", "flow_data",
-    "highlight_cpp", "idle_breakdown", "idle_gaps", "idle_table", "metric_cards", "overflow_bar", "pass_diff",
-    "passes_data", "render_svg", "roofline_data", "sankey_data", "studio_data", "timeline_data", "what_changed",
+    "highlight_cpp", "idle_breakdown", "idle_gaps", "idle_table", "idle_text", "metric_cards", "overflow_bar",
+    "pass_diff", "passes_data", "render_svg", "roofline_data", "sankey_data", "studio_data", "timeline_data",
+    "what_changed",
 ]
 
 

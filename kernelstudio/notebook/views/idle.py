@@ -17,7 +17,7 @@ from ...sim.results import LANES
 from .style import LANE_ORDER
 from .timeline import _core_number
 
-__all__ = ["idle_breakdown", "idle_gaps", "idle_table"]
+__all__ = ["idle_breakdown", "idle_gaps", "idle_table", "idle_text"]
 
 _WORK = ("MTE1", "MTE2", "MTE3", "CUBE", "VECTOR", "FIXP")
 _TAIL = "no work left (the pipe is done)"
@@ -220,3 +220,18 @@ def _short(who: str, core: str) -> str:
     """A releaser as a table cell says it: no instruction comment, no core name when it is the row's."""
     text = who.split("  #")[0]
     return text[len(core) + 1:] if text.startswith(core + " ") else text
+
+
+def idle_text(rows: list[dict[str, Any]], *, pipes: tuple[str, ...] | None = None, causes: int = 2) -> str:
+    """`idle_table` rows as text, one line per row (of `pipes` only, when given): the lane group, the pipe,
+    its idle share and its top `causes`, each with what released it."""
+    lines = []
+    for r in rows:
+        if pipes is not None and r["pipe"] not in pipes:
+            continue
+        why = "; ".join(f"{c['pct']:.0f} % {c['what']}" + (f" - released by {c['released_short']}"
+                                                           if c["released_short"] else "")
+                        for c in r["causes"][:causes])
+        lines.append(f"{r['label']:<24} {r['pipe']:<6} idle {r['idle_pct']:3.0f} %: {why}")
+    return "\n".join(lines)
+
