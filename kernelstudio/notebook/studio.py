@@ -21,7 +21,7 @@ from ..core.errors import KernelStudioError, KnobError
 from ..schedule.knobs import Knob
 from . import render as R
 from . import views as V
-from .render.strips import header_html
+from .render.strips import header_html, plan_html
 from .session import StudioSession
 from .views.targets import target_choices
 
@@ -70,7 +70,8 @@ class Studio(W.VBox):
         self._hold = False  # set_knobs moves several controls: build once, after the last
         self._scheduled = False  # a build is queued on the event loop
         self._knob_widgets: dict[str, W.Widget] = {}
-        self.header = W.HTML()
+        self.header = W.HTML()  # name, target, kernels; the fusion choices below it in `plan`
+        self.plan = W.HTML()
         self.trace_link = W.HTML()
         fixed = W.Layout(width="auto", flex="0 0 auto")  # a button keeps its words: the header wraps instead
         self.trace_button = W.Button(description="trace", icon="download", tooltip="Chrome trace for Perfetto",
@@ -112,10 +113,10 @@ class Studio(W.VBox):
         self.tabs.observe(lambda ch: self._tab_changed(), names="selected_index")
         self.target.observe(lambda ch: self._target_changed(ch["old"], ch["new"]), names="value")
         self.compare.observe(lambda ch: self.request(), names="value")
-        self.header.layout = W.Layout(flex="1 1 360px", min_width="0")
+        self.header.layout = W.Layout(flex="0 1 auto", min_width="0")
         self.trace_link.layout = W.Layout(flex="0 1 auto", min_width="0")
         super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
-                                 layout=W.Layout(align_items="flex-start", flex_flow="row wrap")),
+                                 layout=W.Layout(align_items="center", flex_flow="row wrap")), self.plan,
                           self.controls, self.tune_box, self.banner, self.cards, self.changed, self.capacity,
                           self.tabs])
         self.add_class("ks-studio")
@@ -251,6 +252,7 @@ class Studio(W.VBox):
         self.error = None
         self.banner.value = ""
         self.header.value = header_html(data["cards"])
+        self.plan.value = plan_html(data["cards"])
         self._sync_targets(d)
         self.cards.value = R.cards_html(data["cards"])
         self.changed.value = R.changed_html(data["changed"])

@@ -144,11 +144,10 @@ class TunePanel(W.VBox):
         """Forget the results (they no longer hold, e.g. for another target) and say why in the panel."""
         self.result = None
         self.apply_button.disabled = True
-        self.out.clear_output()
-        self.views.clear_output()
+        self.out.outputs = ()
+        self.views.outputs = ()
         self.text = reason
-        with self.out:
-            print(reason)
+        self.out.append_stdout(reason + "\n")
 
     def apply_best(self) -> None:
         """Move the Studio's controls to the best configuration (one rebuild)."""

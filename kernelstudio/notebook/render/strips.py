@@ -10,7 +10,7 @@ from .base import CSS as _CSS
 from .base import MONO as _MONO
 from .base import nbytes as _b
 
-__all__ = ["banner_html", "capacity_html", "cards_html", "changed_html", "header_html"]
+__all__ = ["banner_html", "capacity_html", "cards_html", "changed_html", "header_html", "plan_html"]
 
 
 def _card(value: str, label: str, title: str = "") -> str:
@@ -20,18 +20,23 @@ def _card(value: str, label: str, title: str = "") -> str:
 
 
 def header_html(cards: dict[str, Any]) -> str:
-    """The design's name, target and kernels, then each fusion choice with the schedule its times are for
-    (auto tiles, whatever the knobs say) beside the time the cards give for the knobs as set."""
+    """The title line: the design's name, target and kernels (the Tune and trace buttons sit beside it)."""
     fam = ", ".join(f"{f} ({t})" for f, t in zip(cards["families"], cards["kernel_types"], strict=True))
     n = len(cards["kernels"])
-    head = (f'<b style="font-size:14px;">{html.escape(cards["design"])}</b> &middot; {html.escape(cards["target"])}'
-            f' &middot; {n} kernel{"s" if n != 1 else ""}: {html.escape(fam)}')
-    plan = "".join('<div class="ks-fusion" style="color:#555;">fusion, chosen at the auto schedule: '
-                   f"{html.escape(note)}</div>" for note in cards.get("fusion", ()))
-    if plan:
-        plan += (f'<div style="color:#868e96;">those times are for auto tiles; the cards below are for the knobs as '
-                 f'set: {cards["time_us"]:,.2f} us</div>')
-    return f'<div class="ks-header" style="{_CSS}">{head}{plan}</div>'
+    return (f'<div class="ks-header" style="{_CSS}"><b style="font-size:14px;">{html.escape(cards["design"])}</b>'
+            f' &middot; {html.escape(cards["target"])} &middot; {n} kernel{"s" if n != 1 else ""}: '
+            f'{html.escape(fam)}</div>')
+
+
+def plan_html(cards: dict[str, Any]) -> str:
+    """Each fusion choice with the schedule its times are for (auto tiles, whatever the knobs say), beside
+    the time the cards give for the knobs as set; empty for a design without a matmul/conv epilogue."""
+    notes = cards.get("fusion", ())
+    if not notes:
+        return ""
+    lines = "".join(f'<div>fusion, chosen at the auto schedule: {html.escape(note)}</div>' for note in notes)
+    return (f'<div class="ks-plan" style="{_CSS} color:#555;">{lines}<div style="color:#868e96;">those times are '
+            f'for auto tiles; the cards below are for the knobs as set: {cards["time_us"]:,.2f} us</div></div>')
 
 
 def cards_html(cards: dict[str, Any]) -> str:
@@ -77,6 +82,9 @@ def changed_html(ch: dict[str, Any] | None) -> str:
 
 
 _BAR_PX = 260  # a bar's widest; it narrows with the Studio (every part is a share of the bar, never past it)
+# label | bar | numbers, one grid for every row, so the capacity ticks line up and nothing runs past the box
+_GRID = (f"display:grid; grid-template-columns:max-content minmax(80px, {_BAR_PX}px) minmax(0, max-content); "
+         "column-gap:8px; row-gap:3px; align-items:center; max-width:100%;")
 
 
 def _bar(bar: dict[str, Any], over: bool = False) -> str:
@@ -104,26 +112,25 @@ def _bar(bar: dict[str, Any], over: bool = False) -> str:
                   '3px, rgba(255,255,255,0.35) 3px 6px);"></div>')
     label_col = "#c92a2a" if over or pct > 100 else "#495057"
     over_txt = f", over by {used - cap:,} B" if used > cap else ""
-    return (f'<div class="ks-bar-row" style="display:flex; flex-wrap:wrap; align-items:center; margin:1px 0; '
-            f'max-width:100%;"><span style="flex:0 0 120px; overflow:hidden; text-overflow:ellipsis; '
-            f'white-space:nowrap; {_MONO}">{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
-            f'<div class="ks-bar" style="position:relative; flex:1 1 {_BAR_PX}px; max-width:{_BAR_PX}px; '
-            f'min-width:80px; height:10px; background:#f1f3f5; overflow:hidden; display:flex;">{"".join(segs)}'
-            f'{excess}{tick}</div><span style="margin-left:8px; color:{label_col};">{pct:.0f} % '
-            f'({used:,} / {bar["capacity"]:,} B{over_txt})</span></div>')
+    return (f'<div class="ks-bar-row" style="display:contents;"><span style="white-space:nowrap; {_MONO}">'
+            f'{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
+            f'<div class="ks-bar" style="position:relative; width:100%; height:10px; background:#f1f3f5; '
+            f'overflow:hidden; display:flex;">{"".join(segs)}{excess}{tick}</div>'
+            f'<span style="color:{label_col}; min-width:0;">{pct:.0f} % ({used:,} / {bar["capacity"]:,} B'
+            f'{over_txt})</span></div>')
 
 
 def capacity_html(bars: list[dict[str, Any]]) -> str:
     """Bytes used vs capacity per kernel and tier; each queue slot a segment (double buffering halves room)."""
     rows = "".join(_bar(b) for b in bars)
-    return f'<div class="ks-capacity" style="{_CSS}">{rows}</div>'
+    return f'<div class="ks-capacity" style="{_CSS} {_GRID}">{rows}</div>'
 
 
 def banner_html(message: str | None, overflow: dict[str, Any] | None = None) -> str:
     """The error banner over the last good views (empty when there is no error)."""
     if not message:
         return ""
-    bar = _bar(overflow, over=True) if overflow else ""
+    bar = f'<div style="{_GRID} margin-top:2px;">{_bar(overflow, over=True)}</div>' if overflow else ""
     return (f'<div class="ks-banner" style="{_CSS} background:#fff5f5; border:1px solid #ffa8a8; '
             f'border-radius:4px; padding:6px 8px; margin:4px 0; box-sizing:border-box; max-width:100%; '
             f'overflow:hidden; overflow-wrap:anywhere;"><b style="color:#c92a2a;">not applied:</b> '
