@@ -29,6 +29,7 @@ _CSS = """<style>
 .ks-tune .widget-hbox:has(> .widget-hprogress) { flex-wrap: wrap; max-width: 100%; }
 .ks-tune .widget-hprogress { flex: 1 1 160px; min-width: 120px; max-width: 100%; }
 .ks-tune .widget-hbox:has(> .widget-hprogress) > .widget-html { flex: 0 1 auto; min-width: 0; }
+.ks-tune .widget-hbox:has(> .widget-hprogress) .widget-html-content { white-space: normal; }
 </style>"""
 
 
@@ -131,12 +132,7 @@ class TunePanel(W.VBox):
             try:
                 display(r.plot())
                 if len(axes) == 2:
-                    data = r.feasibility_data(x=axes[0], y=axes[1])
-                    if data["default_note"]:
-                        print(data["default_note"])
-                    from ..tune.feasibility import feasibility_figure
-
-                    display(feasibility_figure(data))
+                    display(r.feasibility_map(x=axes[0], y=axes[1]))  # says where the default is if not there
             except KernelStudioError as e:
                 print(f"views not drawn: {e}")
 

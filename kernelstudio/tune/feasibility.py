@@ -51,6 +51,11 @@ def _where(what: str, cfg: dict[str, Any], base: dict[str, Any], x: str, y: str,
     return f"the {what} ({time}) is not in this slice: it has {other}"
 
 
+def _title_lines(note: str) -> str:
+    """A note in the title, broken at its clauses so it fits a narrow plot."""
+    return note.replace("; ", ";<br>")
+
+
 def feasibility_data(result: Any, x: str, y: str, *, at: str | Mapping[str, Any] = "best") -> dict[str, Any]:
     """Cells over the choices of knobs `x` and `y`, the other knobs at the best configuration's values
     (`at="best"`), the default's (`at="default"`) or given ones (a dict); configurations not tried yet are
@@ -167,12 +172,13 @@ def feasibility_figure(data: dict[str, Any]) -> Any:
     if data["best_xy"] is not None:
         fig.add_shape(**_outline(data, data["best_xy"], 0.12, "#f08c00", "dash", "best"))
     others = ", ".join(f"{k}={v!r}" for k, v in data["base"].items() if k not in (data["x"], data["y"]))
-    notes = [n for n in (data.get("default_note"), data.get("best_note")) if n]
+    notes = [_title_lines(n) for n in (data.get("default_note"), data.get("best_note")) if n]
     sub = "<br>".join(([f"other knobs: {others}"] if others else []) + notes)
     fig.update_layout(title=f"{data['name']} on {data['target']}: predicted time (grey: illegal)"
                             + (f"<br><sub>{sub}</sub>" if sub else ""),
                       xaxis={"title": data["x"], "type": "category"}, yaxis={"title": data["y"], "type": "category"},
-                      legend={"orientation": "h", "y": -0.2}, height=420 + 18 * len(notes))
+                      legend={"orientation": "h", "y": -0.2}, height=420 + 36 * len(notes),
+                      margin={"t": 90 + 36 * len(notes)})
     return fig
 
 
