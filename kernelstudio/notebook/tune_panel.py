@@ -29,7 +29,8 @@ _CSS = """<style>
 .ks-tune .widget-hbox:has(> .widget-hprogress) { flex-wrap: wrap; max-width: 100%; }
 .ks-tune .widget-hprogress { flex: 1 1 160px; min-width: 120px; max-width: 100%; }
 .ks-tune .widget-hbox:has(> .widget-hprogress) > .widget-html { flex: 0 1 auto; min-width: 0; }
-.ks-tune .widget-hbox:has(> .widget-hprogress) .widget-html-content { white-space: normal; }
+.ks-tune .widget-hbox:has(> .widget-hprogress) .widget-html-content { flex: 0 1 auto; min-width: 0;
+  white-space: normal; }
 </style>"""
 
 

@@ -174,11 +174,16 @@ def feasibility_figure(data: dict[str, Any]) -> Any:
     others = ", ".join(f"{k}={v!r}" for k, v in data["base"].items() if k not in (data["x"], data["y"]))
     notes = [_title_lines(n) for n in (data.get("default_note"), data.get("best_note")) if n]
     sub = "<br>".join(([f"other knobs: {others}"] if others else []) + notes)
-    fig.update_layout(title=f"{data['name']} on {data['target']}: predicted time (grey: illegal)"
-                            + (f"<br><sub>{sub}</sub>" if sub else ""),
+    lines = sub.count("<br>") + 1 if sub else 0
+    # one title line at the top; the slice and the notes in a box between it and the plot
+    if sub:
+        fig.add_annotation(text=sub, x=0, y=1, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+                           align="left", showarrow=False, yshift=6, font={"size": 11, "color": "#495057"})
+    fig.update_layout(title={"text": f"{data['name']} on {data['target']}: predicted time (grey: illegal)",
+                             "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 12}},
                       xaxis={"title": data["x"], "type": "category"}, yaxis={"title": data["y"], "type": "category"},
-                      legend={"orientation": "h", "y": -0.2}, height=420 + 36 * len(notes),
-                      margin={"t": 90 + 36 * len(notes)})
+                      legend={"orientation": "h", "y": -0.2}, height=380 + 16 * lines,
+                      margin={"t": 56 + 16 * lines})
     return fig
 
 

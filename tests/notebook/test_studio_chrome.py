@@ -237,7 +237,7 @@ def test_the_feasibility_map_marks_the_default_in_its_own_cell(no_db):
                                      "double_buffer=True; feasibility_map(..., at='default') draws its slice")
     fig = feasibility_figure(other)
     assert "default" not in [s.name for s in fig.layout.shapes]
-    assert other["default_note"].replace("; ", ";<br>") in fig.layout.title.text
+    assert other["default_note"].replace("; ", ";<br>") in fig.layout.annotations[0].text
     if other["best_xy"] is not None:  # the best, when in the slice, is outlined in its own cell too
         bi, bj = _cell(other, other["best_xy"])
         [b] = [s for s in fig.layout.shapes if s.name == "best"]
