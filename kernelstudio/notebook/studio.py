@@ -18,16 +18,25 @@ from typing import Any
 import ipywidgets as W
 
 from ..core.errors import KernelStudioError, KnobError
-from ..hw import names as target_names
 from ..schedule.knobs import Knob
 from . import render as R
 from . import views as V
+from .render.strips import header_html, plan_html
 from .session import StudioSession
 from .timeline_view import TimelineView
+from .views.targets import target_choices
 
 __all__ = ["Studio"]
 
 _TABS = ("Fused DAG", "Memory flow", "Timeline", "Roofline", "Passes", "Ascend C")
+
+
+def _toggle_look(w: W.ToggleButton, name: str) -> None:
+    """On reads as on at a glance: a filled, checked "name: on"; off is a plain "name: off"."""
+    w.description = f"{name}: {'on' if w.value else 'off'}"
+    w.icon = "check-square-o" if w.value else "square-o"
+    w.button_style = "info" if w.value else ""
+    w.tooltip = f"knob {name} is {'on' if w.value else 'off'}; click to turn it {'off' if w.value else 'on'}"
 
 
 def _control(k: Knob, value: Any) -> W.Widget:
@@ -35,7 +44,10 @@ def _control(k: Knob, value: Any) -> W.Widget:
     layout = W.Layout(width="auto")
     style = {"description_width": "initial"}
     if set(k.choices) <= {False, True} and len(k.choices) == 2:
-        return W.ToggleButton(value=bool(value), description=k.name, layout=layout, tooltip=f"knob {k.name}")
+        w = W.ToggleButton(value=bool(value), layout=W.Layout(width="auto", flex="0 0 auto"))
+        _toggle_look(w, k.name)
+        w.observe(lambda ch: _toggle_look(w, k.name), names="value")
+        return w
     if all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in k.choices):
         return W.SelectionSlider(options=list(k.choices), value=value, description=k.name, style=style,
                                  continuous_update=True, layout=W.Layout(width="300px"))
@@ -59,18 +71,23 @@ class Studio(W.VBox):
         self._hold = False  # set_knobs moves several controls: build once, after the last
         self._scheduled = False  # a build is queued on the event loop
         self._knob_widgets: dict[str, W.Widget] = {}
-        self.header = W.HTML()
+        self.header = W.HTML()  # name, target, kernels; the fusion choices below it in `plan`
+        self.plan = W.HTML()
         self.trace_link = W.HTML()
+        fixed = W.Layout(width="auto", flex="0 0 auto")  # a button keeps its words: the header wraps instead
         self.trace_button = W.Button(description="trace", icon="download", tooltip="Chrome trace for Perfetto",
-                                     layout=W.Layout(width="auto"))
+                                     layout=fixed)
         self.trace_button.on_click(lambda _: self._offer_trace())
         self.tune_button = W.Button(description="Tune", icon="search", tooltip="search the knobs with ks.tune",
-                                    layout=W.Layout(width="auto"))
+                                    layout=W.Layout(width="auto", flex="0 0 auto"))
         self.tune_button.on_click(lambda _: self.open_tune())
         self.tune_box = W.VBox()
         self.tune_panel: Any = None
-        self.target = W.Dropdown(options=list(target_names()), value=session.target, description="target",
-                                 layout=W.Layout(width="auto"))
+        self._syncing_targets = False  # the target list is being redrawn, not moved by the user
+        self.target = W.Dropdown(options=[(session.target, session.target)], value=session.target,
+                                 description="target", layout=W.Layout(width="auto", flex="0 0 auto"))
+        self.target_note = W.HTML(layout=W.Layout(flex="1 1 200px", min_width="0"))
+        self._sync_targets(session.design)
         self.compare = W.Checkbox(value=session.compare, description="compare with unfused", indent=False,
                                   layout=W.Layout(width="auto"))
         self.controls = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
@@ -95,10 +112,12 @@ class Studio(W.VBox):
         self.pass_pick.observe(lambda ch: self._show_pass(), names="value")
         self.file_pick.observe(lambda ch: self._show_file(), names="value")
         self.tabs.observe(lambda ch: self._tab_changed(), names="selected_index")
-        self.target.observe(lambda ch: self.request(), names="value")
+        self.target.observe(lambda ch: self._target_changed(ch["old"], ch["new"]), names="value")
         self.compare.observe(lambda ch: self.request(), names="value")
+        self.header.layout = W.Layout(flex="0 1 auto", min_width="0")
+        self.trace_link.layout = W.Layout(flex="0 1 auto", min_width="0")
         super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
-                                 layout=W.Layout(align_items="center")),
+                                 layout=W.Layout(align_items="center", flex_flow="row wrap")), self.plan,
                           self.controls, self.tune_box, self.banner, self.cards, self.changed, self.capacity,
                           self.tabs])
         self.add_class("ks-studio")
@@ -115,7 +134,35 @@ class Studio(W.VBox):
             w = _control(k, values.get(name, k.default))
             w.observe(lambda ch: self.request(), names="value")
             self._knob_widgets[name] = w
-        self.controls.children = [*self._knob_widgets.values(), self.target, self.compare]
+        self.controls.children = [*self._knob_widgets.values(), self.target, self.compare, self.target_note]
+
+    def _sync_targets(self, design: Any | None) -> None:
+        """List the targets this design lowers on ("(provisional)" marked); the others, and why, in a note."""
+        choices = target_choices(design)
+        options = [(c["label"], c["name"]) for c in choices if c["ok"] or c["name"] == self.target.value]
+        missing = [c for c in choices if not c["ok"] and c["name"] != self.target.value]
+        note = "; ".join(c["why"] for c in missing)
+        if options != list(self.target.options):
+            self._syncing_targets = True
+            try:
+                value = self.target.value
+                self.target.options = options
+                self.target.value = value
+            finally:
+                self._syncing_targets = False
+        self.target.tooltip = f"not listed: {note}" if note else "every profile lowers this design"
+        self.target_note.value = ('<span style="color:#868e96; font-size:11px;">not listed: '
+                                  + html.escape("; ".join(f"{c['name']} ({c['short']})" for c in missing))
+                                  + "</span>" if missing else "")
+        self.target_note.tooltip = note or None
+
+    def _target_changed(self, old: str, new: str) -> None:
+        if self._syncing_targets:
+            return
+        if self.tune_panel is not None:
+            self.tune_panel.clear(f"target changed from {old} to {new}: the results tuned on {old} were cleared "
+                                  f"(press Run to tune on {new})")
+        self.request()
 
     def knob_values(self) -> dict[str, Any]:
         """The value every control shows now."""
@@ -205,11 +252,9 @@ class Studio(W.VBox):
         self._prev = d
         self.error = None
         self.banner.value = ""
-        fam = ", ".join(f"{k.family} ({k.kernel_type})" for k in d.program.kernels)
-        plan = "".join(f'<br><span style="color:#555;">fusion: {html.escape(n)}</span>'
-                       for n in data["cards"].get("fusion", ()))
-        self.header.value = (f'<b style="font-size:14px;">{d.name}</b> &middot; {d.target} &middot; '
-                             f'{len(d.program.kernels)} kernel(s): {fam}{plan}')
+        self.header.value = header_html(data["cards"])
+        self.plan.value = plan_html(data["cards"])
+        self._sync_targets(d)
         self.cards.value = R.cards_html(data["cards"])
         self.changed.value = R.changed_html(data["changed"])
         self.capacity.value = R.capacity_html(data["capacity"])

@@ -23,6 +23,16 @@ if TYPE_CHECKING:
 
 __all__ = ["CellDesign", "TunePanel"]
 
+# the progress bar ks.tune draws (tqdm's HBox of text, bar, text) keeps a readable bar in a narrow Studio:
+# the texts wrap around it instead of squeezing it to a square
+_CSS = """<style>
+.ks-tune .widget-hbox:has(> .widget-hprogress) { flex-wrap: wrap; max-width: 100%; }
+.ks-tune .widget-hprogress { flex: 1 1 160px; min-width: 120px; max-width: 100%; }
+.ks-tune .widget-hbox:has(> .widget-hprogress) > .widget-html { flex: 0 1 auto; min-width: 0; }
+.ks-tune .widget-hbox:has(> .widget-hprogress) .widget-html-content { flex: 0 1 auto; min-width: 0;
+  white-space: normal; }
+</style>"""
+
 
 def _names_read(source: str) -> set[str]:
     try:
@@ -69,21 +79,23 @@ class TunePanel(W.VBox):
         size = 1
         for k in studio.session.knobs.values():
             size *= len(k.choices)
+        fixed = {"width": "auto", "flex": "0 0 auto"}  # the row wraps; no control is squeezed to "..."
         self.strategy = W.Dropdown(options=["evolutionary", "random", "grid"], value="evolutionary",
-                                   description="strategy", layout=W.Layout(width="auto"))
+                                   description="strategy", layout=W.Layout(**fixed))
         self.budget = W.BoundedIntText(value=min(32, max(size, 1)), min=1, max=max(size, 1), description="budget",
-                                       layout=W.Layout(width="160px"))
-        self.run_button = W.Button(description="Run", icon="play", button_style="primary",
-                                   layout=W.Layout(width="auto"))
+                                       layout=W.Layout(width="160px", flex="0 0 auto"))
+        self.run_button = W.Button(description="Run", icon="play", button_style="primary", layout=W.Layout(**fixed))
         self.apply_button = W.Button(description="apply best", icon="check", disabled=True,
-                                     layout=W.Layout(width="auto"))
+                                     layout=W.Layout(**fixed))
         self.run_button.on_click(lambda _: self.run())
         self.apply_button.on_click(lambda _: self.apply_best())
-        self.out = W.Output()
-        self.views = W.Output()
+        self.out = W.Output(layout=W.Layout(max_width="100%"))
+        self.views = W.Output(layout=W.Layout(max_width="100%"))
         self.text = ""
-        super().__init__([W.HBox([self.strategy, self.budget, self.run_button, self.apply_button],
-                                 layout=W.Layout(align_items="center")), self.out, self.views])
+        row = W.HBox([self.strategy, self.budget, self.run_button, self.apply_button],
+                     layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        super().__init__([W.HTML(_CSS, layout=W.Layout(display="none")), row, self.out, self.views])
+        self.add_class("ks-tune")
 
     def run(self, *, executor: Any = None, seed: int | None = 0, db: Any = None,
             progress: bool = True) -> TuneResult | None:
@@ -121,12 +133,28 @@ class TunePanel(W.VBox):
             try:
                 display(r.plot())
                 if len(axes) == 2:
-                    display(r.feasibility_map(x=axes[0], y=axes[1]))
+                    display(r.feasibility_map(x=axes[0], y=axes[1]))  # says where the default is if not there
             except KernelStudioError as e:
                 print(f"views not drawn: {e}")
 
+    def clear(self, reason: str) -> None:
+        """Forget the results (they no longer hold, e.g. for another target) and say why in the panel."""
+        self.result = None
+        self.apply_button.disabled = True
+        self.out.outputs = ()
+        self.views.outputs = ()
+        self.text = reason
+        self.out.append_stdout(reason + "\n")
+
     def apply_best(self) -> None:
         """Move the Studio's controls to the best configuration (one rebuild)."""
-        if self.result is None or not self.result.feasible:
+        r = self.result
+        if r is None or not r.feasible:
             return
-        self.studio.set_knobs(**self.result.best.config)
+        target = self.studio.target.value
+        if r.target != target:
+            from ..tune.errors import TuneError
+
+            raise TuneError(f"apply best: the results of {r.name} were tuned on {r.target}, the Studio is on "
+                            f"{target}; press Run to tune on {target} (or switch the target back to {r.target})")
+        self.studio.set_knobs(**r.best.config)

@@ -173,14 +173,16 @@ class TuneResult:
 
         return tune_figure(self)
 
-    def feasibility_data(self, x: str, y: str) -> dict[str, Any]:
-        """Pure data of the feasibility map over knobs x and y (other knobs at the best values)."""
+    def feasibility_data(self, x: str, y: str, *, at: str | dict[str, Any] = "best") -> dict[str, Any]:
+        """Pure data of the feasibility map over knobs x and y (other knobs at the best values, or at="default",
+        or a dict of values)."""
         from .feasibility import feasibility_data
 
-        return feasibility_data(self, x, y)
+        return feasibility_data(self, x, y, at=at)
 
-    def feasibility_map(self, x: str, y: str) -> Any:
-        """Plotly heatmap of predicted time over knobs x and y; illegal cells shaded with their reason."""
+    def feasibility_map(self, x: str, y: str, *, at: str | dict[str, Any] = "best") -> Any:
+        """Plotly heatmap of predicted time over knobs x and y; illegal cells shaded with their reason; the
+        default and best outlined in their own cells when the slice holds them (a note says where otherwise)."""
         from .feasibility import feasibility_figure
 
-        return feasibility_figure(self.feasibility_data(x, y))
+        return feasibility_figure(self.feasibility_data(x, y, at=at))

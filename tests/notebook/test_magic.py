@@ -219,14 +219,14 @@ s[out].vectorize(-1, knob("cols", 1024, [512, 1024]))
 def test_header_shows_the_fusion_choice_for_the_studio_target(shell):
     run(shell, "mla", MLA_CELL)
     st = studio_of(shell, "mla")
-    assert "fusion: fusion pays on ascend910b2" in st.header.value
+    assert "fusion, chosen at the auto schedule: fusion pays on ascend910b2" in st.plan.value
     st.target.value = "ascend910b4"  # the cell re-runs and chooses for the new target
-    assert "fusion: fusion pays on ascend910b4" in st.header.value
+    assert "fusion, chosen at the auto schedule: fusion pays on ascend910b4" in st.plan.value
     assert shell.user_ns["mla"].schedule.choices[0].target == "ascend910b4"
     run(shell, "ln", LN_CELL)
     st = studio_of(shell, "ln")
-    assert "fusion: fusion pays on ascend910b2" in st.header.value
-    assert "with sync_all (row blocks:" in st.header.value  # the fused kernel's better plan, and the other's time
+    assert "fusion, chosen at the auto schedule: fusion pays on ascend910b2" in st.plan.value
+    assert "with sync_all (row blocks:" in st.plan.value  # the fused kernel's better plan, and the other's time
     assert [(k.family, k.sync_all) for k in shell.user_ns["ln"].schedule.kernels] == [("cube_vector", True)]
     # launch gaps taken out, the split pair wins, and the card says so
     no_gaps = ks.hw.get("ascend910b2").with_overrides(launch_overhead_us=0.0)

@@ -162,7 +162,8 @@ def test_feasibility_map_with_double_buffering_shows_the_l0b_overflow():
     fig = r.feasibility_map("tile_n", "tile_k")
     assert isinstance(fig, go.Figure)
     names = [t.name for t in fig.data]
-    assert names == ["illegal", "predicted time", "default", "best"]
+    assert names == ["illegal", "predicted time"]  # default and best are cell outlines, not markers over the numbers
+    assert [sh.name for sh in fig.layout.shapes] == ["default"] + (["best"] if data["best_xy"] else [])
     texts = [x for row in fig.data[1].text for x in row]
     assert sum("L0B +" in t for t in texts) == len(bad)
 

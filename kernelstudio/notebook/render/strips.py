@@ -10,7 +10,7 @@ from .base import CSS as _CSS
 from .base import MONO as _MONO
 from .base import nbytes as _b
 
-__all__ = ["banner_html", "capacity_html", "cards_html", "changed_html"]
+__all__ = ["banner_html", "capacity_html", "cards_html", "changed_html", "header_html", "plan_html"]
 
 
 def _card(value: str, label: str, title: str = "") -> str:
@@ -19,10 +19,31 @@ def _card(value: str, label: str, title: str = "") -> str:
             f'<div style="font-size:10.5px; color:#868e96;">{label}</div></div>')
 
 
+def header_html(cards: dict[str, Any]) -> str:
+    """The title line: the design's name, target and kernels (the Tune and trace buttons sit beside it)."""
+    fam = ", ".join(f"{f} ({t})" for f, t in zip(cards["families"], cards["kernel_types"], strict=True))
+    n = len(cards["kernels"])
+    return (f'<div class="ks-header" style="{_CSS}"><b style="font-size:14px;">{html.escape(cards["design"])}</b>'
+            f' &middot; {html.escape(cards["target"])} &middot; {n} kernel{"s" if n != 1 else ""}: '
+            f'{html.escape(fam)}</div>')
+
+
+def plan_html(cards: dict[str, Any]) -> str:
+    """Each fusion choice with the schedule its times are for (auto tiles, whatever the knobs say), beside
+    the time the cards give for the knobs as set; empty for a design without a matmul/conv epilogue."""
+    notes = cards.get("fusion", ())
+    if not notes:
+        return ""
+    lines = "".join(f'<div>fusion, chosen at the auto schedule: {html.escape(note)}</div>' for note in notes)
+    return (f'<div class="ks-plan" style="{_CSS} color:#555;">{lines}<div style="color:#868e96;">those times are '
+            f'for auto tiles; the cards below are for the knobs as set: {cards["time_us"]:,.2f} us</div></div>')
+
+
 def cards_html(cards: dict[str, Any]) -> str:
     """The metric cards: time, TFLOPS, GB/s (% HBM), GM bytes, speedup, roofline bound and efficiency."""
     parts = [
-        _card(f"{cards['time_us']:,.2f} us", "predicted time", f"launch overhead {cards['launch_overhead_us']:.1f} us "
+        _card(f"{cards['time_us']:,.2f} us", "predicted time, knobs as set",
+              f"the schedule of the controls above; launch overhead {cards['launch_overhead_us']:.1f} us "
               "(assumed, profile field launch_overhead_us)"),
         _card(f"{cards['tflops']:,.2f}", "TFLOPS (cube)"),
         _card(f"{cards.get('hbm_gbps', cards['gm_gbps']):,.0f} GB/s",
@@ -60,42 +81,59 @@ def changed_html(ch: dict[str, Any] | None) -> str:
             f'{_b(abs(db))} GM &nbsp; {neck} &nbsp; code: +{add} / -{rem} lines</div>')
 
 
+_BAR_PX = 260  # a bar's widest; it narrows with the Studio (every part is a share of the bar, never past it)
+# label | bar | numbers, one grid for every row, so the capacity ticks line up and nothing runs past the box
+_GRID = (f"display:grid; grid-template-columns:max-content minmax(80px, {_BAR_PX}px) minmax(0, max-content); "
+         "column-gap:8px; row-gap:3px; align-items:center; max-width:100%;")
+
+
 def _bar(bar: dict[str, Any], over: bool = False) -> str:
-    cap = bar["capacity"] or 1
-    width = 260
+    """One tier's row: the slots as segments, the capacity as a tick, and past it (an overflow) a hatched
+    part; the bar spans max(capacity, used), so the overflow is drawn inside the bar, not beyond it."""
+    cap, used = bar["capacity"] or 1, bar["used"]
+    full = max(cap, used, sum(s["bytes"] for s in bar["segments"]), 1)
     segs = []
     palette = TIER_COLORS.get(bar["tier"], "#868e96")
     for i, s in enumerate(bar["segments"]):
-        w = max(1.0, width * s["bytes"] / cap)
         color = shade(palette, 0.45) if s["slot"] == 1 else shade(palette, 0.1 if i % 2 else 0.0)
         tip = (f"{s['buffer']} slot {s['slot'] + 1}/{s['depth']} ({s['queue']}): {s['bytes']:,} B"
                + (f" - {s['purpose']}" if s["purpose"] else ""))
-        segs.append(f'<div title="{html.escape(tip)}" style="display:inline-block; height:10px; width:{w:.1f}px; '
-                    f'background:{color}; border-right:1px solid #ffffff;"></div>')
+        segs.append(f'<div title="{html.escape(tip)}" style="flex:0 0 {100 * s["bytes"] / full:.2f}%; '
+                    f'min-width:1px; height:100%; background:{color}; box-shadow:inset -1px 0 #ffffff;"></div>')
+    cap_pct = 100 * cap / full
+    tick = (f'<div title="capacity {bar["capacity"]:,} B" style="position:absolute; left:0; top:0; '
+            f'width:{cap_pct:.2f}%; height:100%; box-sizing:border-box; border-right:2px solid #212529;"></div>')
     pct = bar["pct"]
+    excess = ""
+    if used > cap:
+        excess = (f'<div title="over capacity by {used - cap:,} B" style="position:absolute; left:{cap_pct:.2f}%; '
+                  f'top:0; width:{100 - cap_pct:.2f}%; height:100%; box-sizing:border-box; '
+                  'border:1px solid #c92a2a; background:repeating-linear-gradient(135deg, rgba(201,42,42,0.55) 0 '
+                  '3px, rgba(255,255,255,0.35) 3px 6px);"></div>')
     label_col = "#c92a2a" if over or pct > 100 else "#495057"
-    return (f'<div style="display:flex; align-items:center; margin:1px 0;">'
-            f'<span style="width:150px; {_MONO}">{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
-            f'<div style="position:relative; width:{width}px; height:10px; background:#f1f3f5; '
-            f'white-space:nowrap; overflow:visible;">{"".join(segs)}'
-            f'<div style="position:absolute; left:{width}px; top:-2px; height:14px; border-left:2px solid #212529;">'
-            f'</div></div><span style="margin-left:8px; color:{label_col};">{pct:.0f} % '
-            f'({bar["used"]:,} / {bar["capacity"]:,} B)</span></div>')
+    over_txt = f", over by {used - cap:,} B" if used > cap else ""
+    return (f'<div class="ks-bar-row" style="display:contents;"><span style="white-space:nowrap; {_MONO}">'
+            f'{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
+            f'<div class="ks-bar" style="position:relative; width:100%; height:10px; background:#f1f3f5; '
+            f'overflow:hidden; display:flex;">{"".join(segs)}{excess}{tick}</div>'
+            f'<span style="color:{label_col}; min-width:0;">{pct:.0f} % ({used:,} / {bar["capacity"]:,} B'
+            f'{over_txt})</span></div>')
 
 
 def capacity_html(bars: list[dict[str, Any]]) -> str:
     """Bytes used vs capacity per kernel and tier; each queue slot a segment (double buffering halves room)."""
     rows = "".join(_bar(b) for b in bars)
-    return f'<div class="ks-capacity" style="{_CSS}">{rows}</div>'
+    return f'<div class="ks-capacity" style="{_CSS} {_GRID}">{rows}</div>'
 
 
 def banner_html(message: str | None, overflow: dict[str, Any] | None = None) -> str:
     """The error banner over the last good views (empty when there is no error)."""
     if not message:
         return ""
-    bar = _bar(overflow, over=True) if overflow else ""
+    bar = f'<div style="{_GRID} margin-top:2px;">{_bar(overflow, over=True)}</div>' if overflow else ""
     return (f'<div class="ks-banner" style="{_CSS} background:#fff5f5; border:1px solid #ffa8a8; '
-            f'border-radius:4px; padding:6px 8px; margin:4px 0;"><b style="color:#c92a2a;">not applied:</b> '
+            f'border-radius:4px; padding:6px 8px; margin:4px 0; box-sizing:border-box; max-width:100%; '
+            f'overflow:hidden; overflow-wrap:anywhere;"><b style="color:#c92a2a;">not applied:</b> '
             f'{html.escape(message)}<div style="color:#868e96;">the views below show the last good setting</div>'
             f'{bar}</div>')
 

@@ -27,14 +27,15 @@ def metric_cards(design: Any) -> dict[str, Any]:
     un = design.unfused_sim
     cards = {
         "design": design.name, "target": sim.target, "kernels": [k["name"] for k in sim.kernels],
-        "families": [k["family"] for k in sim.kernels],
+        "families": [k["family"] for k in sim.kernels], "kernel_types": [k["kernel_type"] for k in sim.kernels],
         "time_us": sim.time_us, "tflops": m["tflops"], "gm_gbps": m["gm_gbps"],
         "bandwidth_pct": m["bandwidth_pct"], "gm_bytes": m["gm_bytes"], "hbm_bytes": m["hbm_bytes"],
         "roofline_bound_us": m["roofline_bound_us"], "efficiency": m["efficiency"],
         "launch_overhead_us": m["launch_overhead_us"], "bottleneck": bottleneck(m),
         "speedup": None, "unfused_time_us": None, "unfused_gm_bytes": None,
     }
-    # the cost-aware fusion choice of each matmul/conv and its epilogue, with both times
+    # the cost-aware fusion choice of each matmul/conv and its epilogue, with both times (at auto tiles, not
+    # at the knobs: the header says so beside the cards' time)
     cards["fusion"] = [c.note() for c in getattr(design.schedule, "choices", ())]
     for key in ("traffic_amplification", "l2_hit_ratio", "hbm_gbps", "roofline_limiter", "compulsory_bytes"):
         if key in m:
