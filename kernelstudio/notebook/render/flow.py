@@ -1,4 +1,5 @@
-"""The memory-flow Sankey figure."""
+"""The memory-flow Sankeys: the fused plan and the unfused plan as two figures, one above the other, each
+with its own title; node labels carry the bytes in (and out, where they differ), hovers say why."""
 
 from __future__ import annotations
 
@@ -8,37 +9,69 @@ from .base import nbytes as _b
 
 __all__ = ["new_flow_figure", "update_flow"]
 
+_PLANS = ("fused", "unfused")
+_MMAD_LINK = "rgba(134,142,150,0.22)"
+
 
 def new_flow_figure() -> Any:
+    """An ipywidgets box of two Sankey FigureWidgets (fused, unfused); `update_flow` fills them."""
+    import ipywidgets as W
     import plotly.graph_objects as go
 
-    fig = go.FigureWidget()
-    fig.add_sankey(domain={"x": [0.0, 0.48]}, arrangement="snap", valueformat=",.0f", valuesuffix=" B")
-    fig.add_sankey(domain={"x": [0.52, 1.0]}, arrangement="snap", valueformat=",.0f", valuesuffix=" B")
-    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 30, "b": 10}, font={"size": 11})
-    return fig
+    figs = []
+    for _ in _PLANS:
+        fig = go.FigureWidget()
+        fig.add_sankey(arrangement="snap", valueformat=",.0f", valuesuffix=" B",
+                       node={"pad": 14, "thickness": 12, "line": {"width": 0},
+                             "hovertemplate": "%{customdata}<extra></extra>"},
+                       link={"hovertemplate": "%{customdata}<extra></extra>"}, textfont={"size": 11})
+        fig.update_layout(height=300, margin={"l": 8, "r": 8, "t": 34, "b": 8}, font={"size": 11},
+                          title={"x": 0.0, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 13}})
+        figs.append(fig)
+    box = W.VBox(figs, layout=W.Layout(width="100%"))
+    box.add_class("ks-flow")
+    return box
 
 
-def update_flow(fig: Any, flow: dict[str, Any]) -> None:
-    def sk(trace: Any, d: dict[str, Any] | None) -> None:
-        if d is None:
-            trace.update(node={"label": [], "color": []}, link={"source": [], "target": [], "value": []})
-            return
-        trace.update(node={"label": d["nodes"], "color": d["colors"], "pad": 12, "thickness": 14},
-                     link={"source": [lk["source"] for lk in d["links"]], "target": [lk["target"] for lk in d["links"]],
-                           "value": [lk["bytes"] for lk in d["links"]], "label": [lk["edge"] for lk in d["links"]],
-                           "color": ["rgba(134,142,150,0.25)" if "Mmad" in lk["edge"] else "rgba(28,126,214,0.35)"
-                                     for lk in d["links"]]})
+def _label(node: dict[str, Any]) -> str:
+    if node["kind"] == "source":
+        return f"{node['short']} {_b(node['out'])}"
+    if node["kind"] == "sink" or node["in"] == node["out"]:
+        return f"{node['short']} {_b(node['in'])}"
+    return f"{node['short']} {_b(node['in'])} → {_b(node['out'])}"
 
-    f, u = flow["fused"], flow["unfused"]
-    with fig.batch_update():
-        sk(fig.data[0], f)
-        sk(fig.data[1], u)
-        fig.layout.annotations = [
-            {"x": 0.24, "y": 1.07, "xref": "paper", "yref": "paper", "showarrow": False,
-             "text": f"fused: GM {_b(f['gm_bytes'])}, {_b(f['total_bytes'])} through all tiers"},
-            {"x": 0.76, "y": 1.07, "xref": "paper", "yref": "paper", "showarrow": False,
-             "text": f"unfused: GM {_b(u['gm_bytes'])}, {_b(u['total_bytes'])} through all tiers" if u
-             else "unfused: (compare is off)"},
-        ]
 
+def _rgba(color: str, alpha: float) -> str:
+    r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def _title(plan: str, d: dict[str, Any] | None) -> str:
+    if d is None:
+        return f"<b>{plan} plan</b>: not simulated (compare is off)"
+    return (f"<b>{plan} plan</b> ({d['kernels']} kernel{'s' if d['kernels'] != 1 else ''}): GM {_b(d['gm_bytes'])} "
+            f"= HBM {_b(d['hbm_bytes'])} + L2 {_b(d['l2_bytes'])}, reads hit L2 {d['l2_hit_ratio']:.1%}; "
+            f"{_b(d['total_bytes'])} moved between tiers")
+
+
+def update_flow(box: Any, flow: dict[str, Any]) -> None:
+    """Redraw both Sankeys from `views.flow_data`."""
+    for fig, plan in zip(box.children, _PLANS, strict=True):
+        d = flow[plan]
+        with fig.batch_update():
+            fig.layout.title.text = _title(plan, d)
+            if d is None:
+                fig.data[0].update(node={"label": [], "color": [], "customdata": []},
+                                   link={"source": [], "target": [], "value": [], "customdata": []})
+                fig.layout.height = 60
+                continue
+            nodes, links = d["nodes"], d["links"]
+            fig.layout.height = 300
+            fig.data[0].update(
+                node={"label": [_label(n) for n in nodes], "color": [n["color"] for n in nodes],
+                      "customdata": [n["hover"] for n in nodes]},
+                link={"source": [lk["source"] for lk in links], "target": [lk["target"] for lk in links],
+                      "value": [lk["bytes"] for lk in links], "label": [lk["edge"] for lk in links],
+                      "customdata": [lk["hover"] for lk in links],
+                      "color": [_MMAD_LINK if "Mmad" in lk["edge"] else _rgba(nodes[lk["source"]]["color"], 0.3)
+                                for lk in links]})
