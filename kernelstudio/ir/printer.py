@@ -105,7 +105,7 @@ def to_dot(outputs: object, *, clusters: Sequence[tuple] = ()) -> str:
 
     lines = [
         "digraph kernelstudio {",
-        '  graph [rankdir=TB, fontname="Helvetica", fontsize=10, newrank=true];',
+        '  graph [rankdir=TB, fontname="Helvetica", fontsize=10, newrank=true, ranksep=0.35, nodesep=0.25];',
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
         '  edge [color="#555555", arrowsize=0.6];',
     ]

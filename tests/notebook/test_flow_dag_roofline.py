@@ -163,13 +163,13 @@ def test_flow_figures_have_their_own_titles_and_byte_labels(designs):
     sk = fused.data[0]
     labels = dict(zip([n["name"] for n in flow["fused"]["nodes"]], sk.node.label, strict=True))
     l0c = next(n for n in flow["fused"]["nodes"] if n["name"] == "L0C")
-    assert labels["L0C"] == f"L0C {nbytes(l0c['in'])} → {nbytes(l0c['out'])}" and l0c["in"] != l0c["out"]
-    assert labels["GM read"] == f"GM read {nbytes(flow['fused']['gm_read_bytes'])}"
+    assert labels["L0C"] == f"L0C<br>{nbytes(l0c['in'])} →<br>{nbytes(l0c['out'])}" and l0c["in"] != l0c["out"]
+    assert labels["GM read"] == f"GM read<br>{nbytes(flow['fused']['gm_read_bytes'])}"
     assert list(sk.link.value) == [lk["bytes"] for lk in flow["fused"]["links"]]
     assert list(sk.link.customdata) == [lk["hover"] for lk in flow["fused"]["links"]]
     assert all(f"{lk['bytes']:,} B" in lk["hover"] for lk in flow["fused"]["links"])
     R.update_flow(box, {"fused": flow["fused"], "unfused": None})
-    assert "compare is off" in unfused.layout.title.text and not unfused.data[0].link.value
+    assert "compare is off" in unfused.layout.title.subtitle.text and not unfused.data[0].link.value
 
 
 # --- fused DAG -----------------------------------------------------------------------------------------------

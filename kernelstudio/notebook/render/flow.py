@@ -24,9 +24,10 @@ def new_flow_figure() -> Any:
         fig.add_sankey(arrangement="snap", valueformat=",.0f", valuesuffix=" B",
                        node={"pad": 14, "thickness": 12, "line": {"width": 0},
                              "hovertemplate": "%{customdata}<extra></extra>"},
-                       link={"hovertemplate": "%{customdata}<extra></extra>"}, textfont={"size": 11})
-        fig.update_layout(height=300, margin={"l": 8, "r": 8, "t": 34, "b": 8}, font={"size": 11},
-                          title={"x": 0.0, "xanchor": "left", "y": 0.98, "yanchor": "top", "font": {"size": 13}})
+                       link={"hovertemplate": "%{customdata}<extra></extra>"}, textfont={"size": 10})
+        fig.update_layout(height=320, margin={"l": 8, "r": 8, "t": 52, "b": 8}, font={"size": 10},
+                          title={"x": 0.0, "xanchor": "left", "xref": "paper", "font": {"size": 13},
+                                 "subtitle": {"font": {"size": 11, "color": "#555555"}}})
         figs.append(fig)
     box = W.VBox(figs, layout=W.Layout(width="100%"))
     box.add_class("ks-flow")
@@ -34,11 +35,12 @@ def new_flow_figure() -> Any:
 
 
 def _label(node: dict[str, Any]) -> str:
+    """The node's name over its bytes (in, and out where they differ): two short lines fit between columns."""
     if node["kind"] == "source":
-        return f"{node['short']} {_b(node['out'])}"
+        return f"{node['short']}<br>{_b(node['out'])}"
     if node["kind"] == "sink" or node["in"] == node["out"]:
-        return f"{node['short']} {_b(node['in'])}"
-    return f"{node['short']} {_b(node['in'])} → {_b(node['out'])}"
+        return f"{node['short']}<br>{_b(node['in'])}"
+    return f"{node['short']}<br>{_b(node['in'])} →<br>{_b(node['out'])}"
 
 
 def _rgba(color: str, alpha: float) -> str:
@@ -46,12 +48,15 @@ def _rgba(color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
-def _title(plan: str, d: dict[str, Any] | None) -> str:
+def _title(plan: str, d: dict[str, Any] | None) -> tuple[str, str]:
+    """(title, subtitle) of one plan's figure."""
     if d is None:
-        return f"<b>{plan} plan</b>: not simulated (compare is off)"
-    return (f"<b>{plan} plan</b> ({d['kernels']} kernel{'s' if d['kernels'] != 1 else ''}): GM {_b(d['gm_bytes'])} "
-            f"= HBM {_b(d['hbm_bytes'])} + L2 {_b(d['l2_bytes'])}, reads hit L2 {d['l2_hit_ratio']:.1%}; "
-            f"{_b(d['total_bytes'])} moved between tiers")
+        return f"<b>{plan} plan</b>: not simulated", "compare is off"
+    kernels = f"{d['kernels']} kernel{'s' if d['kernels'] != 1 else ''}"
+    return (f"<b>{plan} plan</b> ({kernels}): GM {_b(d['gm_bytes'])} = HBM {_b(d['hbm_bytes'])} + L2 "
+            f"{_b(d['l2_bytes'])}",
+            f"reads hit L2 {d['l2_hit_ratio']:.1%}; {_b(d['total_bytes'])} moved between tiers; hover a node or a "
+            "band for its bytes")
 
 
 def update_flow(box: Any, flow: dict[str, Any]) -> None:
@@ -59,14 +64,14 @@ def update_flow(box: Any, flow: dict[str, Any]) -> None:
     for fig, plan in zip(box.children, _PLANS, strict=True):
         d = flow[plan]
         with fig.batch_update():
-            fig.layout.title.text = _title(plan, d)
+            fig.layout.title.text, fig.layout.title.subtitle.text = _title(plan, d)
             if d is None:
                 fig.data[0].update(node={"label": [], "color": [], "customdata": []},
                                    link={"source": [], "target": [], "value": [], "customdata": []})
-                fig.layout.height = 60
+                fig.layout.height = 70
                 continue
             nodes, links = d["nodes"], d["links"]
-            fig.layout.height = 300
+            fig.layout.height = 320
             fig.data[0].update(
                 node={"label": [_label(n) for n in nodes], "color": [n["color"] for n in nodes],
                       "customdata": [n["hover"] for n in nodes]},

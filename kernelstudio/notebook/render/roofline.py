@@ -19,8 +19,8 @@ def new_roofline_figure() -> Any:
     fig.add_scatter(mode="markers+text", name="plans", textposition="top center", cliponaxis=False,
                     marker={"size": 11, "color": ["#e8590c"]}, hoverinfo="text")
     fig.update_layout(height=400, margin={"l": 60, "r": 20, "t": 36, "b": 50}, showlegend=False,
-                      xaxis={"type": "log", "tickmode": "array", "showgrid": True, "minor": {"showgrid": True}},
-                      yaxis={"type": "log", "tickmode": "array", "showgrid": True, "minor": {"showgrid": True}},
+                      xaxis={"type": "log", "tickmode": "array", "showgrid": True, "minor": {"ticks": "inside"}},
+                      yaxis={"type": "log", "tickmode": "array", "showgrid": True, "minor": {"ticks": "inside"}},
                       title={"x": 0.0, "xanchor": "left", "font": {"size": 13}})
     return fig
 
@@ -47,5 +47,5 @@ def update_roofline(fig: Any, rf: dict[str, Any]) -> None:
              "hovertext": a["hover"], "showarrow": False, "xanchor": a["xanchor"], "yanchor": a["yanchor"],
              "xshift": 5 if a["xanchor"] == "left" else 0, "yshift": -3 if a["yanchor"] == "top" else 2,
              "font": {"size": 11, "color": "#343a40"}} for a in lb.values()]
-        fig.layout.title.text = (f"fused plan at {rf['efficiency']:.0%} of its roofline bound "
-                                 f"({rf['bound_us']:.2f} us, {rf['limiter'] or 'no'} limit)")
+        fig.layout.title.text = (f"fused plan: roofline bound {rf['bound_us']:.2f} us ({rf['limiter'] or 'no'} "
+                                 f"limit), efficiency {rf['efficiency']:.1%}")
