@@ -10,6 +10,7 @@ import pytest
 import kernelstudio as ks
 from kernelstudio.notebook import render as R
 from kernelstudio.notebook import views as V
+from kernelstudio.notebook.render import flow as RF
 from kernelstudio.notebook.render.base import nbytes
 from tests.reference_kernels import conv_bias_relu, mla_prolog_lite
 
@@ -150,26 +151,58 @@ def test_a_copy_inside_one_tier_is_said_not_drawn():
 
 
 def test_flow_figures_have_their_own_titles_and_byte_labels(designs):
+    import html
+
     d = designs["tour"]
     flow = V.flow_data(d)
     box = R.new_flow_figure()
     R.update_flow(box, flow)
-    fused, unfused = box.children
-    assert fused.layout.title.text.startswith("<b>fused plan</b>")
-    assert unfused.layout.title.text.startswith("<b>unfused plan</b>")
-    assert nbytes(flow["fused"]["gm_bytes"]) in fused.layout.title.text
-    for fig in box.children:
-        assert fig.layout.width is None  # the front end sizes figures to their container
-    sk = fused.data[0]
-    labels = dict(zip([n["name"] for n in flow["fused"]["nodes"]], sk.node.label, strict=True))
-    l0c = next(n for n in flow["fused"]["nodes"] if n["name"] == "L0C")
-    assert labels["L0C"] == f"L0C<br>{nbytes(l0c['in'])} →<br>{nbytes(l0c['out'])}" and l0c["in"] != l0c["out"]
-    assert labels["GM read"] == f"GM read<br>{nbytes(flow['fused']['gm_read_bytes'])}"
-    assert list(sk.link.value) == [lk["bytes"] for lk in flow["fused"]["links"]]
-    assert list(sk.link.customdata) == [lk["hover"] for lk in flow["fused"]["links"]]
-    assert all(f"{lk['bytes']:,} B" in lk["hover"] for lk in flow["fused"]["links"])
+    fused, unfused = (c.value for c in box.children)
+    assert fused.count("<b>fused plan</b>") == 1 and "unfused" not in fused
+    assert unfused.count("<b>unfused plan</b>") == 1
+    assert nbytes(flow["fused"]["gm_bytes"]) in fused and nbytes(flow["unfused"]["gm_bytes"]) in unfused
+    for page, f in ((fused, flow["fused"]), (unfused, flow["unfused"])):
+        svg = page[page.index("<svg"):]
+        assert svg.startswith('<svg class="ks-sankey" width="100%"')  # follows its container, scrolls below
+        assert f"min-width:{RF.MIN_WIDTH_PX}px" in svg
+        labels = [html.unescape(re.sub(r"<[^>]+>", "|", m)) for m in re.findall(
+            r'<text class="ks-node-label"[^>]*>(.*?)<title>', svg)]
+        assert len(labels) == len(f["nodes"])
+        for n, text in zip(f["nodes"], labels, strict=True):
+            parts = [p for p in text.split("|") if p]
+            if n["kind"] == "source":
+                assert parts == [n["short"], nbytes(n["out"])]
+            elif n["in"] == n["out"] or n["kind"] == "sink":
+                assert parts == [n["short"], nbytes(n["in"])]
+            else:
+                assert parts == [n["short"], f"in {nbytes(n['in'])}", f"out {nbytes(n['out'])}"]
+        hovers = [html.unescape(t) for t in re.findall(r'<path class="ks-band"[^>]*><title>(.*?)</title>', svg)]
+        assert sorted(hovers) == sorted(lk["hover"] for lk in f["links"])
     R.update_flow(box, {"fused": flow["fused"], "unfused": None})
-    assert "compare is off" in unfused.layout.title.subtitle.text and not unfused.data[0].link.value
+    assert "compare is off" in box.children[1].value and "<svg" not in box.children[1].value
+
+
+def test_flow_bands_fit_their_nodes_on_one_scale(designs):
+    """Each band is its bytes at the scale both plans share; the bands on a node's side stack inside it."""
+    flow = V.flow_data(designs["mla"])
+    per_byte = RF._scale([flow["fused"], flow["unfused"]])
+    for plan in ("fused", "unfused"):
+        f = flow[plan]
+        geo = RF._layout(f, per_byte)
+        assert len(geo["bands"]) == len(f["links"])
+        for i, n in enumerate(f["nodes"]):
+            assert geo["h"][i] == pytest.approx(max(2.0, max(n["in"], n["out"]) * per_byte))
+            for side, at in (("source", 1), ("target", 3)):
+                ends = sorted((b[at], b[at] + b[2]) for b in geo["bands"] if b[0][side] == i)
+                for (_, a1), (b0, _) in zip(ends, ends[1:], strict=False):
+                    assert a1 == pytest.approx(b0)  # stacked without overlap
+                if ends:
+                    assert ends[0][0] == pytest.approx(geo["y"][i])
+                    assert ends[-1][1] <= geo["y"][i] + geo["h"][i] + len(ends) + 1e-6  # 1 px floor per band
+        for lk, _, w, _ in geo["bands"]:
+            assert w == pytest.approx(max(1.0, lk["bytes"] * per_byte))
+    tallest = max(RF._column_bytes(flow[p]) for p in ("fused", "unfused"))
+    assert tallest * per_byte == pytest.approx(RF._TALLEST)
 
 
 # --- fused DAG -----------------------------------------------------------------------------------------------

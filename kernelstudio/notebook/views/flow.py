@@ -53,7 +53,7 @@ def sankey_data(traffic: dict[str, int], cube_flops: int = 0) -> dict[str, Any]:
     """Sankey nodes and links (bytes) of one plan's traffic (`SimResult.traffic`); `cube_flops` names the
     Mmad work in L0C's hover.
 
-    Returns {"nodes": [{name, short, kind, color, in, out, balanced, hover}], "links": [{edge, source,
+    Returns {"nodes": [{name, short, kind, color, in, out, balanced, hover, column}], "links": [{edge, source,
     target, bytes, hover}], "total_bytes": the data moves (traffic without the HBM legs), "within": bytes a
     tier copies to itself (not drawn)}. Every "move" node has in == out; the others say in their hover why
     not. Links into L0C from L0A/L0B ("read by Mmad") are the operand tiles the cube consumes, not moves."""
@@ -95,8 +95,20 @@ def sankey_data(traffic: dict[str, int], cube_flops: int = 0) -> dict[str, Any]:
     index = {n["name"]: i for i, n in enumerate(nodes)}
     for lk in links:
         lk["source"], lk["target"] = index[lk.pop("src")], index[lk.pop("dst")]
+    _columns(nodes, links)
     return {"nodes": nodes, "links": links, "within": within,
             "total_bytes": sum(moves.values()), "gm_read_bytes": reads, "gm_write_bytes": writes}
+
+
+def _columns(nodes: list[dict[str, Any]], links: list[dict[str, Any]]) -> None:
+    """Each node's column, left to right: its longest path from a source; the sinks share the last column."""
+    col = [0] * len(nodes)
+    for _ in nodes:  # the flow is acyclic: len(nodes) relaxations settle every longest path
+        for lk in links:
+            col[lk["target"]] = max(col[lk["target"]], col[lk["source"]] + 1)
+    last = max(col, default=0)
+    for i, n in enumerate(nodes):
+        n["column"] = last if n["kind"] == "sink" else col[i]
 
 
 def _pct(part: int, whole: int) -> str:
