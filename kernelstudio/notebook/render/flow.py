@@ -18,7 +18,7 @@ from .base import nbytes as _b
 __all__ = ["MIN_WIDTH_PX", "flow_html", "new_flow_figure", "update_flow"]
 
 _PLANS = ("fused", "unfused")
-MIN_WIDTH_PX = 620
+MIN_WIDTH_PX = 560
 _UNITS = 1000.0  # width of the stretched inner drawing, in its own units
 _NODE_W = 9.0  # node width, inner units
 _LABEL_H = 40  # room above each node for its three label lines, px
@@ -128,7 +128,7 @@ def _svg(d: dict[str, Any], geo: dict[str, Any]) -> str:
     x, y, h, height = geo["x"], geo["y"], geo["h"], geo["height"]
     last = max(n["column"] for n in nodes)
     parts = [f'<svg class="ks-sankey" width="100%" height="{height:.0f}" '
-             f'style="min-width:{MIN_WIDTH_PX}px; display:block; font-size:10.5px;" '
+             f'style="min-width:{MIN_WIDTH_PX}px; display:block; font-size:10px;" '
              f'xmlns="http://www.w3.org/2000/svg">',
              f'<svg x="0" y="0" width="100%" height="{height:.0f}" viewBox="0 0 {_UNITS:.0f} {height:.0f}" '
              f'preserveAspectRatio="none">']

@@ -19,8 +19,8 @@ def new_roofline_figure() -> Any:
     fig.add_scatter(mode="markers+text", name="plans", textposition="top center", cliponaxis=False,
                     marker={"size": 11, "color": ["#e8590c"]}, hoverinfo="text")
     fig.update_layout(height=400, margin={"l": 60, "r": 20, "t": 36, "b": 50}, showlegend=False,
-                      xaxis={"type": "log", "tickmode": "array", "showgrid": True, "minor": {"ticks": "inside"}},
-                      yaxis={"type": "log", "tickmode": "array", "showgrid": True, "minor": {"ticks": "inside"}},
+                      xaxis={"type": "log", "tickmode": "array", "showgrid": True},
+                      yaxis={"type": "log", "tickmode": "array", "showgrid": True},
                       title={"x": 0.0, "xanchor": "left", "font": {"size": 13}})
     return fig
 

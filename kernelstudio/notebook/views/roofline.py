@@ -80,7 +80,8 @@ def roofline_data(design: Any) -> dict[str, Any]:
                 "xanchor": xanchor, "yanchor": yanchor, "hover": hover}
 
     labels = {
-        "peak": label(peak_label, x_hi, peak, "right", "bottom", f"{peak_label}: {peak_source}"),
+        # above the roof, ending at the ridge: left of it the slope runs below, so the text has room
+        "peak": label(peak_label, ridge, peak, "right", "bottom", f"{peak_label}: {peak_source}"),
         "hbm": label(hbm_label, x_bw, x_bw * bw / 1e12, "left", "top", f"{hbm_label}: {hbm_source}"),
         "ridge": label(ridge_label, ridge, peak, "left", "top", f"{ridge_label}: below this intensity the HBM "
                        "bandwidth bounds the throughput, above it the cube's peak"),
