@@ -32,7 +32,7 @@ def new_flow_figure() -> Any:
     """An ipywidgets box of two HTML views (fused, unfused); `update_flow` fills them."""
     import ipywidgets as W
 
-    box = W.VBox([W.HTML(layout=W.Layout(width="100%")) for _ in _PLANS], layout=W.Layout(width="100%"))
+    box = W.VBox([W.HTML() for _ in _PLANS])
     box.add_class("ks-flow")
     return box
 
@@ -85,7 +85,7 @@ def flow_html(plan: str, d: dict[str, Any] | None, per_byte: float) -> str:
     geo = _layout(d, per_byte)
     svg = _svg(d, geo)
     return (f'<div class="ks-flow-plan" data-plan="{plan}" style="{_CSS} margin:6px 0 10px;">{head}'
-            f'<div style="overflow-x:auto;">{svg}</div></div>')
+            f'<div style="overflow-x:auto; padding-right:6px;">{svg}</div></div>')
 
 
 def _layout(d: dict[str, Any], per_byte: float) -> dict[str, Any]:
