@@ -246,7 +246,8 @@ def test_dag_box_fits_by_default_and_zooms(designs):
     w, h = (float(x) for x in re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"', svg).groups())
     fit = R.dag_html(svg)
     head = fit[:fit.index(">", fit.index("<svg")) + 1]
-    assert 'width="100%"' in head and "max-height:75vh" in head and "pt" not in head.split("viewBox")[0]
+    assert 'width="100%"' in head and "max-height:75vh" in head and f"max-width:{w:.0f}pt" in head
+    assert not re.search(r'\swidth="[\d.]+pt"', head)  # Graphviz's fixed size is gone
     assert "overflow:hidden" in fit[:fit.index("<svg")]
     big = R.dag_html(svg, 2.0)
     assert f'width="{2 * w:.0f}pt" height="{2 * h:.0f}pt"' in big and "overflow:auto" in big

@@ -26,12 +26,14 @@ def diff_html(diff: list[tuple[str, str]]) -> str:
 
 def dag_html(svg: str, zoom: float | None = None) -> str:
     """The DAG's SVG in its box: fitted (`zoom` None: the whole graph scaled to the box's width, and down to
-    75 % of the window's height when it is taller) or at `zoom` times its natural size, scrolling."""
+    75 % of the window's height when it is taller; never past its natural size) or at `zoom` times its
+    natural size, scrolling."""
+    w, h = _natural_size(svg)
     if zoom is None:
-        size = 'width="100%" height="100%" style="display:block; width:100%; height:auto; max-height:75vh;"'
+        size = (f'width="100%" height="100%" style="display:block; margin:auto; width:100%; height:auto; '
+                f'max-width:{w:.0f}pt; max-height:75vh;"')
         box = "overflow:hidden;"
     else:
-        w, h = _natural_size(svg)
         size = f'width="{w * zoom:.0f}pt" height="{h * zoom:.0f}pt" style="display:block; margin:auto;"'
         box = "max-height:75vh; overflow:auto;"
     sized = _SVG_SIZE.sub(f"<svg {size}", svg, count=1)
