@@ -81,10 +81,11 @@ def flow_html(plan: str, d: dict[str, Any] | None, per_byte: float) -> str:
     head = (f'<div style="font-size:13px;">{title}</div>'
             f'<div style="font-size:11px; color:#555; margin-bottom:4px;">{html.escape(sub)}</div>')
     if d is None or not d["nodes"]:
-        return f'<div class="ks-flow-plan" data-plan="{plan}" style="{_CSS} margin:6px 0;">{head}</div>'
+        return (f'<div class="ks-flow-plan" data-plan="{plan}" style="{_CSS} white-space:normal; margin:6px 0;">'
+                f'{head}</div>')
     geo = _layout(d, per_byte)
     svg = _svg(d, geo)
-    return (f'<div class="ks-flow-plan" data-plan="{plan}" style="{_CSS} margin:6px 0 10px;">{head}'
+    return (f'<div class="ks-flow-plan" data-plan="{plan}" style="{_CSS} white-space:normal; margin:6px 0 10px;">{head}'
             f'<div style="overflow-x:auto; padding-right:6px;">{svg}</div></div>')
 
 
