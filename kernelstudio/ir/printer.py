@@ -68,18 +68,33 @@ def _kernel_of(g: Graph, clusters: Sequence[tuple]) -> dict[Node, int]:
     return owner
 
 
+def _constants_join_their_users(g: Graph, owner: dict[Node, int]) -> None:
+    """A constant no cluster lists is drawn in the kernel of its first user (in topological order): it is an
+    immediate of that kernel's code, and left outside it would open a second cluster of its composite."""
+    users: dict[Node, list[Node]] = {}
+    for n in g.nodes:
+        for i in n.inputs:
+            users.setdefault(i, []).append(n)
+    for n in g.nodes:
+        if n.op is Op.CONST and n not in owner:
+            k = next((owner[u] for u in users.get(n, ()) if u in owner), None)
+            if k is not None:
+                owner[n] = k
+
+
 def to_dot(outputs: object, *, clusters: Sequence[tuple] = ()) -> str:
     """Graphviz DOT text of the graph of `outputs`.
 
     Nodes show name, op, shape and dtype and are filled by the unit that runs them (cube, vector,
     scalar, leaf; see the legend). Composite calls are dashed clusters. `clusters` are optional
     ``(kernel name, nodes)`` or ``(kernel name, nodes, tooltip)`` groups (the fusion pass passes its
-    kernels); composite clusters nest inside them.
+    kernels); composite clusters nest inside them, and a constant joins the kernel of its first user.
     """
     nodes, _ = as_nodes(outputs)
     g = Graph(nodes)
     comps = composite_labels(g)
     owner = _kernel_of(g, clusters)
+    _constants_join_their_users(g, owner)
     outs = set(nodes)
     # group: kernel index (None: top level) -> composite (None: loose) -> nodes in topo order
     groups: dict[int | None, dict[Composite | None, list[Node]]] = {None: {}}
@@ -90,7 +105,7 @@ def to_dot(outputs: object, *, clusters: Sequence[tuple] = ()) -> str:
 
     lines = [
         "digraph kernelstudio {",
-        '  graph [rankdir=TB, fontname="Helvetica", fontsize=10, newrank=true];',
+        '  graph [rankdir=TB, fontname="Helvetica", fontsize=10, newrank=true, ranksep=0.35, nodesep=0.25];',
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];',
         '  edge [color="#555555", arrowsize=0.6];',
     ]

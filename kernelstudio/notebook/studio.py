@@ -95,7 +95,7 @@ class Studio(W.VBox):
         self.cards = W.HTML()
         self.changed = W.HTML()
         self.capacity = W.HTML()
-        self.dag = W.HTML()
+        self.dag = R.new_dag_view()
         self.flow = R.new_flow_figure()
         self.timeline_view = TimelineView()  # controls, legend, figure and the "why units idle" table
         self.timeline = self.timeline_view.figure
@@ -259,9 +259,9 @@ class Studio(W.VBox):
         self.changed.value = R.changed_html(data["changed"])
         self.capacity.value = R.capacity_html(data["capacity"])
         try:
-            self.dag.value = R.dag_html(V.render_svg(data["dag_dot"]))
+            R.update_dag(self.dag, V.render_svg(data["dag_dot"]))
         except KernelStudioError as e:
-            self.dag.value = f"<pre>{e}</pre>"
+            R.update_dag(self.dag, None, str(e))
         R.update_flow(self.flow, data["flow"])
         self.timeline_view.update(data, sim=d.sim, unfused=d.unfused_sim)
         R.update_roofline(self.roofline, data["roofline"])

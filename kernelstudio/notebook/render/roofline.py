@@ -1,4 +1,4 @@
-"""The roofline figure."""
+"""The roofline figure: roofs with their values as labels, the ridge marked, the plans as points."""
 
 from __future__ import annotations
 
@@ -6,34 +6,46 @@ from typing import Any
 
 __all__ = ["new_roofline_figure", "update_roofline"]
 
+_POINT_COLORS = {"fused plan": "#e8590c", "unfused plan": "#868e96"}
+
 
 def new_roofline_figure() -> Any:
     import plotly.graph_objects as go
 
     fig = go.FigureWidget()
-    fig.add_scatter(mode="lines", name="roof", line={"color": "#495057"}, hoverinfo="text")
-    fig.add_scatter(mode="markers+text", name="plans", textposition="top center",
+    fig.add_scatter(mode="lines", name="roof", line={"color": "#495057", "width": 2}, hoverinfo="text")
+    fig.add_scatter(mode="lines+markers", name="ridge", line={"color": "#adb5bd", "width": 1, "dash": "dot"},
+                    marker={"size": [0, 9], "color": "#495057", "symbol": "diamond"}, hoverinfo="text")
+    fig.add_scatter(mode="markers+text", name="plans", textposition="top center", cliponaxis=False,
                     marker={"size": 11, "color": ["#e8590c"]}, hoverinfo="text")
-    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 30, "b": 40}, showlegend=False,
-                      xaxis={"type": "log", "title": "flops per compulsory GM byte"},
-                      yaxis={"type": "log", "title": "TFLOPS"})
+    fig.update_layout(height=400, margin={"l": 60, "r": 20, "t": 36, "b": 50}, showlegend=False,
+                      xaxis={"type": "log", "tickmode": "array", "showgrid": True},
+                      yaxis={"type": "log", "tickmode": "array", "showgrid": True},
+                      title={"x": 0.0, "xanchor": "left", "font": {"size": 13}})
     return fig
 
 
 def update_roofline(fig: Any, rf: dict[str, Any]) -> None:
-    pts = rf["points"]
-    xs = [p["intensity"] for p in pts if p["intensity"] > 0] or [1.0]
-    lo, hi = min(min(xs) / 4, rf["ridge"] / 100), max(max(xs) * 4, rf["ridge"] * 10)
-    bw_t = rf["hbm_bytes_per_s"] / 1e12
-    roof_x = [lo, rf["ridge"], hi]
-    roof_y = [lo * bw_t, rf["peak_tflops"], rf["peak_tflops"]]
+    """Redraw from `views.roofline_data`."""
+    pts = [p for p in rf["points"] if p["intensity"] > 0 and p["tflops"] > 0]  # a log axis has no zero
+    lb = rf["labels"]
     with fig.batch_update():
-        fig.data[0].update(x=roof_x, y=roof_y, hovertext=[
-            f"HBM {rf['hbm_bytes_per_s'] / 1e9:,.0f} GB/s ({rf['hbm_source']})",
-            f"ridge {rf['ridge']:.0f} flops/B", f"{rf['peak_dtype']} cube peak {rf['peak_tflops']:.1f} TFLOPS"])
-        fig.data[1].update(x=[max(p["intensity"], 1e-3) for p in pts], y=[max(p["tflops"], 1e-6) for p in pts],
+        fig.data[0].update(x=rf["roof"]["x"], y=rf["roof"]["y"],
+                           hovertext=[lb["hbm"]["hover"], lb["ridge"]["hover"], lb["peak"]["hover"]])
+        fig.data[1].update(x=rf["ridge_line"]["x"], y=rf["ridge_line"]["y"], hovertext=["", lb["ridge"]["hover"]])
+        fig.data[2].update(x=[p["intensity"] for p in pts], y=[p["tflops"] for p in pts],
                            text=[p["label"] for p in pts],
-                           marker_color=["#e8590c" if p["label"] == "fused plan" else
-                                         ("#868e96" if p["label"] == "unfused plan" else "#1c7ed6") for p in pts],
-                           hovertext=[f"{p['label']}: {p['tflops']:.2f} TFLOPS, {p['intensity']:.1f} flops/B, "
+                           marker_color=[_POINT_COLORS.get(p["label"], "#1c7ed6") for p in pts],
+                           hovertext=[f"{p['label']}: {p['tflops']:.2f} TFLOPS, {p['intensity']:,.1f} FLOP/B, "
                                       f"{p['time_us']:.2f} us" for p in pts])
+        fig.layout.xaxis.update(title={"text": rf["x_title"]}, range=rf["x_range"],
+                                tickvals=rf["x_ticks"]["vals"], ticktext=rf["x_ticks"]["text"])
+        fig.layout.yaxis.update(title={"text": rf["y_title"]}, range=rf["y_range"],
+                                tickvals=rf["y_ticks"]["vals"], ticktext=rf["y_ticks"]["text"])
+        fig.layout.annotations = [
+            {"x": a["x_log10"], "y": a["y_log10"], "xref": "x", "yref": "y", "text": a["text"],
+             "hovertext": a["hover"], "showarrow": False, "xanchor": a["xanchor"], "yanchor": a["yanchor"],
+             "xshift": 5 if a["xanchor"] == "left" else 0, "yshift": -3 if a["yanchor"] == "top" else 2,
+             "font": {"size": 11, "color": "#343a40"}} for a in lb.values()]
+        fig.layout.title.text = (f"fused plan: roofline bound {rf['bound_us']:.2f} us ({rf['limiter'] or 'no'} "
+                                 f"limit), efficiency {rf['efficiency']:.1%}")

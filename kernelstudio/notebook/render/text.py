@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 from .base import MONO as _MONO
 
@@ -23,7 +24,27 @@ def diff_html(diff: list[tuple[str, str]]) -> str:
             f'line-height:1.35; {_MONO}">{lines}</pre></div>')
 
 
-def dag_html(svg: str) -> str:
-    """The DAG's SVG in a scrolling box (big graphs keep their readable size)."""
-    return f'<div class="ks-dag" style="max-height:640px; overflow:auto;">{svg}</div>'
+def dag_html(svg: str, zoom: float | None = None) -> str:
+    """The DAG's SVG in its box: fitted (`zoom` None: the whole graph scaled to the box's width, and down to
+    75 % of the window's height when it is taller; never past its natural size) or at `zoom` times its
+    natural size, scrolling."""
+    w, h = _natural_size(svg)
+    if zoom is None:
+        size = (f'width="100%" height="100%" style="display:block; margin:auto; width:100%; height:auto; '
+                f'max-width:{w:.0f}pt; max-height:75vh;"')
+        box = "overflow:hidden;"
+    else:
+        size = f'width="{w * zoom:.0f}pt" height="{h * zoom:.0f}pt" style="display:block; margin:auto;"'
+        box = "max-height:75vh; overflow:auto;"
+    sized = _SVG_SIZE.sub(f"<svg {size}", svg, count=1)
+    return f'<div class="ks-dag" style="{box} width:100%;">{sized}</div>'
 
+
+_SVG_SIZE = re.compile(r'<svg\s+width="[^"]*"\s+height="[^"]*"')
+_VIEWBOX = re.compile(r'viewBox="([-\d.]+) ([-\d.]+) ([\d.]+) ([\d.]+)"')
+
+
+def _natural_size(svg: str) -> tuple[float, float]:
+    """Graphviz's drawing size in points, from the SVG's viewBox."""
+    m = _VIEWBOX.search(svg)
+    return (float(m.group(3)), float(m.group(4))) if m else (600.0, 400.0)

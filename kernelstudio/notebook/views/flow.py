@@ -1,5 +1,21 @@
-"""Memory flow: bytes per edge HBM -> GM (L2) -> L1 -> L0A/L0B -> L0C -> workspace/UB -> GM -> HBM, as
-Sankey data. What leaves "GM in" beyond what HBM fed it was served by L2."""
+"""Memory flow: the simulator's traffic as a balanced Sankey, from HBM and L2 through the core's buffers
+back to L2 and HBM.
+
+The simulator (sim/simulate.py, sim/l2.py) counts every GM move once, by the edge it takes ("GM->L1",
+"L0C->WS", "UB->GM", ...), and splits the GM reads into L2 hits and HBM misses ("HBM->L2") and the GM writes
+into what L2 writes back to HBM ("L2->HBM", every written byte but the workspaces') and what stays in L2.
+The Sankey draws exactly that:
+
+    HBM (misses) ┐                                   ┌ HBM (written back)
+                 ├ GM read ─ L1 ─ L0A/L0B ─ L0C ─ …  ┤
+    L2 (hits)   ─┘        └──────── UB ──── GM write ┘ L2 (kept)
+
+A node that only moves data (GM read, GM write, L0A, L0B) sends out what it takes in, byte for byte. Three
+kinds of node may not, and say why in their hover: L1 (a tile loaded once is moved to L0A/L0B again for
+every tile that reuses it; img2col expands overlapping windows), L0C (Mmad reads the operand tiles and
+accumulates them along k into fewer result bytes) and UB (the vector units read inputs and write results of
+another size). The GM workspace of a mixed kernel (cube -> vector hand-off) is written and read back in L2.
+"""
 
 from __future__ import annotations
 
@@ -9,62 +25,145 @@ from .style import TIER_COLORS
 
 __all__ = ["flow_data", "sankey_data"]
 
-# traffic edge name -> (source node, target node); GM appears twice so the flow reads left to right
-_NODES = ("HBM (reads)", "GM in", "L1", "L0A", "L0B", "L0C", "workspace", "UB", "GM out", "HBM (writes)")
-_EDGE = {
-    "HBM->L2": ("HBM (reads)", "GM in"), "L2->HBM": ("GM out", "HBM (writes)"),
-    "GM->L1": ("GM in", "L1"), "L1->L0A": ("L1", "L0A"), "L1->L0B": ("L1", "L0B"),
-    "L0C->WS": ("L0C", "workspace"), "L0C->GM": ("L0C", "GM out"), "WS->UB": ("workspace", "UB"),
-    "GM->UB": ("GM in", "UB"), "UB->GM": ("UB", "GM out"), "L0C->L1": ("L0C", "L1"), "L0C->UB": ("L0C", "UB"),
-    "UB->UB": ("UB", "UB"),
+# node name -> (colour key, kind); kinds: source, sink, move (balanced), reuse (L1), compute (L0C, UB), store
+_NODE_KIND = {
+    "HBM (read)": ("GM", "source"), "L2 (read)": ("L2", "source"), "GM read": ("L2", "move"),
+    "L1": ("L1", "reuse"), "L0A": ("L0A", "move"), "L0B": ("L0B", "move"), "L0C": ("L0C", "compute"),
+    "workspace": ("WS", "store"), "UB": ("UB", "compute"), "GM write": ("L2", "move"),
+    "HBM (written back)": ("GM", "sink"), "L2 (kept)": ("L2", "sink"),
 }
-_COLOR_KEY = {"GM in": "L2", "GM out": "L2", "workspace": "WS", "HBM (reads)": "GM", "HBM (writes)": "GM"}
+_ORDER = tuple(_NODE_KIND)
+_SHORT = {"HBM (read)": "HBM", "L2 (read)": "L2", "HBM (written back)": "HBM", "L2 (kept)": "L2"}
+_MMAD = "read by Mmad"
 
 
-def sankey_data(traffic: dict[str, int], mmad_out_bytes: int = 0) -> dict[str, Any]:
-    """Sankey nodes and links (bytes) for one plan's traffic; unknown edges keep their own names.
+def _src_node(tier: str) -> str:
+    return {"GM": "GM read", "WS": "workspace"}.get(tier, tier)
 
-    When the plan has cube work (`mmad_out_bytes` > 0), L0A and L0B also get a "read by Mmad" link to
-    L0C (the operand bytes the cube consumed; not a data move, so not in `total_bytes`)."""
-    nodes: list[str] = []
-    index: dict[str, int] = {}
 
-    def node(name: str) -> int:
-        if name not in index:
-            index[name] = len(nodes)
-            nodes.append(name)
-        return index[name]
+def _dst_node(tier: str) -> str:
+    return {"GM": "GM write", "WS": "workspace"}.get(tier, tier)
 
-    for n in _NODES:
-        node(n)
-    links = []
-    for edge, nbytes in traffic.items():
-        if nbytes <= 0:
+
+def _b(n: int) -> str:
+    return f"{n:,} B"
+
+
+def sankey_data(traffic: dict[str, int], cube_flops: int = 0) -> dict[str, Any]:
+    """Sankey nodes and links (bytes) of one plan's traffic (`SimResult.traffic`); `cube_flops` names the
+    Mmad work in L0C's hover.
+
+    Returns {"nodes": [{name, short, kind, color, in, out, balanced, hover, column}], "links": [{edge, source,
+    target, bytes, hover}], "total_bytes": the data moves (traffic without the HBM legs), "within": bytes a
+    tier copies to itself (not drawn)}. Every "move" node has in == out; the others say in their hover why
+    not. Links into L0C from L0A/L0B ("read by Mmad") are the operand tiles the cube consumes, not moves."""
+    moves = {e: int(b) for e, b in traffic.items() if b > 0 and e not in ("HBM->L2", "L2->HBM")}
+    links: list[dict[str, Any]] = []
+    within: dict[str, int] = {}
+
+    def link(edge: str, src: str, dst: str, nbytes: int, hover: str) -> None:
+        if nbytes > 0:
+            links.append({"edge": edge, "src": src, "dst": dst, "bytes": nbytes, "hover": hover})
+
+    for edge, nbytes in moves.items():
+        a, _, b = edge.partition("->")
+        if a == b or not b:  # a copy inside one tier: no edge to draw
+            within[a or edge] = within.get(a or edge, 0) + nbytes
             continue
-        src, dst = _EDGE.get(edge, tuple(edge.split("->", 1)) if "->" in edge else (edge, "?"))
-        links.append({"edge": edge, "source": node(src), "target": node(dst), "bytes": int(nbytes)})
-    if mmad_out_bytes > 0:
-        a = traffic.get("L1->L0A", 0)
-        b = traffic.get("L1->L0B", 0)
-        for src, share in (("L0A", a), ("L0B", b)):
-            if share and a + b:
-                links.append({"edge": f"{src}->L0C (read by Mmad)", "source": node(src), "target": node("L0C"),
-                              "bytes": int(share)})
-    used = {x for lk in links for x in (lk["source"], lk["target"])}
-    colors = [TIER_COLORS.get(_COLOR_KEY.get(n, n), "#adb5bd") for n in nodes]
-    return {"nodes": nodes, "colors": colors, "links": links, "used": sorted(used),
-            "total_bytes": sum(lk["bytes"] for lk in links if "Mmad" not in lk["edge"])}
+        what = {"WS": "the workspace (GM, held in L2)", "GM": "GM"}
+        link(edge, _src_node(a), _dst_node(b), nbytes, f"{edge}: {_b(nbytes)} moved "
+             f"from {what.get(a, a)} to {what.get(b, b)}")
+    reads = sum(lk["bytes"] for lk in links if lk["src"] == "GM read")
+    writes = sum(lk["bytes"] for lk in links if lk["dst"] == "GM write")
+    misses = int(traffic.get("HBM->L2", 0))
+    back = int(traffic.get("L2->HBM", 0))
+    link("HBM->L2", "HBM (read)", "GM read", misses, f"GM reads that miss L2: {_b(misses)} from HBM (through L2)")
+    link("L2 hit", "L2 (read)", "GM read", reads - misses,
+         f"GM reads that hit L2: {_b(reads - misses)} ({_pct(reads - misses, reads)} of {_b(reads)} read; "
+         "the workspace's reads are drawn at the workspace node)")
+    link("L2->HBM", "GM write", "HBM (written back)", back,
+         f"GM writes L2 writes back to HBM: {_b(back)} (L2 is write-back; every written byte but the "
+         "workspaces' reaches HBM)")
+    link("L2 kept", "GM write", "L2 (kept)", writes - back, f"GM writes that stay in L2: {_b(writes - back)}")
+    into_l0c = sum(lk["bytes"] for lk in links if lk["src"] == "L0C")
+    if into_l0c:  # the cube ran: what L0A and L0B received, Mmad consumed
+        for tile in ("L0A", "L0B"):
+            got = sum(lk["bytes"] for lk in links if lk["dst"] == tile)
+            link(f"{tile}->L0C ({_MMAD})", tile, "L0C", got, f"{tile} -> L0C: Mmad reads the {_b(got)} of operand "
+                 f"tiles MTE1 loaded into {tile}")
+    nodes = _nodes(links, within, cube_flops)
+    index = {n["name"]: i for i, n in enumerate(nodes)}
+    for lk in links:
+        lk["source"], lk["target"] = index[lk.pop("src")], index[lk.pop("dst")]
+    _columns(nodes, links)
+    return {"nodes": nodes, "links": links, "within": within,
+            "total_bytes": sum(moves.values()), "gm_read_bytes": reads, "gm_write_bytes": writes}
 
 
-def flow_data(design: Any) -> dict[str, Any]:
-    """Sankey data of the fused plan and (when compared) the unfused plan, side by side."""
-    out: dict[str, Any] = {"fused": None, "unfused": None}
-    for plan, sim in (("fused", design.sim), ("unfused", design.unfused_sim)):
-        if sim is not None:
-            out[plan] = sankey_data(sim.traffic, _l0c_bytes(sim.traffic))
-            out[plan]["gm_bytes"] = sim.metrics["gm_bytes"]  # HBM + L2 side of GM, as the cards show
+def _columns(nodes: list[dict[str, Any]], links: list[dict[str, Any]]) -> None:
+    """Each node's column, left to right: its longest path from a source; the sinks share the last column."""
+    col = [0] * len(nodes)
+    for _ in nodes:  # the flow is acyclic: len(nodes) relaxations settle every longest path
+        for lk in links:
+            col[lk["target"]] = max(col[lk["target"]], col[lk["source"]] + 1)
+    last = max(col, default=0)
+    for i, n in enumerate(nodes):
+        n["column"] = last if n["kind"] == "sink" else col[i]
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f} %" if whole else "0 %"
+
+
+def _nodes(links: list[dict[str, Any]], within: dict[str, int], cube_flops: int) -> list[dict[str, Any]]:
+    names = [n for n in _ORDER if any(n in (lk["src"], lk["dst"]) for lk in links)]
+    names += sorted({x for lk in links for x in (lk["src"], lk["dst"])} - set(names))
+    out = []
+    for name in names:
+        got = sum(lk["bytes"] for lk in links if lk["dst"] == name)
+        sent = sum(lk["bytes"] for lk in links if lk["src"] == name)
+        key, kind = _NODE_KIND.get(name, (name, "move"))
+        balanced = kind in ("source", "sink") or got == sent
+        hover = _hover(name, kind, got, sent, cube_flops)
+        if name in within:
+            hover += f"; plus {_b(within[name])} copied within {name} (not drawn)"
+        out.append({"name": name, "short": _SHORT.get(name, name), "kind": kind, "in": got, "out": sent,
+                    "balanced": balanced, "hover": hover,
+                    "color": TIER_COLORS.get(key, "#adb5bd")})
     return out
 
 
-def _l0c_bytes(traffic: dict[str, int]) -> int:
-    return traffic.get("L0C->WS", 0) + traffic.get("L0C->GM", 0) + traffic.get("L0C->L1", 0)
+def _hover(name: str, kind: str, got: int, sent: int, cube_flops: int) -> str:
+    if kind == "source":
+        return f"{name}: {_b(sent)} read" + (" (L2 misses)" if name.startswith("HBM") else " (L2 hits)")
+    if kind == "sink":
+        return f"{name}: {_b(got)} written"
+    flow = f"{name}: {_b(got)} in, {_b(sent)} out"
+    if got == sent:
+        return flow
+    if name == "L1":
+        return (f"{flow}: L1 keeps what MTE2 loaded and MTE1 moves it to L0A/L0B {sent / got:.2f} times on "
+                "average (a tile loaded once is moved again for every tile that reuses it; img2col also "
+                "expands a convolution's overlapping windows)") if got else flow
+    if name == "L0C":
+        return (f"{flow}: Mmad reads the L0A/L0B operand tiles and accumulates them along k "
+                f"({cube_flops:,} flops) into the result tiles that leave L0C, so in and out differ")
+    if name == "UB":
+        return (f"{flow}: the vector units compute in UB, so in and out differ (several inputs make one "
+                "output, a reduction shrinks its rows, a cast changes the element size)")
+    if name == "workspace":
+        return f"{flow}: the vector side reads the cube's hand-off {sent / got:.2f} times" if got else flow
+    return f"{flow} (unbalanced)"
+
+
+def flow_data(design: Any) -> dict[str, Any]:
+    """Sankey data of the fused plan and (when compared) the unfused plan, with the simulator's GM totals."""
+    out: dict[str, Any] = {"fused": None, "unfused": None}
+    for plan, sim in (("fused", design.sim), ("unfused", design.unfused_sim)):
+        if sim is not None:
+            d = sankey_data(sim.traffic, sim.metrics.get("cube_flops", 0))
+            m = sim.metrics
+            d.update(gm_bytes=m["gm_bytes"], hbm_bytes=m["hbm_bytes"], l2_bytes=m["l2_bytes"],
+                     l2_hit_ratio=m["l2_hit_ratio"], kernels=len(sim.kernels))
+            out[plan] = d
+    return out
