@@ -74,6 +74,9 @@ def run_cell(source: str, *, name: str, user_ns: Mapping[str, Any] | None = None
     """Run `source` with the DSL preloaded over `user_ns` (DSL names win), knobs set to `values`.
 
     `strict=False` tolerates values for knobs this run does not reach (a knob inside an `if`)."""
+    if not isinstance(source, str):
+        raise CellError(f"design {name}: the cell body must be text (Python source), got {type(source).__name__}",
+                        kind="TypeError", cause=None, lineno=None, line="")
     filename = f"<ascend_kernel {name}>"
     # the notebook's variables (an earlier cell's `out` or `s` would be taken for this cell's)
     ns: dict[str, Any] = {k: v for k, v in (user_ns or {}).items()

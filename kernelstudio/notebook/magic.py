@@ -41,6 +41,8 @@ class MagicArgs:
 
 def parse_args(line: str) -> MagicArgs:
     """NAME and flags of the magic line; a bad line raises `MagicUsageError` with the usage."""
+    if not isinstance(line, str):
+        raise MagicUsageError(f"the magic line must be text, got {type(line).__name__}; usage: {USAGE}")
     try:
         toks = shlex.split(line)
     except ValueError as e:

@@ -218,8 +218,8 @@ def make_runner(executor: Any, build_fn: Callable[[], Any], target: Any) -> tupl
     concurrent.futures Executor; a dask.distributed Client) and a note when it had to fall back."""
     if isinstance(executor, str) and executor in ("inline", "serial"):
         return InlineRunner(build_fn, target), ""
-    if not (executor is None or executor == "process" or isinstance(executor, cf.Executor)
-            or _is_dask_client(executor)):
+    if not (executor is None or (isinstance(executor, str) and executor == "process")
+            or isinstance(executor, cf.Executor) or _is_dask_client(executor)):
         raise TuneError(f"tune: executor must be None (a local process pool), 'process', 'inline', a "
                         f"concurrent.futures Executor or a dask.distributed Client, got {executor!r}")
     import cloudpickle
@@ -229,7 +229,7 @@ def make_runner(executor: Any, build_fn: Callable[[], Any], target: Any) -> tupl
         cloudpickle.loads(payload)
     except Exception as e:  # noqa: BLE001 - any pickling failure means: evaluate here
         why = f"{type(e).__name__}: {str(e)[:120]}"
-        if executor is None or executor == "process":
+        if executor is None or isinstance(executor, str):
             return InlineRunner(build_fn, target), (f"the build function cannot be pickled ({why}), so every "
                                                      "configuration was evaluated in this process")
         raise TuneError(f"tune: the build function cannot be pickled ({why}) to send to {executor!r}; make it a "

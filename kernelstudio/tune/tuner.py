@@ -33,7 +33,7 @@ def _check_args(budget: Any, strategy: Any, seed: Any) -> None:
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
         raise TuneError(f"tune: budget is the number of configurations to evaluate, a positive int; got {budget!r}; "
                         "try budget=32")
-    if strategy not in STRATEGIES:
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
         raise TuneError(f"tune: unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise TuneError(f"tune: seed must be an int (or None), got {seed!r}")
@@ -50,6 +50,8 @@ def tune(build_fn: Callable[[], Any], target: str | HardwareProfile = DEFAULT_TA
     this process, a concurrent.futures Executor or a dask.distributed Client. `db`: the design database
     file (default `$KS_DESIGN_DB` or ~/.cache/kernelstudio/designs.sqlite; False: none)."""
     _check_args(budget, strategy, seed)
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise TuneError(f"tune: name must be a non-empty string (the design's name in the database), got {name!r:.60}")
     if not isinstance(target, HardwareProfile):
         get_profile(target)  # an unknown name is a TargetError naming the known ones
     t0 = time.perf_counter()
