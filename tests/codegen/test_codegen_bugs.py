@@ -178,3 +178,20 @@ def test_a_row_statistic_of_one_column_rows_stays_block_aligned(shape: tuple[int
     cols = [b for k in prog.kernels for b in k.buffers if b.name.endswith("_col")]
     assert cols and all(b.cols * ks.ir.itemsize(b.dtype) == 32 for b in cols), cols
     three_way(out, prog, twin_cache)
+
+
+@pytest.mark.parametrize("op", ["leaky_relu", "abs"])
+@pytest.mark.parametrize("shape, dtype", [((7,), "float16"), ((128,), "float32"), ((3, 1), "float16"),
+                                          ((2, 3, 5), "float32")])
+def test_leaky_relu_and_abs_of_small_tensors_compile_and_agree(op: str, shape: tuple[int, ...], dtype: str,
+                                                             twin_cache: Path) -> None:
+    """The random kernels that once failed to compile ("main.cpp: expected primary-expression") were
+    leaky_relu / abs of 1-D tensors: the empty `rows = ;` above (before its fix, leaky_relu of a (7,) tensor
+    failed with exactly "main.cpp:27:26: error: expected primary-expression"). 1-D, one-column and 3-D shapes."""
+    from .reference import three_way
+
+    x = ks.placeholder(shape, dtype, name="x")
+    out = ks.leaky_relu(x, 0.1) if op == "leaky_relu" else ks.abs(x)
+    prog = ks.lower(ks.create_schedule(out), target="ascend910b2")
+    assert "= ;" not in ks.codegen(prog).files["main.cpp"]
+    three_way(out, prog, twin_cache)
