@@ -100,6 +100,8 @@ class Studio(W.VBox):
         self.timeline_view = TimelineView()  # controls, legend, figure and the "why units idle" table
         self.timeline = self.timeline_view.figure
         self.roofline = R.new_roofline_figure()
+        for fig in (self.timeline, self.roofline):  # responsive: the labextension autosizes them
+            fig._config = {**fig._config, "responsive": True}  # to their cell's width (labextension/src/fit.ts)
         self.pass_pick = W.Dropdown(description="IR after", layout=W.Layout(width="auto"))  # a pass, or an analysis
         self.pass_view = W.HTML()
         self.file_pick = W.ToggleButtons(style={"button_width": "auto"})

@@ -9,16 +9,51 @@
  * unknown here.
  */
 
-import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ILabShell, ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { IEditorServices } from '@jupyterlab/codeeditor';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { PUSH_TARGET, SYNC_TARGET, SyncRequest, VERSION, parseMessage } from './messages';
+import { FigureFitter } from './fit';
 import { AscendCodePanel } from './panel';
 import { PanelStore } from './store';
 
 const OPEN_COMMAND = 'kernelstudio:open-ascend-c';
+/** Below this the notebook is too narrow for a Studio: opening the panel collapses the left sidebar. */
+const COMFORTABLE_NOTEBOOK_PX = 700;
+/** Below this, even with the left sidebar collapsed, the panel does not open by itself. */
+const MIN_NOTEBOOK_PX = 560;
+
+/**
+ * Open the panel by itself, for the first code of a page session, without squeezing the notebook: when
+ * the notebook would be narrower than COMFORTABLE_NOTEBOOK_PX, collapse the left sidebar first (the user
+ * can reopen it); when it would still be narrower than MIN_NOTEBOOK_PX, leave the panel closed (its icon
+ * in the right bar opens it, and the Studio's own Ascend C tab shows the code). Returns whether it opened.
+ */
+function revealPanel(app: JupyterFrontEnd, panel: AscendCodePanel, labShell: ILabShell | null): boolean {
+  const main = labShell?.currentWidget?.node ?? document.querySelector<HTMLElement>('#jp-main-dock-panel');
+  if (labShell === null || main === null || main === undefined) {
+    app.shell.activateById(panel.id);
+    return true;
+  }
+  const rightOpen = !labShell.rightCollapsed;
+  // the panel's width once open: what it had before, else its CSS minimum
+  const panelWidth = Math.max(panel.node.offsetWidth, parseFloat(getComputedStyle(panel.node).minWidth) || 0);
+  const rightNow = rightOpen ? (document.querySelector<HTMLElement>('#jp-right-stack')?.offsetWidth ?? 0) : 0;
+  const notebook = main.offsetWidth + rightNow - panelWidth;
+  if (notebook < COMFORTABLE_NOTEBOOK_PX && !labShell.leftCollapsed) {
+    const left = document.querySelector<HTMLElement>('#jp-left-stack')?.offsetWidth ?? 0;
+    if (notebook + left < MIN_NOTEBOOK_PX) {
+      return false;
+    }
+    labShell.collapseLeft();
+  } else if (notebook < MIN_NOTEBOOK_PX) {
+    return false;
+  }
+  app.shell.activateById(panel.id);
+  return true;
+}
 
 /** Connects every notebook's kernel to the store; one instance per page. */
 class KernelLink {
@@ -98,13 +133,16 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'The "Ascend C" side panel: generated code of the last kernelstudio Studio touched.',
   autoStart: true,
   requires: [INotebookTracker, IEditorServices],
-  optional: [ILayoutRestorer],
+  optional: [ILayoutRestorer, ILabShell],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     editorServices: IEditorServices,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    labShell: ILabShell | null
   ) => {
+    // The Studio's figures follow their cell's width (side panel, window, sidebars, tabs).
+    new FigureFitter();
     const store = new PanelStore();
     const revealCell = (notebook: string, cell: string): boolean => {
       const nb = tracker.find(w => w.id === notebook);
@@ -131,7 +169,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
       if (!revealed) {
         revealed = true;
         if (!panel.isVisible) {
-          app.shell.activateById(panel.id);
+          revealPanel(app, panel, labShell);
         }
       }
     });
