@@ -2,7 +2,8 @@
 
 Mirrored by `labextension/src/messages.ts`: change both together and bump `VERSION`. The kernel pushes
 a `CodeMessage` after every rebuild (and a `WithdrawMessage` for a `--no-panel` re-run); the front end
-sends a `SyncRequest` after every (re)connection and the kernel replays its latest messages.
+sends a `SyncRequest` after every (re)connection and the kernel replays its latest messages. A setting that
+does not build re-sends the last good code with `error` set: the panel marks it "last valid setting".
 """
 
 from __future__ import annotations
@@ -19,16 +20,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "VERSION", "PUSH_TARGET", "SYNC_TARGET", "MAX_MESSAGE_CHARS", "MAX_FILES", "MAX_NAME_CHARS",
-    "CodeMessage", "WithdrawMessage", "SyncRequest", "PanelMessageError",
+    "MAX_ERROR_CHARS", "CodeMessage", "WithdrawMessage", "SyncRequest", "PanelMessageError",
     "message_from_design", "withdraw_message", "why_invalid", "check_message", "is_sync_request",
+    "error_line",
 ]
 
-VERSION = 1
+VERSION = 2                            # 2: CodeMessage.error
 PUSH_TARGET = "kernelstudio.codegen"   # registered by the front end; the kernel opens comms to it
 SYNC_TARGET = "kernelstudio.sync"      # registered by the kernel; the front end asks it for a replay
 MAX_MESSAGE_CHARS = 2_000_000          # JSON characters; larger messages are never sent or shown
 MAX_FILES = 64
 MAX_NAME_CHARS = 200
+MAX_ERROR_CHARS = 300                  # the first line of the error, cut to this
 
 
 class CodeMessage(TypedDict):
@@ -44,6 +47,8 @@ class CodeMessage(TypedDict):
     time_us: float           # predicted time of the fused program
     knobs: dict[str, Any]    # knob name -> value (str, int, float, bool or None)
     files: dict[str, str]    # relative path -> text: op_kernel/<k>.cpp, op_host/<k>_tiling.h, ...
+    error: str               # "" when the code is of the Studio's current setting; else the first line of
+                             # the error that keeps the Studio at this, its last valid setting
 
 
 class WithdrawMessage(TypedDict):
@@ -144,6 +149,9 @@ def why_invalid(data: object) -> str | None:
             what = (f"holds {type(text).__name__}, not text" if _is_name(path) else
                     f"has a path that is not a string of 1 to {MAX_NAME_CHARS} characters")
             return f"file {str(path)[:80]!r} is not path -> text (it {what})"
+    error = data.get("error")
+    if not isinstance(error, str) or len(error) > MAX_ERROR_CHARS or "\n" in error:
+        return f"error is not one line of at most {MAX_ERROR_CHARS} characters"
     return None
 
 
@@ -164,11 +172,18 @@ def is_sync_request(data: object) -> bool:
             and set(data) <= {"version", "kind"})
 
 
+def error_line(message: str | None) -> str:
+    """The first non-empty line of an error message, cut to MAX_ERROR_CHARS ("" for no error)."""
+    line = next((ln.strip() for ln in (message or "").splitlines() if ln.strip()), "")
+    return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS - 1] + "\u2026"
+
+
 def message_from_design(design_name: str, d: Design, knobs: dict[str, Any], cell: str = "",
-                        seq: int = 0) -> CodeMessage:
+                        seq: int = 0, error: str | None = None) -> CodeMessage:
     """The CodeMessage of a built design: its generated files, kernels, target, time and knob values.
 
-    `seq` is normally left at 0: `panel.publish` numbers the messages it sends."""
+    `seq` is normally left at 0: `panel.publish` numbers the messages it sends. `error` is the Studio's
+    error when a newer setting failed to build (its first line is sent) and `d` is the last good design."""
     return CodeMessage(
         version=VERSION,
         kind="code",
@@ -180,6 +195,7 @@ def message_from_design(design_name: str, d: Design, knobs: dict[str, Any], cell
         time_us=float(d.sim.time_us),
         knobs={str(k): _knob_value(v) for k, v in knobs.items()},
         files=dict(d.code.files),
+        error=error_line(error),
     )
 
 

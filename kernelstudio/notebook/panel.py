@@ -117,8 +117,10 @@ def frontend_seen() -> bool:
 
 
 def studio_listener(design: str, cell: str = "") -> Callable[[Any], None]:
-    """A Studio listener that publishes the Studio's design after every rebuild.
+    """A Studio listener that publishes the Studio's design after every rebuild, good or bad.
 
+    After a setting that did not build (`studio.error` set) it re-sends the last good design's code with
+    the error, so the panel marks that code "last valid setting"; the next good build clears the mark.
     A design too large for the panel is logged and skipped: the Studio's own Ascend C tab shows it."""
 
     def listener(studio: Any) -> None:
@@ -126,7 +128,7 @@ def studio_listener(design: str, cell: str = "") -> Callable[[Any], None]:
         if d is None:
             return
         try:
-            publish(message_from_design(design, d, dict(d.knobs), cell))
+            publish(message_from_design(design, d, dict(d.knobs), cell, error=getattr(studio, "error", None)))
         except PanelMessageError as e:
             _log.warning("%s", e)
 

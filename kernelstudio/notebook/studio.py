@@ -243,16 +243,18 @@ class Studio(W.VBox):
     def _fail(self, message: str, overflow: dict[str, Any] | None) -> None:
         self.error = message
         self.banner.value = R.banner_html(message, overflow)
+        for fn in self.listeners:  # the side panel marks its code as the last valid setting
+            fn(self)
 
     # --- views ------------------------------------------------------------------------------------
     def _show(self, d: Any) -> None:
+        self.error = None
         for fn in self.listeners:  # first: the side panel gets the code before the heavier views update
             fn(self)
         data = V.studio_data(d, self._prev, self._files or None, passes=False)
         self._data = data
         self._prev_files, self._files = self._files, data["files"]
         self._prev = d
-        self.error = None
         self.banner.value = ""
         self.header.value = header_html(data["cards"])
         self.plan.value = plan_html(data["cards"])

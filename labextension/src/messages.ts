@@ -3,7 +3,7 @@
  * kernelstudio/notebook/messages.py: change both together and bump VERSION.
  */
 
-export const VERSION = 1;
+export const VERSION = 2;
 /** Comm target the front end registers; the kernel pushes messages to it. */
 export const PUSH_TARGET = 'kernelstudio.codegen';
 /** Comm target the kernel registers; the front end asks it to replay. */
@@ -12,6 +12,8 @@ export const SYNC_TARGET = 'kernelstudio.sync';
 export const MAX_MESSAGE_CHARS = 2_000_000;
 export const MAX_FILES = 64;
 export const MAX_NAME_CHARS = 200;
+/** The error line of a stale message is at most this long. */
+export const MAX_ERROR_CHARS = 300;
 
 /** The generated code of one design after one rebuild. */
 export interface CodeMessage {
@@ -25,6 +27,9 @@ export interface CodeMessage {
   time_us: number;
   knobs: Record<string, string | number | boolean | null>;
   files: Record<string, string>;
+  /** '' when the code is of the Studio's current setting; else the first line of the error that
+   * keeps the Studio at this, its last valid setting. */
+  error: string;
 }
 
 /** Drop a design from the panel (a `--no-panel` re-run). */
@@ -115,6 +120,10 @@ export function whyInvalid(data: unknown): string | null {
     if (!isName(name) || typeof data.files[name] !== 'string') {
       return `file ${JSON.stringify(name).slice(0, 80)} is not path -> text`;
     }
+  }
+  const error = data.error;
+  if (typeof error !== 'string' || error.length > MAX_ERROR_CHARS || error.includes('\n')) {
+    return `error is not one line of at most ${MAX_ERROR_CHARS} characters`;
   }
   return null;
 }

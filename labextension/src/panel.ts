@@ -126,6 +126,7 @@ export class AscendCodePanel extends Widget {
     if (entry === null) {
       node.dataset.design = '';
       node.dataset.seq = '';
+      node.dataset.stale = 'false';
       this._header.hide();
       this._tabs.hide();
       this._editor.hide();
@@ -156,6 +157,7 @@ export class AscendCodePanel extends Widget {
     }
     node.dataset.design = message.design;
     node.dataset.seq = String(message.seq);
+    node.dataset.stale = String(message.error !== '');
   }
 
   private _renderHeader(entry: Entry): void {
@@ -209,6 +211,16 @@ export class AscendCodePanel extends Widget {
       knobs.appendChild(knob);
     }
     header.appendChild(knobs);
+    if (message.error !== '') {
+      // The Studio shows an error banner: this code is of the setting before the one that failed.
+      const stale = el('div', 'ks-panel-stale');
+      stale.setAttribute('role', 'status');
+      stale.title = 'The Studio could not build its current setting; this is the code of the last setting that built';
+      stale.appendChild(el('span', 'ks-panel-stale-label', 'last valid setting'));
+      stale.appendChild(el('span', 'ks-panel-stale-error', message.error));
+      header.appendChild(stale);
+    }
+    header.classList.toggle('ks-panel-header-stale', message.error !== '');
   }
 
   private _renderTabs(entry: Entry): void {

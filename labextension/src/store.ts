@@ -64,6 +64,13 @@ export class PanelStore {
       this._changed.emit(notebook);
       return;
     }
+    if (old !== undefined && old.message.error !== message.error && sameCode(old.message, message)) {
+      // the same code, now (or no longer) the last valid setting: keep the highlight of its last change
+      state.designs.set(message.design, { ...old, message });
+      state.last = message.design;
+      this._changed.emit(notebook);
+      return;
+    }
     const changed: Record<string, number[]> = {};
     for (const [path, text] of Object.entries(message.files)) {
       changed[path] = changedLines(old?.message.files[path], text);

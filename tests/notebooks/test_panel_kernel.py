@@ -83,11 +83,11 @@ def test_push_on_rebuild_and_replay_on_sync(kernel):
         kernel, "get_ipython().magics_manager.registry['AscendKernelMagics'].studios['linked'].set_knobs(tile_m=64)", 1)
     assert [m["knobs"] for m in moved] == [{"tile_m": 64}] and moved[0]["seq"] > first["seq"]
 
-    replay = _sync(kernel, {"version": 1, "kind": "sync"})
+    replay = _sync(kernel, {"version": 2, "kind": "sync"})
     assert replay == moved, "a (re)connected front end gets the latest code of every design"
-    assert _sync(kernel, {"version": 1, "kind": "sync", "code": "import os"}) == []
+    assert _sync(kernel, {"version": 2, "kind": "sync", "code": "import os"}) == []
     assert _sync(kernel, {"version": 99, "kind": "sync"}) == []
 
     withdrawn = _pushes(kernel, CELL.replace("linked", "linked --no-panel", 1), 1)
     assert [(m["kind"], m["design"]) for m in withdrawn] == [("withdraw", "linked")]
-    assert _sync(kernel, {"version": 1, "kind": "sync"}) == []
+    assert _sync(kernel, {"version": 2, "kind": "sync"}) == []

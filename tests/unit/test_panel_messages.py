@@ -13,6 +13,7 @@ import kernelstudio as ks
 from kernelstudio.codegen import names_of
 from kernelstudio.notebook import messages as M
 from kernelstudio.notebook import panel
+from tests.notebook.cells import MLA_CELL
 from tests.reference_kernels import mla_prolog_lite
 
 TS = Path(__file__).resolve().parents[2] / "labextension" / "src" / "messages.ts"
@@ -43,7 +44,7 @@ def test_message_from_design_carries_code_kernels_target_time_and_knobs(design, 
     k = names_of(design.program, design.program.kernels[0]).snake
     assert M.why_invalid(message) is None
     assert message["version"] == M.VERSION and message["kind"] == "code" and message["cell"] == "c-1"
-    assert message["kernels"] == [k] and message["target"] == "ascend910b2"
+    assert message["kernels"] == [k] and message["target"] == "ascend910b2" and message["error"] == ""
     assert message["time_us"] == pytest.approx(design.sim.time_us)
     assert list(message["files"]) == [f"op_kernel/{k}.cpp", f"op_host/{k}_tiling.h", f"op_host/{k}.cpp", "main.cpp"]
     assert message["files"][f"op_host/{k}.cpp"] == design.code.files[f"op_host/{k}.cpp"]
@@ -54,7 +55,10 @@ def test_message_from_design_carries_code_kernels_target_time_and_knobs(design, 
 
 BAD = [
     ("not a dict", "not a mapping"),
-    ({"version": 2}, "version 2, expected 1"),
+    ({"version": 1}, "version 1, expected 2"),
+    ({"error": None}, "error is not one line"),
+    ({"error": "first\nsecond"}, "error is not one line"),
+    ({"error": "x" * 301}, "error is not one line of at most 300 characters"),
     ({"design": ""}, "design is not"),
     ({"design": "x" * 201}, "design is not"),
     ({"seq": -1}, "seq is not"),
@@ -133,11 +137,43 @@ def test_malformed_messages_are_named_and_refused(message, patch, reason):
     assert panel.latest() == []
 
 
+def test_error_line_is_the_first_line_cut_short():
+    assert M.error_line(None) == "" and M.error_line("") == ""
+    assert M.error_line("\n  tile_m=64: UB needs 204,800 B of 196,608 B\n  lower tile_m") == (
+        "tile_m=64: UB needs 204,800 B of 196,608 B")
+    long = M.error_line("x" * 1000)
+    assert len(long) == M.MAX_ERROR_CHARS and long.endswith("\u2026")
+
+
+def test_a_failed_setting_resends_the_last_good_code_with_its_error_and_a_good_one_clears_it():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "kernelstudio")
+    with capture_output():
+        shell.run_cell_magic("ascend_kernel", "staled", MLA_CELL)
+    studio = shell.magics_manager.registry["AscendKernelMagics"].studios["staled"]
+    [good] = panel.latest()
+    with capture_output():
+        studio.set_knobs(tile_k=128)  # double-buffered 256x128 tiles overflow L0B: the Studio shows a banner
+    assert studio.error and "L0B needs 131,072 B" in studio.error
+    [stale] = panel.latest()
+    assert stale["seq"] > good["seq"] and stale["error"] == M.error_line(studio.error) != ""
+    assert stale["files"] == good["files"] and stale["knobs"] == good["knobs"] and good["knobs"]["tile_k"] == 64
+    assert M.why_invalid(stale) is None
+    with capture_output():
+        studio.set_knobs(double_buffer=False)  # now it fits: the mark clears
+    [fresh] = panel.latest()
+    assert studio.error is None and fresh["error"] == ""
+    assert (fresh["knobs"]["tile_k"], fresh["knobs"]["double_buffer"]) == (128, False)
+
+
 def test_withdraw_and_sync_request_shapes():
     assert M.why_invalid(M.withdraw_message("mla", 3)) is None
-    assert M.is_sync_request({"version": 1, "kind": "sync"})
-    for bad in ({"version": 2, "kind": "sync"}, {"version": 1, "kind": "code"}, None, "sync",
-                {"version": 1, "kind": "sync", "exec": "import os"}):
+    assert M.is_sync_request({"version": 2, "kind": "sync"})
+    for bad in ({"version": 1, "kind": "sync"}, {"version": 2, "kind": "code"}, None, "sync",
+                {"version": 2, "kind": "sync", "exec": "import os"}):
         assert not M.is_sync_request(bad)
 
 
@@ -168,7 +204,7 @@ def test_sync_replays_latest_and_ignores_malformed_requests(message):
     panel.publish(message)
     panel.publish({**message, "design": "second"})
     good = Channel()
-    panel._on_sync(good, {"content": {"data": {"version": 1, "kind": "sync"}}})
+    panel._on_sync(good, {"content": {"data": {"version": 2, "kind": "sync"}}})
     assert [m["design"] for m in good.sent] == ["mla", "second"] and good.closed
     assert all(M.why_invalid(m) is None for m in good.sent)
     for data in ({"version": 9, "kind": "sync"}, {"kind": "sync"}, "sync", None):
@@ -181,7 +217,7 @@ def test_ts_mirror_has_the_same_constants_and_fields():
     ts = TS.read_text()
     for name, value in [("VERSION", M.VERSION), ("PUSH_TARGET", M.PUSH_TARGET), ("SYNC_TARGET", M.SYNC_TARGET),
                         ("MAX_MESSAGE_CHARS", M.MAX_MESSAGE_CHARS), ("MAX_FILES", M.MAX_FILES),
-                        ("MAX_NAME_CHARS", M.MAX_NAME_CHARS)]:
+                        ("MAX_NAME_CHARS", M.MAX_NAME_CHARS), ("MAX_ERROR_CHARS", M.MAX_ERROR_CHARS)]:
         found = re.search(rf"export const {name} = ([^;]+);", ts)
         assert found, name
         assert found.group(1).strip("'").replace("_", "") == str(value).replace("_", ""), name
