@@ -42,7 +42,9 @@ def browser(lab_server):
 
 @pytest.fixture
 def lab(lab_server, browser, tmp_path):
-    """A fresh browser page on the shared server; saves `panel.png` under the test's tmp dir at the end."""
+    """A fresh browser page on the shared server; saves `panel.png` under the test's tmp dir at the end and
+    fails the test when the page had an uncaught exception or a console error (lab.ALLOWED_CONSOLE_ERRORS
+    lists the few allowed)."""
     base, root = lab_server
     context = browser.new_context(viewport={"width": 1500, "height": 950})
     page = context.new_page()
@@ -54,3 +56,4 @@ def lab(lab_server, browser, tmp_path):
     finally:
         session.shutdown_kernels()
         context.close()
+    session.errors.check()

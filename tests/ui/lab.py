@@ -80,8 +80,83 @@ def jupyter_lab(root: Path, state: Path) -> Iterator[str]:
                 proc.wait()
 
 
+# Boxes inside a Studio that scroll on purpose (max-height + overflow: auto): generated code, a pass's IR,
+# the fused DAG's SVG; plotly's own drag layers are not laid out by us.
+SCROLLERS = [".ks-code", ".ks-pass", ".ks-dag", ".js-plotly-plot"]
+# Drawn past their box on purpose: a capacity track's 100 % mark (2 px past its edge) and over-capacity
+# fill; a slider's handle at either end overhangs its track by half its width (ipywidgets' noUiSlider).
+PAST_EDGE_ON_PURPOSE = [".ks-capacity > div > div", ".ks-banner > div > div", ".widget-slider .slider-container",
+                        ".widget-slider .noUi-target", ".widget-slider .noUi-base"]
+
+_LAYOUT_JS = r"""([index, scrollers, onPurpose]) => {
+  const studio = document.querySelectorAll('.ks-studio')[index];
+  if (!studio) return null;
+  const shown = e => e.offsetWidth > 0 && e.offsetHeight > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const name = e => e.tagName.toLowerCase() + (e.className && typeof e.className === 'string'
+      ? '.' + e.className.trim().split(/\s+/).slice(0, 3).join('.') : '') + ' "'
+      + (e.innerText || '').trim().slice(0, 40).replace(/\n/g, ' ') + '"';
+  const right = studio.getBoundingClientRect().right;
+  const content = e => { const cs = getComputedStyle(e);
+    return e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight); };
+  const inScroller = e => scrollers.some(s => e.closest(s) !== null && !e.matches(s));
+  const all = [...studio.querySelectorAll('*')].filter(e => e instanceof HTMLElement && shown(e));
+  const figures = [...studio.querySelectorAll('.js-plotly-plot')].filter(shown).map(p => ({
+    drawn: p._fullLayout ? p._fullLayout.width : -1, box: p.clientWidth,
+    cell: content(p.parentElement), svg: p.querySelector('.main-svg')?.getBoundingClientRect().width ?? -1}));
+  const overflowing = all.filter(e => !inScroller(e) && getComputedStyle(e).display !== 'inline'
+      && e.scrollWidth > e.clientWidth + 1 && !scrollers.concat(onPurpose).some(s => e.matches(s))).map(name);
+  const pastRight = all.filter(e => !inScroller(e) && e.getBoundingClientRect().right > right + 1).map(name);
+  const cut = [...studio.querySelectorAll('button, .lm-TabBar-tabLabel, .widget-label, .widget-readout, option')]
+      .filter(e => shown(e) && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
+      .map(name);
+  return {width: studio.clientWidth, figures, overflowing, pastRight, cut};
+}"""
+
+
+# Console errors that are not ours and not a fault of the page, each with why it is allowed. Matched as
+# substrings of "<text> @ <url>". Keep this short: anything else fails the test that caused it.
+ALLOWED_CONSOLE_ERRORS: list[tuple[str, str]] = [
+]
+
+
+class PageErrors:
+    """Every uncaught exception (`pageerror`) and console error of a page, less ALLOWED_CONSOLE_ERRORS."""
+
+    def __init__(self, page: Any) -> None:
+        self.seen: list[str] = []
+        self.allowed: list[tuple[str, str]] = list(ALLOWED_CONSOLE_ERRORS)
+        page.on("pageerror", self._uncaught)
+        page.on("console", self._console)
+
+    def _uncaught(self, e: Any) -> None:
+        text = f"uncaught {e.name}: {e.message}\n{e.stack or ''}"
+        if not any(needle in text for needle, _ in self.allowed):
+            self.seen.append(text)
+
+    def _console(self, m: Any) -> None:
+        if m.type != "error":
+            return
+        where = m.location.get("url", "") if isinstance(m.location, dict) else ""
+        text = f"console error: {m.text} @ {where}"
+        if not any(needle in text for needle, _ in self.allowed):
+            self.seen.append(text)
+
+    def allow(self, needle: str, why: str) -> None:
+        """From now on, a page error or console error containing `needle` is allowed, for the reason `why`
+        (a test that provokes known third-party noise says so where it provokes it)."""
+        self.allowed.append((needle, why))
+
+    def check(self) -> None:
+        """Fail, listing them, when the page had an uncaught exception or a console error."""
+        seen, self.seen = self.seen, []  # each error fails one check
+        if seen:
+            raise AssertionError(f"{len(seen)} page error(s) in the browser:\n" + "\n".join(
+                e[:1500] for e in seen[:10]))
+
+
 class Lab:
-    """One browser page on a JupyterLab server."""
+    """One browser page on a JupyterLab server; `errors` collects its uncaught exceptions and console errors
+    (the `lab` fixture fails the test on any)."""
 
     def __init__(self, page: Any, base: str, root: Path) -> None:
         self.page = page
@@ -89,6 +164,7 @@ class Lab:
         self.root = root
         self.console: list[str] = []
         self.screenshot: Path | None = None
+        self.errors = PageErrors(page)
         page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
         page.on("dialog", lambda d: d.accept())
 
@@ -164,6 +240,48 @@ class Lab:
         handle.scroll_into_view_if_needed()
         handle.focus()
         handle.press(key)
+
+    # --- the Studio's layout ----------------------------------------------------------------------
+    def studio_layout(self, index: int = 0) -> dict[str, Any]:
+        """Measure Studio `index` as laid out now: its width, each visible figure's drawn and box width,
+        elements wider than their box (outside the boxes that scroll on purpose, SCROLLERS), elements
+        reaching past the Studio's right edge and controls whose text is cut."""
+        return self.page.evaluate(_LAYOUT_JS, [index, SCROLLERS, PAST_EDGE_ON_PURPOSE])
+
+    def wait_figures_fit(self, index: int = 0, timeout_ms: int = STEP_MS) -> dict[str, Any]:
+        """Wait until every visible figure of Studio `index` is drawn as wide as its box (+-2 px); fail
+        naming the widths when it does not happen within `timeout_ms`."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(
+                f"([i, s, o]) => {{ const m = ({_LAYOUT_JS})([i, s, o]); return m.figures.length > 0"
+                " && m.figures.every(f => Math.abs(f.drawn - f.box) <= 2 && Math.abs(f.box - f.cell) <= 2); }",
+                arg=[index, SCROLLERS, PAST_EDGE_ON_PURPOSE], timeout=timeout_ms)
+        except PlaywrightTimeout:
+            figures = (self.studio_layout(index) or {}).get("figures")
+            raise AssertionError(f"the figures of Studio {index} do not fit their cell after {timeout_ms} ms "
+                                 f"(drawn / box / cell px): {figures}") from None
+        return self.studio_layout(index)
+
+    def studio_tab(self, title: str, index: int = 0) -> None:
+        """Show the Studio tab titled `title` (Timeline, Memory flow, Roofline, ...)."""
+        studio = self.page.locator(".ks-studio").nth(index)
+        studio.locator(".lm-TabBar-tab", has_text=title).first.click()
+
+    def set_viewport(self, width: int, height: int = 950) -> None:
+        self.page.set_viewport_size({"width": width, "height": height})
+
+    def side_panel(self, open_: bool) -> None:
+        """Open (show the Ascend C panel) or close the right sidebar."""
+        if open_:
+            self.page.evaluate(f"() => window.jupyterapp.shell.activateById('{PANEL[1:]}')")
+        else:
+            self.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
+        self.page.wait_for_timeout(200)
+
+    def left_collapsed(self) -> bool:
+        return self.page.evaluate("() => window.jupyterapp.shell.leftCollapsed")
 
     # --- the Ascend C panel ------------------------------------------------------------------------
     def panel(self) -> dict[str, str]:

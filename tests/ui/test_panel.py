@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from .lab import PANEL, STEP_MS
 from .notebooks import copy_tour, design_cell, kernel_code, studio_notebook, tour_design_cell
 
 pytestmark = pytest.mark.slow
@@ -68,6 +69,16 @@ def test_tour_panel_shows_kernel_and_follows_slider(lab):
 
 
 def test_panel_survives_restart_kernel_switch_and_reload(lab):
+    # Known noise of JupyterLab and ipywidgets when a kernel restarts or is replaced and a page reloads,
+    # each seen in this test's console: not failures of the panel.
+    lab.errors.allow("Per comm-target subshell creation failed", "JupyterLab cancels an in-flight "
+                     "create_subshell request when its kernel restarts or is replaced and leaves the rejection "
+                     "unhandled")
+    lab.errors.allow("Could not send widget sync message Error: Cannot send", "after a kernel switch the "
+                     "widget manager's first sync of a plotly FigureWidget goes to the replaced kernel (main "
+                     "shows it too, with the figures never resized)")
+    lab.errors.allow("Error: widget model not found", "after a page reload jupyterlab-manager renders a "
+                     "saved widget view before it restored that model from the kernel")
     lab.open(lab.write_notebook("restart.ipynb", studio_notebook(design_cell("restarted"))))
     lab.run_all()
     first = lab.wait_panel("restarted", timeout_ms=120_000)
@@ -136,19 +147,23 @@ def test_malformed_messages_are_ignored(lab):
     lab.execute(
         "import comm\n"
         "bad = [\n"
-        "  {'version': 1, 'kind': 'code', 'design': 'target_of_junk', 'seq': 99},\n"
+        "  {'version': 2, 'kind': 'code', 'design': 'target_of_junk', 'seq': 99},\n"
         "  {'version': 7, 'kind': 'code', 'design': 'x', 'seq': 1},\n"
         "  'not a mapping',\n"
-        "  {'version': 1, 'kind': 'code', 'design': '<img src=x onerror=\"window.__pwned=1\">', 'cell': '',\n"
+        "  {'version': 2, 'kind': 'code', 'design': '<img src=x onerror=\"window.__pwned=1\">', 'cell': '',\n"
         "   'seq': 5, 'target': 'ascend910b2', 'kernels': ['k'], 'time_us': 1.0, 'knobs': {},\n"
-        "   'files': {'main.cpp': 'x' * 2_100_000}},\n"
+        "   'files': {'main.cpp': 'x' * 2_100_000}, 'error': ''},\n"
+        "  {'version': 2, 'kind': 'code', 'design': 'target_of_junk', 'cell': '', 'seq': 6,\n"
+        "   'target': 'ascend910b2', 'kernels': ['k'], 'time_us': 1.0, 'knobs': {}, 'files': {'main.cpp': ''},\n"
+        "   'error': 'two\\nlines'},\n"
         "]\n"
         "for data in bad:\n"
         "    comm.create_comm(target_name='kernelstudio.codegen', data=data).close()\n")
     lab.page.wait_for_timeout(1500)
     dropped = lab.warnings("kernelstudio: dropped a malformed message")
-    assert len(dropped) == 4, lab.console[-10:]
+    assert len(dropped) == 5, lab.console[-10:]
     assert any("more than the 2000000 allowed" in m for m in dropped)
+    assert any("error is not one line" in m for m in dropped)
     assert any("version 7" in m for m in dropped)
     state = lab.panel()
     assert state["seq"] == good["seq"] and state["design"] == "target_of_junk"
@@ -162,3 +177,29 @@ def test_malformed_messages_are_ignored(lab):
     lab.wait_panel('<img src=x onerror="window.__pwned=1">')
     assert lab.page.locator("#kernelstudio-ascend-c img").count() == 0
     assert lab.page.evaluate("() => window.__pwned === undefined")
+
+
+def test_panel_marks_the_last_valid_setting_while_the_studio_shows_an_error(lab):
+    lab.open(lab.write_notebook("stale.ipynb", studio_notebook(tour_design_cell())))
+    lab.run_all()
+    good = lab.wait_panel("mla_prolog_lite", timeout_ms=120_000)
+    assert good["stale"] == "false" and "last valid setting" not in good["header"]
+
+    lab.move_slider("tile_k")  # 64 -> 128: double-buffered tiles overflow L0B, the Studio shows its banner
+    stale = lab.wait_panel("mla_prolog_lite", after_seq=int(good["seq"]))
+    lab.page.wait_for_selector(".ks-studio .ks-banner", timeout=STEP_MS)
+    assert stale["stale"] == "true"
+    assert "last valid setting" in stale["header"] and "L0B needs 131,072 B" in stale["header"]
+    assert "tile_k=64" in _flat(stale), "the header names the setting the code is of"
+    assert stale["file"] == good["file"]
+    mark = lab.page.locator(f"{PANEL} .ks-panel-stale")
+    assert mark.is_visible() and "\n" not in mark.locator(".ks-panel-stale-error").inner_text()
+    assert mark.evaluate("e => getComputedStyle(e).backgroundColor") not in ("rgba(0, 0, 0, 0)", "transparent")
+
+    # Double buffering off: tile_k=128 fits, the banner and the mark clear, the code is the new setting's.
+    lab.page.locator(".ks-studio .widget-toggle-button", has_text="double_buffer").click()
+    fresh = lab.wait_panel("mla_prolog_lite", after_seq=int(stale["seq"]))
+    assert fresh["stale"] == "false" and "last valid setting" not in fresh["header"]
+    assert "tile_k=128" in _flat(fresh) and "double_buffer=off" in _flat(fresh)
+    assert lab.page.locator(f"{PANEL} .ks-panel-stale").count() == 0
+    assert lab.page.locator(".ks-studio .ks-banner").count() == 0

@@ -27,8 +27,9 @@ def _timeline_bases(page) -> str:
     return page.evaluate(f"() => {_timeline_js()}")
 
 
-def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab_url, browser, tmp_path):
-    page = browser.new_page(viewport={"width": 1500, "height": 2200})
+def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab_url, lab, tmp_path):
+    page = lab.page  # the lab fixture fails the test on any page error
+    lab.set_viewport(1500, 2200)
     page.goto(f"{lab_url}/lab/tree/notebooks/00_tour.ipynb?reset")
     page.wait_for_selector(".jp-Notebook", timeout=90_000)
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
@@ -62,7 +63,6 @@ def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab_url, browse
     assert "tile_m 16" in page.inner_text(".ks-changed")
     studio.screenshot(path=str(tmp_path / "studio_moved.png"))
     assert json.loads(_timeline_bases(page)) != json.loads(bases)
-    page.close()
 
 
 def _timeline_js() -> str:
