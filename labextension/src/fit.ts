@@ -6,10 +6,14 @@
  * panel opened, the window or a sidebar resized, its Studio tab shown). A ResizeObserver on each figure
  * is: when the width plotly laid out differs from the element's, we call the figure's own autosize (the
  * handler plotly installs for a `responsive` figure; the Studio's figures are made responsive in Python).
+ * The Studio never sets a figure's width, but plotly.js pins it: a relayout of the height from Python (the
+ * timeline grows with its lanes) also fixes the width at its value then (plotly's `relayout`), and plotly's
+ * autosize leaves a figure with both alone. So a Studio figure that does not fit loses that pinned width.
  */
 
 /** The parts of a plotly graph div this module reads. */
 interface PlotlyDiv extends HTMLElement {
+  layout?: { width?: number | null; height?: number | null };
   _fullLayout?: { width?: number; height?: number };
   _responsiveChartHandler?: () => void;
 }
@@ -65,6 +69,9 @@ export class FigureFitter {
         continue;
       }
       if (plot.closest(STUDIO_SELECTOR) !== null && misfit(plot) > TOLERANCE_PX) {
+        if (plot.layout?.width != null && plot.layout?.height != null) {
+          delete plot.layout.width; // pinned by plotly, not by the Studio (see above)
+        }
         plot._responsiveChartHandler?.();
         resized += 1;
       }

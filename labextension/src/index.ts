@@ -29,13 +29,13 @@ const MIN_NOTEBOOK_PX = 560;
  * Open the panel by itself, for the first code of a page session, without squeezing the notebook: when
  * the notebook would be narrower than COMFORTABLE_NOTEBOOK_PX, collapse the left sidebar first (the user
  * can reopen it); when it would still be narrower than MIN_NOTEBOOK_PX, leave the panel closed (its icon
- * in the right bar opens it, and the Studio's own Ascend C tab shows the code). Returns whether it opened.
+ * in the right bar opens it, and the Studio's own Ascend C tab shows the code).
  */
-function revealPanel(app: JupyterFrontEnd, panel: AscendCodePanel, labShell: ILabShell | null): boolean {
+function revealPanel(app: JupyterFrontEnd, panel: AscendCodePanel, labShell: ILabShell | null): void {
   const main = labShell?.currentWidget?.node ?? document.querySelector<HTMLElement>('#jp-main-dock-panel');
   if (labShell === null || main === null || main === undefined) {
     app.shell.activateById(panel.id);
-    return true;
+    return;
   }
   const rightOpen = !labShell.rightCollapsed;
   // the panel's width once open: what it had before, else its CSS minimum
@@ -45,14 +45,13 @@ function revealPanel(app: JupyterFrontEnd, panel: AscendCodePanel, labShell: ILa
   if (notebook < COMFORTABLE_NOTEBOOK_PX && !labShell.leftCollapsed) {
     const left = document.querySelector<HTMLElement>('#jp-left-stack')?.offsetWidth ?? 0;
     if (notebook + left < MIN_NOTEBOOK_PX) {
-      return false;
+      return;
     }
     labShell.collapseLeft();
   } else if (notebook < MIN_NOTEBOOK_PX) {
-    return false;
+    return;
   }
   app.shell.activateById(panel.id);
-  return true;
 }
 
 /** Connects every notebook's kernel to the store; one instance per page. */

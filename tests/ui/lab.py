@@ -101,7 +101,8 @@ _LAYOUT_JS = r"""([index, scrollers, onPurpose]) => {
   const inScroller = e => scrollers.some(s => e.closest(s) !== null && !e.matches(s));
   const all = [...studio.querySelectorAll('*')].filter(e => e instanceof HTMLElement && shown(e));
   const figures = [...studio.querySelectorAll('.js-plotly-plot')].filter(shown).map(p => ({
-    drawn: p._fullLayout ? p._fullLayout.width : -1, box: p.clientWidth,
+    drawn: p._fullLayout ? p._fullLayout.width : -1, height: p._fullLayout ? p._fullLayout.height : -1,
+    box: p.clientWidth,
     cell: content(p.parentElement), svg: p.querySelector('.main-svg')?.getBoundingClientRect().width ?? -1}));
   const overflowing = all.filter(e => !inScroller(e) && getComputedStyle(e).display !== 'inline'
       && e.scrollWidth > e.clientWidth + 1 && !scrollers.concat(onPurpose).some(s => e.matches(s))).map(name);

@@ -42,6 +42,7 @@ def _fits(lab, where: str) -> dict:
             assert abs(f["drawn"] - f["box"]) <= 2 and abs(f["box"] - f["cell"]) <= 2, (where, tab, f)
             assert abs(f["svg"] - f["cell"]) <= 2, (where, tab, f)
         widths[tab] = m["figures"][0]["drawn"] if m["figures"] else None
+        widths[f"{tab} height"] = m["figures"][0]["height"] if m["figures"] else None
         widths["studio"] = m["width"]
     lab.studio_tab("Timeline")
     return widths
@@ -63,9 +64,17 @@ def test_figures_follow_the_cell_and_nothing_overflows(lab):
     narrow = _fits(lab, "1100 px, panel open")
     assert 400 < narrow["studio"] < 620, narrow
 
+    # Compare off: one lane less, so Python sets the timeline's height, and plotly.js pins its width then.
+    cards = lab.page.inner_text(".ks-cards")
+    lab.page.locator(".ks-studio .widget-checkbox", has_text="compare with unfused").locator("input").click()
+    lab.page.wait_for_function("before => document.querySelector('.ks-cards').innerText !== before", arg=cards,
+                               timeout=STEP_MS)
+    lab.page.wait_for_timeout(500)
+    narrow = _fits(lab, "1100 px, panel open, compare off")
     lab.side_panel(False)
     wide = _fits(lab, "1100 px, panel closed")
     assert wide["Timeline"] > narrow["Timeline"] + 300, (narrow, wide)  # the figures grew with the cell
+    assert wide["Timeline height"] == narrow["Timeline height"] > 400, (narrow, wide)  # and kept their height
     lab.side_panel(True)
     assert _fits(lab, "1100 px, panel reopened")["Timeline"] == narrow["Timeline"]
 
