@@ -101,6 +101,7 @@ _LAYOUT_JS = r"""([index, scrollers, onPurpose]) => {
   const inScroller = e => scrollers.some(s => e.closest(s) !== null && !e.matches(s));
   const all = [...studio.querySelectorAll('*')].filter(e => e instanceof HTMLElement && shown(e));
   const figures = [...studio.querySelectorAll('.js-plotly-plot')].filter(shown).map(p => ({
+    view: p.closest('.widget-tab-contents') !== null,  // a Studio view's figure, not the Tune panel's
     drawn: p._fullLayout ? p._fullLayout.width : -1, height: p._fullLayout ? p._fullLayout.height : -1,
     box: p.clientWidth,
     cell: content(p.parentElement), svg: p.querySelector('.main-svg')?.getBoundingClientRect().width ?? -1}));
@@ -110,6 +111,14 @@ _LAYOUT_JS = r"""([index, scrollers, onPurpose]) => {
   const cut = [...studio.querySelectorAll('button, .lm-TabBar-tabLabel, .widget-label, .widget-readout, option')]
       .filter(e => shown(e) && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
       .map(name);
+  for (const s of studio.querySelectorAll('select')) {  // a select's text is cut when it is under max-content
+    if (!shown(s)) continue;
+    const w = s.offsetWidth;
+    s.style.width = 'max-content';
+    const need = s.offsetWidth;
+    s.style.width = '';
+    if (need > w + 1) cut.push(name(s) + ` (${w} of ${need} px)`);
+  }
   return {width: studio.clientWidth, figures, overflowing, pastRight, cut};
 }"""
 
@@ -264,6 +273,14 @@ class Lab:
             raise AssertionError(f"the figures of Studio {index} do not fit their cell after {timeout_ms} ms "
                                  f"(drawn / box / cell px): {figures}") from None
         return self.studio_layout(index)
+
+    def wait_studio_drawn(self, timeout_ms: int = BOOT_MS) -> None:
+        """Wait until a Studio is on the page and plotly has drawn every figure in it (a kernel shut down or a
+        page left while anywidget still initialises a figure's model makes anywidget throw)."""
+        self.page.wait_for_function(
+            """() => { const plots = [...document.querySelectorAll('.ks-studio .js-plotly-plot')];
+                 return plots.length >= 3 && plots.every(p => p._fullLayout !== undefined); }""",
+            timeout=timeout_ms)
 
     def studio_tab(self, title: str, index: int = 0) -> None:
         """Show the Studio tab titled `title` (Timeline, Memory flow, Roofline, ...)."""

@@ -41,8 +41,10 @@ def _fits(lab, where: str) -> dict:
         for f in m["figures"]:
             assert abs(f["drawn"] - f["box"]) <= 2 and abs(f["box"] - f["cell"]) <= 2, (where, tab, f)
             assert abs(f["svg"] - f["cell"]) <= 2, (where, tab, f)
-        widths[tab] = m["figures"][0]["drawn"] if m["figures"] else None
-        widths[f"{tab} height"] = m["figures"][0]["height"] if m["figures"] else None
+        views = [f for f in m["figures"] if f["view"]]
+        assert len(views) == (tab in FIGURE_TABS), (where, tab, m["figures"])
+        widths[tab] = views[0]["drawn"] if views else None
+        widths[f"{tab} height"] = views[0]["height"] if views else None
         widths["studio"] = m["width"]
     lab.studio_tab("Timeline")
     return widths
@@ -97,6 +99,7 @@ def test_a_wide_window_keeps_the_sidebar_and_a_narrow_one_keeps_the_panel_closed
     lab.run_all()
     lab.wait_panel("mla_prolog_lite", timeout_ms=BOOT_MS)
     assert not lab.left_collapsed(), "at 1,900 px there is room for the file browser, notebook and panel"
+    lab.wait_studio_drawn()
 
     # At 900 px even without the file browser the notebook would be under 560 px: the panel stays shut.
     lab.set_viewport(900)
@@ -105,7 +108,8 @@ def test_a_wide_window_keeps_the_sidebar_and_a_narrow_one_keeps_the_panel_closed
     lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
     lab.run_all()
     _done(lab)
-    lab.page.wait_for_timeout(1500)
+    lab.wait_studio_drawn()
+    lab.page.wait_for_timeout(1000)
     assert lab.panel().get("visible") == "false"
     assert lab.page.evaluate("() => window.jupyterapp.shell.rightCollapsed")
 
@@ -121,9 +125,10 @@ def test_autotune_notebook_runs_twice_without_a_page_error(lab):
         lab.run_all()
         lab.page.wait_for_timeout(1000)
         _done(lab)
-        lab.page.wait_for_selector(".ks-studio .js-plotly-plot", state="attached", timeout=STEP_MS)
-        lab.page.wait_for_timeout(1500)  # widget views render after the kernel went idle
+        lab.wait_studio_drawn()  # widget views render after the kernel went idle
+        lab.page.wait_for_timeout(1000)
         lab.errors.check()
     lab.page.locator(".ks-studio").first.scroll_into_view_if_needed()
     widths = _fits(lab, "06, 1500 px, panel open")
-    assert widths["Memory flow"] == widths["Timeline"]
+    assert widths["Memory flow"] == widths["Timeline"] == widths["Roofline"]
+    assert lab.page.locator(".ks-studio .js-plotly-plot").count() >= 5, "the Tune panel's plots are there too"
