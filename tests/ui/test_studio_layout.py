@@ -66,6 +66,13 @@ def test_figures_follow_the_cell_and_nothing_overflows(lab):
     narrow = _fits(lab, "1100 px, panel open")
     assert 400 < narrow["studio"] < 620, narrow
 
+    # A setting that does not fit: the banner over the last good views, its bar drawn past 100 %, fits too.
+    lab.move_slider("tile_k")  # 64 -> 128: double-buffered tiles overflow L0B
+    lab.page.wait_for_selector(".ks-studio .ks-banner", timeout=STEP_MS)
+    m = lab.studio_layout()
+    assert m["overflowing"] == [] and m["pastRight"] == [] and m["cut"] == [], m
+    lab.page.locator(".ks-studio .widget-toggle-button", has_text="double_buffer").click()
+    lab.page.wait_for_selector(".ks-studio .ks-banner", state="detached", timeout=STEP_MS)
     # Compare off: one lane less, so Python sets the timeline's height, and plotly.js pins its width then.
     cards = lab.page.inner_text(".ks-cards")
     lab.page.locator(".ks-studio .widget-checkbox", has_text="compare with unfused").locator("input").click()
