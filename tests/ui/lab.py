@@ -80,13 +80,12 @@ def jupyter_lab(root: Path, state: Path) -> Iterator[str]:
                 proc.wait()
 
 
-# Boxes inside a Studio that scroll on purpose (max-height + overflow: auto): generated code, a pass's IR,
-# the fused DAG's SVG; plotly's own drag layers are not laid out by us.
-SCROLLERS = [".ks-code", ".ks-pass", ".ks-dag", ".js-plotly-plot"]
-# Drawn past their box on purpose: a capacity track's 100 % mark (2 px past its edge) and over-capacity
-# fill; a slider's handle at either end overhangs its track by half its width (ipywidgets' noUiSlider).
-PAST_EDGE_ON_PURPOSE = [".ks-capacity > div > div", ".ks-banner > div > div", ".widget-slider .slider-container",
-                        ".widget-slider .noUi-target", ".widget-slider .noUi-base"]
+# Boxes inside a Studio that scroll on purpose (overflow: auto): generated code, a pass's IR, the fused DAG's
+# SVG, a memory-flow Sankey (never narrower than its MIN_WIDTH_PX); plotly's own layers are not laid out by us.
+SCROLLERS = [".ks-code", ".ks-pass", ".ks-dag", ".ks-flow-plan", ".js-plotly-plot"]
+# Drawn past their box on purpose: a slider's handle at either end overhangs its track by half its width
+# (ipywidgets' noUiSlider).
+PAST_EDGE_ON_PURPOSE = [".widget-slider .slider-container", ".widget-slider .noUi-target", ".widget-slider .noUi-base"]
 
 _LAYOUT_JS = r"""([index, scrollers, onPurpose]) => {
   const studio = document.querySelectorAll('.ks-studio')[index];
@@ -96,6 +95,11 @@ _LAYOUT_JS = r"""([index, scrollers, onPurpose]) => {
       ? '.' + e.className.trim().split(/\s+/).slice(0, 3).join('.') : '') + ' "'
       + (e.innerText || '').trim().slice(0, 40).replace(/\n/g, ' ') + '"';
   const right = studio.getBoundingClientRect().right;
+  // text is cut when its glyphs reach outside the element's box (an ellipsis is painted over laid-out text)
+  const textCut = e => { const r = document.createRange(); r.selectNodeContents(e);
+    const t = r.getBoundingClientRect(), b = e.getBoundingClientRect();
+    return t.width > 0 && (t.left < b.left - 1 || t.right > b.right + 1
+                           || t.top < b.top - 1 || t.bottom > b.bottom + 1); };
   const content = e => { const cs = getComputedStyle(e);
     return e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight); };
   const inScroller = e => scrollers.some(s => e.closest(s) !== null && !e.matches(s));
@@ -106,11 +110,11 @@ _LAYOUT_JS = r"""([index, scrollers, onPurpose]) => {
     box: p.clientWidth,
     cell: content(p.parentElement), svg: p.querySelector('.main-svg')?.getBoundingClientRect().width ?? -1}));
   const overflowing = all.filter(e => !inScroller(e) && getComputedStyle(e).display !== 'inline'
-      && e.scrollWidth > e.clientWidth + 1 && !scrollers.concat(onPurpose).some(s => e.matches(s))).map(name);
+      && e.scrollWidth > e.clientWidth + 1 && !scrollers.concat(onPurpose).some(s => e.matches(s)))
+      .map(e => `${name(e)} (${e.scrollWidth} px in ${e.clientWidth})`);
   const pastRight = all.filter(e => !inScroller(e) && e.getBoundingClientRect().right > right + 1).map(name);
   const cut = [...studio.querySelectorAll('button, .lm-TabBar-tabLabel, .widget-label, .widget-readout, option')]
-      .filter(e => shown(e) && (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1))
-      .map(name);
+      .filter(e => shown(e) && textCut(e)).map(name);
   for (const s of studio.querySelectorAll('select')) {  // a select's text is cut when it is under max-content
     if (!shown(s)) continue;
     const w = s.offsetWidth;
@@ -279,7 +283,7 @@ class Lab:
         page left while anywidget still initialises a figure's model makes anywidget throw)."""
         self.page.wait_for_function(
             """() => { const plots = [...document.querySelectorAll('.ks-studio .js-plotly-plot')];
-                 return plots.length >= 3 && plots.every(p => p._fullLayout !== undefined); }""",
+                 return plots.length >= 2 && plots.every(p => p._fullLayout !== undefined); }""",
             timeout=timeout_ms)
 
     def studio_tab(self, title: str, index: int = 0) -> None:

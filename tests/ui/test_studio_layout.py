@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 TABS = ("Timeline", "Memory flow", "Roofline", "Fused DAG", "Passes", "Ascend C")
-FIGURE_TABS = ("Timeline", "Memory flow", "Roofline")
+FIGURE_TABS = ("Timeline", "Roofline")  # plotly figures; the memory flow is an SVG in HTML
 
 
 def _done(lab) -> None:
@@ -62,7 +62,7 @@ def test_figures_follow_the_cell_and_nothing_overflows(lab):
     notebook = lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.node.offsetWidth")
     assert notebook >= 560, notebook
     lab.page.locator(".ks-studio").first.scroll_into_view_if_needed()
-    # Memory flow and Roofline were drawn in hidden tabs (plotly's 700 px): they fit once shown.
+    # The roofline was drawn in a hidden tab (plotly's 700 px): it fits once shown.
     narrow = _fits(lab, "1100 px, panel open")
     assert 400 < narrow["studio"] < 620, narrow
 
@@ -83,7 +83,7 @@ def test_figures_follow_the_cell_and_nothing_overflows(lab):
     lab.side_panel(False)
     wide = _fits(lab, "1100 px, panel closed")
     assert wide["Timeline"] > narrow["Timeline"] + 300, (narrow, wide)  # the figures grew with the cell
-    assert wide["Timeline height"] == narrow["Timeline height"] > 400, (narrow, wide)  # and kept their height
+    assert wide["Timeline height"] == narrow["Timeline height"] > 200, (narrow, wide)  # and kept their height
     lab.side_panel(True)
     assert _fits(lab, "1100 px, panel reopened")["Timeline"] == narrow["Timeline"]
 
@@ -122,8 +122,8 @@ def test_a_wide_window_keeps_the_sidebar_and_a_narrow_one_keeps_the_panel_closed
 
 
 def test_autotune_notebook_runs_twice_without_a_page_error(lab):
-    """06 ends with a `--no-compare` Studio (no unfused memory flow) built while scrolled out of view; its
-    empty sankey threw RangeError: Invalid array length in plotly on every run-all."""
+    """06 ends with a `--no-compare` Studio (no unfused memory flow) built while scrolled out of view; when the
+    flow was a plotly Sankey its empty unfused side threw RangeError: Invalid array length on every run-all."""
     shutil.copy(NOTEBOOKS / "06_autotune.ipynb", lab.root / "autotune.ipynb")
     lab.open("autotune.ipynb")
     for run in range(2):
@@ -137,5 +137,5 @@ def test_autotune_notebook_runs_twice_without_a_page_error(lab):
         lab.errors.check()
     lab.page.locator(".ks-studio").first.scroll_into_view_if_needed()
     widths = _fits(lab, "06, 1500 px, panel open")
-    assert widths["Memory flow"] == widths["Timeline"] == widths["Roofline"]
-    assert lab.page.locator(".ks-studio .js-plotly-plot").count() >= 5, "the Tune panel's plots are there too"
+    assert widths["Timeline"] == widths["Roofline"]
+    assert lab.page.locator(".ks-studio .js-plotly-plot").count() >= 4, "the Tune panel's two plots are there too"
