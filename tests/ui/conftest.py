@@ -54,6 +54,6 @@ def lab(lab_server, browser, tmp_path):
         page.screenshot(path=str(tmp_path / "panel.png"))
         session.screenshot = tmp_path / "panel.png"
     finally:
+        context.close()  # first: kernels shut down under an open page make JupyterLab log canceled requests
         session.shutdown_kernels()
-        context.close()
     session.errors.check()

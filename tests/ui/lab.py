@@ -205,7 +205,8 @@ class Lab:
 
     def open_another(self, name: str) -> None:
         """Open a second notebook in the same page (a new tab in the main area)."""
-        self.page.evaluate("name => window.jupyterapp.commands.execute('docmanager:open', {path: name})", name)
+        self.page.evaluate(  # resolve to nothing: the opened widget does not serialise
+            "async name => { await window.jupyterapp.commands.execute('docmanager:open', {path: name}); }", name)
         self.wait_notebook(name)
 
     def activate(self, name: str) -> None:
