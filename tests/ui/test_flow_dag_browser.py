@@ -93,3 +93,37 @@ def test_roofline_names_its_roofs(studio_page):
     assert any(t.startswith("ridge ") for t in texts)
     ticks = page.evaluate("() => [...document.querySelectorAll('.ks-studio .xtick text')].map(e => e.textContent)")
     assert "1k" in ticks or "100" in ticks
+
+
+# bytes in and out of every drawn node, summed over the bands the SVG draws (their data-bytes)
+_BALANCE_JS = """() => [...document.querySelectorAll('.ks-studio .ks-sankey')].map(svg => {
+  const nodes = [...svg.querySelectorAll('rect.ks-node')].map(e => ({i: e.dataset.node, kind: e.dataset.kind,
+                                                                    name: e.dataset.name, in: 0, out: 0}));
+  const by = Object.fromEntries(nodes.map(n => [n.i, n]));
+  for (const b of svg.querySelectorAll('path.ks-band')) {
+    by[b.dataset.source].out += Number(b.dataset.bytes);
+    by[b.dataset.target].in += Number(b.dataset.bytes);
+  }
+  return nodes;
+})"""
+
+
+def test_every_drawn_node_that_only_moves_bytes_balances(studio_page):
+    page = studio_page
+    _tab(page, "Memory flow")
+    page.wait_for_selector(".ks-studio .ks-sankey", state="visible", timeout=30_000)
+    plans = page.evaluate(_BALANCE_JS)
+    assert len(plans) == 2  # fused and unfused
+    for nodes in plans:
+        kinds = {n["kind"] for n in nodes}
+        assert {"source", "sink", "move"} <= kinds, kinds
+        for n in nodes:
+            if n["kind"] == "move":
+                assert n["in"] == n["out"] > 0, n
+            elif n["kind"] == "source":
+                assert n["in"] == 0 < n["out"], n
+            elif n["kind"] == "sink":
+                assert n["out"] == 0 < n["in"], n
+        names = {n["name"] for n in nodes}
+        assert {"HBM (read)", "L2 (read)", "GM read", "GM write"} <= names, names  # HBM and L2 apart
+

@@ -6,6 +6,7 @@ out of view) runs without a page error (the `lab` fixture fails on any)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from .notebooks import copy_tour
 pytestmark = pytest.mark.slow
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+# screenshots of every Studio tab, kept after the run (the README names this folder; KS_UI_ARTIFACTS moves it)
+ARTIFACTS = Path(os.environ.get("KS_UI_ARTIFACTS", Path(__file__).resolve().parents[2] / "artifacts" / "ui"))
 TABS = ("Timeline", "Memory flow", "Roofline", "Fused DAG", "Passes", "Ascend C")
 FIGURE_TABS = ("Timeline", "Roofline")  # plotly figures; the memory flow is an SVG in HTML
 
@@ -29,12 +32,17 @@ def _done(lab) -> None:
         timeout=BOOT_MS * 3)
 
 
-def _fits(lab, where: str) -> dict:
-    """Every tab of the first Studio: no overflow, nothing past its right edge, no cut text, figures fit."""
+def _fits(lab, where: str, shots: Path | None = None) -> dict:
+    """Every tab of the first Studio: no overflow, nothing past its right edge, no cut text, figures fit;
+    with `shots`, a screenshot of the Studio on each tab is saved there."""
     widths = {}
     for tab in TABS:
         lab.studio_tab(tab)
         m = lab.wait_figures_fit() if tab in FIGURE_TABS else lab.studio_layout()
+        if shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            name = f"{where.split(',')[0].replace(' ', '')}-{'-'.join(where.split(', ')[1:]).replace(' ', '_')}"
+            lab.page.locator(".ks-studio").first.screenshot(path=str(shots / f"{name}-{tab.replace(' ', '_')}.png"))
         assert m["overflowing"] == [], f"{where}, {tab}: wider than their box: {m['overflowing']}"
         assert m["pastRight"] == [], f"{where}, {tab}: past the Studio's right edge: {m['pastRight']}"
         assert m["cut"] == [], f"{where}, {tab}: text cut: {m['cut']}"
@@ -63,7 +71,7 @@ def test_figures_follow_the_cell_and_nothing_overflows(lab):
     assert notebook >= 560, notebook
     lab.page.locator(".ks-studio").first.scroll_into_view_if_needed()
     # The roofline was drawn in a hidden tab (plotly's 700 px): it fits once shown.
-    narrow = _fits(lab, "1100 px, panel open")
+    narrow = _fits(lab, "1100 px, panel open", shots=ARTIFACTS)
     assert 400 < narrow["studio"] < 620, narrow
 
     # A setting that does not fit: the banner over the last good views, its bar drawn past 100 %, fits too.
@@ -93,7 +101,7 @@ def test_figures_follow_the_cell_and_nothing_overflows(lab):
     assert small["studio"] < 560, small
     for width in (1500, 1900):
         lab.set_viewport(width)
-        opened = _fits(lab, f"{width} px, panel closed")
+        opened = _fits(lab, f"{width} px, panel closed", shots=ARTIFACTS if width == 1500 else None)
         lab.side_panel(True)
         closed = _fits(lab, f"{width} px, panel open")
         assert opened["Timeline"] > closed["Timeline"] + 300

@@ -137,11 +137,12 @@ def _svg(d: dict[str, Any], geo: dict[str, Any]) -> str:
         src, dst = lk["source"], lk["target"]
         color = _MMAD_LINK if "Mmad" in lk["edge"] else nodes[src]["color"]
         path = _band_path(x[src] + _NODE_W, s0, x[dst], t0, w)
-        parts.append(f'<path class="ks-band" d="{path}" fill="{color}" fill-opacity="0.28">'
-                     f'<title>{html.escape(lk["hover"])}</title></path>')
+        parts.append(f'<path class="ks-band" d="{path}" fill="{color}" fill-opacity="0.28" data-source="{src}" '
+                     f'data-target="{dst}" data-bytes="{lk["bytes"]}"><title>{html.escape(lk["hover"])}</title></path>')
     for i, n in enumerate(nodes):
         parts.append(f'<rect class="ks-node" x="{x[i]:.1f}" y="{y[i]:.1f}" width="{_NODE_W:.0f}" '
-                     f'height="{h[i]:.1f}" fill="{n["color"]}"><title>{html.escape(n["hover"])}</title></rect>')
+                     f'height="{h[i]:.1f}" fill="{n["color"]}" data-node="{i}" data-kind="{n["kind"]}" '
+                     f'data-name="{html.escape(n["name"])}"><title>{html.escape(n["hover"])}</title></rect>')
     parts.append("</svg>")
     for i, n in enumerate(nodes):  # labels above their nodes, in the unstretched outer SVG
         pct = 100 * (x[i] + (0 if n["column"] == 0 else _NODE_W if n["column"] == last else _NODE_W / 2)) / _UNITS
