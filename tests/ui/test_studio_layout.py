@@ -39,10 +39,18 @@ def _fits(lab, where: str, shots: Path | None = None) -> dict:
     for tab in TABS:
         lab.studio_tab(tab)
         m = lab.wait_figures_fit() if tab in FIGURE_TABS else lab.studio_layout()
-        if shots is not None:
+        if shots is not None:  # a window tall enough for the whole Studio (the notebook scrolls inside)
             shots.mkdir(parents=True, exist_ok=True)
             name = f"{where.split(',')[0].replace(' ', '')}-{'-'.join(where.split(', ')[1:]).replace(' ', '_')}"
-            lab.page.locator(".ks-studio").first.screenshot(path=str(shots / f"{name}-{tab.replace(' ', '_')}.png"))
+            size = lab.page.viewport_size
+            lab.page.set_viewport_size({"width": size["width"], "height": 2800})
+            lab.page.wait_for_timeout(400)
+            studio = lab.page.locator(".ks-studio").first
+            studio.scroll_into_view_if_needed()
+            studio.screenshot(path=str(shots / f"{name}-{tab.replace(' ', '_')}.png"))
+            lab.page.set_viewport_size(size)
+            lab.page.wait_for_timeout(400)
+            m = lab.wait_figures_fit() if tab in FIGURE_TABS else lab.studio_layout()
         assert m["overflowing"] == [], f"{where}, {tab}: wider than their box: {m['overflowing']}"
         assert m["pastRight"] == [], f"{where}, {tab}: past the Studio's right edge: {m['pastRight']}"
         assert m["cut"] == [], f"{where}, {tab}: text cut: {m['cut']}"
