@@ -170,12 +170,14 @@ def test_flow_figures_have_their_own_titles_and_byte_labels(designs):
         assert len(labels) == len(f["nodes"])
         for n, text in zip(f["nodes"], labels, strict=True):
             parts = [p for p in text.split("|") if p]
+            short = RF._short_bytes  # three significant figures on the label; the hover has every byte
             if n["kind"] == "source":
-                assert parts == [n["short"], nbytes(n["out"])]
+                assert parts == [n["short"], short(n["out"])]
             elif n["in"] == n["out"] or n["kind"] == "sink":
-                assert parts == [n["short"], nbytes(n["in"])]
+                assert parts == [n["short"], short(n["in"])]
             else:
-                assert parts == [n["short"], f"in {nbytes(n['in'])}", f"out {nbytes(n['out'])}"]
+                assert parts == [n["short"], f"in {short(n['in'])}", f"out {short(n['out'])}"]
+            assert f"{n['in']:,}" in n["hover"] or f"{n['out']:,}" in n["hover"] or _b_in(n)
         hovers = [html.unescape(t) for t in re.findall(r'<path class="ks-band"[^>]*><title>(.*?)</title>', svg)]
         assert sorted(hovers) == sorted(lk["hover"] for lk in f["links"])
     R.update_flow(box, {"fused": flow["fused"], "unfused": None})
@@ -308,3 +310,14 @@ def test_roofline_figure_draws_the_labels_ticks_and_titles(designs):
     assert fig.layout.width is None
     drawn = [p for p in rf["points"] if p["intensity"] > 0 and p["tflops"] > 0]
     assert list(fig.data[2].text) == [p["label"] for p in drawn]
+
+
+def _b_in(n) -> bool:
+    """The node's hover names its bytes in the Studio's byte unit (two decimals)."""
+    return nbytes(n["in"]) in n["hover"] or nbytes(n["out"]) in n["hover"]
+
+
+def test_short_byte_labels_keep_three_significant_figures():
+    assert [RF._short_bytes(v) for v in (295_940, 1_130_000, 65_536, 512, 2.5e9)] == [
+        "296 KB", "1.13 MB", "65.5 KB", "512 B", "2.5 GB"]
+

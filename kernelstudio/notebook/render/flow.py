@@ -18,11 +18,11 @@ from .base import nbytes as _b
 __all__ = ["MIN_WIDTH_PX", "flow_html", "new_flow_figure", "update_flow"]
 
 _PLANS = ("fused", "unfused")
-MIN_WIDTH_PX = 560
+MIN_WIDTH_PX = 420
 _UNITS = 1000.0  # width of the stretched inner drawing, in its own units
 _NODE_W = 9.0  # node width, inner units
 _LABEL_H = 40  # room above each node for its three label lines, px
-_TOP = 6
+_TOP = 6 + _LABEL_H  # the top labels of every other column sit one label block higher (they never collide)
 _TALLEST = 230  # px of the tallest column of either plan
 _MIN_H = 2.0
 _MMAD_LINK = "#868e96"
@@ -67,12 +67,20 @@ def _title(plan: str, d: dict[str, Any] | None) -> tuple[str, str]:
             "a band for its bytes and why")
 
 
+def _short_bytes(n: float) -> str:
+    """Bytes in three significant figures (786 KB, 1.13 MB): a label's number; the hover has them all."""
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(n) >= div:
+            return f"{n / div:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
 def _label_lines(node: dict[str, Any]) -> list[str]:
     if node["kind"] == "source":
-        return [node["short"], _b(node["out"])]
+        return [node["short"], _short_bytes(node["out"])]
     if node["kind"] == "sink" or node["in"] == node["out"]:
-        return [node["short"], _b(node["in"])]
-    return [node["short"], f"in {_b(node['in'])}", f"out {_b(node['out'])}"]
+        return [node["short"], _short_bytes(node["in"])]
+    return [node["short"], f"in {_short_bytes(node['in'])}", f"out {_short_bytes(node['out'])}"]
 
 
 def flow_html(plan: str, d: dict[str, Any] | None, per_byte: float) -> str:
@@ -144,11 +152,18 @@ def _svg(d: dict[str, Any], geo: dict[str, Any]) -> str:
                      f'height="{h[i]:.1f}" fill="{n["color"]}" data-node="{i}" data-kind="{n["kind"]}" '
                      f'data-name="{html.escape(n["name"])}"><title>{html.escape(n["hover"])}</title></rect>')
     parts.append("</svg>")
+    tops = {min((j for j, m in enumerate(nodes) if m["column"] == c), key=lambda j: y[j])
+            for c in {m["column"] for m in nodes}}
     for i, n in enumerate(nodes):  # labels above their nodes, in the unstretched outer SVG
         pct = 100 * (x[i] + (0 if n["column"] == 0 else _NODE_W if n["column"] == last else _NODE_W / 2)) / _UNITS
         anchor = "start" if n["column"] == 0 else "end" if n["column"] == last else "middle"
         lines = _label_lines(n)
-        first = y[i] - 4 - 12 * (len(lines) - 1)
+        lift = _LABEL_H if i in tops and n["column"] % 2 else 0  # every other column's top label one block up
+        first = y[i] - 4 - 12 * (len(lines) - 1) - lift
+        if lift:  # a faint leader from the lifted label down to its node
+            mid = 100 * (x[i] + _NODE_W / 2) / _UNITS
+            parts.append(f'<line x1="{mid:.2f}%" x2="{mid:.2f}%" y1="{y[i] - _LABEL_H + 2:.0f}" y2="{y[i]:.0f}" '
+                         f'stroke="#ced4da" stroke-width="1"/>')
         weight = ['font-weight="bold"'] + [""] * (len(lines) - 1)
         spans = "".join(f'<tspan x="{pct:.2f}%" y="{first + 12 * k:.0f}" {wt}>{html.escape(t)}</tspan>'
                         for k, (t, wt) in enumerate(zip(lines, weight, strict=True)))
