@@ -48,3 +48,17 @@ def kernel_code(cell: str, values: dict, path: str) -> str:
     first, _, body = cell.partition("\n")
     name = first.split()[1]
     return StudioSession(name, body).rebuild(values).code.files[path]
+
+
+def run_tour_page(page, url: str) -> None:
+    """Open the tour at `url`, run every cell, wait until the last has printed and the Studio (scrolled into
+    view: JupyterLab renders the cells in view) has drawn its DAG."""
+    page.goto(url)
+    page.wait_for_function("() => window.jupyterapp?.shell?.currentWidget?.sessionContext?.session?.kernel",
+                           timeout=90_000)
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function("() => document.body.innerText.includes('--- plan_memory')", timeout=300_000)
+    page.wait_for_selector(".ks-studio", state="attached", timeout=60_000)
+    page.query_selector(".ks-studio").scroll_into_view_if_needed()
+    page.wait_for_selector(".ks-studio .ks-dag svg", state="attached", timeout=120_000)
+

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from .notebooks import run_tour_page
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # every node label's box against every node's box and every other label's box, and against the tab's edges
@@ -40,16 +42,7 @@ def studio_page(lab_server, browser):
     if not (root / "notebooks").exists():
         shutil.copytree(ROOT / "notebooks", root / "notebooks")
     page = browser.new_page(viewport={"width": 1500, "height": 1300})
-    page.goto(f"{base}/lab/tree/notebooks/00_tour.ipynb?reset")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext.session"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel", timeout=90_000)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    page.wait_for_function("() => document.body.innerText.includes('--- plan_memory')", timeout=300_000)
-    page.wait_for_selector(".ks-studio", state="attached", timeout=60_000)
-    page.query_selector(".ks-studio").scroll_into_view_if_needed()
-    page.wait_for_selector(".ks-studio .ks-dag svg", state="attached", timeout=120_000)
+    run_tour_page(page, f"{base}/lab/tree/notebooks/00_tour.ipynb?reset")
     yield page
     page.close()
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from .notebooks import run_tour_page
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -30,18 +32,7 @@ def _timeline_bases(page) -> str:
 def test_tour_renders_the_studio_and_a_slider_moves_the_timeline(lab_url, lab, tmp_path):
     page = lab.page  # the lab fixture fails the test on any page error
     lab.set_viewport(1500, 2200)
-    page.goto(f"{lab_url}/lab/tree/notebooks/00_tour.ipynb?reset")
-    page.wait_for_selector(".jp-Notebook", timeout=90_000)
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext.session"
-                           " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel", timeout=90_000)
-    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    # run all finishes (the last cell printed the simulation summary); then the Studio, scrolled into
-    # view (JupyterLab renders the cells in view), draws its figures
-    page.wait_for_function("() => document.body.innerText.includes('--- plan_memory')", timeout=300_000)
-    page.wait_for_selector(".ks-studio", state="attached", timeout=60_000)
-    page.query_selector(".ks-studio").scroll_into_view_if_needed()
+    run_tour_page(page, f"{lab_url}/lab/tree/notebooks/00_tour.ipynb?reset")
     page.wait_for_selector(".ks-studio .js-plotly-plot", state="attached", timeout=120_000)
     page.wait_for_selector(".ks-studio .widget-html svg", state="attached", timeout=60_000)
     page.wait_for_function("() => document.querySelector('.ks-cards') !== null", timeout=60_000)
