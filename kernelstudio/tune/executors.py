@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,16 +35,17 @@ def _bug(e: BaseException, config: dict[str, Any]) -> TuneError:
                      "build function")
 
 
-class Runner:
+class Runner(ABC):
     """Runs jobs (index, config) and reports each outcome as it arrives."""
 
     name = "in-process"
 
+    @abstractmethod
     def run(self, jobs: Sequence[Job], on_done: OnDone) -> None:
-        raise NotImplementedError
+        """Evaluate every job, calling `on_done(index, outcome)` in this thread as each finishes."""
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 - most runners hold nothing to release
+        """Release what the runner holds (a pool it made); nothing by default."""
 
 
 class InlineRunner(Runner):

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 import random
+from abc import ABC, abstractmethod
 
 from .space import Genes, Space
 
 __all__ = ["STRATEGIES", "Strategy", "GridSearch", "RandomSearch", "EvolutionarySearch"]
 
 
-class Strategy:
+class Strategy(ABC):
     """Base: remembers what was proposed and what it cost."""
 
     def __init__(self, space: Space, budget: int, seed: int | None) -> None:
@@ -27,8 +28,9 @@ class Strategy:
         self.costs: dict[Genes, float] = {}
         self.note = ""
 
+    @abstractmethod
     def ask(self, n: int) -> list[Genes]:
-        raise NotImplementedError
+        """The next at most `n` configurations to evaluate (none left: an empty list)."""
 
     def tell(self, genes: Genes, cost: float) -> None:
         self.costs[genes] = cost
@@ -52,8 +54,9 @@ class _Listed(Strategy):
         self._list = self._make()
         self._pos = 0
 
+    @abstractmethod
     def _make(self) -> list[Genes]:
-        raise NotImplementedError
+        """The whole list of configurations, in the order they are proposed."""
 
     def ask(self, n: int) -> list[Genes]:
         out = self._take(self._list[self._pos:self._pos + n], n)
