@@ -264,6 +264,17 @@ def _separated_targets() -> list[str]:
     return [n for n in names() if get_profile(n).arch == "separated"]
 
 
+def needs_other_chip(schedule: Schedule, profile: HardwareProfile) -> str | None:
+    """Why the schedule's kernels cannot lower on `profile` at all (None: they can): matmul/conv kernels
+    lower for separated chips only (AIC and AIV cores, FixPipe L0C -> GM). lower() raises it; the Studio's
+    target list leaves such profiles out with it."""
+    if profile.arch == "separated" or not any(k.root is not None for k in schedule.kernels):
+        return None
+    return (f"{profile.name} is a {profile.arch} chip (one core, L0C -> UB, no FixPipe to GM): matmul/conv kernels "
+            f"lower for separated chips only so far; choose one of {', '.join(_separated_targets())} or keep to "
+            f"vector kernels on {profile.name}")
+
+
 def lower(schedule: Schedule, target: str | HardwareProfile = DEFAULT_TARGET, *, name: str | None = None) -> Program:
     """Run the pass pipeline; the returned Program's `passes` holds (name, ir_text) after each pass."""
     from ..core.checks import need
@@ -279,11 +290,9 @@ def lower(schedule: Schedule, target: str | HardwareProfile = DEFAULT_TARGET, *,
     for o in schedule.graph.outputs:
         if o.info.kind is Kind.LEAF:
             raise UnsupportedError(f"output {schedule.graph.names[o]} is an input or a constant, not a computation")
-    if profile.arch != "separated" and any(k.root is not None for k in schedule.kernels):
-        raise UnsupportedError(
-            f"{profile.name} is a coupled chip (one core, L0C -> UB, no FixPipe to GM): matmul/conv kernels "
-            f"lower for separated chips only so far; choose one of "
-            f"{', '.join(n for n in _separated_targets())} or keep to vector kernels on {profile.name}")
+    why = needs_other_chip(schedule, profile)
+    if why:
+        raise UnsupportedError(why)
     ctx = _Ctx(schedule, profile, name or default_name(schedule))
     cfgs: Configs = {}
     steps: list[tuple[str, Configs]] = []

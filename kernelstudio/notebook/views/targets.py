@@ -1,8 +1,8 @@
 """The Studio's target list: every hardware profile, whether this design can lower on it, and why not.
 
-The test is the profile's features against what the design's kernels need, the same rule `lower()` applies
-before any pass (a matmul/conv kernel needs a separated chip: AIC and AIV cores with a FixPipe L0C -> GM path);
-tests/notebook/test_studio_chrome.py lowers a design on every profile to keep the two in step.
+The test is `lower.pipeline.needs_other_chip`, the check `lower()` makes before any pass (a matmul/conv kernel
+needs a separated chip: AIC and AIV cores with a FixPipe L0C -> GM path); tests/notebook/test_studio_chrome.py
+lowers a design on every profile and compares.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...hw import get, names
+from ...lower.pipeline import needs_other_chip
 
 __all__ = ["target_choices"]
 
@@ -30,12 +31,8 @@ def target_choices(design: Any | None) -> list[dict[str, Any]]:
     out = []
     for name in names():
         p = get(name)
-        why = short = None
-        if cube and p.arch != "separated":
-            ops = "/".join(cube)
-            why = (f"{name} is a {p.arch} chip (no FixPipe L0C -> GM path); this design's {ops} kernels lower on "
-                   "separated chips only")
-            short = f"{p.arch} chip; {ops} kernels need a separated one"
+        why = needs_other_chip(design.schedule, p) if cube else None
+        short = f"{p.arch} chip; {'/'.join(cube)} kernels need a separated one" if why else None
         out.append({"name": name, "label": f"{name} (provisional)" if p.provisional else name,
                     "provisional": bool(p.provisional), "ok": why is None, "why": why, "short": short})
     return out
