@@ -9,9 +9,13 @@ twin binary by hand with `KS_TWIN_LOG=<path>` writes the same file, which `CallL
 
 File format (tab-separated, one line each, `#` lines are comments):
   `L <kernel> <mode> <blockDim>` per ICPU_RUN_KF launch;
-  `C <kernel> <block> <core> <GetBlockIdx> <api> <args>` per call, `args` being `key=value` pairs split by
-  spaces. `core` is AIC, AIV (AIV_MODE), AIV0 / AIV1 (the two AIVs of a MIX block) or host (calls outside
-  a kernel, such as SetKernelMode, with kernel `-` and block -1).
+  `C <kernel> <block> <core> <GetBlockIdx> <api> <args> <site> <refs>` per call, `args` being `key=value`
+  pairs split by spaces. `core` is AIC, AIV (AIV_MODE), AIV0 / AIV1 (the two AIVs of a MIX block) or host
+  (calls outside a kernel, such as SetKernelMode, with kernel `-` and block -1). `site` is the `file:line`
+  of the user's call (`-` when the API does not record one); `refs` what the call touched on chip, as
+  `key=value` tokens (`w=` / `r=` a written / read operand `POSITION:byte_offset+bytes`, `q=` the queue by
+  its first buffer `POSITION:byte_offset`, `slot=` the queue buffer, `to=` a TQueBind's destination), `-`
+  for none. Version 1 logs (`# ks_twin call log 1`) end at `args`; they parse with no site and no refs.
 """
 
 from __future__ import annotations
@@ -58,6 +62,18 @@ class Call:
     block_idx: int  # what GetBlockIdx() returns on that core
     api: str
     args: Mapping[str, int | str] = field(default_factory=dict)
+    site: str | None = None  # `file:line` of the user's call, where the API records it
+    refs: tuple[tuple[str, str], ...] = ()  # on-chip operands and queue buffers, e.g. ("w", "VECOUT:0+2048")
+
+    @property
+    def file(self) -> str | None:
+        """The source file of the user's call (relative to the build directory), if recorded."""
+        return None if self.site is None else self.site.rpartition(":")[0]
+
+    @property
+    def line(self) -> int | None:
+        """The source line of the user's call, if recorded."""
+        return None if self.site is None else int(self.site.rpartition(":")[2])
 
     @property
     def event(self) -> str | None:
@@ -96,15 +112,11 @@ class CallLog:
                 if parts[0] == "L" and len(parts) == 4:
                     launches.append(Launch(_kernel(parts[1]), parts[2], int(parts[3])))
                     continue
-                if parts[0] == "C" and len(parts) == 7:
-                    args = {}
-                    for item in parts[6].split():
-                        key, sep, value = item.partition("=")
-                        if not sep:
-                            raise ValueError(item)
-                        args[key] = _number(value)
+                if parts[0] == "C" and len(parts) in (7, 9):
+                    args = {key: _number(value) for key, value in _pairs(parts[6])}
+                    site, refs = (_site(parts[7]), tuple(_pairs(parts[8]))) if len(parts) == 9 else (None, ())
                     calls.append(Call(_kernel(parts[1]), len(launches) - 1, int(parts[2]), parts[3], int(parts[4]),
-                                      parts[5], MappingProxyType(args)))
+                                      parts[5], MappingProxyType(args), site, refs))
                     continue
             except ValueError:
                 pass
@@ -173,6 +185,29 @@ class CallLog:
                  block_idx: int | None = None) -> list[str]:
         """API names in program order, for filters that pick one core (else the cores' calls interleave)."""
         return [c.api for c in self.select(kernel=kernel, core=core, block=block, block_idx=block_idx)]
+
+
+def _pairs(text: str) -> list[tuple[str, str]]:
+    """`key=value` tokens split by spaces (`-` alone: none); a token without `=` is a ValueError."""
+    out = []
+    for item in text.split():
+        if item == "-" and len(text.split()) == 1:
+            break
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(item)
+        out.append((key, value))
+    return out
+
+
+def _site(text: str) -> str | None:
+    """A `file:line` site, or None for `-`; anything else is a ValueError."""
+    if text == "-":
+        return None
+    file, sep, line = text.rpartition(":")
+    if not sep or not file or not line.isdigit():
+        raise ValueError(text)
+    return text
 
 
 def _kernel(name: str) -> str:

@@ -45,27 +45,32 @@ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace)
 
 // Cross-core flags of one AI Core. Mode 2: an AIC set wakes both of its AIVs; an AIV set counts toward
 // the AIC, whose wait needs a set from each AIV. Mode 1: barrier between the two AIVs.
-template <uint8_t MODE, pipe_t PIPE> inline void CrossCoreSetFlag(uint16_t flagId)
+template <uint8_t MODE, pipe_t PIPE> inline void CrossCoreSetFlag(uint16_t flagId, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     KS_TWIN_LOG("CrossCoreSetFlag", "mode=%u pipe=%s id=%u", static_cast<unsigned>(MODE), ks_twin::pipe_name(PIPE),
                 static_cast<unsigned>(flagId));
     ks_twin::cross_core_set(MODE, flagId);
 }
-template <uint8_t MODE = 0, pipe_t PIPE = PIPE_S> inline void CrossCoreWaitFlag(uint16_t flagId)
+template <uint8_t MODE = 0, pipe_t PIPE = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     KS_TWIN_LOG("CrossCoreWaitFlag", "id=%u", static_cast<unsigned>(flagId));
     ks_twin::cross_core_wait(flagId);
 }
 
 // The hard all-core sync: every core of the launch (isAIVOnly: every AIV) waits until all have called it.
 // As on CANN: a custom-operator launch with a non-zero workspace, blockDim at most the chip's cores.
-template <bool isAIVOnly = true> inline void SyncAll()
+template <bool isAIVOnly = true> inline void SyncAll(ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     KS_TWIN_LOG("SyncAll", "isAIVOnly=%d", isAIVOnly ? 1 : 0);
     ks_twin::sync_all(isAIVOnly);
 }
-inline void CrossCoreWaitFlag(uint16_t flagId)
+inline void CrossCoreWaitFlag(uint16_t flagId, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     KS_TWIN_LOG("CrossCoreWaitFlag", "id=%u", static_cast<unsigned>(flagId));
     ks_twin::cross_core_wait(flagId);
 }

@@ -106,8 +106,11 @@ inline uint64_t round32(uint64_t n) { return (n + 31) / 32 * 32; }
 namespace AscendC {
 
 // ---- count overloads: whole 32-byte blocks, contiguous ----------------------------------------
-template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count)
+template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
+                     ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, count * sizeof(T));
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, count=%u)", ks_twin::position_name(dst.GetPosition()), count);
     KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s count=%u", ks_twin::position_name(dst.GetPosition()),
@@ -120,8 +123,11 @@ template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalT
     std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), count * sizeof(T));
 }
 
-template <class T> inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count)
+template <class T> inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+                     ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('r', src, count * sizeof(T));
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(GM <- %s, count=%u)", ks_twin::position_name(src.GetPosition()), count);
     KS_TWIN_LOG("DataCopy", "dst=GM src=%s dtype=%s count=%u", ks_twin::position_name(src.GetPosition()),
@@ -134,8 +140,12 @@ template <class T> inline void DataCopy(const GlobalTensor<T>& dst, const LocalT
     std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), count * sizeof(T));
 }
 
-template <class T> inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count)
+template <class T> inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+                     ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, count * sizeof(T));
+    KS_TWIN_OPERAND('r', src, count * sizeof(T));
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(%s <- %s, count=%u)", ks_twin::position_name(dst.GetPosition()),
                   ks_twin::position_name(src.GetPosition()), count);
@@ -152,8 +162,11 @@ template <class T> inline void DataCopy(const LocalTensor<T>& dst, const LocalTe
 
 // ---- DataCopyParams overloads: blockCount rows of blockLen 32-byte blocks, strides are gaps ------
 template <class T>
-inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p)
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                     ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.dstStride) * 32ull));
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(dst.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
@@ -170,8 +183,11 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 }
 
 template <class T>
-inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p)
+inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                     ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.srcStride) * 32ull));
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(GM <- %s, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(src.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
@@ -188,8 +204,12 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 }
 
 template <class T>
-inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p)
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                     ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.dstStride) * 32ull));
+    KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.srcStride) * 32ull));
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(%s <- %s, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(dst.GetPosition()), ks_twin::position_name(src.GetPosition()),
@@ -211,8 +231,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 // ---- DataCopyPad: rows of any byte length; UB rows are padded to 32-byte blocks -----------------
 template <class T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
-                        const DataCopyPadExtParams<T>& pad)
+                        const DataCopyPadExtParams<T>& pad, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     char api[160];
     std::snprintf(api, sizeof api,
                   "DataCopyPad(%s <- GM, {blockCount=%u, blockLen=%u B, srcStride=%u B, dstStride=%u blocks})",
@@ -231,6 +252,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     uint64_t n = p.blockLen / sizeof(T);
     uint64_t ub_row = ks_twin::round32((pad.leftPadding + n + pad.rightPadding) * sizeof(T));
     uint64_t up = ub_row + p.dstStride * 32ull, gp = p.blockLen + static_cast<uint64_t>(p.srcStride);
+    KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, ub_row, up));
     dst.check_aligned(api, "the destination");
     dst.check(0, ks_twin::span(p.blockCount, ub_row, up) / sizeof(T), api);
     src.check(0, ks_twin::span(p.blockCount, p.blockLen, gp) / sizeof(T), api);
@@ -247,8 +269,10 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 }
 
 template <class T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p)
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p,
+                        ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     char api[160];
     std::snprintf(api, sizeof api,
                   "DataCopyPad(GM <- %s, {blockCount=%u, blockLen=%u B, srcStride=%u blocks, dstStride=%u B})",
@@ -262,6 +286,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     }
     uint64_t ub_row = ks_twin::round32(p.blockLen);
     uint64_t up = ub_row + p.srcStride * 32ull, gp = p.blockLen + static_cast<uint64_t>(p.dstStride);
+    KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen, up));
     src.check_aligned(api, "the source");
     src.check(0, ks_twin::span(p.blockCount, p.blockLen, up) / sizeof(T), api);
     dst.check(0, ks_twin::span(p.blockCount, p.blockLen, gp) / sizeof(T), api);
@@ -271,8 +296,9 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
 
 template <class T>
 inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
-                        const DataCopyPadParams& pad)
+                        const DataCopyPadParams& pad, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     T value;
     std::memset(&value, 0, sizeof value);
     std::memcpy(&value, &pad.paddingValue, sizeof(T) < 8 ? sizeof(T) : 8);
@@ -281,8 +307,10 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 }
 
 template <class T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p)
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                        ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     DataCopyPad(dst, src, DataCopyExtParams(p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0));
 }
 

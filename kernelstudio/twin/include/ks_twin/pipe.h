@@ -116,6 +116,24 @@ struct QueState {
              api, core_name(), label.c_str(), slots.size());
     }
 
+    // The buffer an alloc would hand out next, or -1 (nothing is changed).
+    int peek_free() const
+    {
+        for (size_t k = 0; k < slots.size(); ++k) {
+            size_t i = (next + k) % slots.size();
+            if (state[i] == SlotState::FREE) return static_cast<int>(i);
+        }
+        return -1;
+    }
+    // The buffer at `addr`, or -1 when it is none of this queue's.
+    int slot_of(const void* addr) const
+    {
+        for (size_t i = 0; i < slots.size(); ++i) {
+            if (slots[i] == addr) return static_cast<int>(i);
+        }
+        return -1;
+    }
+
     int find(const void* addr, const char* api, const char* what) const
     {
         require_ready(api);
@@ -174,25 +192,33 @@ namespace AscendC {
 
 template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK = 0> class TQueBind {
 public:
-    template <class T> LocalTensor<T> AllocTensor()
+    template <class T> LocalTensor<T> AllocTensor(ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
+        note_queue(q_.peek_free());
         KS_TWIN_LOG("AllocTensor", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
         int i = q_.alloc("AllocTensor");
         return tensor<T>(i);
     }
-    template <class T> bool EnQue(const LocalTensor<T>& t)
+    template <class T> bool EnQue(const LocalTensor<T>& t, ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
+        note_queue(q_.slot_of(t.GetPhyAddr()));
         KS_TWIN_LOG("EnQue", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
         q_.enque(t.GetPhyAddr());
         return true;
     }
-    template <class T> LocalTensor<T> DeQue()
+    template <class T> LocalTensor<T> DeQue(ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
+        note_queue(q_.fifo.empty() ? -1 : q_.fifo.front());
         KS_TWIN_LOG("DeQue", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
         return tensor<T>(q_.deque());
     }
-    template <class T> void FreeTensor(LocalTensor<T>& t)
+    template <class T> void FreeTensor(LocalTensor<T>& t, ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
+        note_queue(q_.slot_of(t.GetPhyAddr()));
         KS_TWIN_LOG("FreeTensor", "que=%s depth=%d", ks_twin::position_name(SRC), DEPTH);
         q_.free_slot(t.GetPhyAddr());
     }
@@ -206,6 +232,15 @@ public:
     static constexpr int32_t kDepth = DEPTH;
 
 private:
+    // The queue (its first buffer) and the buffer a call works on, for the call log's refs.
+    void note_queue(int slot) const
+    {
+        if (__builtin_expect(ks_twin::g_call_log == nullptr || !q_.ready || q_.slots.empty(), 1)) return;
+        const char* pos = ks_twin::position_name(SRC);
+        ks_twin::note_ref("q=%s:%lld", pos, static_cast<long long>(q_.slots[0] - q_.arena));
+        if (SRC != DST) ks_twin::note_ref("to=%s", ks_twin::position_name(DST));
+        if (slot >= 0) ks_twin::note_ref("slot=%s:%lld", pos, static_cast<long long>(q_.slots[slot] - q_.arena));
+    }
     template <class T> LocalTensor<T> tensor(int i)
     {
         return LocalTensor<T>(reinterpret_cast<T*>(q_.slots[i]), static_cast<uint32_t>(q_.len / sizeof(T)), SRC,
@@ -218,14 +253,16 @@ template <TPosition POS, int32_t DEPTH, auto MASK = 0> class TQue : public TQueB
 
 template <TPosition POS = TPosition::VECCALC> class TBuf {
 public:
-    template <class T> LocalTensor<T> Get()
+    template <class T> LocalTensor<T> Get(ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("TBuf::Get", "buf=%s dtype=%s", ks_twin::position_name(POS), ks_twin::type_name<T>());
         require("TBuf::Get");
         return LocalTensor<T>(reinterpret_cast<T*>(addr_), static_cast<uint32_t>(len_ / sizeof(T)), POS, arena_);
     }
-    template <class T> LocalTensor<T> Get(uint32_t count)
+    template <class T> LocalTensor<T> Get(uint32_t count, ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("TBuf::Get", "buf=%s dtype=%s count=%u", ks_twin::position_name(POS), ks_twin::type_name<T>(),
                     count);
         require("TBuf::Get");
@@ -237,8 +274,10 @@ public:
         }
         return LocalTensor<T>(reinterpret_cast<T*>(addr_), count, POS, arena_);
     }
-    template <class T> LocalTensor<T> GetWithOffset(uint32_t count, uint32_t bufOffset)
+    template <class T> LocalTensor<T> GetWithOffset(uint32_t count, uint32_t bufOffset,
+                                                    ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("TBuf::GetWithOffset", "buf=%s dtype=%s count=%u offset=%u", ks_twin::position_name(POS),
                     ks_twin::type_name<T>(), count, bufOffset);
         require("TBuf::GetWithOffset");
@@ -293,8 +332,12 @@ public:
     TPipe& operator=(const TPipe&) = delete;
 
     template <TPosition SRC, TPosition DST, int32_t DEPTH, auto MASK>
-    bool InitBuffer(TQueBind<SRC, DST, DEPTH, MASK>& que, uint8_t num, uint32_t len)
+    bool InitBuffer(TQueBind<SRC, DST, DEPTH, MASK>& que, uint8_t num, uint32_t len,
+                    ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
+        KS_TWIN_REF("q=%s:%llu", ks_twin::position_name(SRC),
+                    static_cast<unsigned long long>(used_[ks_twin::mem_of(SRC)]));
         KS_TWIN_LOG("InitBuffer", "que=%s depth=%d num=%u len=%u", ks_twin::position_name(SRC), DEPTH, num, len);
         ks_twin::QueState& q = que.state();
         char label[64];
@@ -322,8 +365,9 @@ public:
         return true;
     }
 
-    template <TPosition POS> bool InitBuffer(TBuf<POS>& buf, uint32_t len)
+    template <TPosition POS> bool InitBuffer(TBuf<POS>& buf, uint32_t len, ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("InitBuffer", "buf=%s len=%u", ks_twin::position_name(POS), len);
         int k = ks_twin::mem_of(POS);
         char what[160];
@@ -397,20 +441,30 @@ private:
 };
 
 // Pipeline sync: the twin runs each core's instructions in program order, so these only check ids.
-template <HardEvent EVT> inline void SetFlag(int32_t id)
+template <HardEvent EVT> inline void SetFlag(int32_t id, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     KS_TWIN_LOG("SetFlag", "event=%s id=%d", ks_twin::event_name(EVT), id);
     if (id < 0 || id > 7) ks_twin::fail("flag", "SetFlag(%d) on %s: event ids are 0..7", id, ks_twin::core_name());
 }
-template <HardEvent EVT> inline void WaitFlag(int32_t id)
+template <HardEvent EVT> inline void WaitFlag(int32_t id, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     KS_TWIN_LOG("WaitFlag", "event=%s id=%d", ks_twin::event_name(EVT), id);
     if (id < 0 || id > 7) ks_twin::fail("flag", "WaitFlag(%d) on %s: event ids are 0..7", id, ks_twin::core_name());
 }
-template <pipe_t PIPE> inline void PipeBarrier() { KS_TWIN_LOG("PipeBarrier", "pipe=%s", ks_twin::pipe_name(PIPE)); }
+template <pipe_t PIPE> inline void PipeBarrier(ks_twin::Site site = ks_twin::Site())
+{
+    KS_TWIN_SITE(site);
+    KS_TWIN_LOG("PipeBarrier", "pipe=%s", ks_twin::pipe_name(PIPE));
+}
 
 }  // namespace AscendC
 
-inline void pipe_barrier(pipe_t p) { KS_TWIN_LOG("pipe_barrier", "pipe=%s", ks_twin::pipe_name(p)); }
+inline void pipe_barrier(pipe_t p, ks_twin::Site site = ks_twin::Site())
+{
+    KS_TWIN_SITE(site);
+    KS_TWIN_LOG("pipe_barrier", "pipe=%s", ks_twin::pipe_name(p));
+}
 
 #endif

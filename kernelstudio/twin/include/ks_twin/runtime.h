@@ -110,9 +110,15 @@ __attribute__((format(printf, 2, 3))) inline void log_call(const char* api, cons
     std::vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     const CoreCtx& c = ctx();
-    std::fprintf(g_call_log, "C\t%s\t%lld\t%s\t%lld\t%s\t%s\n", c.active ? launch_state().kernel_name.c_str() : "-",
-                 static_cast<long long>(c.active ? c.group : -1), log_core_name(),
-                 static_cast<long long>(c.active ? c.block_idx : -1), api, args);
+    SiteState& s = site_state();
+    char site[320] = "-";
+    if (s.file != nullptr) std::snprintf(site, sizeof site, "%s:%d", s.file, s.line);
+    std::fprintf(g_call_log, "C\t%s\t%lld\t%s\t%lld\t%s\t%s\t%s\t%s\n",
+                 c.active ? launch_state().kernel_name.c_str() : "-", static_cast<long long>(c.active ? c.group : -1),
+                 log_core_name(), static_cast<long long>(c.active ? c.block_idx : -1), api, args, site,
+                 s.refs_len > 0 ? s.refs : "-");
+    s.refs_len = 0;
+    s.refs[0] = '\0';
 }
 inline void log_call(const char* api) { log_call(api, "%s", ""); }
 

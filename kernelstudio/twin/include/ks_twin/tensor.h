@@ -174,4 +174,22 @@ private:
 
 }  // namespace AscendC
 
+namespace ks_twin {
+
+// Notes a local operand (`w` written, `r` read) for the call log: its position, byte offset and bytes.
+template <class T> inline void note_operand(char rw, const AscendC::LocalTensor<T>& t, uint64_t bytes)
+{
+    note_ref("%c=%s:%llu+%llu", rw, position_name(t.GetPosition()), static_cast<unsigned long long>(t.ByteOffset()),
+             static_cast<unsigned long long>(bytes));
+}
+
+}  // namespace ks_twin
+
+#define KS_TWIN_OPERAND(rw, tensor, bytes)                                            \
+    do {                                                                              \
+        if (__builtin_expect(::ks_twin::g_call_log != nullptr, 0)) {                  \
+            ::ks_twin::note_operand(rw, tensor, bytes);                               \
+        }                                                                             \
+    } while (0)
+
 #endif

@@ -32,6 +32,8 @@ template <class T, class F>
 inline void unary(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                   uint32_t count, F f)
 {
+    KS_TWIN_OPERAND('w', dst, count * sizeof(T));
+    KS_TWIN_OPERAND('r', src, count * sizeof(T));
     KS_TWIN_LOG_VEC(name, T, count);
     require_vector(name);
     vec_operand(dst, count, name, "dst");
@@ -45,6 +47,9 @@ template <class T, class F>
 inline void binary(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& a,
                    const AscendC::LocalTensor<T>& b, uint32_t count, F f)
 {
+    KS_TWIN_OPERAND('w', dst, count * sizeof(T));
+    KS_TWIN_OPERAND('r', a, count * sizeof(T));
+    KS_TWIN_OPERAND('r', b, count * sizeof(T));
     KS_TWIN_LOG_VEC(name, T, count);
     require_vector(name);
     vec_operand(dst, count, name, "dst");
@@ -148,8 +153,9 @@ namespace AscendC {
 #define KS_TWIN_BINARY(NAME, EXPR)                                                                        \
     template <class T>                                                                                    \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-                     uint32_t count)                                                                      \
+                     uint32_t count, ks_twin::Site site = ks_twin::Site())                                \
     {                                                                                                     \
+        KS_TWIN_SITE(site);                                                                               \
         ks_twin::binary(#NAME, dst, src0, src1, count, [](auto a, auto b) { return EXPR; });             \
     }
 KS_TWIN_BINARY(Add, a + b)
@@ -163,8 +169,9 @@ KS_TWIN_BINARY(Min, a < b ? a : b)
 #define KS_TWIN_SCALAR(NAME, EXPR)                                                                        \
     template <class T>                                                                                    \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, ks_twin::NoDeduce<T> scalar,   \
-                     uint32_t count)                                                                      \
+                     uint32_t count, ks_twin::Site site = ks_twin::Site())                                \
     {                                                                                                     \
+        KS_TWIN_SITE(site);                                                                               \
         auto s = ks_twin::to_calc<T>(scalar);                                                             \
         ks_twin::unary(#NAME, dst, src, count, [s](auto a) { return EXPR; });                            \
     }
@@ -176,8 +183,11 @@ KS_TWIN_SCALAR(LeakyRelu, a >= 0 ? a : a * s)
 #undef KS_TWIN_SCALAR
 
 #define KS_TWIN_UNARY(NAME, EXPR)                                                                         \
-    template <class T> inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) \
+    template <class T>                                                                                    \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,                \
+                     ks_twin::Site site = ks_twin::Site())                                                \
     {                                                                                                     \
+        KS_TWIN_SITE(site);                                                                               \
         ks_twin::unary(#NAME, dst, src, count, [](auto a) { return EXPR; });                             \
     }
 KS_TWIN_UNARY(Exp, std::exp(a))
@@ -189,8 +199,11 @@ KS_TWIN_UNARY(Relu, a > 0 ? a : decltype(a)(0))
 KS_TWIN_UNARY(Abs, a < 0 ? -a : a)
 #undef KS_TWIN_UNARY
 
-template <class T> inline void Duplicate(const LocalTensor<T>& dst, ks_twin::NoDeduce<T> scalar, uint32_t count)
+template <class T>
+inline void Duplicate(const LocalTensor<T>& dst, ks_twin::NoDeduce<T> scalar, uint32_t count, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, count * sizeof(T));
     KS_TWIN_LOG_VEC("Duplicate", T, count);
     ks_twin::require_vector("Duplicate");
     ks_twin::vec_operand(dst, count, "Duplicate", "dst");
@@ -201,8 +214,12 @@ template <class T> inline void Duplicate(const LocalTensor<T>& dst, ks_twin::NoD
 // Cast(dst, src, mode, count): float targets round per mode (CAST_NONE = CAST_RINT when inexact),
 // integer targets round per mode and saturate.
 template <class D, class S>
-inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, uint32_t count)
+inline void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, uint32_t count,
+                 ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, count * sizeof(D));
+    KS_TWIN_OPERAND('r', src, count * sizeof(S));
     KS_TWIN_LOG("Cast", "dtype=%s src_dtype=%s mode=%d count=%u repeats=%u", ks_twin::type_name<D>(),
                 ks_twin::type_name<S>(), static_cast<int>(mode), count,
                 ks_twin::repeats_of<D>(count) > ks_twin::repeats_of<S>(count) ? ks_twin::repeats_of<D>(count)
@@ -239,8 +256,12 @@ template <class T> inline void check_work(const char* api, const LocalTensor<T>&
 namespace AscendC {
 
 template <class T>
-inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, uint32_t count)
+inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, uint32_t count,
+                      ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, sizeof(T));
+    KS_TWIN_OPERAND('r', src, count * sizeof(T));
     KS_TWIN_LOG_VEC("ReduceSum", T, count);
     ks_twin::require_vector("ReduceSum");
     ks_twin::vec_operand(src, count, "ReduceSum", "src");
@@ -290,15 +311,21 @@ namespace AscendC {
 
 template <class T>
 inline void ReduceMax(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
-                      uint32_t count, bool calIndex = false)
+                      uint32_t count, bool calIndex = false, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, (calIndex ? 2 : 1) * sizeof(T));
+    KS_TWIN_OPERAND('r', src, count * sizeof(T));
     ::ks_twin::vec::reduce_extreme<T, true>("ReduceMax", dst, src, work, count, calIndex);
 }
 
 template <class T>
 inline void ReduceMin(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work,
-                      uint32_t count, bool calIndex = false)
+                      uint32_t count, bool calIndex = false, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, (calIndex ? 2 : 1) * sizeof(T));
+    KS_TWIN_OPERAND('r', src, count * sizeof(T));
     ::ks_twin::vec::reduce_extreme<T, false>("ReduceMin", dst, src, work, count, calIndex);
 }
 
@@ -311,8 +338,12 @@ struct BrcbRepeatParams {
 
 // Brcb: each of 8 source elements per repeat fills one 32-byte block of dst.
 template <class T>
-inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint8_t repeatTime, const BrcbRepeatParams& p)
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint8_t repeatTime, const BrcbRepeatParams& p,
+                 ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('r', src, repeatTime * 8u * sizeof(T));
+    KS_TWIN_OPERAND('w', dst, repeatTime == 0 ? 0ull : (static_cast<uint64_t>(repeatTime - 1) * p.dstRepStride + 7ull * p.dstBlkStride + 1) * 32ull);
     KS_TWIN_LOG("Brcb", "dtype=%s repeats=%u dstBlkStride=%u dstRepStride=%u", ks_twin::type_name<T>(),
                 static_cast<unsigned>(repeatTime), static_cast<unsigned>(p.dstBlkStride),
                 static_cast<unsigned>(p.dstRepStride));
@@ -372,16 +403,23 @@ namespace AscendC {
 
 template <class T, class U>
 inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE mode,
-                    uint32_t count)
+                    uint32_t count, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, (count + 7) / 8);
+    KS_TWIN_OPERAND('r', src0, count * sizeof(T));
+    KS_TWIN_OPERAND('r', src1, count * sizeof(T));
     ks_twin::vec_operand(src1, count, "Compare", "src1");
     ::ks_twin::vec::compare_into("Compare", dst, src0, src1.GetPhyAddr(), false, mode, count);
 }
 
 template <class T, class U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, ks_twin::NoDeduce<T> scalar,
-                          CMPMODE mode, uint32_t count)
+                          CMPMODE mode, uint32_t count, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, (count + 7) / 8);
+    KS_TWIN_OPERAND('r', src0, count * sizeof(T));
     ::ks_twin::vec::compare_into("CompareScalar", dst, src0, &scalar, true, mode, count);
 }
 
@@ -411,8 +449,13 @@ namespace AscendC {
 // Select: dst[i] = mask bit i ? src0[i] : src1[i] (or the scalar in VSEL_TENSOR_SCALAR_MODE).
 template <class T, class U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                   const LocalTensor<T>& src1, SELMODE mode, uint32_t count)
+                   const LocalTensor<T>& src1, SELMODE mode, uint32_t count, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, count * sizeof(T));
+    KS_TWIN_OPERAND('r', src0, count * sizeof(T));
+    KS_TWIN_OPERAND('r', src1, count * sizeof(T));
+    KS_TWIN_OPERAND('r', selMask, (count + 7) / 8);
     if (mode != SELMODE::VSEL_TENSOR_TENSOR_MODE) {
         ks_twin::fail("bounds", "Select on %s: a tensor src1 needs SELMODE::VSEL_TENSOR_TENSOR_MODE",
                       ks_twin::core_name());
@@ -423,8 +466,12 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
 
 template <class T, class U>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                   ks_twin::NoDeduce<T> scalar, SELMODE mode, uint32_t count)
+                   ks_twin::NoDeduce<T> scalar, SELMODE mode, uint32_t count, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    KS_TWIN_OPERAND('w', dst, count * sizeof(T));
+    KS_TWIN_OPERAND('r', src0, count * sizeof(T));
+    KS_TWIN_OPERAND('r', selMask, (count + 7) / 8);
     if (mode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {
         ks_twin::fail("bounds", "Select on %s: a scalar src1 needs SELMODE::VSEL_TENSOR_SCALAR_MODE",
                       ks_twin::core_name());
@@ -435,14 +482,17 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
 // ---- high-level math (the shared tmp buffer overloads accept and ignore the buffer) ---------------
 #define KS_TWIN_HIGH_LEVEL(NAME, EXPR)                                                                    \
     template <class T, bool isReuseSource = false>                                                        \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count)                \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,                \
+                     ks_twin::Site site = ks_twin::Site())                                                \
     {                                                                                                     \
+        KS_TWIN_SITE(site);                                                                               \
         ks_twin::unary(#NAME, dst, src, count, [](auto a) { return EXPR; });                             \
     }                                                                                                     \
     template <class T, bool isReuseSource = false>                                                        \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint8_t>& tmp, \
-                     uint32_t count)                                                                      \
+                     uint32_t count, ks_twin::Site site = ks_twin::Site())                                \
     {                                                                                                     \
+        KS_TWIN_SITE(site);                                                                               \
         (void)tmp;                                                                                        \
         NAME<T, isReuseSource>(dst, src, count);                                                          \
     }
