@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from . import hw, twin
+from . import hw, multi, twin
 from .codegen import ANALYSES, codegen, export_project
 from .core import errors
 from .core.config import VERSION
@@ -69,7 +69,7 @@ from .tune import Bucket, DesignDBError, DynamicKernel, TuneError, TuneResult, d
 
 __all__ = [
     *errors.__all__,
-    "hw", "Tensor", "placeholder",
+    "hw", "multi", "Tensor", "placeholder",
     "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
     "square", "erf", "tanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "cast", "where",
     "reduce_sum", "reduce_mean", "reduce_max", "softmax", "layer_norm", "rms_norm",

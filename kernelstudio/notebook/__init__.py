@@ -2,7 +2,7 @@
 
 The core library never imports this package; it imports IPython, ipywidgets and plotly lazily.
 
-Stage 11. It may import every stage below it, up to tune/; the public API (kernelstudio/__init__.py) is above it
+Stage 12. It may import every stage below it, up to tune/; the public API (kernelstudio/__init__.py) is above it
 and is read from sys.modules, not imported."""
 
 from __future__ import annotations

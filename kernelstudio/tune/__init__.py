@@ -4,7 +4,7 @@
 declares; `ks.DynamicKernel(build_fn, buckets)` tunes one configuration per shape bucket;
 `ks.save_design` / `ks.designs` keep designs in the SQLite design database.
 
-Stage 10. It may import every stage below it, up to twin/.
+Stage 11. It may import every stage below it, up to multi/.
 """
 
 from __future__ import annotations

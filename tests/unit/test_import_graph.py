@@ -28,10 +28,11 @@ STAGES: dict[str, int] = {
     "interp": 7, "sim": 7, "codegen": 7,  # the three readers of the TileIR
     "plan": 8,
     "twin": 9,
-    "tune": 10,
-    "notebook": 11,
-    "__init__": 12,  # the public API composes everything below
-    "cli": 13,  # the command line runs design files against the public API
+    "multi": 10,  # multi-device designs: the single-chip flow per device plus a communication timeline
+    "tune": 11,
+    "notebook": 12,
+    "__init__": 13,  # the public API composes everything below
+    "cli": 14,  # the command line runs design files against the public API
 }
 
 
