@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import hw
+from ..core.checks import as_int
 from ..core.config import DEFAULT_TARGET
 from ..hw import HardwareProfile
 from .errors import ClusterError
@@ -26,12 +27,14 @@ class Cluster:
 
     def __init__(self, devices: int = 8, target: str | HardwareProfile = DEFAULT_TARGET,
                  link: str | Link = DEFAULT_LINK) -> None:
-        if isinstance(devices, bool) or not isinstance(devices, int) or devices not in DEVICE_COUNTS:
+        count = as_int(devices)
+        if count not in DEVICE_COUNTS:
             raise ClusterError(f"Cluster: devices={devices!r} is not a device count MC2 supports; use one of "
                                f"{', '.join(map(str, DEVICE_COUNTS))}")
         profile = target if isinstance(target, HardwareProfile) else hw.get(target)
         if not isinstance(link, Link):
             link = get_link(link)
+        devices = int(count)
         if devices > link.max_devices:
             raise ClusterError(f"Cluster: {devices} devices, but link {link.name} joins at most "
                                f"{link.max_devices} ({link.source('max_devices')}); use devices <= "

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.checks import check_inputs
+from ..core.checks import as_number, check_inputs
 from ..core.dtypes import itemsize, numpy_dtype, round_to
 from ..core.errors import DTypeError, InputError, ScheduleError, ShapeError, StageError
 from ..dsl import Tensor
@@ -58,7 +58,7 @@ def _placeholder(t: Any, what: str, op: str) -> Tensor:
 
 
 def _choice(value: Any, allowed: tuple[str, ...], what: str, op: str) -> str:
-    if value not in allowed:
+    if not isinstance(value, str) or value not in allowed:
         raise ScheduleError(f"{op}: {what}={value!r}; choose one of {', '.join(map(repr, allowed))}")
     return value
 
@@ -76,7 +76,8 @@ class Mc2Design:
         if not isinstance(cluster, Cluster):
             raise ClusterError(f"{op}: cluster must be a ks.multi.Cluster(devices=..., target=...), got "
                                f"{type(cluster).__name__}")
-        self.kind, self.cluster, self.eps = kind, cluster, float(eps)
+        self.kind, self.cluster = kind, cluster
+        self.eps = as_number(eps, f"{op}: eps", positive=True, error=ScheduleError)
         self.x, self.w = _placeholder(x, "x", op), _placeholder(w, "w", op)
         if w.ndim != 2 or x.ndim not in ((2, 3) if kind == "matmul_allreduce" else (2,)) or x.shape[-1] != w.shape[0]:
             dims = "(m, k) or (b, s, k)" if kind == "matmul_allreduce" else "(m, k)"
@@ -112,10 +113,11 @@ class Mc2Design:
                                f"{cluster.profile.name} has {cluster.profile.aiv_cores}; set the link's "
                                "aiv_comm_cores lower or use engine='aicpu'")
         self._requested = schedule
+        back = tile_rows(self.split_rows, schedule.tiles, "back", self.comm_bytes_per_row,
+                         what=f"{op} (M split: {self.split_rows:,} rows)")  # the rules checked before any timing
         tail = schedule.tail if schedule.tail != "auto" else self._auto_tail(schedule)
-        self.schedule = dataclasses.replace(schedule, tail=tail)
-        self.tile_rows = tile_rows(self.split_rows, schedule.tiles, tail, self.comm_bytes_per_row,
-                                   what=f"{op} (M split: {self.split_rows:,} rows)")
+        self.tile_rows = back if tail == "back" else back[::-1]
+        self.schedule = dataclasses.replace(schedule, tail=tail, tiles=len(self.tile_rows))
         self.sim = self._simulate()
 
     # --- shapes ------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from ..core.checks import as_int, as_number
 from ..core.errors import TargetError
 from .errors import LinkError
 
@@ -100,8 +101,17 @@ class Link:
         if unknown:
             raise LinkError(f"link {self.name}: cannot set {', '.join(map(repr, unknown))}; "
                             f"settable figures: {', '.join(LINK_FIELDS)}")
+        values: dict[str, Any] = {}
+        for k, v in fields.items():
+            if k in _INT_FIELDS:
+                n = as_int(v)
+                if n is None:
+                    raise LinkError(f"link {self.name}: {k} must be a whole number, got {v!r:.40}")
+                values[k] = n
+            else:
+                values[k] = as_number(v, f"link {self.name}: {k}", positive=True, error=LinkError)
         sources = tuple((k, "user" if k in fields else s) for k, s in self.sources)
-        return dataclasses.replace(self, **fields, sources=sources)
+        return dataclasses.replace(self, **values, sources=sources)
 
     def describe(self) -> str:
         """One line per figure: name, value, source."""

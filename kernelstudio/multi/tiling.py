@@ -4,6 +4,7 @@ tile last when the matmul bounds the time ("back"), first when the communication
 
 from __future__ import annotations
 
+from ..core.checks import as_int
 from .errors import TilingError
 
 __all__ = ["MAX_TILES", "ALIGN_ROWS", "MIN_COMM_BYTES", "TAILS", "tile_rows", "feasible_tiles"]
@@ -36,9 +37,11 @@ def feasible_tiles(rows: int, comm_bytes_per_row: int) -> tuple[int, ...]:
 
 def tile_rows(rows: int, tiles: int, tail: str, comm_bytes_per_row: int, *, what: str) -> tuple[int, ...]:
     """The rows of each tile, in order. `what` names the split in errors (e.g. "matmul_allreduce: M")."""
-    if isinstance(tiles, bool) or not isinstance(tiles, int) or not 1 <= tiles <= MAX_TILES:
+    count = as_int(tiles)
+    if count is None or not 1 <= count <= MAX_TILES:
         raise TilingError(f"{what}: tiles={tiles!r}; CANN's MC2 splits into 1 to {MAX_TILES} tiles "
                           f"(MAX_TILE_CNT); use a whole number in 1..{MAX_TILES}")
+    tiles = int(count)
     if tail not in ("back", "front"):
         raise TilingError(f"{what}: tail={tail!r}; the short tile goes 'back' (last: compute-bound), 'front' "
                           "(first: communication-bound) or 'auto'")
