@@ -102,14 +102,20 @@ public:
         return LocalTensor(addr_ + offset, size_ - offset, pos_, arena_);
     }
 
-    T GetValue(uint32_t i) const
+    T GetValue(uint32_t i, ks_twin::Site site = ks_twin::Site()) const
     {
+        KS_TWIN_SITE(site);
+        KS_TWIN_REF("r=%s:%llu+%zu", ks_twin::position_name(pos_),
+                    static_cast<unsigned long long>(ByteOffset() + static_cast<uint64_t>(i) * sizeof(T)), sizeof(T));
         KS_TWIN_LOG("LocalTensor::GetValue", "dtype=%s pos=%s", ks_twin::type_name<T>(), ks_twin::position_name(pos_));
         check(i, 1, "LocalTensor::GetValue");
         return addr_[i];
     }
-    template <class U> void SetValue(uint32_t i, U v) const
+    template <class U> void SetValue(uint32_t i, U v, ks_twin::Site site = ks_twin::Site()) const
     {
+        KS_TWIN_SITE(site);
+        KS_TWIN_REF("w=%s:%llu+%zu", ks_twin::position_name(pos_),
+                    static_cast<unsigned long long>(ByteOffset() + static_cast<uint64_t>(i) * sizeof(T)), sizeof(T));
         KS_TWIN_LOG("LocalTensor::SetValue", "dtype=%s pos=%s", ks_twin::type_name<T>(), ks_twin::position_name(pos_));
         check(i, 1, "LocalTensor::SetValue");
         addr_[i] = static_cast<T>(v);
