@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from . import hw, multi, twin
+from . import ascendc, hw, multi, twin
 from .codegen import ANALYSES, codegen, export_project
 from .core import errors
 from .core.config import VERSION
@@ -77,7 +77,7 @@ __all__ = [
     "evaluate", "random_inputs", "format_graph", "to_dot",
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
     "lower", "PASSES", "ANALYSES", "format_program", "run_tiled",
-    "simulate", "SimResult", "codegen", "export_project", "twin", "build", "Design",
+    "simulate", "SimResult", "codegen", "export_project", "twin", "ascendc", "build", "Design",
     "tune", "DynamicKernel", "Bucket", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
 ]
 __version__ = VERSION

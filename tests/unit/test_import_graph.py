@@ -29,6 +29,7 @@ STAGES: dict[str, int] = {
     "plan": 8,
     "twin": 9,
     "multi": 10,  # multi-device designs: the single-chip flow per device plus a communication timeline
+    "ascendc": 10,  # a user's own Ascend C run on the twin, and the sync checker of its call log
     "tune": 11,
     "notebook": 12,
     "__init__": 13,  # the public API composes everything below
