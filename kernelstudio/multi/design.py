@@ -259,14 +259,24 @@ class Mc2Design:
         return {n: round_to(self.dtype, rng.uniform(-1, 1, size=shape).astype(np.float32)).astype(
             numpy_dtype(self.dtype)) for n, shape, _ in self._per_rank()}
 
-    def evaluate(self, inputs: dict[str, Any]) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        """The operator's result on every device (golden.py): (devices, *out_shape); AllGatherMatmul also
-        returns the gathered x."""
+    def _checked(self, inputs: Any, call: str) -> dict[str, np.ndarray]:
         spec = self._per_rank()
         names = [n for n, _, _ in spec]
         if len(set(names)) != len(names):
             raise InputError(f"ks.multi.{self.kind}: two inputs share the name {names}; name the placeholders apart")
-        arr = check_inputs(f"ks.multi.{self.kind}.evaluate", spec, inputs)
+        return check_inputs(f"ks.multi.{self.kind}.{call}", spec, inputs)
+
+    def run_tiled(self, inputs: dict[str, Any]) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """The result computed tile by tile, each tile's collective step by step (execute.py); the same
+        form as `evaluate`, and equal to it."""
+        from .execute import run_tiled
+
+        return run_tiled(self, self._checked(inputs, "run_tiled"))[0]
+
+    def evaluate(self, inputs: dict[str, Any]) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """The operator's result on every device (golden.py): (devices, *out_shape); AllGatherMatmul also
+        returns the gathered x."""
+        arr = self._checked(inputs, "evaluate")
         x = arr[self.x.name].reshape(self.cluster.devices, self.m, self.k)
         w = arr[self.w.name]
         get = {t: arr[t.name] for t in (self.bias, self.add, self.gamma) if t is not None}
