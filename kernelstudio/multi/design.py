@@ -20,6 +20,7 @@ from .algorithms import collective_steps
 from .cluster import Cluster
 from .compute import epilogue_tile, matmul_tile
 from .errors import ClusterError
+from .execute import run_tiled
 from .link import ALGORITHMS
 from .tiling import TAILS, feasible_tiles, tile_rows
 from .timeline import Event, MultiSim, TileWork, run_timeline
@@ -269,8 +270,6 @@ class Mc2Design:
     def run_tiled(self, inputs: dict[str, Any]) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The result computed tile by tile, each tile's collective step by step (execute.py); the same
         form as `evaluate`, and equal to it."""
-        from .execute import run_tiled
-
         return run_tiled(self, self._checked(inputs, "run_tiled"))[0]
 
     def evaluate(self, inputs: dict[str, Any]) -> np.ndarray | tuple[np.ndarray, np.ndarray]:

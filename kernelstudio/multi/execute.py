@@ -8,14 +8,11 @@ on a link must equal what the timeline charges for it (algorithms.py): a test ke
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from ..core.dtypes import itemsize, round_to
-
-if TYPE_CHECKING:
-    from .design import Mc2Design
 
 __all__ = ["run_tiled", "reduce_scatter", "all_gather"]
 
@@ -63,7 +60,7 @@ def all_gather(parts: list[np.ndarray], algorithm: str,
     return [[have[r][j] for j in range(p)] for r in range(p)], steps
 
 
-def _rows(design: Mc2Design) -> list[tuple[int, int]]:
+def _rows(design: Any) -> list[tuple[int, int]]:
     out, r0 = [], 0
     for rows in design.tile_rows:
         out.append((r0, rows))
@@ -71,9 +68,9 @@ def _rows(design: Mc2Design) -> list[tuple[int, int]]:
     return out
 
 
-def run_tiled(design: Mc2Design, inputs: dict[str, np.ndarray]) -> tuple[object, list[list[int]]]:
-    """The design's outputs (the form `evaluate` returns) computed tile by tile through the algorithm's
-    steps, and the bytes per link of every step of every tile's collective."""
+def run_tiled(design: Any, inputs: dict[str, np.ndarray]) -> tuple[object, list[list[int]]]:
+    """The outputs of `design` (an Mc2Design; the form its `evaluate` returns) computed tile by tile
+    through the algorithm's steps, and the bytes per link of every step of every tile's collective."""
     arr = {k: np.asarray(v) for k, v in inputs.items()}
     d, dt, p = design, design.dtype, design.cluster.devices
     isz = itemsize(dt)

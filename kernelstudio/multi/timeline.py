@@ -14,9 +14,12 @@ overlapped time is never above the same operations run one after another (`seria
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
+from ..core.files import write_text
 from .algorithms import Step
 
 __all__ = ["Event", "TileWork", "MultiSim", "run_timeline"]
@@ -68,6 +71,22 @@ class MultiSim:
     @property
     def hidden_comm_us(self) -> float:
         return self.comm_us - self.exposed_comm_us
+
+    def to_chrome_trace(self, path: str | None = None) -> dict[str, Any]:
+        """Trace-event JSON (Perfetto / chrome://tracing): one process per device, one thread per lane;
+        written to `path` when given."""
+        out: list[dict[str, Any]] = []
+        for d, events in enumerate(self.events):
+            out.append({"ph": "M", "name": "process_name", "pid": d + 1, "tid": 0, "args": {"name": f"device {d}"}})
+            for t, lane in enumerate(LANES, 1):
+                out.append({"ph": "M", "name": "thread_name", "pid": d + 1, "tid": t, "args": {"name": lane}})
+            out += [{"ph": "X", "name": e.name, "pid": d + 1, "tid": LANES.index(e.lane) + 1, "ts": e.start_us,
+                     "dur": e.us, "args": {"tile": e.tile, "link_bytes": e.link_bytes, "reduce_bytes": e.reduce_bytes}}
+                    for e in events]
+        trace = {"traceEvents": out, "displayTimeUnit": "ns"}
+        if path is not None:
+            write_text(path, json.dumps(trace))
+        return trace
 
     def summary(self) -> str:
         """A few lines: time, compute, communication hidden and exposed, the serial time."""

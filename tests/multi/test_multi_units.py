@@ -172,3 +172,16 @@ def test_the_other_two_operators_time_and_shape():
     assert rs.split_rows == 256 and sum(rs.tile_rows) == 256
     for d in (ag, rs):
         assert max(d.compute_us, d.comm_us) <= d.time_us + 1e-9 <= d.serial_us + 1e-6
+
+
+def test_chrome_trace_has_a_process_per_device_and_a_thread_per_lane(tmp_path):
+    import json
+
+    x, w = _xw(2048, 1024, 4096)
+    r = M.matmul_allreduce(x, w, cluster=M.Cluster(2), tiles=2)
+    trace = r.sim.to_chrome_trace(str(tmp_path / "t.json"))
+    assert json.loads((tmp_path / "t.json").read_text()) == trace
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {1, 2} and len(spans) == sum(len(d) for d in r.events)
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    assert names == {"device 0", "device 1"}
