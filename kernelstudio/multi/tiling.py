@@ -43,8 +43,8 @@ def tile_rows(rows: int, tiles: int, tail: str, comm_bytes_per_row: int, *, what
                           f"(MAX_TILE_CNT); use a whole number in 1..{MAX_TILES}")
     tiles = int(count)
     if tail not in ("back", "front"):
-        raise TilingError(f"{what}: tail={tail!r}; the short tile goes 'back' (last: compute-bound), 'front' "
-                          "(first: communication-bound) or 'auto'")
+        raise TilingError(f"{what}: tail={tail!r}; the short tile goes 'back' (last: compute-bound) or 'front' "
+                          "(first: communication-bound)")
     ok = feasible_tiles(rows, comm_bytes_per_row)
     long, short = _split(rows, tiles)
     if short <= 0:

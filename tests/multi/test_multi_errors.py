@@ -200,3 +200,38 @@ def test_no_builtin_exception_escapes(entry):
             call(bad)
         except KernelStudioError:
             pass
+
+
+def test_malformed_link_tables():
+    from kernelstudio.multi.link import Link, link_from_toml
+
+    figures = {f: {"value": 1.0, "source": "assumed: test"} for f in M.LINK_FIELDS if f != "max_devices"}
+    figures["aiv_comm_cores"] = {"value": 2, "source": "assumed: test"}
+    table = {"max_devices": {"value": 8, "source": "assumed: test"}, "link": figures}
+    with pytest.raises(M.LinkError, match=r"ring_alpha_us must be a positive finite number, got 0.0"):
+        link_from_toml("t", {**table, "link": {**figures, "ring_alpha_us": {"value": 0, "source": "assumed"}}})
+    with pytest.raises(M.LinkError, match=r"aiv_comm_cores must be a positive whole number, got 0"):
+        link_from_toml("t", {**table, "link": {**figures, "aiv_comm_cores": {"value": 0, "source": "assumed"}}})
+    with pytest.raises(M.LinkError, match=r"links.toml \[t\].link: mesh_alpha_us must be \{ value = ..., source"):
+        link_from_toml("t", {**table, "link": {**figures, "mesh_alpha_us": 3.0}})
+    good = link_from_toml("t", table)
+    with pytest.raises(M.LinkError, match=r"no source for mesh_alpha_us, .*every figure says where it comes from"):
+        Link(**{f: getattr(good, f) for f in ("name", "display_name", *M.LINK_FIELDS)})
+
+
+def test_internal_misuse_is_still_named():
+    from kernelstudio.multi import tiling
+
+    x, w = _xw()
+    with pytest.raises(ks.ScheduleError, match="schedule must be a Mc2Schedule, got dict"):
+        M.Mc2Design("matmul_allreduce", x, w, cluster=C8, schedule={"tiles": 2})
+    with pytest.raises(M.TilingError, match=r"tail='auto'; the short tile goes 'back'"):
+        tiling.tile_rows(1024, 2, "auto", 4096, what="t")
+
+
+def test_inputs_with_one_name_twice():
+    x = ks.placeholder((256, 256), "float16", name="t")
+    w = ks.placeholder((256, 256), "float16", name="t")
+    d = M.matmul_allreduce(x, w, cluster=M.Cluster(2))
+    with pytest.raises(ks.InputError, match=r"two inputs share the name \['t', 't'\]; name the placeholders apart"):
+        d.evaluate({"t": np.zeros((2, 256, 256))})
