@@ -43,3 +43,13 @@ def test_the_prose_quotes_the_models_numbers(section):
     assert f"derived {d.cluster.link.mesh_link_bytes_per_s / 1e9:.1f} GB/s" in section
     assert "at 16 tiles the\nper-tile step and issue costs outweigh the overlap" in section
     assert d.with_schedule(tiles=16).gain < 0
+
+
+def test_the_small_message_caveat_quotes_the_model_and_the_fit(section):
+    """ops-transformer's fit below 8 MiB is a parabola, -0.9698 S^2 + 27.062 S + 14.769 us (hccl_performance.cpp)."""
+    link = ks.multi.get_link("hccs_910b")
+    model = link.aicpu_issue_us + sum(s.us for s in ks.multi.collective_steps("all_reduce", "mesh", 2**20, 8, link))
+    fit = 1.15 * (-0.9698202 + 27.0622573 + 14.769)
+    assert f"(an AllReduce of 1 MiB: the\nmodel {model:.0f} us, the fit {fit:.0f} us)" in section
+    big = link.aicpu_issue_us + sum(s.us for s in ks.multi.collective_steps("all_reduce", "mesh", 8 * 2**20, 8, link))
+    assert big == pytest.approx(1.15 * (13.58491263 * 8 + 61.508333))  # exact at the line's end
