@@ -1,0 +1,228 @@
+"""The sync checker on seeded bugs (copies of the samples with one edit: each found at the right core,
+calls and lines), on the unmodified samples and every generated reference kernel (no findings), and on
+hand-written call logs (cross-core cycles, queue misuse, version 1 logs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelstudio as ks
+from kernelstudio.ascendc import check_sync, format_findings
+from kernelstudio.core.errors import TwinError
+from kernelstudio.twin import CallLog
+
+from ..reference_kernels import REFERENCE
+from .conftest import KERNELS, TWIN_KERNELS, halves, line_of, seeded
+
+FLAGS_DIR, PREFETCH_DIR = KERNELS / "add_flags", KERNELS / "add_prefetch"
+ROWREDUCE_DIR = TWIN_KERNELS / "matmul_rowreduce"
+PREFETCH = "op_kernel/add_prefetch.cpp"
+ROWREDUCE = "op_kernel/matmul_rowreduce.cpp"
+
+
+def _vector(path, twin_cache, n=2 * 2048):
+    x = halves(n)
+    return ks.ascendc.load(path, args=[x, x, ks.ascendc.out(n, "float16")],
+                           tiling={"blockLength": 2048, "tileLength": 512}, block_dim=n // 2048,
+                           cache_dir=twin_cache)
+
+
+def _rowreduce(path, twin_cache):
+    m, n, kk, blocks = 96, 80, 64, 2
+    cube = dict(usedCoreNum=blocks, M=m, N=n, Ka=kk, Kb=kk, singleCoreM=m // blocks, singleCoreN=n,
+                singleCoreK=kk, baseM=32, baseN=48, baseK=64, isBias=0)
+    a, b = np.ones((m, kk), np.float16), np.ones((n, kk), np.float16)
+    return ks.ascendc.load(path, args=[a, b, ks.ascendc.out(m, "float32"), ks.ascendc.out(m, "float32")],
+                           tiling={"rowsPerVector": m // blocks // 2, "cubeTilingData": cube}, block_dim=blocks,
+                           cache_dir=twin_cache, timeout_s=30)
+
+
+def _only(findings, kind):
+    got = [f for f in findings if f.kind == kind]
+    assert got, format_findings(findings)
+    return got
+
+
+def _lines(finding):
+    return [int(s.rpartition(":")[2]) for s in finding.lines]
+
+
+# ---- seeded bugs ------------------------------------------------------------------------------------
+def test_a_removed_waitflag_is_a_race_naming_both_calls_and_a_lost_signal(tmp_path, twin_cache):
+    path, text = seeded(tmp_path, FLAGS_DIR, "add_flags.cpp", "            WaitFlag<HardEvent::MTE2_V>(0);\n", "")
+    findings = _vector(path, twin_cache).check_sync()
+    races = _only(findings, "race")
+    assert {tuple(_lines(f)) for f in races} == {(line_of(text, "DataCopy(x, xGm"), line_of(text, "Add(z, x, y")),
+                                                 (line_of(text, "DataCopy(y, yGm"), line_of(text, "Add(z, x, y"))}
+    race = races[0]
+    assert race.core == "AIV" and race.block == 0 and race.kernel == "add_flags"
+    assert race.calls[0].what == "DataCopy(VECCALC <- GM)" and race.calls[1].what == "Add"
+    assert "RAW between pipes MTE2 and V" in race.message and race.lines[0].startswith(str(path))
+    lost = _only(findings, "lost-signal")
+    assert [_lines(f) for f in lost] == [[line_of(text, "SetFlag<HardEvent::MTE2_V>")] * 2]
+    assert {f.kind for f in findings} == {"race", "lost-signal"}
+
+
+def test_a_duplicated_setflag_is_a_lost_signal_at_both_lines(tmp_path, twin_cache):
+    set_line = "            SetFlag<HardEvent::V_MTE3>(0);\n"
+    path, text = seeded(tmp_path, FLAGS_DIR, "add_flags.cpp", set_line, set_line * 2)
+    findings = _vector(path, twin_cache).check_sync()
+    assert [f.kind for f in findings] == ["lost-signal"], format_findings(findings)
+    first = line_of(text, "SetFlag<HardEvent::V_MTE3>")
+    assert _lines(findings[0]) == [first, first + 1] and findings[0].core == "AIV"
+    assert findings[0].calls[0].what == "SetFlag<V_MTE3>(0)"
+    assert findings[0].occurrences == 2 * 4  # 4 tiles on each of 2 cores
+
+
+def test_an_added_pipe_all_barrier_is_redundant(tmp_path, twin_cache):
+    add = "            Add(z, x, y, this->tileLength);\n"
+    path, text = seeded(tmp_path, FLAGS_DIR, "add_flags.cpp", add, add + "            PipeBarrier<PIPE_ALL>();\n")
+    findings = _vector(path, twin_cache).check_sync()
+    assert [f.kind for f in findings] == ["redundant-barrier"], format_findings(findings)
+    assert _lines(findings[0]) == [line_of(text, "PipeBarrier<PIPE_ALL>")]
+    assert findings[0].calls[0].what == "PipeBarrier<PIPE_ALL>()"
+
+
+def test_a_pipe_all_barrier_that_replaces_a_flag_pair_is_needed(tmp_path, twin_cache):
+    pair = "            SetFlag<HardEvent::MTE2_V>(0);\n            WaitFlag<HardEvent::MTE2_V>(0);\n"
+    path, _ = seeded(tmp_path, FLAGS_DIR, "add_flags.cpp", pair, "            PipeBarrier<PIPE_ALL>();\n")
+    assert _vector(path, twin_cache).check_sync() == []
+
+
+def test_a_removed_setflag_leaves_a_wait_that_hangs(tmp_path, twin_cache):
+    path, text = seeded(tmp_path, FLAGS_DIR, "add_flags.cpp", "            SetFlag<HardEvent::V_MTE3>(0);\n", "")
+    findings = _vector(path, twin_cache).check_sync()
+    hang = _only(findings, "hang")
+    assert [_lines(f) for f in hang] == [[line_of(text, "WaitFlag<HardEvent::V_MTE3>")]]
+    assert [_lines(f) for f in _only(findings, "race")] == [[line_of(text, "Add(z, x, y"),
+                                                             line_of(text, "DataCopy(zGm")]]
+
+
+def test_a_lowered_queue_depth_stops_the_run_and_the_checker_names_the_allocs(tmp_path, twin_cache):
+    path, text = seeded(tmp_path, PREFETCH_DIR, PREFETCH, "int32_t BUFFER_NUM = 2", "int32_t BUFFER_NUM = 1")
+    with pytest.raises(TwinError, match="queue: AllocTensor") as e:
+        _vector(path.parent.parent, twin_cache)
+    [f] = e.value.findings
+    assert f.kind == "queue" and f.core == "AIV" and f.block == 0
+    alloc = line_of(text, "inQueueX.AllocTensor")
+    assert _lines(f) == [line_of(text, "pipe.InitBuffer(inQueueX"), alloc, alloc]
+    assert "all 1 of its buffers" in f.message and "sync check: 1 finding" in str(e.value)
+
+
+def test_a_tensor_freed_twice(tmp_path, twin_cache):
+    free = "        outQueueZ.FreeTensor(zLocal);\n"
+    path, text = seeded(tmp_path, PREFETCH_DIR, PREFETCH, free, free * 2)
+    with pytest.raises(TwinError) as e:
+        _vector(path.parent.parent, twin_cache)
+    [f] = e.value.findings
+    first = line_of(text, "outQueueZ.FreeTensor")
+    assert f.kind == "queue" and _lines(f) == [first, first + 1] and "freed twice" in f.message
+
+
+def test_a_deque_before_any_enque(tmp_path, twin_cache):
+    path, text = seeded(tmp_path, PREFETCH_DIR, PREFETCH, "        inQueueX.EnQue(xLocal);\n", "")
+    with pytest.raises(TwinError) as e:
+        _vector(path.parent.parent, twin_cache)
+    [f] = e.value.findings
+    assert f.kind == "queue" and "DeQue before EnQue" in f.message
+    assert _lines(f) == [line_of(text, "pipe.InitBuffer(inQueueX"), line_of(text, "inQueueX.DeQue")]
+
+
+def test_a_removed_cross_core_set_hangs_the_aivs_and_the_run_stays_bounded(tmp_path, twin_cache):
+    set_flag = "            CrossCoreSetFlag<2, PIPE_FIX>(SYNC_AIC_AIV_FLAG);\n"
+    path, text = seeded(tmp_path, ROWREDUCE_DIR, ROWREDUCE, set_flag, "")
+    with pytest.raises(TwinError, match="flag") as e:
+        _rowreduce(path.parent.parent, twin_cache)
+    hangs = _only(e.value.findings, "hang")
+    [hang] = hangs  # both AIVs of block 0 wait at the same line; the twin stops the run there
+    assert (hang.core, hang.block, hang.occurrences) == ("AIV0", 0, 2)
+    assert _lines(hang) == [line_of(text, "CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG)")]
+    assert "AIC, which finished" in hang.message
+
+
+def test_a_cross_core_wait_cycle_is_a_deadlock_naming_the_cycle(tmp_path, twin_cache):
+    regist = "            REGIST_MATMUL_OBJ("
+    wait = "            CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG);\n"
+    path, text = seeded(tmp_path, ROWREDUCE_DIR, ROWREDUCE, regist, wait + regist)
+    with pytest.raises(TwinError) as e:
+        _rowreduce(path.parent.parent, twin_cache)
+    [dead] = _only(e.value.findings, "deadlock")
+    assert "AIC -> AIV0 -> AIC" in dead.message and dead.core == "AIC"
+    assert _lines(dead) == [line_of(text, "CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG)", 0),
+                            line_of(text, "CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG)", 1)]
+
+
+# ---- no false positives -------------------------------------------------------------------------------
+def test_the_unmodified_samples_have_no_findings(twin_cache):
+    assert _vector(FLAGS_DIR, twin_cache).check_sync() == []
+    assert _vector(PREFETCH_DIR, twin_cache).check_sync() == []
+    assert _rowreduce(ROWREDUCE_DIR, twin_cache).check_sync() == []
+    x = halves(10037)
+    add = ks.ascendc.load(TWIN_KERNELS / "add_custom", args=[x, x, ks.ascendc.out(x.shape, "float16")],
+                          tiling={"totalLength": 10037, "blockLength": 1264, "tileLength": 512}, block_dim=8,
+                          cache_dir=twin_cache)
+    assert add.check_sync() == []
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+def test_generated_reference_kernels_have_no_findings(name, twin_cache):
+    out = REFERENCE[name]()
+    code = ks.codegen(ks.lower(ks.create_schedule(out)))
+    _, log = ks.twin.run(code, ks.random_inputs(out, seed=0), log_calls=True, cache_dir=twin_cache)
+    assert any(c.site for c in log), "the twin records call sites"
+    assert check_sync(log) == [], format_findings(check_sync(log))
+
+
+# ---- hand-written logs (no compiler) --------------------------------------------------------------------
+def _log(*rows: str, version: int = 2) -> CallLog:
+    head = f"# ks_twin call log {version}\nL\tk\tMIX_MODE\t1\n"
+    return CallLog.parse(head + "".join(r.replace(" | ", "\t") + "\n" for r in rows))
+
+
+def _c(core: str, api: str, args: str, site: str = "-", refs: str = "-") -> str:
+    return f"C | k | 0 | {core} | 0 | {api} | {args} | {site} | {refs}"
+
+
+def test_a_cycle_with_sets_after_the_waits_is_a_deadlock():
+    to_aiv, to_aic = "mode=2 pipe=PIPE_FIX id=0", "mode=2 pipe=PIPE_MTE3 id=1"
+    log = _log(_c("AIC", "CrossCoreWaitFlag", "id=1", "k.cpp:10"), _c("AIC", "CrossCoreSetFlag", to_aiv, "k.cpp:11"),
+               _c("AIV0", "CrossCoreWaitFlag", "id=0", "k.cpp:20"), _c("AIV0", "CrossCoreSetFlag", to_aic, "k.cpp:21"),
+               _c("AIV1", "CrossCoreWaitFlag", "id=0", "k.cpp:20"), _c("AIV1", "CrossCoreSetFlag", to_aic, "k.cpp:21"))
+    [f] = check_sync(log)
+    assert f.kind == "deadlock" and "AIC -> AIV0 -> AIC" in f.message and f.lines == ("k.cpp:10", "k.cpp:20")
+
+
+def test_sets_before_waits_across_cores_are_clean():
+    log = _log(_c("AIC", "CrossCoreSetFlag", "mode=2 pipe=PIPE_FIX id=0"), _c("AIC", "CrossCoreWaitFlag", "id=1"),
+               _c("AIV0", "CrossCoreWaitFlag", "id=0"), _c("AIV0", "CrossCoreSetFlag", "mode=2 pipe=PIPE_MTE3 id=1"),
+               _c("AIV1", "CrossCoreWaitFlag", "id=0"), _c("AIV1", "CrossCoreSetFlag", "mode=2 pipe=PIPE_MTE3 id=1"))
+    assert check_sync(log) == []
+
+
+def test_enque_beyond_the_queue_depth():
+    q = "q=VECIN:0"
+    log = _log(_c("AIV0", "InitBuffer", "que=VECIN depth=1 num=2 len=64", "k.cpp:5", q),
+               _c("AIV0", "AllocTensor", "que=VECIN depth=1", "k.cpp:6", q + " slot=VECIN:0"),
+               _c("AIV0", "EnQue", "que=VECIN depth=1", "k.cpp:7", q + " slot=VECIN:0"),
+               _c("AIV0", "AllocTensor", "que=VECIN depth=1", "k.cpp:6", q + " slot=VECIN:64"),
+               _c("AIV0", "EnQue", "que=VECIN depth=1", "k.cpp:7", q + " slot=VECIN:64"))
+    [f] = check_sync(log)
+    assert f.kind == "queue" and "depth is 1" in f.message and f.lines == ("k.cpp:5", "k.cpp:7", "k.cpp:7")
+
+
+def test_a_version_1_log_still_parses_and_checks_without_lines():
+    log = CallLog.parse("# ks_twin call log 1\nL\tk\tAIV_MODE\t1\n"
+                        "C\tk\t0\tAIV\t0\tSetFlag\tevent=V_MTE3 id=0\nC\tk\t0\tAIV\t0\tSetFlag\tevent=V_MTE3 id=0\n")
+    assert log.calls[0].site is None and log.calls[0].refs == ()
+    [f] = check_sync(log)
+    assert f.kind == "lost-signal" and f.lines == (None, None) and "an unrecorded line" in str(f)
+
+
+def test_a_malformed_site_is_refused():
+    with pytest.raises(TwinError, match="not a twin call-log line"):
+        CallLog.parse("C\tk\t0\tAIV\t0\tAdds\tdtype=half\tno-line-here\t-\n")
+
+
+def test_format_findings_without_findings():
+    assert format_findings([]) == "sync check: no findings"
