@@ -10,7 +10,7 @@ from .errors import TilingError
 __all__ = ["MAX_TILES", "ALIGN_ROWS", "MIN_COMM_BYTES", "TAILS", "tile_rows", "feasible_tiles"]
 
 MAX_TILES = 16  # [ops-transformer] hccl_formulaic_tiling.h MAX_TILE_CNT
-ALIGN_ROWS = 128  # [ops-transformer] mAlignLen of the M split
+ALIGN_ROWS = 128  # [ops-transformer] mAlignLen of the M split = BASE_BLOCK_M = 128 (mc2 tiling headers)
 MIN_COMM_BYTES = 64 * 1024  # [ops-transformer] hccl_performance.h HCCL_MIN_TILE_LEN = 64 KB
 TAILS = ("auto", "back", "front")
 
