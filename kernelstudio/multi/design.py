@@ -73,7 +73,7 @@ class Mc2Design:
     def __init__(self, kind: str, x: Tensor, w: Tensor, *, cluster: Cluster, schedule: Mc2Schedule,
                  bias: Tensor | None = None, add: Tensor | None = None, rms_norm: Tensor | bool | None = None,
                  eps: float = 1e-6) -> None:
-        op = f"ks.multi.{kind}"
+        op = f"ks.multi.{_choice(kind, KINDS, 'kind', 'ks.multi.Mc2Design')}"
         if not isinstance(cluster, Cluster):
             raise ClusterError(f"{op}: cluster must be a ks.multi.Cluster(devices=..., target=...), got "
                                f"{type(cluster).__name__}")
@@ -97,11 +97,11 @@ class Mc2Design:
             raise ShapeError(f"{op}: m = {self.m:,} rows do not split over {p} devices; MatmulReduceScatter needs m "
                              f"a multiple of the rank count: pad m to {-(-self.m // p) * p:,}")
         self.bias = self._side(bias, "bias", (self.n,), op)
-        if kind != "matmul_allreduce" and (add is not None or rms_norm not in (None, False)):
+        self.norm = rms_norm is not None and rms_norm is not False
+        if kind != "matmul_allreduce" and (add is not None or self.norm):
             raise ScheduleError(f"{op}: the add and rms_norm epilogues run after a reduce to the full output; "
                                 "only ks.multi.matmul_allreduce has them (this operator takes bias)")
         self.add = self._side(add, "add", self.out_shape, op)
-        self.norm = rms_norm is not None and rms_norm is not False
         self.gamma = None if isinstance(rms_norm, bool) or rms_norm is None else self._side(rms_norm, "rms_norm gamma",
                                                                                            (self.n,), op)
         if not isinstance(schedule, Mc2Schedule):

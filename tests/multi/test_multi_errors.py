@@ -225,6 +225,10 @@ def test_internal_misuse_is_still_named():
     x, w = _xw()
     with pytest.raises(ks.ScheduleError, match="schedule must be a Mc2Schedule, got dict"):
         M.Mc2Design("matmul_allreduce", x, w, cluster=C8, schedule={"tiles": 2})
+    with pytest.raises(ks.ScheduleError, match=r"kind='matmul'; choose one of 'matmul_allreduce', "):
+        M.Mc2Design("matmul", x, w, cluster=C8, schedule=M.Mc2Schedule())
+    with pytest.raises(ks.ScheduleError, match="only ks.multi.matmul_allreduce has them"):
+        M.Mc2Design("all_gather_matmul", x, w, cluster=C8, schedule=M.Mc2Schedule(), rms_norm=np.ones(3))
     with pytest.raises(M.TilingError, match=r"tail='auto'; the short tile goes 'back'"):
         tiling.tile_rows(1024, 2, "auto", 4096, what="t")
 
