@@ -16,7 +16,7 @@ from .costs import CostModel, MoveCurveSpec
 __all__ = ["HardwareProfile", "MoveCurveSpec", "profile_from_toml", "SOURCE_TAGS"]
 
 # A source string must start with one of these.
-SOURCE_TAGS = ("[ini]", "[devkit]", "[mskpp]", "[catlass]", "assumed", "derived", "user")
+SOURCE_TAGS = ("[ini]", "[devkit]", "[mskpp]", "[catlass]", "measured", "assumed", "derived", "user")
 
 _INT_FIELDS = (
     "aic_cores", "aiv_cores", "aiv_per_aic", "standalone_aiv_cores", "hbm_bytes", "l2_bytes",
@@ -24,7 +24,8 @@ _INT_FIELDS = (
 )
 _FLOAT_FIELDS = (
     "clock_mhz", "hbm_bytes_per_s", "l2_read_bytes_per_cycle", "l2_write_bytes_per_cycle",
-    "launch_overhead_us", "scalar_issue_cycles", "hccs_bytes_per_s", "hccs_latency_us", "sync_all_us",
+    "aiv_l2_read_bytes_per_s", "launch_overhead_us", "scalar_issue_cycles", "hccs_bytes_per_s", "hccs_latency_us",
+    "sync_all_us",
 )
 _BOOL_FIELDS = ("provisional", "has_l0c_to_ub")
 _STR_SPEC_FIELDS = ("arch",)
@@ -63,6 +64,7 @@ class HardwareProfile:
     hbm_bytes_per_s: float  # whole chip
     l2_read_bytes_per_cycle: float  # per core
     l2_write_bytes_per_cycle: float  # per core
+    aiv_l2_read_bytes_per_s: float  # whole chip: L2 hits read into the vector cores' UB, every vector core reading
     has_l0c_to_ub: bool
     cube_macs_per_cycle: int  # fp16, per core
     launch_overhead_us: float
@@ -201,7 +203,8 @@ def _validate(p: HardwareProfile) -> None:
         raise bad(f"aiv_cores={p.aiv_cores} must be aic_cores x aiv_per_aic = {p.aic_cores * p.aiv_per_aic}")
     # rates and sizes the simulator divides by, or that bound every tile
     for f in ("aic_cores", "clock_mhz", "cube_macs_per_cycle", "ub_bytes", "hbm_bytes_per_s",
-              "l2_read_bytes_per_cycle", "l2_write_bytes_per_cycle", "hbm_bytes", "l1_bytes", "l0a_bytes",
+              "l2_read_bytes_per_cycle", "l2_write_bytes_per_cycle", "aiv_l2_read_bytes_per_s",
+              "hbm_bytes", "l1_bytes", "l0a_bytes",
               "l0b_bytes", "l0c_bytes", "hccs_bytes_per_s"):
         if getattr(p, f) <= 0:
             raise bad(f"{f} must be positive, got {getattr(p, f)!r}; it is a rate or size the simulator "

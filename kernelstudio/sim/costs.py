@@ -2,7 +2,9 @@
 
 - Data moves: `move_cycles(src, dst, bytes, nd2nz=...)`, the measured single-core size curve.
   A move touching GM also shares the chip's memories: a share h of its bytes hits L2 (l2.py) and
-  moves at the L2 rate (per-core L2 rate x AI cores), the rest at HBM's (`hbm_bytes_per_s`). Its
+  moves at the L2 rate, the rest at HBM's (`hbm_bytes_per_s`). The L2 rate is the per-core [ini]
+  rate x AI cores, except for reads into UB: the vector cores reach only `aiv_l2_read_bytes_per_s`
+  between them (measured on the 910B2C). Its
   duration is `max(curve, bytes * share * (h / l2_chip + (1 - h) / hbm_chip))`, where `share` is
   the time-averaged number of moves on its memory in flight during its executions in the same
   wave (multicore.py computes it).
@@ -36,11 +38,14 @@ TOPK_NOTE = "TopK timed as ceil(log2(cols)) x (compare + select) over the tile (
 
 
 def memory_kind(st: StaticInstr, hits: dict[int, float]) -> str:
-    """Which chip memory a GM move contends on: "l2" when all of it hits L2, else "hbm"; "" when it
-    is not a GM move."""
+    """Which chip memory a GM move contends on: when all of it hits L2, "l2" for a read and "l2w" for a
+    write (L2 reads and writes have rates of their own, [ini] l2_read_rate / l2_write_rate), else "hbm"
+    (reads and writes share the HBM); "" when it is not a GM move."""
     if st.kind != "copy" or not st.tensor:
         return ""
-    return "l2" if hits.get(st.sid, 0.0) >= 1.0 else "hbm"
+    if hits.get(st.sid, 0.0) >= 1.0:
+        return "l2w" if st.gm_write else "l2"
+    return "hbm"
 
 
 class Pricer:
@@ -55,10 +60,11 @@ class Pricer:
         self.hbm_chip = profile.hbm_bytes_per_s / profile.clock_hz
         self.l2_chip_read = profile.l2_read_bytes_per_cycle * profile.aic_cores
         self.l2_chip_write = profile.l2_write_bytes_per_cycle * profile.aic_cores
+        self.l2_chip_read_ub = profile.aiv_l2_read_bytes_per_s / profile.clock_hz
         self.tables: list[dict] = [{} for _ in statics]
 
     def memory_of(self, st: StaticInstr) -> str:
-        """"hbm", "l2" or "" (not a GM move)."""
+        """"hbm", "l2", "l2w" or "" (not a GM move)."""
         return memory_kind(st, self.hits)
 
     def price(self, sid: int, key: tuple) -> tuple[float, int, int]:
@@ -72,7 +78,8 @@ class Pricer:
             cyc = c.move_cycles(st.src, st.dst, nbytes, nd2nz=st.nd2nz)
             if st.tensor and nbytes:
                 h = self.hits.get(sid, 0.0)
-                l2 = self.l2_chip_write if st.gm_write else self.l2_chip_read
+                l2 = self.l2_chip_write if st.gm_write else \
+                    self.l2_chip_read_ub if st.dst == "UB" else self.l2_chip_read
                 cyc = max(cyc, nbytes * self.share.get(sid, 1.0) * (h / l2 + (1.0 - h) / self.hbm_chip))
             out = (cyc, nbytes, 0)
         elif kind == "mmad":

@@ -84,7 +84,7 @@ class ProgramRun:
     passes: int
     shares: dict[int, float]  # sid -> share averaged over all its executions (measured last)
     wave_shares: dict[tuple[int, int], float]  # (sid, wave) -> share the final pass priced with
-    memory: dict[int, str]  # sid -> "hbm" | "l2" for GM moves (the memory each contends on)
+    memory: dict[int, str]  # sid -> "hbm" | "l2" | "l2w" for GM moves (the memory each contends on)
     outer_ids: np.ndarray
     hits: dict[int, float]  # sid -> share of a GM move's bytes served by L2 (l2.py)
 
@@ -337,8 +337,9 @@ def _shares(sims: list[_KernelSim], memory: dict[int, str],
     if not memory:
         return per_wave, overall
     lut = np.zeros(max(nstatics, 1), dtype=np.int64)
+    codes = {"hbm": 1, "l2": 2, "l2w": 3}
     for sid, kind in memory.items():
-        lut[sid] = 1 if kind == "hbm" else 2
+        lut[sid] = codes[kind]
     for ks in sims:
         groups: dict[tuple[int, float, int], int] = {}
         for b, rep in enumerate(ks.rep_of):
@@ -349,7 +350,7 @@ def _shares(sims: list[_KernelSim], memory: dict[int, str],
         for rep, (_, arrays, _, _) in ks.sim.items():
             parts = [a[lut[a[:, 3].astype(np.int64)] > 0] for a in arrays if len(a)]
             gm_rows[rep] = np.concatenate(parts) if parts else np.empty((0, len(EVENT_COLUMNS)))
-        for kind in (1, 2):
+        for kind in (1, 2, 3):
             ss, ee, ids, ws = [], [], [], []
             for (rep, start, wave), count in groups.items():
                 a = gm_rows[rep]
@@ -395,7 +396,7 @@ class _Pricers:
 
 
 def run_program(prog: Program, profile, *, exact: bool = False,
-                l2_hit_ratio: float | None = None) -> ProgramRun:
+                l2_hit_ratio: float | None = None, l2: str = "cold") -> ProgramRun:
     """Simulate every kernel of `prog`, iterating the memory shares to their fixed point.
 
     The first pass prices GM reads with the L2 hits known without byte counts (workspaces,
@@ -411,7 +412,7 @@ def run_program(prog: Program, profile, *, exact: bool = False,
         sides_per_kernel.append(sides)
     outer_ids = np.array([s.outer_loop for s in statics], dtype=np.int64)
     inner_ids = np.array([s.inner_loop for s in statics], dtype=np.int64)
-    hits = initial_hits(prog, statics, profile.l2_bytes, l2_hit_ratio)
+    hits = initial_hits(prog, statics, profile.l2_bytes, l2_hit_ratio, l2)
     memory = {s.sid: memory_kind(s, hits) for s in statics if memory_kind(s, hits)}
     keys = [_block_keys(k, sides_per_kernel[i], profile, not exact) for i, k in enumerate(prog.kernels)]
     waves = []
@@ -442,7 +443,7 @@ def run_program(prog: Program, profile, *, exact: bool = False,
                       for s in set(new) | set(shares))
         if passes == 1 and memory and l2_hit_ratio is None:
             moved = sum(_kernel_run(ks, profile, len(statics)).per_sid[:, 0] for ks in sims)
-            new_hits = model_hits(prog, statics, profile.l2_bytes, None, moved)
+            new_hits = model_hits(prog, statics, profile.l2_bytes, None, moved, l2)
             if any(abs(new_hits[s] - hits[s]) > 1e-9 for s in hits):
                 hits = new_hits
                 memory = {s.sid: memory_kind(s, hits) for s in statics if memory_kind(s, hits)}

@@ -1,13 +1,18 @@
 """The true roofline: what no schedule of a kernel can beat on its chip.
 
-    bound = max(cube flops / cube peak, vector elements / vector peak, compulsory bytes / HBM bandwidth)
+    bound = max(cube flops / cube peak, vector elements / vector peak, compulsory bytes / memory bandwidth)
 
 Compulsory bytes read each GM input of the program once (in the first kernel that reads it) and
 write each GM output once (in the kernel that writes it); intermediates and workspaces are not
 compulsory (a better plan keeps them on chip or in L2). Peaks are the whole chip's: every AI core's
 cube (profile.peak_flops) and every vector core at one 256-byte repeat per cycle. Efficiency is the
 bound over the simulated time, so a schedule that moves more than it must shows as traffic
-amplification (moved GM bytes / compulsory bytes), never as efficiency."""
+amplification (moved GM bytes / compulsory bytes), never as efficiency.
+
+Memory bandwidth: compulsory bytes go through HBM, except those the run finds in L2 or leaves there
+(a warm start's resident inputs, outputs the write-back L2 keeps; sim/l2.py): as many compulsory bytes
+as the kernel moved through HBM count at HBM's rate, the rest at the chip's fastest L2 rate, the two
+memories working side by side."""
 
 from __future__ import annotations
 
@@ -71,8 +76,9 @@ class KernelRoofline:
 
 
 def kernel_roofline(profile, per_sid: np.ndarray, kind: np.ndarray, dtypes: list[str],
-                    compulsory: tuple[int, int]) -> KernelRoofline:
-    """Bound of one kernel from its per-instruction flops (column 1 of per_sid) and compulsory bytes."""
+                    compulsory: tuple[int, int], hbm_bytes: float | None = None) -> KernelRoofline:
+    """Bound of one kernel from its per-instruction flops (column 1 of per_sid) and compulsory bytes;
+    `hbm_bytes`: what the kernel moved through HBM (None: every compulsory byte did)."""
     cube_us = 0.0
     vec_elems_cycles = 0.0
     for sid in np.nonzero(per_sid[:, 1])[0]:
@@ -83,5 +89,8 @@ def kernel_roofline(profile, per_sid: np.ndarray, kind: np.ndarray, dtypes: list
             vec_elems_cycles += work / (repeat_elems(dtypes[sid]))
     vector_us = vec_elems_cycles / max(profile.aiv_cores, 1) / profile.clock_mhz
     nbytes = compulsory[0] + compulsory[1]
-    memory_us = nbytes / profile.hbm_bytes_per_s * 1e6
+    via_hbm = nbytes if hbm_bytes is None else min(float(nbytes), hbm_bytes)
+    l2_rate = max(profile.l2_read_bytes_per_cycle, profile.l2_write_bytes_per_cycle) * profile.aic_cores \
+        * profile.clock_hz
+    memory_us = max(via_hbm / profile.hbm_bytes_per_s, (nbytes - via_hbm) / l2_rate) * 1e6
     return KernelRoofline(max(cube_us, vector_us, memory_us), cube_us, vector_us, memory_us, nbytes)

@@ -58,11 +58,34 @@ def test_bound_is_hbm_for_an_elementwise_kernel():
     x = ks.placeholder((4096, 4096), "float16", name="x")
     prog = ks.lower(ks.create_schedule(ks.relu(x)), "ascend910b2")
     res = simulate(prog)
-    want = 2 * 4096 * 4096 * 2 / PROF.hbm_bytes_per_s * 1e6
+    # the 32 MB input comes from HBM; the 32 MB output stays in the write-back L2 (it fits), at the L2 rate
+    l2_rate = max(PROF.l2_read_bytes_per_cycle, PROF.l2_write_bytes_per_cycle) * PROF.aic_cores * PROF.clock_hz
+    assert res.metrics["hbm_bytes"] == 4096 * 4096 * 2
+    want = max(4096 * 4096 * 2 / PROF.hbm_bytes_per_s, 4096 * 4096 * 2 / l2_rate) * 1e6
     assert res.metrics["roofline_bound_us"] == pytest.approx(want, rel=1e-9)
     assert res.metrics["roofline_limiter"] == "memory"
     assert res.metrics["traffic_amplification"] == pytest.approx(1.0)
     assert res.time_us >= res.metrics["roofline_bound_us"]
+
+
+def test_bound_counts_every_compulsory_byte_at_hbm_when_nothing_fits_in_l2():
+    x = ks.placeholder((4096, 4096), "float16", name="x")
+    prog = ks.lower(ks.create_schedule(ks.relu(x)), "ascend910b2")
+    small = PROF.with_overrides(l2_bytes=1 << 20)
+    res = simulate(prog, profile=small)
+    assert res.metrics["hbm_bytes"] == 2 * 4096 * 4096 * 2
+    assert res.metrics["roofline_bound_us"] == pytest.approx(2 * 4096 * 4096 * 2 / PROF.hbm_bytes_per_s * 1e6)
+    assert res.time_us >= res.metrics["roofline_bound_us"]
+
+
+def test_a_warm_start_lowers_the_bound_with_the_time():
+    x = ks.placeholder((2048, 4096), "float16", name="x")
+    prog = ks.lower(ks.create_schedule(ks.relu(x)), "ascend910b2")
+    cold, warm = simulate(prog), simulate(prog, l2="warm")
+    assert warm.metrics["hbm_bytes"] == 0 < cold.metrics["hbm_bytes"]
+    assert warm.metrics["roofline_bound_us"] < cold.metrics["roofline_bound_us"]
+    assert warm.time_us < cold.time_us
+    assert warm.time_us >= warm.metrics["roofline_bound_us"]
 
 
 def test_summary_and_report_show_the_bound_and_amplification():

@@ -82,4 +82,6 @@ def test_more_cores_are_never_slower_over_a_sweep(case):
                 assert t_big <= t_small * (1 + TOL), (small, big)
                 checked += 1
     assert checked > 60
-    assert min(times.values()) == times[64] == pytest.approx(times[56], rel=TOL)
+    # 56 and 64 vector cores both run every block in one wave; 64 come with 32 AI cores of L2 write ports
+    # (the [ini] rate is per core) where 56 have 28, so the outputs, which stay in L2, land no slower
+    assert min(times.values()) == times[64] <= times[56] * (1 + TOL)

@@ -192,7 +192,7 @@ def test_move_errors_name_the_known_paths() -> None:
 
 def test_bandwidth_shares() -> None:
     costs = B2.costs
-    assert costs.hbm_bytes_per_cycle_chip == pytest.approx(1.6e12 / 1.8e9)
+    assert costs.hbm_bytes_per_cycle_chip == pytest.approx(1.26e12 / 1.8e9)
     assert (costs.l2_bytes_per_cycle(read=True), costs.l2_bytes_per_cycle(read=False)) == (110, 86)
 
 

@@ -39,12 +39,20 @@ def plan_html(cards: dict[str, Any]) -> str:
             f'for auto tiles; the cards below are for the knobs as set: {cards["time_us"]:,.2f} us</div></div>')
 
 
+_L2_START = {
+    "cold": "L2 cold: the run starts with nothing in L2, so each input's first read comes from HBM "
+            "(ks.simulate(prog, l2='warm') times a benchmark loop that reuses its inputs)",
+    "warm": "L2 warm: the run starts with L2 as the previous run of the same program left it, as a benchmark "
+            "loop that reuses its inputs measures",
+}
+
+
 def cards_html(cards: dict[str, Any]) -> str:
     """The metric cards: time, TFLOPS, GB/s (% HBM), GM bytes, speedup, roofline bound and efficiency."""
     parts = [
-        _card(f"{cards['time_us']:,.2f} us", "predicted time, knobs as set",
+        _card(f"{cards['time_us']:,.2f} us", f"predicted time, knobs as set, L2 {cards['l2_start']}",
               f"the schedule of the controls above; launch overhead {cards['launch_overhead_us']:.1f} us "
-              "(assumed, profile field launch_overhead_us)"),
+              "(profile field launch_overhead_us); " + _L2_START[cards["l2_start"]]),
         _card(f"{cards['tflops']:,.2f}", "TFLOPS (cube)"),
         _card(f"{cards.get('hbm_gbps', cards['gm_gbps']):,.0f} GB/s",
               f"HBM ({cards['bandwidth_pct']:.1f} % of peak), GM {cards['gm_gbps']:,.0f} GB/s",

@@ -32,6 +32,7 @@ def metric_cards(design: Any) -> dict[str, Any]:
         "bandwidth_pct": m["bandwidth_pct"], "gm_bytes": m["gm_bytes"], "hbm_bytes": m["hbm_bytes"],
         "roofline_bound_us": m["roofline_bound_us"], "efficiency": m["efficiency"],
         "launch_overhead_us": m["launch_overhead_us"], "bottleneck": bottleneck(m),
+        "l2_start": m.get("l2_start", "cold"),
         "speedup": None, "unfused_time_us": None, "unfused_gm_bytes": None,
     }
     # the cost-aware fusion choice of each matmul/conv and its epilogue, with both times (at auto tiles, not
