@@ -26,6 +26,9 @@ from .sync import Finding, check_sync, format_findings
 __all__ = ["AscendCKernel", "MismatchError", "Out", "In", "out", "inp", "load", "MAX_BLOCK_DIM", "TOLERANCES"]
 
 MAX_BLOCK_DIM = 65535  # CANN's limit on a launch's blockDim
+MAX_TILING_BYTES = 64 * 1024  # the tiling blob a launch gets (CANN caps tiling data at 64 KiB)
+MAX_TIMEOUT_S = 86400
+MAX_GM_BYTES = 1 << 34  # one argument or workspace buffer (16 GiB): more than a device holds is a mistake
 DEFAULT_WORKSPACE_BYTES = 1 << 20
 # (rtol, atol) per output dtype when the caller gives none: one rounding step of the type, integers exact.
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3),
@@ -62,6 +65,9 @@ def out(shape: int | Sequence[int], dtype: str) -> Out:
     spec = TensorSpec("out", shape if not isinstance(shape, int) else (shape,), dtype)  # checks shape and dtype
     if any(d == 0 for d in spec.shape):
         raise InputError(f"ks.ascendc.out: shape {fmt_shape(spec.shape)} has no elements; give every dimension >= 1")
+    if _nbytes(spec) > MAX_GM_BYTES:
+        raise InputError(f"ks.ascendc.out: shape {fmt_shape(spec.shape)} {spec.dtype} needs {_nbytes(spec)} bytes, "
+                         f"more than {MAX_GM_BYTES}")
     return Out(spec.shape, spec.dtype)
 
 
@@ -130,9 +136,12 @@ def load(
     files, named = src.collect(sources)
     entry = _entry(files, kernel)
     block_dim = _block_dim(block_dim)
-    tiling_key = _whole(tiling_key, "tiling_key", lo=0)
-    workspace_bytes = _whole(workspace_bytes, "workspace_bytes", lo=0)
+    tiling_key = _whole(tiling_key, "tiling_key", lo=0, hi=(1 << 64) - 1)
+    workspace_bytes = _whole(workspace_bytes, "workspace_bytes", lo=0, hi=MAX_GM_BYTES)
     timeout_s = as_number(timeout_s, "ks.ascendc.load: timeout_s (seconds the kernel may run)", positive=True)
+    if timeout_s > MAX_TIMEOUT_S:
+        raise InputError(f"ks.ascendc.load: timeout_s {timeout_s:g} is more than a day ({MAX_TIMEOUT_S} s); a "
+                         "kernel on the twin runs in seconds")
     user, takes_ws, takes_tiling = _split_params(entry)
     inputs, outputs, buffers = _arguments(entry, user, args)
     tiling_lines, include, files = _tiling(files, entry, tiling, takes_tiling)
@@ -166,7 +175,7 @@ def _entry(files: Mapping[str, str], kernel: str | None) -> src.Entry:
             raise InputError(f"ks.ascendc.load: the sources define kernels {sorted(found)}; pass kernel=<name>")
         return next(iter(found.values()))
     if not isinstance(kernel, str) or kernel not in found:
-        raise InputError(f"ks.ascendc.load: no kernel {kernel!r} in the sources; they define "
+        raise InputError(f"ks.ascendc.load: no kernel {_short(kernel)} in the sources; they define "
                          + ", ".join(f"{e.name} ({e.file}:{e.line})" for e in found.values()))
     return found[kernel]
 
@@ -174,16 +183,21 @@ def _entry(files: Mapping[str, str], kernel: str | None) -> src.Entry:
 def _block_dim(value: object) -> int:
     n = as_int(value)
     if n is None or not 1 <= n <= MAX_BLOCK_DIM:
-        raise InputError(f"ks.ascendc.load: block_dim {value!r} must be a whole number from 1 to {MAX_BLOCK_DIM} "
+        raise InputError(f"ks.ascendc.load: block_dim {_short(value)} must be a whole number from 1 to {MAX_BLOCK_DIM} "
                          "(the cores the launch spreads its blocks over, as ICPU_RUN_KF's blockDim)")
     return n
 
 
-def _whole(value: object, what: str, *, lo: int) -> int:
+def _whole(value: object, what: str, *, lo: int, hi: int) -> int:
     n = as_int(value)
-    if n is None or n < lo:
-        raise InputError(f"ks.ascendc.load: {what} {value!r} must be a whole number >= {lo}")
+    if n is None or not lo <= n <= hi:
+        raise InputError(f"ks.ascendc.load: {what} {_short(value)} must be a whole number from {lo} to {hi}")
     return n
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _split_params(entry: src.Entry) -> tuple[list[str], bool, bool]:
@@ -243,14 +257,17 @@ def _array(entry: src.Entry, name: str, value: Any, dtype: str | None) -> np.nda
 
 
 def _nbytes(spec: TensorSpec) -> int:
-    return int(np.prod(spec.shape, dtype=np.int64)) * storage_dtype(spec.dtype).itemsize
+    n = 1
+    for d in spec.shape:
+        n *= d
+    return n * storage_dtype(spec.dtype).itemsize
 
 
 def _mode(kernel_text: str, mode: str | None) -> str:
     m = _TASK_TYPE.search(kernel_text)
     if mode is not None:
-        if mode not in _MODES:
-            raise InputError(f"ks.ascendc.load: mode {mode!r} is not one of {sorted(_MODES)}")
+        if not isinstance(mode, str) or mode not in _MODES:
+            raise InputError(f"ks.ascendc.load: mode {_short(mode)} is not one of {sorted(_MODES)}")
         return _MODES[mode]
     if m is not None and m["t"] in _TASK_MODE:
         return _TASK_MODE[m["t"]]
@@ -267,13 +284,31 @@ def _tiling(files: dict[str, str], entry: src.Entry, tiling: object, takes: bool
                              "given; drop it")
         return None, None, files
     if isinstance(tiling, (bytes, bytearray, np.ndarray)):
+        if isinstance(tiling, np.ndarray) and tiling.dtype.kind not in "biuf":
+            raise InputError(f"ks.ascendc.load: a tiling array must hold numbers, got dtype {tiling.dtype}")
         blob = bytes(np.ascontiguousarray(tiling).tobytes() if isinstance(tiling, np.ndarray) else tiling)
         if not blob:
             raise InputError("ks.ascendc.load: the tiling blob is empty")
-        body = ", ".join(str(b) for b in blob)
-        return (f"static const uint8_t ks_blob[] = {{{body}}};",
-                "uint8_t* ks_tiling = (uint8_t*)AscendC::GmAlloc(sizeof ks_blob);",
-                "std::memcpy(ks_tiling, ks_blob, sizeof ks_blob);"), None, files
+        if len(blob) > MAX_TILING_BYTES:
+            raise InputError(f"ks.ascendc.load: the tiling blob has {len(blob)} bytes; CANN's tiling data is "
+                             f"at most {MAX_TILING_BYTES}")
+        lines = [f"static const uint8_t ks_blob[] = {{{', '.join(str(b) for b in blob)}}};",
+                 f"uint8_t* ks_tiling = (uint8_t*)AscendC::GmAlloc({MAX_TILING_BYTES});",
+                 "std::memcpy(ks_tiling, ks_blob, sizeof ks_blob);"]
+        try:
+            struct = src.tiling_struct(files, entry)
+        except InputError:
+            struct = None
+        include = None
+        if struct is not None:  # a blob of another size is another struct: stop before the kernel reads it
+            ns = "::optiling::" if "namespace optiling" in files[struct.header] else "::"
+            include = struct.header
+            lines.append(f"if (sizeof ks_blob != sizeof({ns}{struct.name})) {{ std::fprintf(stderr, \"KS_TWIN_ERROR "
+                         f"tiling: the tiling blob has %zu bytes but {struct.name} ({struct.header}) has %zu; pass "
+                         f"the struct's bytes, or its fields as a dict\\n\", sizeof ks_blob, "
+                         f"sizeof({ns}{struct.name})); return 3; }}")
+            files = _forward_tiling_header(files, entry, struct)
+        return tuple(lines), include, files
     if tiling is not None and not isinstance(tiling, Mapping):
         raise InputError(f"ks.ascendc.load: tiling must be a dict of the tiling struct's fields or its bytes, got "
                          f"{type(tiling).__name__}")
@@ -287,11 +322,15 @@ def _tiling(files: dict[str, str], entry: src.Entry, tiling: object, takes: bool
     lines = [f"auto* ks_tiling_data = ({ns}{struct.name}*)AscendC::GmAlloc(sizeof({ns}{struct.name}));",
              *src.tiling_setters(struct, tiling or {}, "ks_tiling_data"),
              "uint8_t* ks_tiling = (uint8_t*)ks_tiling_data;"]
+    return tuple(lines), struct.header, _forward_tiling_header(files, entry, struct)
+
+
+def _forward_tiling_header(files: dict[str, str], entry: src.Entry, struct: src.TilingStruct) -> dict[str, str]:
+    """`files` plus op_host/<kernel>_tiling.h forwarding to the struct's header when that lives elsewhere: the
+    twin compiles a kernel unit with that header first, as CANN generates the struct for the kernel."""
     stem = os.path.splitext(os.path.basename(entry.file))[0]
     own = f"op_host/{stem}_tiling.h"
-    if own not in files:
-        files = {**files, own: f'#include "../{struct.header}"\n'}
-    return tuple(lines), struct.header, files
+    return files if own in files else {**files, own: f'#include "../{struct.header}"\n'}
 
 
 # ---- results --------------------------------------------------------------------------------------
@@ -313,14 +352,28 @@ def _compare(k: AscendCKernel, reference: Any, inputs: list[np.ndarray], rtol: f
         raise InputError(f"kernel {k.name!r}: the reference gives {len(arrays)} array(s) for outputs "
                          f"{[s.name for s in specs]}; give one per output, in parameter order")
     for spec, expected in zip(specs, arrays, strict=True):
-        exp = np.asarray(expected, dtype=np.float64)
+        try:
+            exp = np.asarray(expected)
+            if exp.dtype.kind not in "biuf":
+                raise TypeError(exp.dtype)
+            exp = exp.astype(np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"kernel {k.name!r}: the reference for output {spec.name!r} is {_short(expected)}, not "
+                             "an array of real numbers") from None
         if exp.shape != spec.shape:
             raise InputError(f"kernel {k.name!r}: the reference for output {spec.name!r} has shape "
                              f"{fmt_shape(exp.shape)}, the output is {fmt_shape(spec.shape)} {spec.dtype}")
         r, a = TOLERANCES[spec.dtype]
-        r = r if rtol is None else as_number(rtol, "rtol")
-        a = a if atol is None else as_number(atol, "atol")
+        r = r if rtol is None else _tolerance(rtol, "rtol")
+        a = a if atol is None else _tolerance(atol, "atol")
         _close(k, spec, np.asarray(k.outputs[spec.name], dtype=np.float64), exp, r, a)
+
+
+def _tolerance(value: object, what: str) -> float:
+    v = as_number(value, f"ks.ascendc.load: {what}")
+    if v < 0:
+        raise InputError(f"ks.ascendc.load: {what} {value!r} must be >= 0")
+    return v
 
 
 def _close(k: AscendCKernel, spec: TensorSpec, got: np.ndarray, exp: np.ndarray, rtol: float, atol: float) -> None:

@@ -93,12 +93,19 @@ def _paths(sources: object) -> list[Path]:
     found: list[Path] = []
     for item in items:
         if not isinstance(item, (str, os.PathLike)):
-            raise InputError(f"ks.ascendc.load: source {item!r} is not a path; pass str or pathlib.Path")
-        p = Path(item).expanduser().resolve()
-        if p.is_dir():
+            raise InputError(f"ks.ascendc.load: source {str(item)[:80]!r} is not a path; pass str or pathlib.Path")
+        if not str(item).strip():
+            raise InputError("ks.ascendc.load: a source path is empty; pass the path of your kernel's .cpp file or "
+                             "of its folder")
+        try:
+            p = Path(item).expanduser().resolve()
+            kind = "dir" if p.is_dir() else "file" if p.is_file() else None
+        except OSError as e:
+            raise InputError(f"ks.ascendc.load: source {str(item)[:80]!r} is not a usable path: {e.strerror}") from None
+        if kind == "dir":
             found += sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in SOURCE_SUFFIXES
                             and f.name not in _SKIPPED and "build" not in f.relative_to(p).parts)
-        elif p.is_file():
+        elif kind == "file":
             found.append(p)
         else:
             raise InputError(f"ks.ascendc.load: source {str(item)!r} does not exist (looked at {p}); pass the path "
@@ -232,7 +239,7 @@ def main_cpp(launch: Launch) -> str:
     tiling, ICPU_RUN_KF, write the outputs."""
     e = launch.entry
     lines = ["// main.cpp written by ks.ascendc.load: the CPU-debug launch of " + e.name + " (ICPU_RUN_KF)",
-             "#include <cstring>", '#include "data_utils.h"', '#include "tikicpulib.h"']
+             "#include <cstdio>", "#include <cstring>", '#include "data_utils.h"', '#include "tikicpulib.h"']
     if launch.tiling_include is not None:
         lines.append(f'#include "{launch.tiling_include}"')
     lines += [e.declaration, "", "int32_t main()", "{", "    size_t fileSize = 0;"]

@@ -31,6 +31,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..core.errors import InputError
 from ..twin.calllog import Call, CallLog
 
 __all__ = ["KINDS", "PIPES", "CallSite", "Finding", "check_sync", "format_findings"]
@@ -92,9 +93,19 @@ def check_sync(log: CallLog | Iterable[Call], *, kernel: str | None = None) -> l
     """Every sync finding in a twin call log (`ks.twin.run(..., log_calls=True)`, a loaded kernel's `.log`,
     or the calls a failed run's TwinError carries), merged where the same lines repeat. `kernel` limits the
     check to one kernel entry of the log."""
-    calls = log.select(kernel=kernel) if isinstance(log, CallLog) and kernel is not None else list(log)
-    if kernel is not None:
-        calls = [c for c in calls if c.kernel == kernel]
+    if kernel is not None and not isinstance(kernel, str):
+        raise InputError(f"check_sync: kernel must be a kernel entry name (str), got {type(kernel).__name__}")
+    if isinstance(log, CallLog):
+        calls = log.select(kernel=kernel) if kernel is not None else list(log.calls)
+    else:
+        try:
+            calls = list(log) if not isinstance(log, (str, bytes)) else None
+        except TypeError:
+            calls = None
+        if calls is None or not all(isinstance(c, Call) for c in calls):
+            raise InputError(f"check_sync takes a twin CallLog (ks.twin.run(..., log_calls=True), a loaded kernel's "
+                             f".log, a TwinError's .calls), got {type(log).__name__}")
+        calls = [c for c in calls if kernel is None or c.kernel == kernel]
     cores: dict[tuple[str, int, int, str], list[Call]] = defaultdict(list)
     for c in calls:
         if c.core != "host":
@@ -446,14 +457,17 @@ def _cross_core(kernel: str, block: int, per_core: dict[str, list[Call]]) -> lis
     stuck = {core: ops[core][pos[core]] for core in ops if pos[core] < len(ops[core])}
     out: list[Finding] = []
     reported: set[str] = set()
-    for core, (i, c) in stuck.items():
+    for core, (i, c) in sorted(stuck.items()):
         if core in reported:
             continue
         ident = c.args.get("id")
         missing = [f for f in ready(core, ident) if counts[(core, ident, f)] == 0]
         cycle = _cycle(core, stuck, ready)
         if cycle:
-            reported.update(cycle)
+            first = cycle.index(min(cycle))
+            cycle = cycle[first:] + cycle[:first]  # one name for one cycle, whichever core it was found from
+            reported.update(cycle)  # and the cores waiting on it are stuck behind the same cycle
+            reported.update(x for x in stuck if set(ready(x, stuck[x][1].args.get("id"))) & set(cycle))
             names = " -> ".join([*cycle, cycle[0]])
             sites = tuple(CallSite(_describe(stuck[x][1]), stuck[x][1].site, stuck[x][0]) for x in cycle)
             out.append(Finding("deadlock", kernel, block, core, sites,
