@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from .cluster import Cluster
 from .compute import epilogue_tile, matmul_tile
 from .errors import ClusterError
 from .execute import run_tiled
-from .link import ALGORITHMS
+from .link import ALGORITHMS, LINK_FIELDS
 from .tiling import TAILS, feasible_tiles, tile_rows
 from .timeline import Event, MultiSim, TileWork, run_timeline
 
@@ -246,6 +247,19 @@ class Mc2Design:
 
     def __repr__(self) -> str:
         return f"<Mc2Design {self.kind} tiles={self.schedule.tiles} {self.time_us:,.1f} us>"
+
+    def describe(self) -> str:
+        """What decides this operator's time apart from its knobs: the operator, its tensors, the cluster, the
+        chip and every link figure (a tuner keys cached results on it)."""
+        tensors = ", ".join(t.describe() for t in (self.x, self.w, self.bias, self.add, self.gamma) if t is not None)
+        link = self.cluster.link
+        figures = ", ".join(f"{f}={getattr(link, f)!r}" for f in LINK_FIELDS)
+        return (f"{self.kind}({tensors}; rms_norm={self.norm}, eps={self.eps!r}) on {self.cluster.devices} x "
+                f"{self.cluster.profile!r}; link {link.name}: {figures}")
+
+    def schedule_json(self) -> str:
+        """The knobs as asked for (tail "auto" stays "auto"), as JSON."""
+        return json.dumps(dataclasses.asdict(self._requested), sort_keys=True, default=str)
 
     # --- numerics ----------------------------------------------------------------------------------
     def _per_rank(self) -> list[tuple[str, tuple[int, ...], str]]:

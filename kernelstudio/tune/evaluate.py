@@ -100,12 +100,32 @@ def _outputs(ret: Any, build_fn: Callable[[], Any]) -> tuple[Any, Schedule | Non
     return nodes, None
 
 
-def run_build_fn(build_fn: Callable[[], Any], config: Mapping[str, Any], target: Any,
-                 ) -> tuple[Any, Schedule, dict[str, Knob]]:
-    """(outputs, schedule, knobs met) of the build function at this configuration, planned for `target`."""
+def _multi_design(ret: Any, build_fn: Callable[[], Any], target: Any, allow: bool) -> Any:
+    """`ret` when it is a multi-device design (ks.multi) on `target`'s chip, else None."""
+    from ..multi.design import Mc2Design
+
+    if not isinstance(ret, Mc2Design):
+        return None
+    name = getattr(build_fn, "__name__", repr(build_fn))
+    if not allow:
+        raise TuneError(f"{name}() returned a multi-device design ({ret.kind}); here only single-chip designs are "
+                        "built: tune it with ks.tune and read result.best.design")
+    chip = getattr(target, "name", target)
+    if ret.cluster.target != str(chip).strip().lower():
+        raise TuneError(f"tune: {name}() builds {ret.kind} on a cluster of {ret.cluster.target} but the tuner's target "
+                        f"is {chip}; pass target={ret.cluster.target!r} to ks.tune")
+    return ret
+
+
+def run_build_fn(build_fn: Callable[[], Any], config: Mapping[str, Any], target: Any, *, allow_multi: bool = False,
+                 ) -> tuple[Any, Schedule | None, dict[str, Knob]]:
+    """(outputs, schedule, knobs met) of the build function at this configuration, planned for `target`; with
+    `allow_multi`, a multi-device design (ks.multi) comes back as (design, None, knobs)."""
     with planning_target(target):
         with knob_values(dict(config), strict=False) as ctx:
             ret = build_fn()
+        if _multi_design(ret, build_fn, target, allow_multi) is not None:
+            return ret, None, dict(ctx.seen)
         outs, sched = _outputs(ret, build_fn)
         if sched is None:
             sched = create_schedule(list(outs), target=target)
@@ -119,13 +139,13 @@ def evaluate_config(build_fn: Callable[[], Any], config: Mapping[str, Any], targ
 
     t0 = time.perf_counter()
     try:
-        _, sched, _ = run_build_fn(build_fn, config, target)
-        sim = simulate(lower(sched, target))
+        ret, sched, _ = run_build_fn(build_fn, config, target, allow_multi=True)
+        t = ret.time_us if sched is None else simulate(lower(sched, target)).time_us  # ks.multi times itself
     except TuneError:
         raise
     except KernelStudioError as e:
         return Outcome(None, error_kind(e), str(e), error_info(e), time.perf_counter() - t0)
-    return Outcome(float(sim.time_us), seconds=time.perf_counter() - t0)
+    return Outcome(float(t), seconds=time.perf_counter() - t0)
 
 
 _FN_CACHE: dict[str, Callable[[], Any]] = {}
@@ -190,17 +210,21 @@ def discover(build_fn: Callable[[], Any], target: Any) -> Discovery:
                 raise TuneError(f"tune: {name}() raised {type(e).__name__}: {e} at its defaults; this is not a "
                                 "KernelStudioError (an illegal schedule is pruned, other errors stop the sweep): fix "
                                 "the build function") from e
-        outs, sched = _outputs(ret, build_fn)
-        if sched is None:
-            try:
-                sched = create_schedule(list(outs), target=target)
-            except KernelStudioError as e:
-                err = str(e)
+        multi = _multi_design(ret, build_fn, target, True)
+        if multi is None:
+            outs, sched = _outputs(ret, build_fn)
+            if sched is None:
+                try:
+                    sched = create_schedule(list(outs), target=target)
+                except KernelStudioError as e:
+                    err = str(e)
     knobs = tuple(ctx.seen.values())
     if not knobs:
         raise TuneError(f"tune: {name}() declares no knobs, so there is nothing to search; declare each choice "
                         "with ks.knob(name, default, choices), e.g. s[out].split('m', ks.knob('tile_m', 16, "
                         "[16, 32, 64]))")
+    if multi is not None:
+        return Discovery(knobs, multi.describe(), multi.schedule_json(), None)
     return Discovery(knobs, format_graph(list(outs)), sched.to_json() if sched is not None else "", err)
 
 
@@ -210,7 +234,7 @@ def model_fingerprint() -> str:
     hardware profiles): cached results from another version of them are not reused."""
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(VERSION.encode())
-    for sub in ("core", "hw", "ir", "dsl", "fusion", "schedule", "tileir", "lower", "sim", "plan"):
+    for sub in ("core", "hw", "ir", "dsl", "fusion", "schedule", "tileir", "lower", "sim", "plan", "multi"):
         for p in sorted((root / sub).rglob("*")):
             if p.is_file() and p.suffix in (".py", ".toml", ".json", ".csv"):
                 h.update(str(p.relative_to(root)).encode())

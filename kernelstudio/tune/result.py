@@ -124,11 +124,14 @@ class TuneResult:
 
     # --- designs ----------------------------------------------------------------------------------
     def build(self, config: dict[str, Any]) -> Design:
-        """The full design (schedule, program, simulation) at a configuration."""
+        """The full design (schedule, program, simulation) at a configuration; for a multi-device build
+        function, its ks.multi design."""
         from ..plan.build import build
         from .evaluate import run_build_fn
 
-        outs, sched, _ = run_build_fn(self._ev.build_fn, config, self._ev.target)
+        outs, sched, _ = run_build_fn(self._ev.build_fn, config, self._ev.target, allow_multi=True)
+        if sched is None:
+            return outs
         d = build(list(outs), self._ev.target, schedule=sched, name=self.name, compare=False)
         d.knobs = dict(config)
         return d
