@@ -48,3 +48,12 @@ def test_a_tuned_multi_design_is_not_saved_as_a_single_chip_one(tmp_path):
     r = ks.tune(_design, budget=3, strategy="grid", executor="inline", db=False, progress=False)
     with pytest.raises(ks.DesignDBError, match="save_design takes a built design"):
         r.save(db=str(tmp_path / "d.sqlite"))
+
+
+def test_the_split_sweep_runs_on_an_executor_like_any_other():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        r = ks.tune(_design, budget=16, strategy="grid", executor=pool, db=False, progress=False)
+    inline = ks.tune(_design, budget=16, strategy="grid", executor="inline", db=False, progress=False)
+    assert r.best.config == inline.best.config and r.best.time_us == pytest.approx(inline.best.time_us)
