@@ -30,44 +30,47 @@ class StudioSession:
     source: str
     target: str = DEFAULT_TARGET
     compare: bool = True
+    l2: str = "cold"  # the measurement protocol the designs are simulated with (ks.simulate's l2=)
     user_ns: Mapping[str, Any] | None = None
     knobs: dict[str, Knob] = field(default_factory=dict)
     design: Design | None = None  # the last good design
     _baseline: dict[tuple, tuple] = field(default_factory=dict, repr=False)
 
     def build(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
-              compare: bool | None = None, strict: bool = True) -> Design:
+              compare: bool | None = None, strict: bool = True, l2: str | None = None) -> Design:
         """Run the cell with these knob values (others at their defaults) and build the design, leaving the
         session as it was (a sweep calls this); `rebuild` is the same and keeps the result. A value for
         a knob the cell never declares is a KnobError unless `strict=False`."""
-        return self._build(values, target, compare, strict)[0]
+        return self._build(values, target, compare, strict, l2)[0]
 
     def rebuild(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
-                compare: bool | None = None, strict: bool = True) -> Design:
-        """`build`, and on success the session's design, knobs, target and compare flag move to the new
-        ones; on error (a `KernelStudioError`) nothing changes."""
-        d, knobs, tgt, cmp_ = self._build(values, target, compare, strict)
+                compare: bool | None = None, strict: bool = True, l2: str | None = None) -> Design:
+        """`build`, and on success the session's design, knobs, target, compare flag and L2 protocol move to
+        the new ones; on error (a `KernelStudioError`) nothing changes."""
+        d, knobs, tgt, cmp_ = self._build(values, target, compare, strict, l2)
         self.design, self.knobs, self.target, self.compare = d, knobs, tgt, cmp_
+        self.l2 = d.sim.metrics["l2_start"]
         return d
 
     def _build(self, values: Mapping[str, Any] | None, target: str | None, compare: bool | None,
-               strict: bool) -> tuple[Design, dict[str, Knob], str, bool]:
+               strict: bool, l2: str | None = None) -> tuple[Design, dict[str, Knob], str, bool]:
         tgt = self.target if target is None else target
         cmp_ = self.compare if compare is None else compare
+        start = self.l2 if l2 is None else l2
         if tgt not in target_names():
             from ..core.errors import TargetError
 
             raise TargetError(f"unknown target {tgt!r}; choose one of {', '.join(target_names())}")
         with planning_target(tgt):  # create_schedule in the cell picks fused or split plans for this target
             res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values, strict=strict)
-        d = build(list(res.outputs), tgt, schedule=res.schedule, name=self.name, compare=False)
+        d = build(list(res.outputs), tgt, schedule=res.schedule, name=self.name, compare=False, l2=start)
         d.name, d.knobs = self.name, dict(res.values)
         if cmp_:
             # the graph's text is its structure (composite ids renumbered per graph), a stable key
-            key = (d.schedule.graph.text(), tgt)
+            key = (d.schedule.graph.text(), tgt, start)
             if key not in self._baseline:
                 if len(self._baseline) > 8:
                     self._baseline.clear()
-                self._baseline[key] = build_unfused(list(res.outputs), tgt, name=self.name)
+                self._baseline[key] = build_unfused(list(res.outputs), tgt, name=self.name, l2=start)
             d.unfused_schedule, d.unfused_program, d.unfused_sim = self._baseline[key]
         return d, res.knobs, tgt, cmp_

@@ -90,6 +90,11 @@ class Studio(W.VBox):
         self._sync_targets(session.design)
         self.compare = W.Checkbox(value=session.compare, description="compare with unfused", indent=False,
                                   layout=W.Layout(width="auto"))
+        self.l2 = W.ToggleButtons(options=[("L2 cold", "cold"), ("L2 warm", "warm")], value=session.l2,
+                                  tooltips=["the run starts with nothing in L2: inputs come from HBM",
+                                            "the run starts with L2 as the previous run left it, as a benchmark "
+                                            "loop that reuses its inputs measures"],
+                                  style={"button_width": "auto"}, layout=W.Layout(width="auto"))
         self.controls = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
         self.banner = W.HTML()
         self.cards = W.HTML()
@@ -116,6 +121,7 @@ class Studio(W.VBox):
         self.tabs.observe(lambda ch: self._tab_changed(), names="selected_index")
         self.target.observe(lambda ch: self._target_changed(ch["old"], ch["new"]), names="value")
         self.compare.observe(lambda ch: self.request(), names="value")
+        self.l2.observe(lambda ch: self.request(), names="value")
         self.header.layout = W.Layout(flex="0 1 auto", min_width="0")
         self.trace_link.layout = W.Layout(flex="0 1 auto", min_width="0")
         super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
@@ -136,7 +142,8 @@ class Studio(W.VBox):
             w = _control(k, values.get(name, k.default))
             w.observe(lambda ch: self.request(), names="value")
             self._knob_widgets[name] = w
-        self.controls.children = [*self._knob_widgets.values(), self.target, self.compare, self.target_note]
+        self.controls.children = [*self._knob_widgets.values(), self.target, self.compare, self.l2,
+                                  self.target_note]
 
     def _sync_targets(self, design: Any | None) -> None:
         """List the targets this design lowers on ("(provisional)" marked); the others, and why, in a note."""
@@ -226,7 +233,7 @@ class Studio(W.VBox):
         try:
             # a control whose knob this setting no longer reaches (declared under an `if`) is ignored
             d = self.session.rebuild(self.knob_values(), target=self.target.value, compare=self.compare.value,
-                                     strict=False)
+                                     strict=False, l2=self.l2.value)
         except KernelStudioError as e:
             self._fail(str(e), V.overflow_bar(e))
             return

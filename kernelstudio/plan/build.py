@@ -63,9 +63,9 @@ class Design:
 
 
 def build(outputs: Any, target: str | HardwareProfile = DEFAULT_TARGET, *, schedule: Schedule | None = None,
-          name: str | None = None, compare: bool = True) -> Design:
+          name: str | None = None, compare: bool = True, l2: str = "cold") -> Design:
     """Schedule (or take `schedule`), lower, simulate, and (unless `compare=False`) do the same for the
-    unfused baseline."""
+    unfused baseline. `l2` is the measurement protocol both are simulated with (`ks.simulate`)."""
     from ..core.checks import need
     from ..core.errors import ScheduleError
 
@@ -83,17 +83,17 @@ def build(outputs: Any, target: str | HardwareProfile = DEFAULT_TARGET, *, sched
             raise ScheduleError(f"build: the schedule computes {got} but the outputs passed are {want}; "
                                 f"pass the schedule made by ks.create_schedule of these outputs")
     prog = lower(sched, target, name=name)
-    d = Design(sched, prog, simulate(prog), name=name or prog.name)
+    d = Design(sched, prog, simulate(prog, l2=l2), name=name or prog.name)
     if compare:
         base = base or create_schedule(list(outs), fuse=False)
         base_prog = lower(base, target, name=name)
-        d.unfused_schedule, d.unfused_program, d.unfused_sim = base, base_prog, simulate(base_prog)
+        d.unfused_schedule, d.unfused_program, d.unfused_sim = base, base_prog, simulate(base_prog, l2=l2)
     return d
 
 
-def build_unfused(outputs: list, target: str | HardwareProfile, *, name: str | None = None
+def build_unfused(outputs: list, target: str | HardwareProfile, *, name: str | None = None, l2: str = "cold"
                   ) -> tuple[Schedule, Program, SimResult]:
     """The unfused baseline of `outputs`: one kernel per op or library call, lowered and simulated."""
     base = create_schedule(list(outputs), fuse=False)
     base_prog = lower(base, target, name=name)
-    return base, base_prog, simulate(base_prog)
+    return base, base_prog, simulate(base_prog, l2=l2)

@@ -10,6 +10,7 @@ from kernelstudio.notebook import views as V
 from kernelstudio.notebook.cell import CellError
 from kernelstudio.notebook.magic import MagicUsageError, parse_args
 from kernelstudio.plan.build import Design
+from kernelstudio.sim.l2 import L2Error
 from tests.notebook.cells import MLA_CELL, studio_of
 
 
@@ -114,6 +115,22 @@ def test_target_and_compare_controls(shell):
     st.target.value = "ascend910b4"
     assert shell.user_ns["mla"].target == "ascend910b4"
     assert "ascend910b4" in st.header.value
+
+
+def test_the_l2_start_control_times_both_plans_warm_and_the_card_says_so(shell):
+    run(shell, "mla", MLA_CELL)
+    st = studio_of(shell, "mla")
+    cold = shell.user_ns["mla"]
+    assert st.l2.value == "cold" and "L2 cold" in st.cards.value
+    st.l2.value = "warm"
+    warm = shell.user_ns["mla"]
+    assert warm.sim.metrics["l2_start"] == warm.unfused_sim.metrics["l2_start"] == "warm"
+    assert "L2 warm" in st.cards.value and st.session.l2 == "warm"
+    assert warm.sim.metrics["hbm_read_bytes"] < cold.sim.metrics["hbm_read_bytes"]
+    assert warm.sim.time_us <= cold.sim.time_us
+    with pytest.raises(L2Error, match="cold.*warm"):
+        st.session.rebuild(l2="hot")
+    assert st.session.l2 == "warm" and shell.user_ns["mla"] is warm  # a refused protocol loses nothing
 
 
 def test_cell_error_is_short_and_names_the_line(shell):
