@@ -50,6 +50,17 @@ def main() -> None:
         best = max(sweep, key=lambda d: d.gain)
         print(f"  best: {best.schedule.tiles} tiles, {best.gain:.1%} less than unsplit")
 
+    print("\nThe CV-fusion article's claim (section 5.1): overlap cuts the communication share from 30 % to under "
+          "15 %. MatmulAllReduce 4096 x k x 8192 fp16 on 8 devices:")
+    for k in (8192, 12288, 16384):
+        x = ks.placeholder((4096, k), "float16", name="x")
+        w = ks.placeholder((k, 8192), "float16", name="w")
+        d = ks.multi.matmul_allreduce(x, w, cluster=ks.multi.Cluster(devices=8), tiles=1)
+        best = max(d.sweep(), key=lambda s: s.gain)
+        print(f"  k={k:>5}: unsplit {d.comm_us / d.time_us:.0%} of {d.time_us:,.0f} us is communication; best split "
+              f"({best.schedule.tiles} tiles) exposes {best.exposed_comm_us / best.time_us:.0%} of "
+              f"{best.time_us:,.0f} us")
+
 
 if __name__ == "__main__":
     main()
