@@ -185,3 +185,18 @@ def test_several_entries_need_a_kernel_name():
                     'extern "C" __global__ __aicore__ void b(GM_ADDR x) {}\n'}
     with pytest.raises(InputError, match=r"define kernels \['a', 'b'\]; pass kernel=<name>"):
         ks.ascendc.load(src, args=[ks.ascendc.out(16, "float16")])
+
+
+def test_a_tiling_blob_of_another_size_stops_before_the_kernel_reads_it(twin_cache):
+    with pytest.raises(TwinError, match=r"tiling: the tiling blob has 8 bytes but AddCustomTilingData .* has 12"):
+        _add(cache_dir=twin_cache, tiling=b"\0" * 8)
+
+
+def test_the_twin_logs_the_users_lines(twin_cache):
+    _, _, k = _add(cache_dir=twin_cache)
+    text = ADD.read_text()
+    [add] = {c.site for c in k.log.select(api="Add")}
+    assert add == f"op_kernel/add_custom.cpp:{line_of(text, 'Add(zLocal')}"
+    dq = k.log.select(api="DeQue")[0]
+    assert dict(dq.refs)["q"].startswith("VECIN:") and dq.line == line_of(text, "inQueueX.DeQue")
+    assert ("w", "VECOUT:4096+1024") in k.log.select(api="Add")[0].refs
