@@ -6,7 +6,8 @@
 
 alpha is the fixed cost of one step of an algorithm, beta the time per byte on one link (1 / link
 bandwidth), gamma the time per byte of the reduction. A collective's steps are built from them in
-algorithms.py.
+algorithms.py. The chip profiles' own hccs_bytes_per_s and hccs_latency_us (assumed figures) are not read:
+a link is data of its own, of the cluster rather than of one chip.
 """
 
 from __future__ import annotations
