@@ -72,6 +72,14 @@ class MultiSim:
     def hidden_comm_us(self) -> float:
         return self.comm_us - self.exposed_comm_us
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for views: the numbers and every device's events."""
+        numbers = {f: getattr(self, f) for f in ("devices", "time_us", "compute_us", "comm_us", "epilogue_us",
+                                                  "exposed_comm_us", "hidden_comm_us", "serial_us", "launch_us")}
+        events = [[{"lane": e.lane, "name": e.name, "tile": e.tile, "start_us": e.start_us, "end_us": e.end_us,
+                    "link_bytes": e.link_bytes, "reduce_bytes": e.reduce_bytes} for e in dev] for dev in self.events]
+        return {**numbers, "events": events}
+
     def to_chrome_trace(self, path: str | None = None) -> dict[str, Any]:
         """Trace-event JSON (Perfetto / chrome://tracing): one process per device, one thread per lane;
         written to `path` when given."""

@@ -77,3 +77,22 @@ def test_designs_obey_the_invariants_and_bandwidth_monotonicity(m, n, p, tiles, 
                 tail="back")
     assert faster.time_us <= d.time_us + EPS
     assert faster.compute_us == pytest.approx(d.compute_us)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=st.integers(1, 20000), tiles=st.integers(1, 16), per_row=st.sampled_from([256, 2048, 16384]),
+       tail=st.sampled_from(["back", "front"]))
+def test_a_split_is_refused_exactly_when_cann_would(rows, tiles, per_row, tail):
+    from kernelstudio.multi import tiling
+
+    ok = tiles in tiling.feasible_tiles(rows, per_row)
+    try:
+        got = tiling.tile_rows(rows, tiles, tail, per_row, what="t")
+    except M.TilingError:
+        assert not ok
+        return
+    assert ok and sum(got) == rows and len(got) == tiles
+    longs = sorted(got)[1:] if tiles > 1 else got
+    assert len(set(longs)) == 1 and (tiles == 1 or longs[0] % M.ALIGN_ROWS == 0)
+    assert tiles == 1 or min(got) * per_row >= M.MIN_COMM_BYTES
+    assert (got[-1] if tail == "back" else got[0]) == min(got)

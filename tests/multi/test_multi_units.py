@@ -185,3 +185,14 @@ def test_chrome_trace_has_a_process_per_device_and_a_thread_per_lane(tmp_path):
     assert {e["pid"] for e in spans} == {1, 2} and len(spans) == sum(len(d) for d in r.events)
     names = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
     assert names == {"device 0", "device 1"}
+
+
+def test_to_dict_is_plain_json():
+    import json
+
+    x, w = _xw(2048, 1024, 4096)
+    r = M.matmul_allreduce(x, w, cluster=M.Cluster(2), tiles=2)
+    data = json.loads(json.dumps(r.sim.to_dict()))
+    assert data["time_us"] == pytest.approx(r.time_us) and len(data["events"]) == 2
+    assert data["hidden_comm_us"] == pytest.approx(r.comm_us - r.exposed_comm_us)
+    assert {e["lane"] for e in data["events"][1]} == {"compute", "sync", "comm"}
