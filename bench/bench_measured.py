@@ -6,9 +6,9 @@ Each point is a published measurement (its source and how it was timed are in `P
 with the DSL and simulated with the auto schedule, or with the tiles the source states; nothing is fitted to
 these points. Columns: measured and predicted time, how much shorter the prediction is (negative: longer),
 their ratio (predicted / measured), the L2 protocol the prediction assumes (`cold`: nothing resident; `warm`:
-the inputs left in L2 by the previous iteration of a benchmark loop; both when the source does not say), whether the source timed the kernel on the device (msprof,
-a probe's bandwidth: the predicted time leaves the launch out) or wall time around the call (the launch in), and
-what bounds the prediction. `--markdown` prints the table the README holds."""
+the inputs left in L2 by the previous iteration of a benchmark loop; both when the source does not say), whether
+the source timed the kernel on the device (msprof, a probe's bandwidth: the predicted time leaves the launch out)
+or wall time around the call (the launch in), and what bounds the prediction. `--markdown` prints the table the README holds."""
 
 from __future__ import annotations
 
