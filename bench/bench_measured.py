@@ -8,7 +8,8 @@ these points. Columns: measured and predicted time, how much shorter the predict
 their ratio (predicted / measured), the L2 protocol the prediction assumes (`cold`: nothing resident; `warm`:
 the inputs left in L2 by the previous iteration of a benchmark loop; both when the source does not say), whether
 the source timed the kernel on the device (msprof, a probe's bandwidth: the predicted time leaves the launch out)
-or wall time around the call (the launch in), and what bounds the prediction. `--markdown` prints the table the README holds."""
+or wall time around the call (the launch in), and what bounds the prediction. `--markdown` prints the table
+the README holds."""
 
 from __future__ import annotations
 
