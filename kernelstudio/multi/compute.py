@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 from ..core.dtypes import itemsize
 from ..dsl import matmul, placeholder, rms_norm
@@ -19,7 +20,7 @@ from ..plan.create import create_schedule
 from ..plan.depth import lower
 from ..sim import simulate
 
-__all__ = ["TileTime", "matmul_tile", "epilogue_tile"]
+__all__ = ["TileTime", "matmul_tile", "matmul_tile_sim", "epilogue_tile"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +38,33 @@ def _time(prog, *, warm: bool) -> tuple[float, tuple[str, ...]]:  # noqa: ANN001
     return max(res.time_us - launch, 0.0), tuple(f"{k.name} ({k.family})" for k in prog.kernels)
 
 
-@functools.lru_cache(maxsize=256)
-def matmul_tile(profile: HardwareProfile, rows: int, k: int, n: int, dtype: str, bias: bool,
-                first: bool) -> TileTime:
-    """One tile: (rows, k) @ (k, n) [+ bias (n,)] in `dtype` on one device."""
+def _matmul_program(profile: HardwareProfile, rows: int, k: int, n: int, dtype: str, bias: bool,
+                    first: bool) -> tuple[Any, bool]:
+    """The tile's single-chip program and whether it runs with the weight warm in L2."""
     x = placeholder((rows, k), dtype, name="x")
     w = placeholder((k, n), dtype, name="w")
     out = matmul(x, w)
     if bias:
         out = out + placeholder((n,), dtype, name="bias")
     fits = (k * n + rows * k + rows * n) * itemsize(dtype) <= profile.l2_bytes
-    warm = fits and not first
-    us, kernels = _time(lower(create_schedule(out, target=profile), target=profile), warm=warm)
+    return lower(create_schedule(out, target=profile), target=profile), fits and not first
+
+
+@functools.lru_cache(maxsize=256)
+def matmul_tile(profile: HardwareProfile, rows: int, k: int, n: int, dtype: str, bias: bool,
+                first: bool) -> TileTime:
+    """One tile: (rows, k) @ (k, n) [+ bias (n,)] in `dtype` on one device."""
+    prog, warm = _matmul_program(profile, rows, k, n, dtype, bias, first)
+    us, kernels = _time(prog, warm=warm)
     return TileTime(us, kernels, warm)
+
+
+def matmul_tile_sim(profile: HardwareProfile, rows: int, k: int, n: int, dtype: str, bias: bool,
+                    first: bool) -> Any:
+    """The single-chip simulation `matmul_tile` times (its per-pipe events, for a view that expands a
+    device's compute lane); its time less the launch is the tile's."""
+    prog, warm = _matmul_program(profile, rows, k, n, dtype, bias, first)
+    return simulate(prog, l2_hit_ratio=1.0 if warm else None)
 
 
 @functools.lru_cache(maxsize=256)

@@ -19,7 +19,7 @@ from ..ir.ops import Op
 from . import golden
 from .algorithms import collective_steps
 from .cluster import Cluster
-from .compute import epilogue_tile, matmul_tile
+from .compute import epilogue_tile, matmul_tile, matmul_tile_sim
 from .errors import ClusterError
 from .execute import run_tiled
 from .link import ALGORITHMS, LINK_FIELDS
@@ -197,6 +197,23 @@ class Mc2Design:
         return run_timeline("comm_first" if self.kind == "all_gather_matmul" else "compute_first", tiles,
                             devices=c.devices, launch_us=c.profile.launch_overhead_us,
                             sync_us=c.profile.sync_all_us, issue_us=c.link.issue_us(s.engine), local=local)
+
+    def tile_sim(self, tile: int) -> Any:
+        """The single-chip simulation that tile `tile`'s matmul time comes from (-1: an AllGatherMatmul's
+        local rows): its events are the device's compute pipes during that tile, from the launch on; None for a
+        tile that multiplies nothing."""
+        c = self.cluster
+        if tile == -1 and self.kind == "all_gather_matmul":
+            return matmul_tile_sim(c.profile, self.m, self.k, self.n, self.dtype, self.bias is not None, True)
+        if not isinstance(tile, int) or not 0 <= tile < len(self.tile_rows):
+            raise ScheduleError(f"ks.multi.{self.kind}: no tile {tile!r}; this split has tiles 0.."
+                                f"{len(self.tile_rows) - 1}" + (" (and -1, the local rows)"
+                                                                 if self.kind == "all_gather_matmul" else ""))
+        first = self.kind != "all_gather_matmul" and tile == 0
+        rows = self._compute_rows(self.tile_rows[tile])
+        if not rows:  # an AllGatherMatmul on one device gathers nothing to multiply
+            return None
+        return matmul_tile_sim(c.profile, rows, self.k, self.n, self.dtype, self.bias is not None, first)
 
     # --- results -----------------------------------------------------------------------------------
     time_us = property(lambda self: self.sim.time_us, doc="One device's time, launch to the last event.")

@@ -1,9 +1,9 @@
 """Run the body of an `%%ascend_kernel` cell: DSL names preloaded, knobs recorded, output and schedule found.
 
 The body is plain Python. It defines the output (`out`, or the cell's last expression; a tuple for
-several outputs) and optionally a schedule `s`. Every `knob(...)` it calls is recorded, so a Studio
-learns its controls from one run. Errors come back as `CellError`: kind, message and the cell line,
-never a 40-frame traceback.
+several outputs, or a multi-device design made with `ks.multi`) and optionally a schedule `s`. Every
+`knob(...)` it calls is recorded, so a Studio learns its controls from one run. Errors come back as
+`CellError`: kind, message and the cell line, never a 40-frame traceback.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import KernelStudioError
+from ..multi.design import Mc2Design
 from ..schedule.knobs import Knob, knob_values
 from ..schedule.schedule import Schedule
 
@@ -44,6 +45,7 @@ class CellResult:
     schedule: Schedule | None  # the body's schedule `s`, if it made one
     knobs: dict[str, Knob]  # every knob the body declared, in declaration order
     values: dict[str, Any]  # the value each knob had in this run
+    multi: Any = None  # a multi-device design (ks.multi) when the cell's output is one; `outputs` is then empty
 
 
 def dsl_namespace() -> dict[str, Any]:
@@ -96,6 +98,8 @@ def run_cell(source: str, *, name: str, user_ns: Mapping[str, Any] | None = None
     known = {k: v for k, v in ctx.values.items() if k in ctx.seen}
     used = {k: known.get(k, kn.default) for k, kn in ctx.seen.items()}
     out = ns.get("out", value if not isinstance(value, Schedule) else None)
+    if isinstance(out, Mc2Design):  # a multi-device design: the Studio shows its devices, not one chip
+        return CellResult((), None, dict(ctx.seen), used, multi=out)
     sched = ns.get("s")
     if isinstance(value, Schedule):
         sched = value

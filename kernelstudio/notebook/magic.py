@@ -2,7 +2,8 @@
 
 The cell body is Python with every DSL name preloaded; see `kernelstudio.notebook.cell`. The built
 design (graph, schedule, program, simulation, code, unfused comparison) is stored in the notebook
-namespace under NAME and follows every knob move. Errors print as one short message.
+namespace under NAME and follows every knob move. A cell whose output is a ks.multi design gets the
+multi-device Studio (`multi_studio.py`) and stores that design. Errors print as one short message.
 """
 
 from __future__ import annotations
@@ -119,20 +120,21 @@ class AscendKernelMagics(Magics):
             raise CellError(f"{type(e).__name__}: {e}", kind=type(e).__name__, cause=e, lineno=None,
                             line="") from None
         ns[args.name] = design
-        if type(self.shell).__name__ == "TerminalInteractiveShell":
+        if session.multi:  # a ks.multi design: the per-device Studio
+            from .multi_studio import MultiStudio as Studio
+        else:
             from .studio import Studio
-
+        if type(self.shell).__name__ == "TerminalInteractiveShell":
             print(Studio(session).summary())
             return
         from IPython.display import display
 
         from . import panel
-        from .studio import Studio
 
         listeners = [lambda st: ns.__setitem__(args.name, st.session.design)]
-        if args.panel:  # the JupyterLab side panel follows this Studio; --no-panel keeps it out
+        if args.panel and not session.multi:  # the side panel follows this Studio; --no-panel keeps it out
             listeners.append(panel.studio_listener(args.name, panel.cell_id(self.shell)))
-        else:
+        else:  # (a multi-device design has no generated Ascend C yet: the panel drops an older one of this name)
             panel.withdraw(args.name)
         studio = Studio(session, listeners=listeners)
         self.studios[args.name] = studio

@@ -63,6 +63,8 @@ class CellDesign:
         values = {n: knob(n, k.default, list(k.choices)) for n, k in first.knobs.items()}
         res = first if values == first.values else run_cell(self.source, name=self.name, user_ns=self.user_ns,
                                                             values=values, strict=False)
+        if res.multi is not None:
+            return res.multi  # ks.tune times a multi-device design with its own model
         return res.schedule if res.schedule is not None else list(res.outputs)
 
     @property

@@ -1,0 +1,242 @@
+"""The Studio of a multi-device design: an `%%ascend_kernel` cell whose output is a ks.multi design
+(MatmulAllReduce, AllGatherMatmul, MatmulReduceScatter) gets this widget instead of the single-chip one.
+
+Controls from the cell's knobs (tile count, tail, engine, algorithm, device count: whatever the cell made a
+knob), the cards, a per-device timeline (compute collapsed to a lane per device, expanded to its pipes on a
+click; communication hidden and exposed shaded apart), the tile-count sweep and the link figures with their
+sources. Moving a control re-runs the cell; a setting CANN's rules refuse shows its error in the banner and
+keeps the last good views, as the single-chip Studio does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as W
+
+from ..core.errors import KernelStudioError, KnobError
+from ..multi.design import Mc2Design
+from . import render as R
+from .render import multi as RM
+from .session import StudioSession
+from .studio import _control
+from .views import multi as VM
+
+__all__ = ["MultiStudio"]
+
+_TABS = ("Timeline", "Tile sweep", "Link")
+
+
+class MultiStudio(W.VBox):
+    """One multi-device design's live views; `session` holds the cell and its last good design."""
+
+    def __init__(self, session: StudioSession, *, listeners: list[Callable[[MultiStudio], None]] | None = None) -> None:
+        self.session = session
+        self.listeners = list(listeners or [])
+        self.error: str | None = None
+        self.data: dict[str, Any] = {}
+        self.expanded: set[int] = set()
+        self._prev: tuple[Any, dict[str, Any]] | None = None
+        self._sweeps: dict[tuple, tuple[Any, ...]] = {}
+        self._seq = 0
+        self._hold = False
+        self._scheduled = False
+        self._knob_widgets: dict[str, W.Widget] = {}
+        self.header = W.HTML(layout=W.Layout(flex="0 1 auto", min_width="0"))
+        self.trace_button = W.Button(description="trace", icon="download", tooltip="Chrome trace for Perfetto "
+                                     "(a process per device, a thread per lane)",
+                                     layout=W.Layout(width="auto", flex="0 0 auto"))
+        self.trace_button.on_click(lambda _: self._offer_trace())
+        self.trace_link = W.HTML(layout=W.Layout(flex="0 1 auto", min_width="0"))
+        self.controls = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        self.banner = W.HTML()
+        self.cards = W.HTML()
+        self.changed = W.HTML()
+        self.expand_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
+        self.legend = W.HTML(RM.multi_legend_html())
+        self.timeline = RM.new_multi_timeline_figure()
+        self.sweep = RM.new_sweep_figure()
+        for fig in (self.timeline, self.sweep):  # responsive: the labextension autosizes them to their cell
+            fig._config = {**fig._config, "responsive": True}
+        self.sweep_note = W.HTML()
+        self.link = W.HTML()
+        self.tabs = W.Tab(children=[W.VBox([self.expand_box, self.legend, self.timeline]),
+                                    W.VBox([self.sweep, self.sweep_note]), self.link])
+        self.tabs.titles = _TABS
+        self.tabs.selected_index = 0
+        super().__init__([W.HBox([self.header, self.trace_button, self.trace_link],
+                                 layout=W.Layout(align_items="center", flex_flow="row wrap")),
+                          self.controls, self.banner, self.cards, self.changed, self.tabs])
+        self.add_class("ks-studio")
+        self.add_class("ks-multi-studio")
+        self._build_controls()
+        if isinstance(session.design, Mc2Design):
+            self._show(session.design)
+
+    # --- controls ---------------------------------------------------------------------------------
+    def _build_controls(self) -> None:
+        values = self.session.values
+        self._knob_widgets = {}
+        for name, k in self.session.knobs.items():
+            w = _control(k, values.get(name, k.default))
+            w.observe(lambda ch: self.request(), names="value")
+            self._knob_widgets[name] = w
+        self.controls.children = list(self._knob_widgets.values())
+
+    def knob_values(self) -> dict[str, Any]:
+        """The value every control shows now."""
+        return {n: w.value for n, w in self._knob_widgets.items()}
+
+    def set_knobs(self, **values: Any) -> None:
+        """Move controls from code, as a user would: one rebuild for all of them, done on return."""
+        unknown = [n for n in values if n not in self._knob_widgets]
+        if unknown:
+            raise KernelStudioError(f"design {self.session.name} has no knob {unknown[0]!r}; its knobs are "
+                                    f"{', '.join(self._knob_widgets) or 'none'}")
+        for n, v in values.items():
+            choices = self.session.knobs[n].choices
+            if not any(type(v) is type(c) and v == c for c in choices):
+                raise KnobError(f"design {self.session.name}: knob {n} = {v!r} is not among its choices "
+                                f"{list(choices)}; pick one of them (the controls are unchanged)")
+        self._hold = True
+        try:
+            for n, v in values.items():
+                self._knob_widgets[n].value = v
+        finally:
+            self._hold = False
+        self._seq += 1
+        self._flush()
+
+    def expand(self, device: int, on: bool = True) -> None:
+        """Draw device `device`'s compute per pipe (`on`) or as one lane again."""
+        (self.expanded.add if on else self.expanded.discard)(device)
+        d = self.session.design
+        if isinstance(d, Mc2Design):
+            self.data["timeline"] = VM.multi_timeline(d, expand=sorted(self.expanded))
+            RM.update_multi_timeline(self.timeline, self.data["timeline"], keep_range=True)
+            self._expand_buttons(d)
+
+    def _expand_buttons(self, d: Mc2Design) -> None:
+        buttons = []
+        for dev in range(d.cluster.devices):
+            on = dev in self.expanded
+            how = "as one lane" if on else "per pipe (its first AI core)"
+            b = W.ToggleButton(value=on, description=f"device {dev}", icon="caret-down" if on else "caret-right",
+                               tooltip=f"draw device {dev}'s compute {how}", layout=W.Layout(width="auto"))
+            b.observe(lambda ch, dev=dev: self.expand(dev, ch["new"]), names="value")
+            buttons.append(b)
+        self.expand_box.children = [W.HTML('<span style="color:#868e96;">&nbsp;compute per pipe:</span>'), *buttons]
+
+    # --- live rebuilds ----------------------------------------------------------------------------
+    def request(self) -> None:
+        """A control moved: build with the current values, coalescing a burst of moves into one build."""
+        self._seq += 1
+        if self._hold or self._scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:
+            self._flush()
+            return
+        self._scheduled = True
+        loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._scheduled = False
+        seq = self._seq
+        before = self.session.design, dict(self.session.values), dict(self.session.knobs)
+        try:
+            d = self.session.rebuild(self.knob_values(), strict=False)
+            if not isinstance(d, Mc2Design):
+                self.session.design, self.session.values, self.session.knobs = before
+                raise KernelStudioError(f"design {self.session.name}: at these knobs the cell's output is no longer "
+                                        "a ks.multi design; this Studio shows multi-device designs only (re-run "
+                                        "the cell to get the single-chip Studio)")
+        except KernelStudioError as e:
+            self._fail(str(e))
+            return
+        except Exception as e:  # noqa: BLE001 - an internal error must not lose the views either
+            self._fail(f"internal error ({type(e).__name__}: {e}); please report it with the cell")
+            return
+        if seq != self._seq:
+            return  # a newer move arrived while this one built: its own build is queued
+        if set(self.session.knobs) != set(self._knob_widgets):
+            self._build_controls()
+        self._show(d)
+
+    def _fail(self, message: str) -> None:
+        self.error = message
+        self.banner.value = R.banner_html(message)
+        for fn in self.listeners:
+            fn(self)
+
+    def _sweep(self, d: Mc2Design) -> tuple[Any, ...]:
+        """The tile-count sweep of this operator and cluster at these engine, algorithm and tail settings."""
+        s = d.schedule_json()
+        knobs = json.loads(s)
+        key = (d.describe(), knobs["engine"], knobs["algorithm"], knobs["tail"])
+        if key not in self._sweeps:
+            if len(self._sweeps) > 16:
+                self._sweeps.clear()
+            self._sweeps[key] = d.sweep()
+        return self._sweeps[key]
+
+    # --- views ------------------------------------------------------------------------------------
+    def _show(self, d: Mc2Design) -> None:
+        self.error = None
+        prev, prev_values = self._prev if self._prev is not None else (None, None)
+        self.expanded = {e for e in self.expanded if e < d.cluster.devices}
+        values = dict(self.session.values)
+        self.data = VM.multi_data(d, prev, prev_values, values, name=self.session.name,
+                                  expand=sorted(self.expanded), sweep=self._sweep(d))
+        self._prev = (d, values)
+        self.banner.value = ""
+        self.header.value = RM.multi_header_html(self.data["cards"])
+        self.cards.value = RM.multi_cards_html(self.data["cards"])
+        self.changed.value = RM.multi_changed_html(self.data["changed"])
+        self._expand_buttons(d)
+        RM.update_multi_timeline(self.timeline, self.data["timeline"])
+        RM.update_sweep(self.sweep, self.data["sweep"])
+        self.sweep_note.value = RM.sweep_note_html(self.data["sweep"])
+        self.link.value = RM.link_html(self.data["link"])
+        self.trace_link.value = ""
+        for fn in self.listeners:
+            fn(self)
+
+    def _offer_trace(self) -> None:
+        d = self.session.design
+        if not isinstance(d, Mc2Design):
+            return
+        data = base64.b64encode(json.dumps(d.sim.to_chrome_trace()).encode()).decode()
+        name = self.session.name
+        self.trace_link.value = (f'<a download="{name}.trace.json" href="data:application/json;base64,{data}">'
+                                 f"save {name}.trace.json</a> (open in ui.perfetto.dev)")
+
+    # --- outside a front end ----------------------------------------------------------------------
+    def summary(self) -> str:
+        """Text of the Studio for consoles and notebook runs without a widget front end."""
+        d = self.session.design
+        if not isinstance(d, Mc2Design):
+            return f"design {self.session.name}: not built ({self.error})"
+        c = VM.multi_cards(d, self.session.name)
+        lines = [d.summary(),
+                 f"communication exposed: {c['unsplit_exposed_share']:.1%} of {c['unsplit_time_us']:,.1f} us "
+                 f"unsplit -> {c['exposed_share']:.1%} of {c['time_us']:,.1f} us with {c['tiles']} tiles "
+                 f"(gain {c['gain']:+.1%})"]
+        if self.session.knobs:
+            lines.append("knobs: " + ", ".join(f"{n}={self.session.values.get(n)!r} of {list(k.choices)}"
+                                               for n, k in self.session.knobs.items()))
+        if self.error:
+            lines.append(f"not applied: {self.error}")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/plain"] = self.summary()
+        return bundle
