@@ -3,8 +3,8 @@ operator) and checks its outputs; `check_sync` reads the twin's call log for rac
 deadlocks, redundant barriers and queue misuse, with the file and line of each call.
 
     k = ks.ascendc.load("add_custom.cpp", kernel="add_custom", args=[x, y, ks.ascendc.out(x.shape, "float16")],
-                        tiling={"totalLength": x.size, "tileLength": 512}, block_dim=8,
-                        reference=lambda x, y: x + y)
+                        tiling={"totalLength": x.size, "blockLength": x.size // 8, "tileLength": 512},
+                        block_dim=8, reference=lambda x, y: x + y)
     k.outputs["z"], k.log, k.check_sync()
 
 Stage 10 (a sibling of multi/, which it does not import), above twin/ (whose runner and call log it

@@ -181,8 +181,17 @@ template <class T> inline void require_fits(const AscendC::LocalTensor<T>& t, ui
 namespace AscendC {
 
 // ---- GM -> L1 with ND2NZ: each ND matrix lands as C0-wide column blocks (NZ) --------------------------
-template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p)
+template <class T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    if (p.ndNum > 0 && p.nValue > 0 && p.dValue > 0) {  // the NZ span written: last matrix, column block, row
+        constexpr uint64_t c0 = 32 / sizeof(T);
+        uint64_t last = static_cast<uint64_t>(p.ndNum - 1) * p.dstNzMatrixStride +
+                        (static_cast<uint64_t>(p.dValue - 1) / c0) * p.dstNzC0Stride * c0 +
+                        static_cast<uint64_t>(p.nValue - 1) * p.dstNzNStride * c0 + c0;
+        KS_TWIN_OPERAND('w', dst, last * sizeof(T));
+    }
     char api[200];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, Nd2NzParams{ndNum=%u, nValue=%u, dValue=%u, "
                   "srcNdMatrixStride=%u, srcDValue=%u, dstNzC0Stride=%u, dstNzNStride=%u, dstNzMatrixStride=%u})",
@@ -227,8 +236,16 @@ template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalT
 }
 
 // ---- Load2D: L1 -> L0A/L0B, repeatTimes fractals of 16 x C0 (512 bytes) -----------------------------------
-template <class T> inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p)
+template <class T>
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    if (p.repeatTimes > 0) {  // 512-byte fractals: read from startIndex every srcStride, written every 1 + dstGap
+        KS_TWIN_OPERAND('w', dst, (static_cast<uint64_t>(p.repeatTimes - 1) * (1u + p.dstGap) + 1) * 512);
+        KS_TWIN_REF("r=%s:%llu+%llu", ks_twin::position_name(src.GetPosition()),
+                    static_cast<unsigned long long>(src.ByteOffset() + static_cast<uint64_t>(p.startIndex) * 512),
+                    static_cast<unsigned long long>((static_cast<uint64_t>(p.repeatTimes - 1) * p.srcStride + 1) * 512));
+    }
     char api[200];
     std::snprintf(api, sizeof api, "LoadData(%s <- %s, LoadData2DParams{startIndex=%u, repeatTimes=%u, srcStride=%u, "
                   "dstGap=%u, ifTranspose=%d})", ks_twin::position_name(dst.GetPosition()),
@@ -266,8 +283,13 @@ template <class T> inline void LoadData(const LocalTensor<T>& dst, const LocalTe
 // ---- Load3Dv2: img2col of an L1 feature map [C1][l1H][l1W][C0] into the patch matrix (pixels x (c1, kh, kw, c0))
 // A2 receives it as the left matrix (zZ: m = pixels, k); B2 as the right matrix (nZ: k x n, n = pixels).
 template <class T>
-inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<T>& p)
+inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData3DParamsV2<T>& p,
+                     ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    // the patch tile written (rows rounded to 16) and the whole C1 x l1H x l1W x C0 feature map read
+    KS_TWIN_OPERAND('w', dst, (static_cast<uint64_t>(p.mExtension) + 15) / 16 * 16 * p.kExtension * sizeof(T));
+    KS_TWIN_OPERAND('r', src, static_cast<uint64_t>(p.channelSize) * p.l1H * p.l1W * sizeof(T));
     char api[300];
     std::snprintf(api, sizeof api, "LoadData(%s <- %s, LoadData3DParamsV2{l1H=%u, l1W=%u, channelSize=%u, "
                   "kExtension=%u, mExtension=%u, kStartPt=%u, mStartPt=%u, stride=%ux%u, filter=%ux%u, "
@@ -346,8 +368,18 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 
 // ---- Mmad: C (L0C, NZ) = / += A (L0A, zZ) x B (L0B, nZ), fp32 accumulation ------------------------------------
 template <class C, class A, class B>
-inline void Mmad(const LocalTensor<C>& c, const LocalTensor<A>& a, const LocalTensor<B>& b, const MmadParams& p)
+inline void Mmad(const LocalTensor<C>& c, const LocalTensor<A>& a, const LocalTensor<B>& b, const MmadParams& p,
+                 ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    {  // the L0 tiles: m and n rounded to 16, k to whole C0 of the operand type
+        uint64_t m16 = (static_cast<uint64_t>(p.m) + 15) / 16 * 16, n16 = (static_cast<uint64_t>(p.n) + 15) / 16 * 16;
+        uint64_t ka = (static_cast<uint64_t>(p.k) * sizeof(A) + 31) / 32 * 32, kb = (static_cast<uint64_t>(p.k) * sizeof(B) + 31) / 32 * 32;
+        KS_TWIN_OPERAND('w', c, m16 * n16 * sizeof(C));
+        if (!p.cmatrixInitVal) KS_TWIN_OPERAND('r', c, m16 * n16 * sizeof(C));
+        KS_TWIN_OPERAND('r', a, m16 * ka);
+        KS_TWIN_OPERAND('r', b, n16 * kb);
+    }
     char api[160];
     std::snprintf(api, sizeof api, "Mmad(MmadParams{m=%u, n=%u, k=%u, cmatrixInitVal=%d})", p.m, p.n, p.k,
                   p.cmatrixInitVal ? 1 : 0);
@@ -400,8 +432,14 @@ inline void Mmad(const LocalTensor<C>& c, const LocalTensor<A>& a, const LocalTe
 
 // ---- Fixpipe: L0C (NZ) -> GM (ND rows of dstStride elements), with float -> half/bfloat16 conversion ---------
 template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
-inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p)
+inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+                    ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
+    if (p.nSize > 0 && p.mSize > 0) {  // NZ columns blocks of srcStride rows, 16 elements each
+        KS_TWIN_OPERAND('r', src, ((static_cast<uint64_t>(p.nSize - 1) / 16) * p.srcStride * 16 +
+                                   static_cast<uint64_t>(p.mSize) * 16) * sizeof(U));
+    }
     char api[200];
     std::snprintf(api, sizeof api, "Fixpipe(GM <- %s, FixpipeParamsV220{nSize=%u, mSize=%u, srcStride=%u, "
                   "dstStride=%u, quantPre=%d})", ks_twin::position_name(src.GetPosition()), p.nSize, p.mSize,
