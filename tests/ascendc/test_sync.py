@@ -226,3 +226,12 @@ def test_a_malformed_site_is_refused():
 
 def test_format_findings_without_findings():
     assert format_findings([]) == "sync check: no findings"
+
+
+def test_a_cube_tile_read_before_its_load_is_ordered_is_a_race():
+    load = _c("AIC", "LoadData", "dst=A2 src=A1 dtype=half format=2D", "k.cpp:30", "w=A2:0+512 r=A1:0+512")
+    mmad = _c("AIC", "Mmad", "dtype=half m=16 n=16 k=16", "k.cpp:31", "w=CO1:0+1024 r=A2:0+512 r=B2:0+512")
+    [f] = check_sync(_log(load, mmad))
+    assert f.kind == "race" and f.lines == ("k.cpp:30", "k.cpp:31") and "MTE1 and M" in f.message
+    ordered = [load, _c("AIC", "SetFlag", "event=MTE1_M id=0"), _c("AIC", "WaitFlag", "event=MTE1_M id=0"), mmad]
+    assert check_sync(_log(*ordered)) == []
