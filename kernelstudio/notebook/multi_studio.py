@@ -227,7 +227,8 @@ class MultiStudio(W.VBox):
         c = VM.multi_cards(d, self.session.name)
         lines = [d.summary(),
                  f"communication exposed: {c['unsplit_exposed_share']:.1%} of {c['unsplit_time_us']:,.1f} us "
-                 f"unsplit -> {c['exposed_share']:.1%} of {c['time_us']:,.1f} us with {c['tiles']} tiles "
+                 f"unsplit -> {c['exposed_share']:.1%} of {c['time_us']:,.1f} us with {c['tiles']} tile"
+                 f"{'s' if c['tiles'] > 1 else ''} "
                  f"(gain {c['gain']:+.1%})"]
         if self.session.knobs:
             lines.append("knobs: " + ", ".join(f"{n}={self.session.values.get(n)!r} of {list(k.choices)}"
