@@ -57,7 +57,7 @@ class MultiStudio(W.VBox):
         self.cards = W.HTML()
         self.changed = W.HTML()
         self.expand_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
-        self.legend = W.HTML(RM.multi_legend_html())
+        self.legend = W.HTML()
         self.timeline = RM.new_multi_timeline_figure()
         self.sweep = RM.new_sweep_figure()
         for fig in (self.timeline, self.sweep):  # responsive: the labextension autosizes them to their cell
@@ -118,6 +118,7 @@ class MultiStudio(W.VBox):
         if isinstance(d, Mc2Design):
             self.data["timeline"] = VM.multi_timeline(d, expand=sorted(self.expanded))
             RM.update_multi_timeline(self.timeline, self.data["timeline"], keep_range=True)
+            self.legend.value = RM.multi_legend_html(self.data["timeline"])
             self._expand_buttons(d)
 
     def _expand_buttons(self, d: Mc2Design) -> None:
@@ -202,6 +203,7 @@ class MultiStudio(W.VBox):
         self.changed.value = RM.multi_changed_html(self.data["changed"])
         self._expand_buttons(d)
         RM.update_multi_timeline(self.timeline, self.data["timeline"])
+        self.legend.value = RM.multi_legend_html(self.data["timeline"])
         RM.update_sweep(self.sweep, self.data["sweep"])
         self.sweep_note.value = RM.sweep_note_html(self.data["sweep"])
         self.link.value = RM.link_html(self.data["link"])

@@ -82,13 +82,17 @@ def multi_changed_html(ch: dict[str, Any] | None) -> str:
             f'({s0:.1%} &rarr; {s1:.1%} of total)</div>')
 
 
-def multi_legend_html() -> str:
+def multi_legend_html(tl: dict[str, Any]) -> str:
+    """The colour key of what the timeline draws (pipes of an expanded device in their usual colours)."""
     sw = "display:inline-block;width:12px;height:10px;vertical-align:middle;margin-right:3px;"
-    items = [(MULTI_COLORS["compute"], "compute (matmul tile)"),
-             (MULTI_COLORS["sync"], "SyncAll (hatched: waiting)"),
-             (MULTI_COLORS["exposed"], "communication exposed"),
-             (MULTI_COLORS["hidden"], "communication hidden under compute"),
-             (MULTI_COLORS["epilogue"], "vector epilogue")]
+    kinds = set(tl["bars"]["kind"])
+    items = [(MULTI_COLORS[k], text) for k, text in (
+        ("compute", "compute (matmul tile)"), ("sync", "SyncAll (hatched: waiting)"),
+        ("exposed", "communication exposed"), ("hidden", "communication hidden under compute"),
+        ("epilogue", "vector epilogue")) if k in kinds]
+    if "pipe" in kinds:
+        items.append(("linear-gradient(90deg,#37b24d 0 33%,#e8590c 33% 66%,#ae3ec9 66%)",
+                      "an expanded device's pipes (MTE, CUBE, FIXP)"))
     body = '<span style="color:#adb5bd;margin:0 6px;">&middot;</span> '.join(
         f'<span style="white-space:nowrap;"><span style="{sw}background:{c};"></span>{t}</span>' for c, t in items)
     return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{body}</div>'
@@ -99,7 +103,8 @@ def new_multi_timeline_figure() -> Any:
     import plotly.graph_objects as go
 
     fig = go.FigureWidget()
-    fig.add_bar(orientation="h", name="devices", hoverinfo="text", marker={"line": {"width": 0}})
+    fig.add_bar(orientation="h", name="devices", hoverinfo="text",  # a hairline parts tiles and steps
+                marker={"line": {"width": 0.6, "color": "#ffffff"}})
     fig.update_layout(barmode="overlay", bargap=0.2, showlegend=False, height=300, dragmode="zoom",
                       margin={"l": 10, "r": 10, "t": _TOP_PX, "b": _BOTTOM_PX}, plot_bgcolor="#ffffff",
                       title={"text": "", "font": {"size": 12}, "x": 0.005, "xanchor": "left", "y": 0.995,
@@ -126,6 +131,7 @@ def update_multi_timeline(fig: Any, tl: dict[str, Any], *, keep_range: bool = Fa
     with fig.batch_update():
         fig.data[0].update(y=b["lane"], base=b["start"], x=[e - s for s, e in zip(b["start"], b["end"], strict=True)],
                            width=[0.78] * len(b["lane"]), marker_color=b["color"], hovertext=b["text"],
+                           marker_line_width=[0 if k == "pipe" else 0.6 for k in b["kind"]],
                            marker_pattern={"shape": [WAIT_PATTERN if w else "" for w in b["wait"]],
                                            "fillmode": "overlay", "fgcolor": "#ffffff", "solidity": 0.45})
         fig.layout.height = _TOP_PX + n * _LANE_PX + _BOTTOM_PX
@@ -149,11 +155,13 @@ def new_sweep_figure() -> Any:
     fig.add_scatter(name="compute", mode="lines+markers", line={"color": MULTI_COLORS["compute"], "width": 1.5,
                                                                 "dash": "dash"}, hoverinfo="text")
     fig.add_scatter(name="this setting", mode="markers", hoverinfo="text",
-                    marker={"size": 15, "symbol": "circle-open", "line": {"width": 2.5, "color": "#1c7ed6"}})
+                    marker={"size": 15, "symbol": "circle-open", "color": "#1c7ed6", "line": {"width": 2.5}})
     fig.add_scatter(name="best", mode="markers", hoverinfo="text",
                     marker={"size": 13, "symbol": "star", "color": "#2b8a3e"})
-    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 34, "b": 40}, plot_bgcolor="#ffffff",
-                      legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 11}},
+    fig.add_scatter(name="refused by CANN's rules", mode="markers", hoverinfo="text",
+                    marker={"size": 8, "symbol": "x-thin-open", "color": "#adb5bd", "line": {"width": 2}})
+    fig.update_layout(height=400, margin={"l": 10, "r": 10, "t": 34, "b": 90}, plot_bgcolor="#ffffff",
+                      legend={"orientation": "h", "y": -0.23, "yanchor": "top", "x": 0, "font": {"size": 11}},
                       title={"text": "", "font": {"size": 12}, "x": 0.005, "xanchor": "left", "y": 0.995,
                              "yanchor": "top", "xref": "container", "yref": "container"},
                       xaxis={"title": {"text": "tiles (M split)", "standoff": 4}, "dtick": 1, "zeroline": False},
@@ -166,6 +174,7 @@ def update_sweep(fig: Any, sw: dict[str, Any]) -> None:
     """Draw the sweep: the lines, this setting, the best, the unsplit time, where splitting stops paying."""
     pts = sw["points"]
     xs = [p["tiles"] for p in pts]
+    right = max(xs + [r["tiles"] for r in sw["refused"]], default=1) + 0.5
 
     def text(p: dict[str, Any]) -> str:
         return (f"{p['tiles']} tiles (short tile {p['tail']}): {p['time_us']:,.1f} us, gain {p['gain']:+.1%}; "
@@ -179,14 +188,14 @@ def update_sweep(fig: Any, sw: dict[str, Any]) -> None:
     shapes, notes = [], []
     if sw["stops_paying"] is not None:
         shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": sw["stops_paying"] - 0.5,
-                       "x1": max(xs) + 0.5, "y0": 0, "y1": 1, "fillcolor": "rgba(250,82,82,0.07)",
+                       "x1": right, "y0": 0, "y1": 1, "fillcolor": "rgba(250,82,82,0.07)",
                        "line": {"width": 0}, "layer": "below"})
         notes.append({"x": sw["stops_paying"] - 0.5, "y": 1, "xref": "x", "yref": "paper", "xanchor": "left",
                       "yanchor": "top", "showarrow": False, "font": {"size": 11, "color": "#c92a2a"},
                       "text": f"from {sw['stops_paying']} tiles: over 2 % slower than the best"})
     shapes.append({"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": sw["unsplit_us"],
                    "y1": sw["unsplit_us"], "line": {"width": 1, "dash": "dot", "color": "#868e96"}})
-    notes.append({"x": 0, "y": sw["unsplit_us"], "xref": "paper", "yref": "y", "xanchor": "left",
+    notes.append({"x": 1, "y": sw["unsplit_us"], "xref": "paper", "yref": "y", "xanchor": "right",
                   "yanchor": "bottom", "showarrow": False, "font": {"size": 10, "color": "#868e96"},
                   "text": f"unsplit {sw['unsplit_us']:,.1f} us"})
     with fig.batch_update():
@@ -198,10 +207,12 @@ def update_sweep(fig: Any, sw: dict[str, Any]) -> None:
                            hovertext=[f"this setting: {text(p)}" for p in cur])
         fig.data[5].update(x=[p["tiles"] for p in best], y=[p["time_us"] for p in best],
                            hovertext=[f"best: {text(p)}" for p in best])
+        fig.data[6].update(x=[r["tiles"] for r in sw["refused"]], y=[top * 0.04] * len(sw["refused"]),
+                           hovertext=[r["why"] for r in sw["refused"]])
         fig.layout.shapes = shapes
         fig.layout.annotations = notes
         fig.layout.yaxis.range = [0, top * 1.1]
-        fig.layout.xaxis.range = [0.5, max(xs, default=1) + 0.5]
+        fig.layout.xaxis.range = [0.5, right]
         fig.layout.title.text = html.escape(
             f"tile-count sweep: {sw['devices']} devices, {sw['engine']}, {sw['algorithm']}; best "
             f"{sw['best']} tiles ({sw['best_time_us']:,.1f} us)" if sw["best"] is not None else "no tile count allowed")
@@ -232,16 +243,26 @@ def sweep_note_html(sw: dict[str, Any]) -> str:
     return f'<div class="ks-sweep-note" style="{_CSS} color:#495057;">{body}</div>'
 
 
+def _figure(field: str, v: Any) -> str:
+    """A link figure in the unit its field names (bytes/s as GB/s, as the README and the sources print them)."""
+    if field.endswith("_bytes_per_s"):
+        return f"{v / 1e9:,.2f} GB/s"
+    if field.endswith("_us"):
+        return f"{v:,.2f} us"
+    return f"{v:,}" if isinstance(v, int) else f"{v:,.4g}"
+
+
 def link_html(rows: list[dict[str, Any]]) -> str:
     """The link's figures with their sources; "assumed" ones marked."""
     cells = []
     for r in rows:
-        v = r["value"]
-        value = f"{v:,.6g}" if isinstance(v, float) else html.escape(str(v))
+        value = html.escape(_figure(r["field"], r["value"]))
         src = html.escape(r["source"])
         mark = "color:#c92a2a;" if r["source"].startswith("assumed") else ""
-        cells.append(f'<tr><td style="{_MONO} padding:2px 10px 2px 0; white-space:nowrap;">{r["field"]}</td>'
-                     f'<td style="{_MONO} padding:2px 10px 2px 0; text-align:right;">{value}</td>'
+        cells.append(f'<tr style="vertical-align:top;"><td style="{_MONO} padding:2px 10px 2px 0; white-space:nowrap;">'
+                     f'{r["field"]}</td>'
+                     f'<td style="{_MONO} padding:2px 10px 2px 0; text-align:right; white-space:nowrap;" '
+                     f'title="{html.escape(repr(r["value"]))}">{value}</td>'
                      f'<td style="padding:2px 0; {mark}">{src}</td></tr>')
     return (f'<div class="ks-link" style="{_CSS} max-width:100%; overflow-wrap:anywhere;"><table style="'
             f'border-collapse:collapse;">{"".join(cells)}</table><div style="color:#868e96; margin-top:4px;">'
