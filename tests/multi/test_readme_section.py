@@ -22,14 +22,25 @@ def section() -> str:
     return m.group(1)
 
 
-def test_the_example_prints_what_the_readme_shows(section):
+def test_the_examples_print_what_the_readme_shows(section):
+    """The model's example and the Studio's (the same cell built as the Studio builds it)."""
     blocks = re.findall(r"```python\n(.*?)```\n```text\n(.*?)```\n", section, flags=re.S)
-    assert len(blocks) == 1
-    code, shown = blocks[0]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own documentation
-    assert out.getvalue() == shown
+    assert len(blocks) == 2
+    for code, shown in blocks:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own documentation
+        assert out.getvalue() == shown
+
+
+def test_the_studio_cell_is_the_one_the_example_builds_and_its_refused_count_is_refused(section):
+    cell = re.search(r"```\n%%ascend_kernel tp_allreduce\n(.*?)```\n", section, flags=re.S)
+    assert cell, "README: the Studio's %%ascend_kernel cell is missing"
+    from kernelstudio.notebook.session import StudioSession
+
+    d = StudioSession("tp_allreduce", cell.group(1)).rebuild({"tiles": 4})
+    assert isinstance(d, ks.multi.Mc2Design) and d.schedule.tiles == 4 and d.cluster.devices == 8
+    assert "(9 tiles of 4,096 rows)" in section and d.m == 4096 and 9 not in d.feasible_tiles()
 
 
 def test_the_prose_quotes_the_models_numbers(section):
