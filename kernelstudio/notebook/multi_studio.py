@@ -52,6 +52,12 @@ class MultiStudio(W.VBox):
                                      layout=W.Layout(width="auto", flex="0 0 auto"))
         self.trace_button.on_click(lambda _: self._offer_trace())
         self.trace_link = W.HTML(layout=W.Layout(flex="0 1 auto", min_width="0"))
+        self.tune_button = W.Button(description="Tune", icon="search", tooltip="search the knobs with ks.tune "
+                                    "(the multi-device model times each setting)",
+                                    layout=W.Layout(width="auto", flex="0 0 auto"))
+        self.tune_button.on_click(lambda _: self.open_tune())
+        self.tune_box = W.VBox()
+        self.tune_panel: Any = None
         self.controls = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
         self.banner = W.HTML()
         self.cards = W.HTML()
@@ -68,9 +74,9 @@ class MultiStudio(W.VBox):
                                     W.VBox([self.sweep, self.sweep_note]), self.link])
         self.tabs.titles = _TABS
         self.tabs.selected_index = 0
-        super().__init__([W.HBox([self.header, self.trace_button, self.trace_link],
+        super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
                                  layout=W.Layout(align_items="center", flex_flow="row wrap")),
-                          self.controls, self.banner, self.cards, self.changed, self.tabs])
+                          self.controls, self.tune_box, self.banner, self.cards, self.changed, self.tabs])
         self.add_class("ks-studio")
         self.add_class("ks-multi-studio")
         self._build_controls()
@@ -110,6 +116,25 @@ class MultiStudio(W.VBox):
             self._hold = False
         self._seq += 1
         self._flush()
+
+    @property
+    def tune_target(self) -> str:
+        """The chip the Tune panel tunes on: the cluster's (the cell names it)."""
+        d = self.session.design
+        return d.cluster.target if isinstance(d, Mc2Design) else self.session.target
+
+    def open_tune(self) -> Any:
+        """Show the Tune panel (strategy, budget, run, results, apply best) under the controls."""
+        if self.tune_panel is None:
+            from .tune_panel import TunePanel
+
+            self.tune_panel = TunePanel(self)
+            self.tune_box.children = [self.tune_panel]
+        return self.tune_panel
+
+    def tune(self, **kwargs: Any) -> Any:
+        """Run ks.tune over this cell's knobs from code (as the Tune panel's Run button); returns the result."""
+        return self.open_tune().run(**kwargs)
 
     def expand(self, device: int, on: bool = True) -> None:
         """Draw device `device`'s compute per pipe (`on`) or as one lane again."""

@@ -72,6 +72,12 @@ class CellDesign:
         return self.name
 
 
+def _target(studio: Any) -> str:
+    """The profile a Studio tunes on: its target control's, or a multi-device Studio's cluster chip."""
+    fixed = getattr(studio, "tune_target", None)
+    return fixed if isinstance(fixed, str) else studio.target.value
+
+
 class TunePanel(W.VBox):
     """Strategy, budget, a Tune button, the results (summary, plot, feasibility map) and "apply best"."""
 
@@ -111,7 +117,7 @@ class TunePanel(W.VBox):
         self.apply_button.disabled = True
         with self.out:
             try:
-                self.result = tune(fn, target=st.target.value, budget=int(self.budget.value),
+                self.result = tune(fn, target=_target(st), budget=int(self.budget.value),
                                    strategy=self.strategy.value, seed=seed, executor=executor, db=db,
                                    name=st.session.name, progress=progress)
             except KernelStudioError as e:
@@ -153,7 +159,7 @@ class TunePanel(W.VBox):
         r = self.result
         if r is None or not r.feasible:
             return
-        target = self.studio.target.value
+        target = _target(self.studio)
         if r.target != target:
             from ..tune.errors import TuneError
 

@@ -150,3 +150,18 @@ def test_an_error_in_a_multi_cell_is_one_line(shell):
     assert not res.success
     assert "TilingError" in str(res.error_in_exec) and "do not split into 9 tiles" in str(res.error_in_exec)
     assert "bad" not in shell.user_ns
+
+
+def test_tune_chooses_the_split_and_apply_best_moves_the_controls(tp, tmp_path):
+    sh, st, _ = tp
+    panel = st.open_tune()
+    panel.budget.value = 24
+    r = st.tune(executor="inline", seed=0, db=str(tmp_path / "designs.sqlite"), progress=False)
+    assert r is not None and r.target == "ascend910b2"
+    assert "TilingError" in st.tune_panel.text  # the counts CANN refuses are pruned, by reason
+    best = r.best.config
+    st.tune_panel.apply_best()
+    d = sh.user_ns["tp"]
+    assert {k: st.knob_values()[k] for k in best} == best
+    assert d.time_us == pytest.approx(r.best.time_us)
+    assert all(d.time_us <= h.time_us + 1e-9 for h in r.history if h.ok)
