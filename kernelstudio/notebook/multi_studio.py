@@ -69,9 +69,10 @@ class MultiStudio(W.VBox):
         for fig in (self.timeline, self.sweep):  # responsive: the labextension autosizes them to their cell
             fig._config = {**fig._config, "responsive": True}
         self.sweep_note = W.HTML()
+        self.sweep_title = W.HTML()
         self.link = W.HTML()
         self.tabs = W.Tab(children=[W.VBox([self.expand_box, self.legend, self.timeline]),
-                                    W.VBox([self.sweep, self.sweep_note]), self.link])
+                                    W.VBox([self.sweep_title, self.sweep, self.sweep_note]), self.link])
         self.tabs.titles = _TABS
         self.tabs.selected_index = 0
         super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
@@ -231,6 +232,7 @@ class MultiStudio(W.VBox):
         self.legend.value = RM.multi_legend_html(self.data["timeline"])
         RM.update_sweep(self.sweep, self.data["sweep"])
         self.sweep_note.value = RM.sweep_note_html(self.data["sweep"])
+        self.sweep_title.value = RM.sweep_title_html(self.data["sweep"])
         self.link.value = RM.link_html(self.data["link"])
         self.trace_link.value = ""
         for fn in self.listeners:

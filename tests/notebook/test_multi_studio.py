@@ -165,3 +165,23 @@ def test_tune_chooses_the_split_and_apply_best_moves_the_controls(tp, tmp_path):
     assert {k: st.knob_values()[k] for k in best} == best
     assert d.time_us == pytest.approx(r.best.time_us)
     assert all(d.time_us <= h.time_us + 1e-9 for h in r.history if h.ok)
+
+
+@pytest.mark.parametrize("op", ["all_gather_matmul", "matmul_reduce_scatter"])
+def test_the_other_two_operators_open_in_the_studio_too(shell, op):
+    shell.user_ns.pop("op2", None)
+    body = f'''
+x = placeholder((2048, 4096), "float16", name="x")
+w = placeholder((4096, 4096), "float16", name="w")
+out = ks.multi.{op}(x, w, cluster=ks.multi.Cluster(devices=4), tiles=knob("tiles", 1, [1, 2, 4]))
+'''
+    res, _ = run(shell, "op2", body)
+    assert res.success, res.error_in_exec
+    st = studio_of(shell, "op2")
+    assert isinstance(st, MultiStudio) and shell.user_ns["op2"].kind == op
+    unsplit = shell.user_ns["op2"]
+    st.set_knobs(tiles=4)
+    split = shell.user_ns["op2"]
+    assert split.schedule.tiles == 4 and st.error is None
+    assert _exposed_in_figure(st) == pytest.approx(split.exposed_comm_us, abs=1e-6)
+    assert split.exposed_comm_us < unsplit.exposed_comm_us

@@ -15,11 +15,11 @@ from .base import CSS as _CSS
 from .base import MONO as _MONO
 
 __all__ = ["multi_cards_html", "multi_changed_html", "multi_header_html", "multi_legend_html", "link_html",
-           "new_multi_timeline_figure", "new_sweep_figure", "sweep_note_html", "update_multi_timeline",
-           "update_sweep"]
+           "new_multi_timeline_figure", "new_sweep_figure", "sweep_note_html", "sweep_title_html",
+           "update_multi_timeline", "update_sweep"]
 
 _LANE_PX = 20
-_TOP_PX, _BOTTOM_PX = 34, 44
+_TOP_PX, _BOTTOM_PX = 10, 44
 _SEPARATOR = "#ced4da"
 
 
@@ -96,7 +96,8 @@ def multi_legend_html(tl: dict[str, Any]) -> str:
                       "an expanded device's pipes (MTE, CUBE, FIXP)"))
     body = '<span style="color:#adb5bd;margin:0 6px;">&middot;</span> '.join(
         f'<span style="white-space:nowrap;"><span style="{sw}background:{c};"></span>{t}</span>' for c, t in items)
-    return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{body}</div>'
+    title = f'<div class="ks-multi-title" style="font-weight:600;">{html.escape(tl["title"])}</div>'
+    return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{title}{body}</div>'
 
 
 def new_multi_timeline_figure() -> Any:
@@ -140,7 +141,6 @@ def update_multi_timeline(fig: Any, tl: dict[str, Any], *, keep_range: bool = Fa
         fig.layout.shapes = seps
         if not keep_range:
             fig.layout.xaxis.range = tl["range"]
-        fig.layout.title.text = html.escape(tl["title"])
 
 
 def new_sweep_figure() -> Any:
@@ -161,7 +161,7 @@ def new_sweep_figure() -> Any:
                     marker={"size": 13, "symbol": "star", "color": "#2b8a3e"})
     fig.add_scatter(name="refused by CANN's rules", mode="markers", hoverinfo="text",
                     marker={"size": 8, "symbol": "x-thin-open", "color": "#adb5bd", "line": {"width": 2}})
-    fig.update_layout(height=400, margin={"l": 10, "r": 10, "t": 34, "b": 90}, plot_bgcolor="#ffffff",
+    fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 10, "b": 90}, plot_bgcolor="#ffffff",
                       legend={"orientation": "h", "y": -0.23, "yanchor": "top", "x": 0, "font": {"size": 11}},
                       title={"text": "", "font": {"size": 12}, "x": 0.005, "xanchor": "left", "y": 0.995,
                              "yanchor": "top", "xref": "container", "yref": "container"},
@@ -214,9 +214,13 @@ def update_sweep(fig: Any, sw: dict[str, Any]) -> None:
         fig.layout.annotations = notes
         fig.layout.yaxis.range = [0, top * 1.1]
         fig.layout.xaxis.range = [0.5, right]
-        fig.layout.title.text = html.escape(
-            f"tile-count sweep: {sw['devices']} devices, {sw['engine']}, {sw['algorithm']}; best "
-            f"{sw['best']} tiles ({sw['best_time_us']:,.1f} us)" if sw["best"] is not None else "no tile count allowed")
+
+
+def sweep_title_html(sw: dict[str, Any]) -> str:
+    """Above the sweep (HTML, so it wraps in a narrow cell): the cluster, engine, algorithm and the best."""
+    text = (f"tile-count sweep: {sw['devices']} devices, {sw['engine']}, {sw['algorithm']}; best {sw['best']} tiles "
+            f"({sw['best_time_us']:,.1f} us)" if sw["best"] is not None else "no tile count allowed")
+    return f'<div class="ks-multi-title" style="{_CSS} font-weight:600;">{html.escape(text)}</div>'
 
 
 def sweep_note_html(sw: dict[str, Any]) -> str:
