@@ -80,6 +80,12 @@ def test_moving_the_tile_count_shrinks_the_exposed_communication_on_the_timeline
     # the sweep marks this setting and the best
     assert list(st.sweep.data[4].x) == [4]
     assert list(st.sweep.data[0].x) == list(after.feasible_tiles())
+    sweep = after.sweep()  # every point drawn is the model's at that count
+    assert list(st.sweep.data[0].y) == [d.time_us for d in sweep]
+    assert list(st.sweep.data[1].y) == [d.exposed_comm_us for d in sweep]
+    assert list(st.sweep.data[3].y) == [d.compute_us for d in sweep]
+    refused = [t for t in range(1, 17) if t not in after.feasible_tiles()]
+    assert list(st.sweep.data[6].x) == refused and all("tiles" in h for h in st.sweep.data[6].hovertext)
 
 
 def test_a_split_cann_refuses_shows_the_banner_and_keeps_the_last_good_views(tp):
