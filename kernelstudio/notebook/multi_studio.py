@@ -21,6 +21,7 @@ import ipywidgets as W
 from ..core.errors import KernelStudioError, KnobError
 from ..multi.design import Mc2Design
 from . import render as R
+from .cell import CellError
 from .render import multi as RM
 from .session import StudioSession
 from .studio import _control
@@ -185,6 +186,9 @@ class MultiStudio(W.VBox):
                 raise KernelStudioError(f"design {self.session.name}: at these knobs the cell's output is no longer "
                                         "a ks.multi design; this Studio shows multi-device designs only (re-run "
                                         "the cell to get the single-chip Studio)")
+        except CellError as e:  # a refusal from the library, raised in the cell: its own message, as the
+            self._fail(str(e.cause) if isinstance(e.cause, KernelStudioError) else str(e))  # single-chip banner
+            return
         except KernelStudioError as e:
             self._fail(str(e))
             return

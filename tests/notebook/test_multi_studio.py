@@ -97,6 +97,7 @@ def test_a_split_cann_refuses_shows_the_banner_and_keeps_the_last_good_views(tp)
     assert st.error is not None and "do not split into 9 tiles" in st.error
     assert "tile counts that work here: 1, 2, 3, 4, 5, 6, 7, 8, 11, 16" in st.error
     assert "not applied" in st.banner.value and "9 tiles" in st.banner.value
+    assert "TilingError" not in st.banner.value and "cell line" not in st.banner.value  # the library's own words
     assert sh.user_ns["tp"] is good
     assert st.cards.value == cards and st.timeline.data[0].base == bars and st.sweep.data[0].y == sweep
     st._knob_widgets["tiles"].value = 8  # allowed again: the banner clears
