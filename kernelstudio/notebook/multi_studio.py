@@ -10,7 +10,6 @@ keeps the last good views, as the single-chip Studio does.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from collections.abc import Callable
@@ -18,10 +17,11 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..core.errors import KernelStudioError, KnobError
+from ..core.errors import KernelStudioError
 from ..multi.design import Mc2Design
 from . import render as R
 from .cell import CellError
+from .live import LiveControls
 from .render import multi as RM
 from .session import StudioSession
 from .studio import _control
@@ -32,7 +32,7 @@ __all__ = ["MultiStudio"]
 _TABS = ("Timeline", "Tile sweep", "Link")
 
 
-class MultiStudio(W.VBox):
+class MultiStudio(LiveControls, W.VBox):
     """One multi-device design's live views; `session` holds the cell and its last good design."""
 
     def __init__(self, session: StudioSession, *, listeners: list[Callable[[MultiStudio], None]] | None = None) -> None:
@@ -95,48 +95,11 @@ class MultiStudio(W.VBox):
             self._knob_widgets[name] = w
         self.controls.children = list(self._knob_widgets.values())
 
-    def knob_values(self) -> dict[str, Any]:
-        """The value every control shows now."""
-        return {n: w.value for n, w in self._knob_widgets.items()}
-
-    def set_knobs(self, **values: Any) -> None:
-        """Move controls from code, as a user would: one rebuild for all of them, done on return."""
-        unknown = [n for n in values if n not in self._knob_widgets]
-        if unknown:
-            raise KernelStudioError(f"design {self.session.name} has no knob {unknown[0]!r}; its knobs are "
-                                    f"{', '.join(self._knob_widgets) or 'none'}")
-        for n, v in values.items():
-            choices = self.session.knobs[n].choices
-            if not any(type(v) is type(c) and v == c for c in choices):
-                raise KnobError(f"design {self.session.name}: knob {n} = {v!r} is not among its choices "
-                                f"{list(choices)}; pick one of them (the controls are unchanged)")
-        self._hold = True
-        try:
-            for n, v in values.items():
-                self._knob_widgets[n].value = v
-        finally:
-            self._hold = False
-        self._seq += 1
-        self._flush()
-
     @property
     def tune_target(self) -> str:
         """The chip the Tune panel tunes on: the cluster's (the cell names it)."""
         d = self.session.design
         return d.cluster.target if isinstance(d, Mc2Design) else self.session.target
-
-    def open_tune(self) -> Any:
-        """Show the Tune panel (strategy, budget, run, results, apply best) under the controls."""
-        if self.tune_panel is None:
-            from .tune_panel import TunePanel
-
-            self.tune_panel = TunePanel(self)
-            self.tune_box.children = [self.tune_panel]
-        return self.tune_panel
-
-    def tune(self, **kwargs: Any) -> Any:
-        """Run ks.tune over this cell's knobs from code (as the Tune panel's Run button); returns the result."""
-        return self.open_tune().run(**kwargs)
 
     def expand(self, device: int, on: bool = True) -> None:
         """Draw device `device`'s compute per pipe (`on`) or as one lane again."""
@@ -160,21 +123,6 @@ class MultiStudio(W.VBox):
         self.expand_box.children = [W.HTML('<span style="color:#868e96;">&nbsp;compute per pipe:</span>'), *buttons]
 
     # --- live rebuilds ----------------------------------------------------------------------------
-    def request(self) -> None:
-        """A control moved: build with the current values, coalescing a burst of moves into one build."""
-        self._seq += 1
-        if self._hold or self._scheduled:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is None:
-            self._flush()
-            return
-        self._scheduled = True
-        loop.call_soon(self._flush)
-
     def _flush(self) -> None:
         self._scheduled = False
         seq = self._seq
@@ -269,8 +217,3 @@ class MultiStudio(W.VBox):
         if self.error:
             lines.append(f"not applied: {self.error}")
         return "\n".join(lines)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        bundle["text/plain"] = self.summary()
-        return bundle

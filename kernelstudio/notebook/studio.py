@@ -8,7 +8,6 @@ banner and keeps the last good views.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import html
 import json
@@ -17,10 +16,11 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..core.errors import KernelStudioError, KnobError
+from ..core.errors import KernelStudioError
 from ..schedule.knobs import Knob
 from . import render as R
 from . import views as V
+from .live import LiveControls
 from .render.strips import header_html, plan_html
 from .session import StudioSession
 from .timeline_view import TimelineView
@@ -55,7 +55,7 @@ def _control(k: Knob, value: Any) -> W.Widget:
     return W.Dropdown(options=opts, value=value, description=k.name, style=style, layout=layout)
 
 
-class Studio(W.VBox):
+class Studio(LiveControls, W.VBox):
     """One design's live views; `session` holds the cell and its last good build."""
 
     def __init__(self, session: StudioSession, *, listeners: list[Callable[[Studio], None]] | None = None) -> None:
@@ -173,60 +173,6 @@ class Studio(W.VBox):
                                   f"(press Run to tune on {new})")
         self.request()
 
-    def knob_values(self) -> dict[str, Any]:
-        """The value every control shows now."""
-        return {n: w.value for n, w in self._knob_widgets.items()}
-
-    def set_knobs(self, **values: Any) -> None:
-        """Move controls from code, as a user would: one rebuild for all of them, done on return."""
-        unknown = [n for n in values if n not in self._knob_widgets]
-        if unknown:
-            raise KernelStudioError(f"design {self.session.name} has no knob {unknown[0]!r}; its knobs are "
-                                    f"{', '.join(self._knob_widgets) or 'none'}")
-        for n, v in values.items():
-            choices = self.session.knobs[n].choices
-            if not any(type(v) is type(c) and v == c or v is c for c in choices) and not (
-                    isinstance(v, (int, float)) and not isinstance(v, bool) and v in choices):
-                raise KnobError(f"design {self.session.name}: knob {n} = {v!r} is not among its choices "
-                                f"{list(choices)}; pick one of them (the controls are unchanged)")
-        self._hold = True
-        try:
-            for n, v in values.items():
-                self._knob_widgets[n].value = v
-        finally:
-            self._hold = False
-        self._seq += 1
-        self._flush()
-
-    def open_tune(self) -> Any:
-        """Show the Tune panel (strategy, budget, run, results, apply best) under the controls."""
-        if self.tune_panel is None:
-            from .tune_panel import TunePanel
-
-            self.tune_panel = TunePanel(self)
-            self.tune_box.children = [self.tune_panel]
-        return self.tune_panel
-
-    def tune(self, **kwargs: Any) -> Any:
-        """Run ks.tune over this cell's knobs from code (as the Tune panel's Run button); returns the result."""
-        return self.open_tune().run(**kwargs)
-
-    # --- live rebuilds ----------------------------------------------------------------------------
-    def request(self) -> None:
-        """A control moved: build with the current values, coalescing a burst of moves into one build."""
-        self._seq += 1
-        if self._hold or self._scheduled:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is None:
-            self._flush()
-            return
-        self._scheduled = True
-        loop.call_soon(self._flush)
-
     def _flush(self) -> None:
         self._scheduled = False
         seq = self._seq
@@ -337,8 +283,3 @@ class Studio(W.VBox):
         if self.error:
             lines.append(f"not applied: {self.error}")
         return "\n".join(lines)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        bundle = super()._repr_mimebundle_(**kwargs) or {}
-        bundle["text/plain"] = self.summary()
-        return bundle

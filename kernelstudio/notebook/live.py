@@ -1,0 +1,91 @@
+"""What every Studio widget does with its controls: read them, move them from code, coalesce a burst of moves
+into one rebuild, and open the Tune panel. The single-chip Studio and the multi-device one both take it; each
+says how to rebuild (`_flush`) and how to show a design."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..core.errors import KernelStudioError, KnobError
+
+__all__ = ["LiveControls"]
+
+
+class LiveControls:
+    """Mixin (listed before the widget class) of a Studio widget with `session`, `_knob_widgets`, `_seq`,
+    `_hold`, `_scheduled`, `tune_panel`, `tune_box`, a `_flush()` that rebuilds with `knob_values()` and a
+    `summary()`."""
+
+    session: Any
+    _knob_widgets: dict[str, Any]
+    _seq: int
+    _hold: bool
+    _scheduled: bool
+    tune_panel: Any
+    tune_box: Any
+
+    def _flush(self) -> None:  # pragma: no cover - each Studio defines it
+        raise NotImplementedError
+
+    def summary(self) -> str:  # pragma: no cover - each Studio defines it
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The widget, and its summary() as the text a console or a notebook run without widgets shows."""
+        bundle = super()._repr_mimebundle_(**kwargs) or {}  # type: ignore[misc]
+        bundle["text/plain"] = self.summary()
+        return bundle
+
+    def knob_values(self) -> dict[str, Any]:
+        """The value every control shows now."""
+        return {n: w.value for n, w in self._knob_widgets.items()}
+
+    def set_knobs(self, **values: Any) -> None:
+        """Move controls from code, as a user would: one rebuild for all of them, done on return."""
+        unknown = [n for n in values if n not in self._knob_widgets]
+        if unknown:
+            raise KernelStudioError(f"design {self.session.name} has no knob {unknown[0]!r}; its knobs are "
+                                    f"{', '.join(self._knob_widgets) or 'none'}")
+        for n, v in values.items():
+            choices = self.session.knobs[n].choices
+            if not any(type(v) is type(c) and v == c or v is c for c in choices) and not (
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and v in choices):
+                raise KnobError(f"design {self.session.name}: knob {n} = {v!r} is not among its choices "
+                                f"{list(choices)}; pick one of them (the controls are unchanged)")
+        self._hold = True
+        try:
+            for n, v in values.items():
+                self._knob_widgets[n].value = v
+        finally:
+            self._hold = False
+        self._seq += 1
+        self._flush()
+
+    def open_tune(self) -> Any:
+        """Show the Tune panel (strategy, budget, run, results, apply best) under the controls."""
+        if self.tune_panel is None:
+            from .tune_panel import TunePanel
+
+            self.tune_panel = TunePanel(self)
+            self.tune_box.children = [self.tune_panel]
+        return self.tune_panel
+
+    def tune(self, **kwargs: Any) -> Any:
+        """Run ks.tune over this cell's knobs from code (as the Tune panel's Run button); returns the result."""
+        return self.open_tune().run(**kwargs)
+
+    def request(self) -> None:
+        """A control moved: build with the current values, coalescing a burst of moves into one build."""
+        self._seq += 1
+        if self._hold or self._scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:
+            self._flush()
+            return
+        self._scheduled = True
+        loop.call_soon(self._flush)
