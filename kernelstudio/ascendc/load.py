@@ -18,6 +18,8 @@ from ..core.checks import as_int, as_number, fmt_shape
 from ..core.config import DEFAULT_TARGET
 from ..core.dtypes import DTYPES, round_to, storage_dtype
 from ..core.errors import CompileError, InputError, KernelStudioError, TwinError
+from ..sim import SimResult
+from ..tileir.program import GmTensor
 from ..twin import runner
 from ..twin.calllog import CallLog
 from . import sources as src
@@ -89,6 +91,7 @@ class AscendCKernel:
     block_dim: int
     target: str
     files: Mapping[str, str]  # bundle path -> the user's path (or name)
+    params: tuple[str | None, ...] = ()  # the entry's parameters: tensor name, "workspace", or None (tiling)
 
     @property
     def output(self) -> np.ndarray:
@@ -96,6 +99,37 @@ class AscendCKernel:
         if len(self.outputs) != 1:
             raise InputError(f"kernel {self.name!r} has outputs {list(self.outputs)}; use .outputs[name]")
         return next(iter(self.outputs.values()))
+
+    @property
+    def sim(self) -> SimResult:
+        """The simulated timeline of this run on its target (`simulate()`), computed once."""
+        cached = self.__dict__.get("_sim")
+        if cached is None:
+            cached = self.simulate()
+            object.__setattr__(self, "_sim", cached)
+        return cached
+
+    def simulate(self, target: str | None = None, *, l2: str = "cold") -> SimResult:
+        """The twin's call log of this run, simulated call by call on `target` (default: the chip the kernel ran
+        for) with the engine, costs and L2 model of ks.simulate: time_us, events per core and pipe, metrics,
+        idle causes. A target whose chip differs from the one the twin compiled for is a TraceError."""
+        from .timeline import simulate_log, twin_target
+
+        return simulate_log(self.log, {self.name: self._param_tensors()}, target=twin_target(self.target, target),
+                            name=self.name, l2=l2)
+
+    def _param_tensors(self) -> list[GmTensor | None]:
+        specs = {s.name: (s, "input") for s in self.code.inputs} | {s.name: (s, "output") for s in self.code.outputs}
+        out: list[GmTensor | None] = []
+        for p in self.params:
+            if p in specs:
+                spec, role = specs[p]
+                out.append(GmTensor(p, spec.shape, spec.dtype, role))
+            elif p == "workspace":
+                out.append(GmTensor("workspace", (max(self.code.workspace_bytes, 1),), "int8", "workspace"))
+            else:
+                out.append(None)
+        return out
 
     def check_sync(self) -> list[Finding]:
         """The sync checker's findings on this run's calls, with the user's file names."""
@@ -157,8 +191,9 @@ def load(
         raise CompileError(_rename(str(e), named)) from None
     except TwinError as e:
         raise _with_findings(e, named) from None
+    params = (*user, *(["workspace"] if takes_ws else []), *([None] if takes_tiling else []))
     k = AscendCKernel(entry.name, MappingProxyType(dict(got)), log, code, block_dim, profile.name,
-                      MappingProxyType(named))
+                      MappingProxyType(named), params)
     if reference is not None:
         _compare(k, reference, [a for _, a in inputs], rtol, atol)
     return k

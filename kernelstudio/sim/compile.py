@@ -210,7 +210,7 @@ class _Compiler:
                 at = len(ops)
                 ops.append(None)
                 self.body(s.body, outer, outer_var, inner)
-                ops[at] = (K_IF, compile_expr(s.cond), len(ops))
+                ops[at] = (K_IF, compile_expr(s.cond), len(ops), not s.dispatch)
             elif t is Alloc or t is EnQue or t is DeQue or t is Free:
                 self.buf(s.buf)
                 if s.buf not in self.qid:

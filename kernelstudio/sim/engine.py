@@ -275,7 +275,8 @@ class Runner:
                 t += issue_cycles
                 pc += 1
             elif kind == K_IF:
-                t += issue_cycles
+                if op[3]:  # a branch of the kernel (not a replayed trace's dispatch, which costs nothing)
+                    t += issue_cycles
                 pc = pc + 1 if op[1](env) else op[2]
             elif kind == K_ALLOC:
                 b = op[1]

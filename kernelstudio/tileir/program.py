@@ -379,6 +379,9 @@ class If:
     cond: Expr  # nonzero = true
     body: tuple[Stmt, ...]
     comment: str = ""
+    # a replayed trace's per-core dispatch (ascendc/timeline.py), not a branch of the kernel: the simulated
+    # scalar unit pays no issue cycle for it
+    dispatch: bool = False
 
 
 Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | Alloc | EnQue | DeQue | Free | CrossSet

@@ -7,6 +7,7 @@
 
 #define ICPU_SET_TILING_KEY(key) (::ks_twin::launch_state().tiling_key = static_cast<uint64_t>(key))
 #define ICPU_RUN_KF(func, blockdim, ...) \
-    ::ks_twin::run_kernel(#func, static_cast<int64_t>(blockdim), [&]() { func(__VA_ARGS__); })
+    ::ks_twin::run_kernel(#func, static_cast<int64_t>(blockdim), [&]() { func(__VA_ARGS__); }, \
+                          ::ks_twin::gm_args(__VA_ARGS__))
 
 #endif

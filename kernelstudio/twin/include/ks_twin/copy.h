@@ -111,6 +111,7 @@ template <class T> inline void DataCopy(const LocalTensor<T>& dst, const GlobalT
 {
     KS_TWIN_SITE(site);
     KS_TWIN_OPERAND('w', dst, count * sizeof(T));
+    KS_TWIN_GM(src, count * sizeof(T));
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, count=%u)", ks_twin::position_name(dst.GetPosition()), count);
     KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s count=%u", ks_twin::position_name(dst.GetPosition()),
@@ -128,6 +129,7 @@ template <class T> inline void DataCopy(const GlobalTensor<T>& dst, const LocalT
 {
     KS_TWIN_SITE(site);
     KS_TWIN_OPERAND('r', src, count * sizeof(T));
+    KS_TWIN_GM(dst, count * sizeof(T));
     char api[96];
     std::snprintf(api, sizeof api, "DataCopy(GM <- %s, count=%u)", ks_twin::position_name(src.GetPosition()), count);
     KS_TWIN_LOG("DataCopy", "dst=GM src=%s dtype=%s count=%u", ks_twin::position_name(src.GetPosition()),
@@ -167,6 +169,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 {
     KS_TWIN_SITE(site);
     KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.dstStride) * 32ull));
+    KS_TWIN_GM(src, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.srcStride) * 32ull));
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(dst.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
@@ -188,6 +191,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 {
     KS_TWIN_SITE(site);
     KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.srcStride) * 32ull));
+    KS_TWIN_GM(dst, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.dstStride) * 32ull));
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(GM <- %s, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(src.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
@@ -238,6 +242,11 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     std::snprintf(api, sizeof api,
                   "DataCopyPad(%s <- GM, {blockCount=%u, blockLen=%u B, srcStride=%u B, dstStride=%u blocks})",
                   ks_twin::position_name(dst.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+    {  // the operands, noted for the log line below (UB rows padded to 32 bytes)
+        const uint64_t row = ks_twin::round32((pad.leftPadding + p.blockLen / sizeof(T) + pad.rightPadding) * sizeof(T));
+        KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, row, row + p.dstStride * 32ull));
+        KS_TWIN_GM(src, ks_twin::span(p.blockCount, p.blockLen, p.blockLen + static_cast<uint64_t>(p.srcStride)));
+    }
     KS_TWIN_LOG("DataCopyPad", "dst=%s src=GM dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u isPad=%d", ks_twin::position_name(dst.GetPosition()),
                 ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad ? 1 : 0);
     ks_twin::require_core_for(dst.GetPosition(), api);
@@ -252,7 +261,6 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     uint64_t n = p.blockLen / sizeof(T);
     uint64_t ub_row = ks_twin::round32((pad.leftPadding + n + pad.rightPadding) * sizeof(T));
     uint64_t up = ub_row + p.dstStride * 32ull, gp = p.blockLen + static_cast<uint64_t>(p.srcStride);
-    KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, ub_row, up));
     dst.check_aligned(api, "the destination");
     dst.check(0, ks_twin::span(p.blockCount, ub_row, up) / sizeof(T), api);
     src.check(0, ks_twin::span(p.blockCount, p.blockLen, gp) / sizeof(T), api);
@@ -277,6 +285,11 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     std::snprintf(api, sizeof api,
                   "DataCopyPad(GM <- %s, {blockCount=%u, blockLen=%u B, srcStride=%u blocks, dstStride=%u B})",
                   ks_twin::position_name(src.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
+    {  // the operands, noted for the log line below
+        const uint64_t row = ks_twin::round32(p.blockLen);
+        KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen, row + p.srcStride * 32ull));
+        KS_TWIN_GM(dst, ks_twin::span(p.blockCount, p.blockLen, p.blockLen + static_cast<uint64_t>(p.dstStride)));
+    }
     KS_TWIN_LOG("DataCopyPad", "dst=GM src=%s dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u", ks_twin::position_name(src.GetPosition()),
                 ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
     ks_twin::require_core_for(src.GetPosition(), api);
@@ -286,7 +299,6 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     }
     uint64_t ub_row = ks_twin::round32(p.blockLen);
     uint64_t up = ub_row + p.srcStride * 32ull, gp = p.blockLen + static_cast<uint64_t>(p.dstStride);
-    KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen, up));
     src.check_aligned(api, "the source");
     src.check(0, ks_twin::span(p.blockCount, p.blockLen, up) / sizeof(T), api);
     dst.check(0, ks_twin::span(p.blockCount, p.blockLen, gp) / sizeof(T), api);

@@ -104,6 +104,12 @@ inline void binary_repeat(const char* name, const AscendC::LocalTensor<T>& dst, 
                           const AscendC::LocalTensor<T>& b, uint64_t mask, uint8_t repeats,
                           const AscendC::BinaryRepeatParams& p, F f)
 {
+    if (__builtin_expect(g_call_log != nullptr, 0)) {  // the spans the repeats cover, for the log line below
+        const int32_t m = static_cast<int32_t>(mask);
+        note_operand('w', dst, repeat_extent<T>(m, repeats, p.dstBlkStride, p.dstRepStride) * sizeof(T));
+        note_operand('r', a, repeat_extent<T>(m, repeats, p.src0BlkStride, p.src0RepStride) * sizeof(T));
+        note_operand('r', b, repeat_extent<T>(m, repeats, p.src1BlkStride, p.src1RepStride) * sizeof(T));
+    }
     KS_TWIN_LOG(name, "dtype=%s mask=%u repeats=%u dstBlkStride=%u src0BlkStride=%u src1BlkStride=%u "
                 "dstRepStride=%u src0RepStride=%u src1RepStride=%u", type_name<T>(), static_cast<unsigned>(mask),
                 static_cast<unsigned>(repeats), p.dstBlkStride, p.src0BlkStride, p.src1BlkStride, p.dstRepStride,
@@ -133,6 +139,11 @@ template <class T, class F>
 inline void unary_repeat(const char* name, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src,
                          uint64_t mask, uint8_t repeats, const AscendC::UnaryRepeatParams& p, F f)
 {
+    if (__builtin_expect(g_call_log != nullptr, 0)) {  // the spans the repeats cover, for the log line below
+        const int32_t m = static_cast<int32_t>(mask);
+        note_operand('w', dst, repeat_extent<T>(m, repeats, p.dstBlkStride, p.dstRepStride) * sizeof(T));
+        note_operand('r', src, repeat_extent<T>(m, repeats, p.srcBlkStride, p.srcRepStride) * sizeof(T));
+    }
     KS_TWIN_LOG(name, "dtype=%s mask=%u repeats=%u dstBlkStride=%u srcBlkStride=%u dstRepStride=%u "
                 "srcRepStride=%u", type_name<T>(), static_cast<unsigned>(mask), static_cast<unsigned>(repeats),
                 p.dstBlkStride, p.srcBlkStride, p.dstRepStride, p.srcRepStride);
@@ -160,6 +171,11 @@ inline void whole_reduce(const char* name, const AscendC::LocalTensor<T>& dst, c
                          int32_t mask, int32_t repeats, int32_t dstRepStride, int32_t srcBlkStride,
                          int32_t srcRepStride, uint32_t width, R reduce_one)
 {
+    if (__builtin_expect(g_call_log != nullptr, 0) && repeats > 0 && dstRepStride >= 0 && srcBlkStride >= 0 &&
+        srcRepStride >= 0) {  // the spans the repeats cover, for the log line below
+        note_operand('w', dst, (static_cast<uint64_t>(repeats - 1) * dstRepStride + 1) * width * sizeof(T));
+        note_operand('r', src, repeat_extent<T>(mask, repeats, srcBlkStride, srcRepStride) * sizeof(T));
+    }
     KS_TWIN_LOG(name, "dtype=%s mask=%d repeats=%d dstRepStride=%d srcBlkStride=%d srcRepStride=%d",
                 type_name<T>(), mask, repeats, dstRepStride, srcBlkStride, srcRepStride);
     require_vector(name);

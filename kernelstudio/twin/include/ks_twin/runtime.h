@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "error.h"
@@ -73,6 +74,7 @@ struct LaunchState {
     uint32_t aic_cores = 0;
     uint32_t aiv_cores = 0;
     size_t workspace_bytes = 0;
+    std::vector<const void*> args;  // the launch's pointer arguments, in parameter order (the call log's gm refs)
 };
 
 inline LaunchState& launch_state()
@@ -403,10 +405,12 @@ inline void run_core(const std::function<void()>& body, CoreCtx c)
     ctx() = CoreCtx{};
 }
 
-inline void run_kernel(const char* name, int64_t block_dim, const std::function<void()>& body)
+inline void run_kernel(const char* name, int64_t block_dim, const std::function<void()>& body,
+                       std::vector<const void*> args = {})
 {
     LaunchState& ls = launch_state();
     ls.kernel_name = name;
+    ls.args = std::move(args);
     if (g_call_log != nullptr) {
         std::fprintf(g_call_log, "L\t%s\t%s\t%lld\n", name, mode_name(ls.mode), static_cast<long long>(block_dim));
     }
@@ -536,6 +540,37 @@ inline void gm_free(void* p)
     }
     std::free(p);
 }
+
+// The call log's `gm=<parameter>:<byte offset>+<bytes>` ref of a GM access at `p`: the kernel parameter whose
+// GmAlloc buffer holds p (so a reader can name the tensor a copy moves), `gm=?` when none does.
+inline void note_gm(const void* p, uint64_t bytes)
+{
+    const LaunchState& ls = launch_state();
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    GmRegistry& r = gm_registry();
+    std::lock_guard<std::mutex> lk(r.m);
+    for (size_t i = 0; i < ls.args.size(); ++i) {
+        const uintptr_t base = reinterpret_cast<uintptr_t>(ls.args[i]);
+        auto it = r.blocks.upper_bound(base);
+        if (base == 0 || it == r.blocks.begin()) continue;
+        --it;
+        if (base >= it->first + it->second || a < it->first || a >= it->first + it->second) continue;
+        note_ref("gm=%zu:%lld+%llu", i, static_cast<long long>(a) - static_cast<long long>(base),
+                 static_cast<unsigned long long>(bytes));
+        return;
+    }
+    note_ref("gm=?+%llu", static_cast<unsigned long long>(bytes));
+}
+
+template <class T> inline const void* gm_arg(const T& v)
+{
+    if constexpr (std::is_pointer_v<T>) {
+        return reinterpret_cast<const void*>(v);
+    } else {
+        return nullptr;
+    }
+}
+template <class... A> inline std::vector<const void*> gm_args(const A&... a) { return {gm_arg(a)...}; }
 
 }  // namespace ks_twin
 

@@ -198,4 +198,12 @@ template <class T> inline void note_operand(char rw, const AscendC::LocalTensor<
         }                                                                             \
     } while (0)
 
+// Notes the GM side of a copy (`gm=<parameter>:<offset>+<bytes>`) for the next log line; nothing when logging is off.
+#define KS_TWIN_GM(gtensor, bytes)                                                    \
+    do {                                                                              \
+        if (__builtin_expect(::ks_twin::g_call_log != nullptr, 0)) {                  \
+            ::ks_twin::note_gm((gtensor).GetPhyAddr(), (bytes));                      \
+        }                                                                             \
+    } while (0)
+
 #endif

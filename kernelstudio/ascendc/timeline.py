@@ -1,0 +1,385 @@
+"""The trace front end of the simulator: a twin call log (what each core of a run executed, call by call) as a
+TileIR program whose every core replays its own calls, simulated by the same engine, costs, L2 model and
+events as a designed kernel (`ks.simulate`).
+
+    res = simulate_log(k.log, tensors, params, target="ascend910b2")   # a SimResult
+    res = k.sim                                                        # the same for a loaded kernel
+
+How a call becomes a statement (the engine prices and orders the statements, nothing is timed here):
+- DataCopy / DataCopyPad -> Copy between GM (the tensor of the kernel parameter the twin's `gm=` ref names)
+  and the queue buffer its on-chip operand lies in, sized by the bytes moved on the GM side (a local copy:
+  by the bytes its operand covers);
+- a vector call -> VecCall with its count (count form) or repeats (mask/repeat form), priced as the op of
+  its API (`tileir.vector_ops`), dtype from the call; its operands' queue buffers order it;
+- AllocTensor / EnQue / DeQue / FreeTensor -> Alloc / EnQue / DeQue / Free of the one queue buffer the twin
+  handed out (each buffer of a TQue is a depth-1 queue buffer named `<POSITION>@<byte>[<i>]`, so a kernel
+  that holds several tensors of one queue is ordered by the buffer each call really touches);
+- SetFlag / WaitFlag -> SetFlag / WaitFlag; PipeBarrier<PIPE_ALL> -> the scalar waits for every pipe;
+  CrossCoreSetFlag / CrossCoreWaitFlag -> CrossSet / CrossWait; SyncAll -> SyncAll; a scalar read or write
+  of on-chip memory (GetValue / SetValue) -> one scalar step.
+Each core's statements sit under `if blk == b and sub == s`, so block b's cores run exactly their own calls.
+
+Not modelled (listed in the result's `stats["trace_skipped"]`): the Matmul high-level API (its calls log no
+moves), cube basic API calls (Mmad, LoadData, Fixpipe), PipeBarrier of one pipe (its pipe runs in order
+anyway). Vector APIs with no measured curve are priced as one elementwise pass (`stats["trace_assumed"]`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .. import hw
+from ..core.dtypes import BLOCK_BYTES, block_bytes, itemsize
+from ..core.errors import KernelStudioError, TargetError
+from ..sim import SimResult, simulate
+from ..tileir.expr import Const, E, Expr, Var
+from ..tileir.program import (
+    Alloc,
+    Buffer,
+    Copy,
+    CoreType,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    GmTensor,
+    If,
+    Kernel,
+    Let,
+    Pipe,
+    Program,
+    QuePos,
+    Region,
+    SetFlag,
+    Stmt,
+    SyncAll,
+    Tier,
+    VecCall,
+    WaitFlag,
+)
+from ..tileir.vector_ops import OPS, REDUCE_APIS
+from ..twin.calllog import Call, CallLog
+from .sync import MEMORY
+
+__all__ = ["TraceError", "trace_program", "simulate_log", "twin_target", "DTYPES", "API_COSTS"]
+
+
+class TraceError(KernelStudioError, ValueError):
+    """A call log the trace front end cannot turn into a timeline (no launch, an unknown kernel, a target
+    whose chip is not the one the twin ran)."""
+
+
+# the twin's C++ type names -> kernelstudio dtypes (the cost curves' keys)
+DTYPES = {"half": "float16", "bfloat16_t": "bfloat16", "float": "float32", "int32_t": "int32",
+          "uint32_t": "int32", "int8_t": "int8", "uint8_t": "int8", "int16_t": "float16", "uint16_t": "float16"}
+# Ascend C vector API -> the op `vector_cycles` prices it as
+API_COSTS: dict[str, str] = {
+    **{r.api: r.cost for r in OPS.values() if r.api and r.calls is None},
+    **{api: r.cost for api, r in REDUCE_APIS.items()},
+    "CompareScalar": "compare", "Compare": "compare", "Select": "select", "Brcb": "brcb",
+    "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max", "ReduceMin": "reduce_max",
+    "Gelu": "gelu", "FasterGelu": "gelu",
+}
+_ASSUMED_COST = "adds"  # a vector API with no curve: one elementwise pass
+_MEMORY_TIER = {"UB": Tier.UB, "L1": Tier.L1, "L0A": Tier.L0A, "L0B": Tier.L0B, "L0C": Tier.L0C}
+_QUEPOS = {"VECIN": QuePos.VECIN, "VECOUT": QuePos.VECOUT, "A1": QuePos.A1, "B1": QuePos.B1, "A2": QuePos.A2,
+           "B2": QuePos.B2, "CO1": QuePos.CO1}
+_MODES = {"AIV_MODE": ("vector", "AIV_ONLY", 1), "AIC_MODE": ("cube", "AIC_ONLY", 1),
+          "MIX_MODE": ("cube_vector", "MIX_AIC_1_2", 2)}
+_PIPES = {p.value: p for p in Pipe}
+_BARRIER_EVENT = 1 << 20  # event ids of the flag pairs a PipeBarrier<PIPE_ALL> stands for (no user id is this big)
+_SKIPPED = frozenset({"Mmad", "LoadData", "Fixpipe", "Iterate", "IterateAll", "GetTensorC", "LoadData3DV2"})
+
+
+def _dtype(name: object, where: str) -> str:
+    dt = DTYPES.get(str(name))
+    if dt is None:
+        raise TraceError(f"{where}: element type {name!r} has no cost curve; the trace front end prices "
+                         f"{', '.join(sorted(DTYPES))}")
+    return dt
+
+
+def _span(ref: str) -> tuple[str, str, int, int] | None:
+    """`VECIN:544+288` as (memory, position, first byte, bytes)."""
+    pos, _, rest = ref.partition(":")
+    off, _, size = rest.partition("+")
+    if pos not in MEMORY or not off.isdigit() or not size.isdigit():
+        return None
+    return MEMORY[pos], pos, int(off), int(size)
+
+
+@dataclass
+class _Queue:
+    pos: str
+    memory: str
+    start: int
+    slot_bytes: int
+    num: int
+
+    def name(self, i: int) -> str:
+        return f"{self.pos}@{self.start}[{i}]"
+
+
+@dataclass
+class _Kernel:
+    """What one launch's calls declare, over all its cores: queues, scratch memories, GM parameters."""
+
+    queues: dict[tuple[str, int], _Queue] = field(default_factory=dict)  # (memory, start) -> queue
+    scratch: dict[str, str] = field(default_factory=dict)  # memory -> name of its non-queue buffer
+    skipped: Counter = field(default_factory=Counter)
+    assumed: Counter = field(default_factory=Counter)
+
+    def queue_at(self, memory: str, offset: int) -> tuple[_Queue, int] | None:
+        for (mem, start), q in self.queues.items():
+            if mem == memory and start <= offset < start + q.slot_bytes * q.num:
+                return q, (offset - start) // q.slot_bytes
+        return None
+
+    def region(self, ref: str | None, dtype: str) -> Region:
+        """The buffer an on-chip operand lies in (its queue buffer, else its memory's scratch), as a Region of
+        the operand's elements."""
+        span = _span(ref) if ref is not None else None
+        if span is None:
+            return self._scratch("UB", 0)
+        memory, _, offset, size = span
+        found = self.queue_at(memory, offset)
+        n = max(1, -(-size // itemsize(dtype)))
+        if found is None:
+            return self._scratch(memory, n)
+        q, i = found
+        return Region(q.name(i), Const(0), Const(1), Const(n), Const(n))
+
+    def _scratch(self, memory: str, n: int) -> Region:
+        name = self.scratch.setdefault(memory, f"{memory} scratch")
+        return Region(name, Const(0), Const(1), Const(max(n, 1)), Const(max(n, 1)))
+
+
+def _is(var: str, value: int) -> Expr:
+    """1 when `var` == value, else 0 (the TileIR has no comparison: 1 - min(1, |var - value|))."""
+    diff = E.max(E.sub(Var(var), value), E.sub(value, Var(var)))
+    return E.sub(1, E.min(1, diff))
+
+
+class _Translator:
+    def __init__(self, kernel: str, params: Sequence[GmTensor | None], info: _Kernel) -> None:
+        self.kernel, self.params, self.info = kernel, params, info
+        self.unknown_gm = 0
+
+    def gm_region(self, call: Call, refs: dict[str, str]) -> tuple[Region, str, int]:
+        """The GM side of a copy: (Region, tensor dtype, bytes) from the twin's `gm=<param>:<offset>+<bytes>`."""
+        ref = refs.get("gm")
+        if ref is None:
+            raise TraceError(f"kernel {self.kernel!r}: {call.api} at {call.site or 'an unrecorded line'} has no GM "
+                             "operand in the call log (a log written before the twin recorded them); run the kernel "
+                             "again with this kernelstudio")
+        where, _, size = ref.partition("+")
+        param, _, _ = where.partition(":")
+        nbytes = int(size) if size.isdigit() else 0
+        t = self.params[int(param)] if param.isdigit() and int(param) < len(self.params) else None
+        if t is None:
+            self.unknown_gm += nbytes
+            name, dtype = "(GM outside the parameters)", "int8"
+        else:
+            name, dtype = t.name, t.dtype
+        n = max(1, -(-nbytes // itemsize(dtype)))
+        return Region(name, Const(0), Const(1), Const(n), Const(n), gm=True), dtype, nbytes
+
+    def stmts(self, calls: Sequence[Call]) -> list[Stmt]:
+        out: list[Stmt] = []
+        for call in calls:
+            out += self.stmt(call)
+        return out
+
+    def stmt(self, call: Call) -> list[Stmt]:
+        api, a = call.api, call.args
+        refs = dict(call.refs)
+        if api in ("AllocTensor", "EnQue", "DeQue", "FreeTensor"):
+            slot = refs.get("slot")
+            span = _span(slot + "+0") if slot else None
+            found = self.info.queue_at(span[0], span[2]) if span else None
+            if found is None:
+                return []
+            q, i = found
+            kind = {"AllocTensor": Alloc, "EnQue": EnQue, "DeQue": DeQue, "FreeTensor": Free}[api]
+            return [kind(q.name(i))]
+        if api in ("DataCopy", "DataCopyPad"):
+            return self.copy(call, refs)
+        if api == "SetFlag" or api == "WaitFlag":
+            src, _, dst = str(a.get("event", "")).partition("_")
+            if src not in _PIPES or dst not in _PIPES:
+                return []
+            kind = SetFlag if api == "SetFlag" else WaitFlag
+            return [kind(_PIPES[src], _PIPES[dst], int(a.get("id", 0)))]
+        if api in ("PipeBarrier", "pipe_barrier"):
+            if a.get("pipe") != "PIPE_ALL":
+                return []
+            pipes = [p for p in Pipe if p is not Pipe.S]
+            return ([SetFlag(p, Pipe.S, _BARRIER_EVENT) for p in pipes]
+                    + [WaitFlag(p, Pipe.S, _BARRIER_EVENT) for p in pipes])
+        if api == "CrossCoreSetFlag":
+            pipe = str(a.get("pipe", "PIPE_FIX")).removeprefix("PIPE_")
+            return [CrossSet(int(a.get("id", 0)), _PIPES.get(pipe, Pipe.FIX))]
+        if api == "CrossCoreWaitFlag":
+            return [CrossWait(int(a.get("id", 0)))]
+        if api == "SyncAll":
+            return [SyncAll()]
+        if api in ("LocalTensor::GetValue", "LocalTensor::SetValue"):
+            return [Let("_scalar", Const(0))]
+        if api in _SKIPPED:
+            self.info.skipped[api] += 1
+            return []
+        if "dtype" in a and ("count" in a or "repeats" in a) and any(k in ("r", "w") for k, _ in call.refs):
+            return [self.vector(call, refs)]
+        return []
+
+    def copy(self, call: Call, refs: dict[str, str]) -> list[Stmt]:
+        a = call.args
+        dtype = _dtype(a.get("dtype"), f"kernel {self.kernel!r}: {call.api}")
+        if a.get("src") == "GM" or a.get("dst") == "GM":
+            gm, gm_dtype, nbytes = self.gm_region(call, refs)
+            local_ref = refs.get("w" if a.get("src") == "GM" else "r")
+            local = self.info.region(local_ref, dtype)
+            n = max(1, -(-nbytes // itemsize(gm_dtype)))
+            sized = Region(gm.buf, Const(0), Const(1), Const(n), Const(n), gm=True)
+            if a.get("src") == "GM":
+                return [Copy(Region(local.buf, Const(0), Const(1), Const(n), Const(n)), sized)]
+            return [Copy(sized, local)]
+        # between two on-chip buffers (declared as bytes): sized by the bytes the destination covers
+        dst, src = self.info.region(refs.get("w"), "int8"), self.info.region(refs.get("r"), "int8")
+        return [Copy(dst, src)]
+
+    def vector(self, call: Call, refs: dict[str, str]) -> VecCall:
+        a = call.args
+        api = call.api
+        dtype = _dtype(a.get("dtype"), f"kernel {self.kernel!r}: {api}")
+        src_dtype = _dtype(a["src_dtype"], f"kernel {self.kernel!r}: {api}") if "src_dtype" in a else dtype
+        cost = API_COSTS.get(api)
+        if cost is None:
+            self.info.assumed[api] += 1
+            cost = _ASSUMED_COST
+        dst = self.info.region(refs.get("w"), dtype)
+        srcs = tuple(self.info.region(v, src_dtype) for k, v in call.refs if k == "r")
+        if "count" in a:
+            return VecCall(api, cost, src_dtype, dst, srcs, "count", count=Const(int(a["count"])), dst_dtype=dtype)
+        mask = int(a.get("mask", 0)) if str(a.get("mask", "0")).lstrip("-").isdigit() else 0
+        return VecCall(api, cost, src_dtype, dst, srcs, "repeat", mask=Const(mask), repeats=Const(int(a["repeats"])),
+                       dst_dtype=dtype)
+
+
+def _declare(calls: Sequence[Call]) -> _Kernel:
+    info = _Kernel()
+    for c in calls:
+        if c.api != "InitBuffer":
+            continue
+        q = dict(c.refs).get("q")
+        span = _span(q + "+0") if q else None
+        if span is None:
+            continue
+        memory, pos, start, _ = span
+        size = int(c.args.get("len", 0))
+        num = int(c.args.get("num", 1))
+        slot = max(BLOCK_BYTES, block_bytes(size))
+        old = info.queues.get((memory, start))
+        if old is None or old.num < num:
+            info.queues[(memory, start)] = _Queue(pos, memory, start, slot, num)
+    return info
+
+
+def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]], *, target: str,
+                  name: str = "trace") -> Program:
+    """A Program whose cores replay the calls of `log`: one Kernel per launch, in launch order. `params` maps each
+    launched kernel to the GM tensor of each of its parameters (None for the tiling and any it does not name)."""
+    if not log.launches:
+        raise TraceError("the call log has no kernel launch (no ICPU_RUN_KF ran, or the run stopped before it); "
+                         "simulate the log of a run that launched its kernel (ks.ascendc.load(...).log)")
+    tensors: dict[str, GmTensor] = {}
+    kernels: list[Kernel] = []
+    for li, launch in enumerate(log.launches):
+        if launch.kernel not in params:
+            raise TraceError(f"launch {li} runs kernel {launch.kernel!r}, but params names the tensors of "
+                             f"{sorted(params)}; give the GM tensor of each parameter of {launch.kernel!r}")
+        if launch.mode not in _MODES:
+            raise TraceError(f"kernel {launch.kernel!r} ran in {launch.mode}; the trace front end simulates "
+                             f"{', '.join(_MODES)}")
+        family, ktype, per_block = _MODES[launch.mode]
+        pts = list(params[launch.kernel])
+        for t in pts:
+            if t is not None:
+                tensors.setdefault(t.name, t)
+        calls = [c for c in log.calls if c.launch == li and c.core != "host"]
+        info = _declare(calls)
+        tr = _Translator(launch.kernel, pts, info)
+        aic: list[Stmt] = []
+        aiv: list[Stmt] = []
+        by_core: dict[tuple[int, str], list[Call]] = {}
+        for c in calls:
+            by_core.setdefault((c.block, c.core), []).append(c)
+        for (block, core), seq in sorted(by_core.items()):
+            body = tuple(tr.stmts(seq))
+            if not body:
+                continue
+            if core == "AIC":
+                aic.append(If(_is("blk", block), body, comment=f"block {block} AIC", dispatch=True))
+            else:
+                sub = 1 if core == "AIV1" else 0
+                inner = If(_is("sub", sub), body, dispatch=True)
+                aiv.append(If(_is("blk", block), (inner,), comment=f"block {block} {core}", dispatch=True))
+        if tr.unknown_gm:
+            tensors.setdefault("(GM outside the parameters)",
+                               GmTensor("(GM outside the parameters)", (tr.unknown_gm,), "int8", "intermediate"))
+        notes: list[str] = []
+        buffers = [Buffer(q.name(i), _MEMORY_TIER[q.memory], "int8", 1, q.slot_bytes, 1,
+                          _QUEPOS.get(q.pos, QuePos.VECIN if q.memory == "UB" else QuePos.A1),
+                          CoreType.AIV if q.memory == "UB" else CoreType.AIC, f"{q.pos} queue buffer {i}")
+                   for q in info.queues.values() for i in range(q.num)]
+        buffers += [Buffer(n, _MEMORY_TIER[m], "int8", 1, 32, 1, None,
+                           CoreType.AIV if m == "UB" else CoreType.AIC, "not a queue buffer")
+                    for m, n in info.scratch.items()]
+        if info.skipped:
+            notes.append(f"{launch.kernel}: not timed: " + ", ".join(f"{k} x{v}" for k, v in info.skipped.items()))
+        if info.assumed:
+            notes.append(f"{launch.kernel}: priced as one elementwise pass (no curve): "
+                         + ", ".join(f"{k} x{v}" for k, v in info.assumed.items()))
+        kernels.append(Kernel(launch.kernel, family, ktype, launch.block_dim,
+                              tuple(t.name for t in pts if t is not None), tuple(buffers), tuple(aic), tuple(aiv),
+                              vec_per_block=per_block, notes=tuple(notes)))
+    ins = tuple(t.name for t in tensors.values() if t.role == "input")
+    outs = tuple(t.name for t in tensors.values() if t.role == "output")
+    return Program(name, target, tuple(tensors.values()), tuple(kernels), ins, outs)
+
+
+def simulate_log(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]], *, target: str,
+                 name: str = "trace", l2: str = "cold", exact: bool = False) -> SimResult:
+    """The simulated timeline of a twin run (see the module doc): a SimResult like ks.simulate's, with
+    `stats["trace_notes"]` naming what the trace could not time."""
+    try:
+        profile = hw.get(target)
+    except TargetError as e:
+        raise TraceError(f"{e}") from None
+    prog = trace_program(log, params, target=profile.name, name=name)
+    res = simulate(prog, profile=profile, l2=l2, exact=exact)
+    res.stats["trace_notes"] = [n for k in prog.kernels for n in k.notes]
+    return res
+
+
+def twin_target(ran: str, wanted: str | None) -> str:
+    """The profile to simulate a run on: `wanted` when its chip is the one the twin compiled the run for (same
+    memory sizes and core counts, `twin.runner.chip_flags`), else a TraceError; `ran` when None."""
+    if wanted is None:
+        return ran
+    from ..twin.runner import chip_flags
+
+    try:
+        profile = hw.get(wanted)
+    except (TargetError, KeyError) as e:
+        raise TraceError(f"target {wanted!r}: {e}; use one of {', '.join(hw.names())}") from None
+    mine, theirs = chip_flags(ran), chip_flags(profile.name)
+    if mine != theirs:
+        diff, had = ", ".join(sorted(set(theirs) - set(mine))), ", ".join(sorted(set(mine) - set(theirs)))
+        raise TraceError(f"the run was compiled for {ran} and target {profile.name!r} is another chip ({diff} where "
+                         f"the run had {had}): its call log is what the kernel does on {ran}; load the kernel again "
+                         f"with target={profile.name!r} to simulate it there")
+    return profile.name
