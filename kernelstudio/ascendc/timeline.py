@@ -7,8 +7,8 @@ events as a designed kernel (`ks.simulate`).
 
 How a call becomes a statement (the engine prices and orders the statements, nothing is timed here):
 - DataCopy / DataCopyPad -> Copy between GM (the tensor of the kernel parameter the twin's `gm=` ref names)
-  and the queue buffer its on-chip operand lies in, sized by the bytes moved on the GM side (a local copy:
-  by the bytes its operand covers);
+  and the queue buffer its on-chip operand lies in, sized by the bytes moved on the GM side; a UB -> UB
+  DataCopy of `count` elements -> the vector copy the TileIR prices it as;
 - a vector call -> VecCall with its count (count form) or repeats (mask/repeat form), priced as the op of
   its API (`tileir.vector_ops`), dtype from the call; its operands' queue buffers order it;
 - AllocTensor / EnQue / DeQue / FreeTensor -> Alloc / EnQue / DeQue / Free of the one queue buffer the twin
@@ -19,9 +19,10 @@ How a call becomes a statement (the engine prices and orders the statements, not
   of on-chip memory (GetValue / SetValue) -> one scalar step.
 Each core's statements sit under `if blk == b and sub == s`, so block b's cores run exactly their own calls.
 
-Not modelled (listed in the result's `stats["trace_skipped"]`): the Matmul high-level API (its calls log no
-moves), cube basic API calls (Mmad, LoadData, Fixpipe), PipeBarrier of one pipe (its pipe runs in order
-anyway). Vector APIs with no measured curve are priced as one elementwise pass (`stats["trace_assumed"]`).
+Not timed, and named in the result's `stats["trace_notes"]`: the Matmul high-level API (its calls log its L1
+loads but not its L0 loads, Mmads and Fixpipes), cube basic API calls (Mmad, LoadData, Fixpipe). Vector APIs
+with no measured curve are priced as one elementwise pass (also named there). A PipeBarrier of one pipe orders
+nothing the in-order pipe does not already.
 """
 
 from __future__ import annotations
@@ -228,7 +229,7 @@ class _Translator:
             return [SyncAll()]
         if api in ("LocalTensor::GetValue", "LocalTensor::SetValue"):
             return [Let("_scalar", Const(0))]
-        if api in _SKIPPED:
+        if api in _SKIPPED or api.startswith("Matmul::"):
             self.info.skipped[api] += 1
             return []
         if "dtype" in a and ("count" in a or "repeats" in a) and any(k in ("r", "w") for k, _ in call.refs):
@@ -247,7 +248,12 @@ class _Translator:
             if a.get("src") == "GM":
                 return [Copy(Region(local.buf, Const(0), Const(1), Const(n), Const(n)), sized)]
             return [Copy(sized, local)]
-        # between two on-chip buffers (declared as bytes): sized by the bytes the destination covers
+        # between two on-chip buffers: a vector-pipe copy of `count` elements (UB -> UB, as the TileIR prices
+        # its copy op), else a move priced by the bytes the destination covers
+        if MEMORY.get(str(a.get("dst"))) == "UB" and MEMORY.get(str(a.get("src"))) == "UB" and "count" in a:
+            return [VecCall(call.api, "copy", dtype, self.info.region(refs.get("w"), dtype),
+                            (self.info.region(refs.get("r"), dtype),), "count", count=Const(int(a["count"])),
+                            dst_dtype=dtype)]
         dst, src = self.info.region(refs.get("w"), "int8"), self.info.region(refs.get("r"), "int8")
         return [Copy(dst, src)]
 
@@ -327,6 +333,9 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
                 sub = 1 if core == "AIV1" else 0
                 inner = If(_is("sub", sub), body, dispatch=True)
                 aiv.append(If(_is("blk", block), (inner,), comment=f"block {block} {core}", dispatch=True))
+        idle = If(Const(0), (), comment="a side that ran no timed call", dispatch=True)
+        aic = aic or ([idle] if launch.mode in ("AIC_MODE", "MIX_MODE") else [])
+        aiv = aiv or ([idle] if launch.mode in ("AIV_MODE", "MIX_MODE") else [])
         if tr.unknown_gm:
             tensors.setdefault("(GM outside the parameters)",
                                GmTensor("(GM outside the parameters)", (tr.unknown_gm,), "int8", "intermediate"))

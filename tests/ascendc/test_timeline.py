@@ -1,0 +1,138 @@
+"""The trace front end (ascendc/timeline.py): a twin run's call log simulated by the simulator's own engine.
+
+Parity: for the generated vector reference kernels, the trace of the generated code simulates to the TileIR's time
+within 1 % (the kernel's own time, launch overhead aside). User kernels: events on the right pipes, a
+double-buffered kernel overlaps MTE2 with V, more data takes longer. Errors: a log with no launch, a target of
+another chip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelstudio as ks
+from kernelstudio import twin
+from kernelstudio.ascendc.timeline import TraceError, simulate_log, trace_program
+from kernelstudio.codegen import codegen, names_of
+from kernelstudio.codegen.kernel import kernel_params
+from kernelstudio.twin.calllog import CallLog
+
+from .. import reference_kernels as rk
+from .conftest import KERNELS, TWIN_KERNELS, halves
+
+ADD = TWIN_KERNELS / "add_custom"
+PREFETCH = KERNELS / "add_prefetch"
+# the vector reference kernels (their generated code issues every move and vector call itself)
+VECTOR = {"elementwise_chain": rk.elementwise_chain, "softmax": rk.softmax, "layer_norm": rk.layer_norm,
+          "softmax_fp32_wide": lambda: rk.softmax(rows=24, cols=1000, dtype="float32"),
+          "layer_norm_fp16": lambda: rk.layer_norm(rows=64, cols=512, dtype="float16")}
+
+
+def _generated(build, twin_cache):
+    out = build()
+    prog = ks.lower(ks.create_schedule(out), target="ascend910b2")
+    _, log = twin.run(codegen(prog), ks.random_inputs(out, seed=0), cache_dir=twin_cache, log_calls=True)
+    params = {names_of(prog, k).snake: [prog.tensor(p) for p in kernel_params(prog, k)] + [None, None]
+              for k in prog.kernels}
+    return prog, log, params
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR))
+def test_trace_of_generated_vector_code_times_as_the_tileir(name, twin_cache):
+    prog, log, params = _generated(VECTOR[name], twin_cache)
+    assert all(k.family == "vector" for k in prog.kernels)
+    designed = ks.simulate(prog)
+    traced = simulate_log(log, params, target="ascend910b2")
+    assert len(traced.kernels) == len(designed.kernels)
+    for want, got in zip(designed.kernels, traced.kernels, strict=True):
+        assert got["time_us"] == pytest.approx(want["time_us"], rel=0.01), (want["name"], got["time_us"],
+                                                                            want["time_us"])
+        assert got["hbm_bytes"] == want["hbm_bytes"] and got["l2_bytes"] == want["l2_bytes"]
+    for pipe in ("MTE2", "MTE3", "V"):  # the pipes price the same calls (an Adds(x, 0) copy: as Adds, not copy)
+        assert traced.metrics["pipes"][pipe]["busy_us"] == pytest.approx(designed.metrics["pipes"][pipe]["busy_us"],
+                                                                         rel=0.005)
+    assert traced.time_us == pytest.approx(designed.time_us, rel=0.01)
+    assert traced.stats["trace_notes"] == []
+
+
+def _add(n, twin_cache, folder=ADD, tile=512, blocks=8):
+    x, y = halves(n, 0), halves(n, 1)
+    per = -(-n // blocks)
+    tiling = ({"totalLength": n, "blockLength": per, "tileLength": tile} if folder == ADD
+              else {"blockLength": per, "tileLength": tile})
+    return ks.ascendc.load(folder, kernel=folder.name, args=[x, y, ks.ascendc.out(x.shape, "float16")],
+                           tiling=tiling, block_dim=blocks, cache_dir=twin_cache, reference=lambda x, y: x + y)
+
+
+def test_add_custom_timeline_has_its_moves_and_adds_on_their_pipes(twin_cache):
+    k = _add(8 * 4096, twin_cache)
+    res = k.sim
+    assert res is k.sim  # computed once
+    assert res.time_us > 0 and res.target == "ascend910b2"
+    ev = res.events.where(kernel="add_custom")
+    pipes = {e.pipe for e in ev}
+    assert {"MTE2", "V", "MTE3"} <= pipes and "M" not in pipes
+    adds = [e for e in ev if e.instr.startswith("Add ")]
+    assert len(adds) == len(k.log.select(api="Add")) == 8 * 8
+    assert {e.pipe for e in adds} == {"V"}
+    assert {e.core for e in ev} - {"host"} == {f"core{c // 2}.veccore{c % 2}" for c in range(8)}  # and the launch
+    # every byte the kernel copies: x and y in, z out
+    assert res.metrics["gm_bytes"] == 3 * 8 * 4096 * 2
+    assert res.traffic["GM->UB"] == 2 * 8 * 4096 * 2 and res.traffic["UB->GM"] == 8 * 4096 * 2
+    assert any("EnQue" in w for w in res.events.why_text)  # idle causes name the queue hand-offs
+
+
+def _overlap(res, core: str) -> float:
+    """Microseconds during which MTE2 and V of `core` both run."""
+    mte2 = [(e.start_us, e.end_us) for e in res.events.where(core=core, pipe="MTE2")]
+    vec = [(e.start_us, e.end_us) for e in res.events.where(core=core, pipe="V")]
+    return sum(max(0.0, min(a1, b1) - max(a0, b0)) for a0, a1 in mte2 for b0, b1 in vec)
+
+
+def test_double_buffered_kernel_overlaps_mte2_and_v(twin_cache):
+    k = _add(8 * 8192, twin_cache, folder=PREFETCH, tile=1024)
+    res = k.sim
+    assert _overlap(res, "core0.veccore0") > 0.0  # tile i + 1 is copied in while tile i is added
+
+
+def test_more_data_takes_longer(twin_cache):
+    small, big = _add(8 * 2048, twin_cache).sim, _add(8 * 16384, twin_cache).sim
+    assert big.time_us > small.time_us
+    assert big.metrics["pipes"]["MTE2"]["busy_us"] > 4 * small.metrics["pipes"]["MTE2"]["busy_us"]
+
+
+def test_simulate_on_another_profile_of_the_same_chip_and_refuse_another_chip(twin_cache):
+    k = _add(8 * 1024, twin_cache)
+    assert k.simulate(target="ascend910b2").time_us == pytest.approx(k.sim.time_us)
+    with pytest.raises(TraceError, match=r"ascend310p3.*load the kernel again with target='ascend310p3'") as e:
+        k.simulate(target="ascend310p3")
+    assert isinstance(e.value, ks.KernelStudioError)
+    with pytest.raises(TraceError, match="use one of"):
+        k.simulate(target="no_such_chip")
+
+
+def test_a_log_with_no_launch_is_refused():
+    log = CallLog.parse("# ks_twin call log 2\nC\t-\t-1\thost\t-1\tSetKernelMode\tmode=AIV_MODE\t-\t-\n")
+    with pytest.raises(TraceError, match="no kernel launch.*ks.ascendc.load"):
+        simulate_log(log, {}, target="ascend910b2")
+
+
+def test_a_launch_without_its_parameters_is_refused():
+    log = CallLog.parse("L\tadd_custom\tAIV_MODE\t1\n")
+    with pytest.raises(TraceError, match="'add_custom'.*give the GM tensor of each parameter"):
+        trace_program(log, {"other": []}, target="ascend910b2")
+
+
+def test_a_copy_without_its_gm_operand_names_the_call():
+    log = CallLog.parse("L\tk\tAIV_MODE\t1\n"
+                        "C\tk\t0\tAIV\t0\tDataCopy\tdst=VECIN src=GM dtype=half count=16\tk.cpp:7\tw=VECIN:0+32\n")
+    with pytest.raises(TraceError, match=r"DataCopy at k.cpp:7 has no GM operand"):
+        trace_program(log, {"k": [None]}, target="ascend910b2")
+
+
+def test_untimed_cube_calls_are_listed_not_hidden():
+    log = CallLog.parse("L\tk\tAIC_MODE\t1\n"
+                        "C\tk\t0\tAIC\t0\tMmad\tm=16 k=16 n=16\tk.cpp:9\t-\n")
+    res = simulate_log(log, {"k": []}, target="ascend910b2")
+    assert res.stats["trace_notes"] == ["k: not timed: Mmad x1"]
+    assert np.isfinite(res.time_us)
