@@ -1,0 +1,187 @@
+"""Ascend C for an MC2 design, in CANN's MC2 pattern (ops-transformer mc2/matmul_all_reduce op_kernel).
+
+One MIX kernel per operator. Core 0 (the AIC of block 0) creates the HCCL client, prepares one collective
+for the long tiles (repeat = their count) and one for the short tile; then, tile after tile, the cube cores
+run that tile's matmul, every core meets at `SyncAll`, and core 0 `Commit`s the tile, so HCCL's server moves
+it while the next tile computes; at the end core 0 `Wait`s once per repeat and `Finalize`s. AllGatherMatmul
+runs the other way round: its gathers are committed when prepared, the local rows multiply first, and each
+gathered tile is multiplied after its `Wait`.
+
+Each tile's matmul is the single-chip code generator's (kernelstudio.codegen) kernel for (rows, k) @ (k, n),
+lowered for the long tile with its rows taken at run time: its kernel class goes to `op_kernel/<tile>.h`, its
+TilingFunc and tiling struct to `op_host/`, and the MC2 TilingFunc runs that TilingFunc for the long and the
+short tile and keeps both results (as CANN's MC2 tiling keeps a matmul tiling for its tile and its tail).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..codegen import CodeBundle, TensorSpec
+from ..codegen import codegen as single_chip_codegen
+from ..core.dtypes import itemsize
+from ..core.errors import UnsupportedError
+from ..dsl import matmul, placeholder
+from ..plan.create import create_schedule
+from ..plan.depth import lower
+from .design import Mc2Design
+
+__all__ = ["Mc2Code", "codegen", "Mc2Tiling", "mc2_tiling"]
+
+_OPS = {"matmul_allreduce": ("MatmulAllReduce", "matmul_all_reduce"),
+        "all_gather_matmul": ("AllGatherMatmul", "all_gather_matmul"),
+        "matmul_reduce_scatter": ("MatmulReduceScatter", "matmul_reduce_scatter")}
+_TILE_OP = "mc2_tile_matmul"  # the design name of the per-tile matmul
+
+
+@dataclass(frozen=True)
+class Mc2Code(CodeBundle):
+    """The generated operator for all devices: `files` as a CodeBundle's; `inputs`/`outputs` are one rank's
+    tensors (each rank reads and writes its own under `rank<r>/`), `devices` the rank count and
+    `staging_bytes` the shared staging the twin's in-memory HCCL gives each rank."""
+
+    devices: int = 1
+    staging_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Mc2Tiling:
+    """The M split as the tiling header carries it: `tile_cnt` long tiles of `tile_m` rows and `tail_cnt`
+    (0 or 1) short tile of `tail_m` rows, first when `tail_first`."""
+
+    tile_m: int
+    tile_cnt: int
+    tail_m: int
+    tail_cnt: int
+    tail_first: bool
+
+    def rows(self) -> tuple[int, ...]:
+        """The tiles' rows in the order the kernel runs them."""
+        tail = (self.tail_m,) * self.tail_cnt
+        longs = (self.tile_m,) * self.tile_cnt
+        return tail + longs if self.tail_first else longs + tail
+
+
+def mc2_tiling(design: Mc2Design) -> Mc2Tiling:
+    """The design's tile rows as long tiles plus at most one short tile."""
+    rows = design.tile_rows
+    long = max(rows)
+    short = [r for r in rows if r != long]
+    t = Mc2Tiling(long, len(rows) - len(short), short[0] if short else 0, len(short),
+                  bool(short) and rows[0] != long)
+    if t.rows() != tuple(rows):  # MC2 splits into equal long tiles and one short tile; tiling.py keeps it so
+        raise UnsupportedError(f"ks.multi.codegen: tile rows {list(rows)} are not long tiles plus one short one")
+    return t
+
+
+def _tile_program(design: Mc2Design) -> Any:
+    """The single-chip program of one long tile: (tile_m, k) @ (k, n), rows taken at run time."""
+    t = mc2_tiling(design)
+    x = placeholder((t.tile_m, design.k), design.dtype, name="x")
+    w = placeholder((design.k, design.n), design.dtype, name="w")
+    prof = design.cluster.profile
+    return lower(create_schedule(matmul(x, w), target=prof), target=prof, name=_TILE_OP)
+
+
+def _check(design: Mc2Design) -> None:
+    if not isinstance(design, Mc2Design):
+        from ..core.errors import StageError
+
+        raise StageError(f"ks.multi.codegen takes a design from ks.multi.matmul_allreduce, all_gather_matmul or "
+                         f"matmul_reduce_scatter, got {type(design).__name__}")
+    extra = [n for n, t in (("bias", design.bias), ("add", design.add)) if t is not None]
+    if design.norm:
+        extra.append("rms_norm")
+    clash = sorted({design.x.name, design.w.name} & {"y", "gather_out"})
+    if clash:
+        from ..core.errors import InputError
+
+        raise InputError(f"ks.multi.codegen: placeholder name(s) {clash} are the generated operator's output names "
+                         "(y, gather_out); rename the placeholder(s)")
+    if extra:
+        raise UnsupportedError(f"ks.multi.codegen: the {' and '.join(extra)} epilogue of this "
+                               f"{design.kind} is not generated yet (the per-tile code is the bare matmul and its "
+                               "collective); generate the design without it, and add the epilogue as a "
+                               "single-chip design of its own (ks.codegen) after the operator")
+
+
+def codegen(design: Mc2Design) -> Mc2Code:
+    """The Ascend C of an MC2 design, for every device: the MC2 kernel, its tiling header and TilingFunc,
+    the per-tile matmul from the single-chip code generator, and a main.cpp that runs one rank per
+    process on the twin's in-memory HCCL (`ks.multi.run_twin`)."""
+    _check(design)
+    tile = single_chip_codegen(_tile_program(design))
+    prog_names = [f for f in tile.files if f.startswith("op_kernel/")]
+    if len(prog_names) != 1:
+        raise UnsupportedError(f"ks.multi.codegen: the tile matmul became {len(prog_names)} kernels "
+                               f"({', '.join(prog_names)}); MC2 runs one cube kernel per tile")
+    tile_kernel = prog_names[0]
+    snake = tile_kernel.removeprefix("op_kernel/").removesuffix(".cpp")
+    op_type, mc2 = _OPS[design.kind]
+    src = _parts(tile, snake)
+    files = {f"op_kernel/{snake}.h": src.kernel_class, f"op_host/{snake}.cpp": tile.files[f"op_host/{snake}.cpp"],
+             f"op_host/{snake}_tiling.h": tile.files[f"op_host/{snake}_tiling.h"]}
+    from .mc2_source import host_source, kernel_source, launcher_source, tiling_header
+
+    t = mc2_tiling(design)
+    files[f"op_kernel/{mc2}.cpp"] = kernel_source(design, t, op_type, mc2, src)
+    files[f"op_host/{mc2}_tiling.h"] = tiling_header(design, t, op_type, mc2, src)
+    files[f"op_host/{mc2}.cpp"] = host_source(design, t, op_type, mc2, src)
+    files["main.cpp"] = launcher_source(design, op_type, mc2, staging_bytes(design))
+    ins, outs = rank_tensors(design)
+    return Mc2Code(name=mc2, files=files, inputs=ins, outputs=outs, target=design.cluster.target,
+                   profile=design.cluster.profile, workspace_bytes=tile.workspace_bytes,
+                   devices=design.cluster.devices, staging_bytes=staging_bytes(design))
+
+
+@dataclass(frozen=True, slots=True)
+class TileSource:
+    """What the MC2 files take from the single-chip tile operator."""
+
+    snake: str  # op_kernel/<snake>.h, op_host/<snake>.cpp
+    op_type: str  # its OpDef, whose TilingFunc the MC2 TilingFunc runs
+    cls: str  # its kernel class
+    tiling_struct: str  # its tiling struct's name
+    struct_text: str  # BEGIN_TILING_DATA_DEF ... END_TILING_DATA_DEF; of that struct
+    kernel_class: str  # the kernel file without its extern "C" entry
+
+
+def _parts(tile: CodeBundle, snake: str) -> TileSource:
+    kernel = tile.files[f"op_kernel/{snake}.cpp"]
+    cut = kernel.find('extern "C" __global__')
+    header = tile.files[f"op_host/{snake}_tiling.h"]
+    begin, end = header.find("BEGIN_TILING_DATA_DEF("), header.find("END_TILING_DATA_DEF;")
+    if cut < 0 or begin < 0 or end < 0:
+        raise UnsupportedError(f"ks.multi.codegen: the tile operator {snake} has no kernel entry or tiling struct "
+                               "where the MC2 generator looks for them")
+    struct = header[begin:end + len("END_TILING_DATA_DEF;")]
+    name = struct[len("BEGIN_TILING_DATA_DEF("):struct.index(")")]
+    op_type = name.removesuffix("TilingData")
+    guard = f"MC2_TILE_{snake.upper()}_H"
+    body = kernel[:cut].rstrip() + "\n"
+    text = (f"// The per-tile matmul of the MC2 operator: kernelstudio's single-chip kernel for {op_type} (its class "
+            f"only;\n// the MC2 kernel runs it once per tile with that tile's tiling).\n#ifndef {guard}\n"
+            f"#define {guard}\n{body}#endif  // {guard}\n")
+    return TileSource(snake, op_type, f"Kernel{op_type}", name, struct, text)
+
+
+def staging_bytes(design: Mc2Design) -> int:
+    """Bytes one rank sends over the whole operator (what the twin's HCCL stages per rank)."""
+    isz = itemsize(design.dtype)
+    if design.kind == "all_gather_matmul":
+        return design.m * design.k * isz
+    return design.m * design.n * isz
+
+
+def rank_tensors(design: Mc2Design) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
+    """One rank's inputs and outputs as main.cpp reads and writes them (x flattened to (m, k))."""
+    d, p = design, design.cluster.devices
+    ins = (TensorSpec(d.x.name, (d.m, d.k), d.dtype), TensorSpec(d.w.name, (d.k, d.n), d.dtype))
+    if d.kind == "all_gather_matmul":
+        outs = (TensorSpec("y", (d.m * p, d.n), d.dtype), TensorSpec("gather_out", (d.m * p, d.k), d.dtype))
+    elif d.kind == "matmul_reduce_scatter":
+        outs = (TensorSpec("y", (d.m // p, d.n), d.dtype),)
+    else:
+        outs = (TensorSpec("y", (d.m, d.n), d.dtype),)
+    return ins, outs
