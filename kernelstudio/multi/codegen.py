@@ -26,6 +26,7 @@ from ..dsl import matmul, placeholder
 from ..plan.create import create_schedule
 from ..plan.depth import lower
 from .design import Mc2Design
+from .mc2_source import host_source, kernel_source, launcher_source, tiling_header
 
 __all__ = ["Mc2Code", "codegen", "Mc2Tiling", "mc2_tiling"]
 
@@ -122,14 +123,12 @@ def codegen(design: Mc2Design) -> Mc2Code:
     src = _parts(tile, snake)
     files = {f"op_kernel/{snake}.h": src.kernel_class, f"op_host/{snake}.cpp": tile.files[f"op_host/{snake}.cpp"],
              f"op_host/{snake}_tiling.h": tile.files[f"op_host/{snake}_tiling.h"]}
-    from .mc2_source import host_source, kernel_source, launcher_source, tiling_header
-
     t = mc2_tiling(design)
     files[f"op_kernel/{mc2}.cpp"] = kernel_source(design, t, op_type, mc2, src)
     files[f"op_host/{mc2}_tiling.h"] = tiling_header(design, t, op_type, mc2, src)
     files[f"op_host/{mc2}.cpp"] = host_source(design, t, op_type, mc2, src)
-    files["main.cpp"] = launcher_source(design, op_type, mc2, staging_bytes(design))
     ins, outs = rank_tensors(design)
+    files["main.cpp"] = launcher_source(design, op_type, mc2, staging_bytes(design), ins, outs)
     return Mc2Code(name=mc2, files=files, inputs=ins, outputs=outs, target=design.cluster.target,
                    profile=design.cluster.profile, workspace_bytes=tile.workspace_bytes,
                    devices=design.cluster.devices, staging_bytes=staging_bytes(design))

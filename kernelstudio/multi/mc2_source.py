@@ -281,12 +281,11 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str:
     return w.text()
 
 
-def launcher_source(design: Any, op_type: str, mc2: str, staging: int) -> str:
-    """main.cpp: one process per rank (ks_twin::hccl::run_ranks), each reading and writing its own rank<r>/."""
-    from .codegen import rank_tensors
-
+def launcher_source(design: Any, op_type: str, mc2: str, staging: int, ins: tuple[Any, ...],
+                    outs: tuple[Any, ...]) -> str:
+    """main.cpp: one process per rank (ks_twin::hccl::run_ranks), each reading and writing its own rank<r>/
+    (`ins` and `outs`: one rank's TensorSpecs)."""
     d, p = design, design.cluster.devices
-    ins, outs = rank_tensors(d)
     prof = d.cluster.profile
     w = Writer()
     w(f"// CPU launch of {mc2} on the kernelstudio twin: {p} ranks, each its own process with its files in rank<r>/,",
