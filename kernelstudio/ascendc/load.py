@@ -116,7 +116,7 @@ class AscendCKernel:
         from .timeline import simulate_log, twin_target
 
         return simulate_log(self.log, {self.name: self._param_tensors()}, target=twin_target(self.target, target),
-                            name=self.name, l2=l2)
+                            name=self.name, l2=l2, files=self.files)
 
     def _param_tensors(self) -> list[GmTensor | None]:
         specs = {s.name: (s, "input") for s in self.code.inputs} | {s.name: (s, "output") for s in self.code.outputs}

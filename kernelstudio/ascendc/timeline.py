@@ -27,6 +27,7 @@ nothing the in-order pipe does not already.
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -158,6 +159,15 @@ class _Kernel:
         return Region(name, Const(0), Const(1), Const(max(n, 1)), Const(max(n, 1)))
 
 
+def _at(call: Call, files: Mapping[str, str]) -> str:
+    """The instruction's comment: the API and the user's line that issued it (in the user's file names)."""
+    if not call.site:
+        return call.api
+    file, _, line = call.site.rpartition(":")
+    file = posixpath.normpath(file)
+    return f"{call.api} at {files.get(file, file)}:{line}"
+
+
 def _is(var: str, value: int) -> Expr:
     """1 when `var` == value, else 0 (the TileIR has no comparison: 1 - min(1, |var - value|))."""
     diff = E.max(E.sub(Var(var), value), E.sub(value, Var(var)))
@@ -165,8 +175,9 @@ def _is(var: str, value: int) -> Expr:
 
 
 class _Translator:
-    def __init__(self, kernel: str, params: Sequence[GmTensor | None], info: _Kernel) -> None:
-        self.kernel, self.params, self.info = kernel, params, info
+    def __init__(self, kernel: str, params: Sequence[GmTensor | None], info: _Kernel,
+                 files: Mapping[str, str]) -> None:
+        self.kernel, self.params, self.info, self.files = kernel, params, info, files
         self.unknown_gm = 0
 
     def gm_region(self, call: Call, refs: dict[str, str]) -> tuple[Region, str, int]:
@@ -245,17 +256,18 @@ class _Translator:
             local = self.info.region(local_ref, dtype)
             n = max(1, -(-nbytes // itemsize(gm_dtype)))
             sized = Region(gm.buf, Const(0), Const(1), Const(n), Const(n), gm=True)
+            note = _at(call, self.files)
             if a.get("src") == "GM":
-                return [Copy(Region(local.buf, Const(0), Const(1), Const(n), Const(n)), sized)]
-            return [Copy(sized, local)]
+                return [Copy(Region(local.buf, Const(0), Const(1), Const(n), Const(n)), sized, comment=note)]
+            return [Copy(sized, local, comment=note)]
         # between two on-chip buffers: a vector-pipe copy of `count` elements (UB -> UB, as the TileIR prices
         # its copy op), else a move priced by the bytes the destination covers
         if MEMORY.get(str(a.get("dst"))) == "UB" and MEMORY.get(str(a.get("src"))) == "UB" and "count" in a:
             return [VecCall(call.api, "copy", dtype, self.info.region(refs.get("w"), dtype),
                             (self.info.region(refs.get("r"), dtype),), "count", count=Const(int(a["count"])),
-                            dst_dtype=dtype)]
+                            dst_dtype=dtype, comment=_at(call, self.files))]
         dst, src = self.info.region(refs.get("w"), "int8"), self.info.region(refs.get("r"), "int8")
-        return [Copy(dst, src)]
+        return [Copy(dst, src, comment=_at(call, self.files))]
 
     def vector(self, call: Call, refs: dict[str, str]) -> VecCall:
         a = call.args
@@ -269,10 +281,11 @@ class _Translator:
         dst = self.info.region(refs.get("w"), dtype)
         srcs = tuple(self.info.region(v, src_dtype) for k, v in call.refs if k == "r")
         if "count" in a:
-            return VecCall(api, cost, src_dtype, dst, srcs, "count", count=Const(int(a["count"])), dst_dtype=dtype)
+            return VecCall(api, cost, src_dtype, dst, srcs, "count", count=Const(int(a["count"])), dst_dtype=dtype,
+                           comment=_at(call, self.files))
         mask = int(a.get("mask", 0)) if str(a.get("mask", "0")).lstrip("-").isdigit() else 0
         return VecCall(api, cost, src_dtype, dst, srcs, "repeat", mask=Const(mask), repeats=Const(int(a["repeats"])),
-                       dst_dtype=dtype)
+                       dst_dtype=dtype, comment=_at(call, self.files))
 
 
 def _declare(calls: Sequence[Call]) -> _Kernel:
@@ -295,9 +308,10 @@ def _declare(calls: Sequence[Call]) -> _Kernel:
 
 
 def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]], *, target: str,
-                  name: str = "trace") -> Program:
+                  name: str = "trace", files: Mapping[str, str] | None = None) -> Program:
     """A Program whose cores replay the calls of `log`: one Kernel per launch, in launch order. `params` maps each
-    launched kernel to the GM tensor of each of its parameters (None for the tiling and any it does not name)."""
+    launched kernel to the GM tensor of each of its parameters (None for the tiling and any it does not name);
+    `files` renames the source files the twin logged (bundle path -> the user's name) in instruction texts."""
     if not log.launches:
         raise TraceError("the call log has no kernel launch (no ICPU_RUN_KF ran, or the run stopped before it); "
                          "simulate the log of a run that launched its kernel (ks.ascendc.load(...).log)")
@@ -317,7 +331,7 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
                 tensors.setdefault(t.name, t)
         calls = [c for c in log.calls if c.launch == li and c.core != "host"]
         info = _declare(calls)
-        tr = _Translator(launch.kernel, pts, info)
+        tr = _Translator(launch.kernel, pts, info, files or {})
         aic: list[Stmt] = []
         aiv: list[Stmt] = []
         by_core: dict[tuple[int, str], list[Call]] = {}
@@ -361,14 +375,15 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
 
 
 def simulate_log(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]], *, target: str,
-                 name: str = "trace", l2: str = "cold", exact: bool = False) -> SimResult:
+                 name: str = "trace", l2: str = "cold", exact: bool = False,
+                 files: Mapping[str, str] | None = None) -> SimResult:
     """The simulated timeline of a twin run (see the module doc): a SimResult like ks.simulate's, with
     `stats["trace_notes"]` naming what the trace could not time."""
     try:
         profile = hw.get(target)
     except TargetError as e:
         raise TraceError(f"{e}") from None
-    prog = trace_program(log, params, target=profile.name, name=name)
+    prog = trace_program(log, params, target=profile.name, name=name, files=files)
     res = simulate(prog, profile=profile, l2=l2, exact=exact)
     res.stats["trace_notes"] = [n for k in prog.kernels for n in k.notes]
     return res
