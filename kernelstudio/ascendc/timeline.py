@@ -19,8 +19,11 @@ How a call becomes a statement (the engine prices and orders the statements, not
   of on-chip memory (GetValue / SetValue) -> one scalar step.
 Each core's statements sit under `if blk == b and sub == s`, so block b's cores run exactly their own calls.
 
+- the cube basic API: LoadData -> a move L1 -> L0A/L0B of the bytes it writes (Load3Dv2's img2col included),
+  Mmad -> Mmad(m, k, n), Fixpipe -> a move L0C -> GM of the bytes it writes, Nd2Nz DataCopy -> an nd2nz move.
+
 Not timed, and named in the result's `stats["trace_notes"]`: the Matmul high-level API (its calls log its L1
-loads but not its L0 loads, Mmads and Fixpipes), cube basic API calls (Mmad, LoadData, Fixpipe). Vector APIs
+loads but not its L0 loads, Mmads and Fixpipes). Vector APIs
 with no measured curve are priced as one elementwise pass (also named there). A PipeBarrier of one pipe orders
 nothing the in-order pipe does not already.
 """
@@ -51,6 +54,7 @@ from ..tileir.program import (
     If,
     Kernel,
     Let,
+    Mmad,
     Pipe,
     Program,
     QuePos,
@@ -93,7 +97,7 @@ _MODES = {"AIV_MODE": ("vector", "AIV_ONLY", 1), "AIC_MODE": ("cube", "AIC_ONLY"
           "MIX_MODE": ("cube_vector", "MIX_AIC_1_2", 2)}
 _PIPES = {p.value: p for p in Pipe}
 _BARRIER_EVENT = 1 << 20  # event ids of the flag pairs a PipeBarrier<PIPE_ALL> stands for (no user id is this big)
-_SKIPPED = frozenset({"Mmad", "LoadData", "Fixpipe", "Iterate", "IterateAll", "GetTensorC", "LoadData3DV2"})
+_SKIPPED = frozenset({"Iterate", "IterateAll", "GetTensorC"})
 
 
 def _dtype(name: object, where: str) -> str:
@@ -120,6 +124,7 @@ class _Queue:
     start: int
     slot_bytes: int
     num: int
+    dtype: str = "int8"  # the element type of the first call that touched it (how the cube side prices moves)
 
     def name(self, i: int) -> str:
         return f"{self.pos}@{self.start}[{i}]"
@@ -140,18 +145,18 @@ class _Kernel:
                 return q, (offset - start) // q.slot_bytes
         return None
 
-    def region(self, ref: str | None, dtype: str) -> Region:
+    def region(self, ref: str | None, dtype: str | None) -> Region:
         """The buffer an on-chip operand lies in (its queue buffer, else its memory's scratch), as a Region of
-        the operand's elements."""
+        the operand's elements (of `dtype`; None: of the queue buffer's own type)."""
         span = _span(ref) if ref is not None else None
         if span is None:
             return self._scratch("UB", 0)
         memory, _, offset, size = span
         found = self.queue_at(memory, offset)
-        n = max(1, -(-size // itemsize(dtype)))
         if found is None:
-            return self._scratch(memory, n)
+            return self._scratch(memory, max(1, -(-size // itemsize(dtype or "int8"))))
         q, i = found
+        n = max(1, -(-size // itemsize(dtype or q.dtype)))
         return Region(q.name(i), Const(0), Const(1), Const(n), Const(n))
 
     def _scratch(self, memory: str, n: int) -> Region:
@@ -240,6 +245,19 @@ class _Translator:
             return [SyncAll()]
         if api in ("LocalTensor::GetValue", "LocalTensor::SetValue"):
             return [Let("_scalar", Const(0))]
+        if api == "LoadData":  # L1 -> L0A / L0B (Load2D, or Load3Dv2: img2col), priced by the bytes written
+            note = _at(call, self.files)
+            return [Copy(self.info.region(refs.get("w"), None), self.info.region(refs.get("r"), None), comment=note)]
+        if api == "Mmad":
+            ops = [self.info.region(v, None) for k, v in call.refs if k == "r" and not v.startswith("CO1:")]
+            if len(ops) != 2 or "w" not in refs:
+                self.info.skipped[api] += 1
+                return []
+            return [Mmad(self.info.region(refs["w"], None), ops[0], ops[1], Const(int(a["m"])), Const(int(a["k"])),
+                         Const(int(a["n"])), Const(int(a.get("cmatrixInitVal", 1))), comment=_at(call, self.files))]
+        if api == "Fixpipe":  # L0C -> GM
+            gm, _, _ = self.gm_region(call, refs)
+            return [Copy(gm, self.info.region(refs.get("r"), None), comment=_at(call, self.files))]
         if api in _SKIPPED or api.startswith("Matmul::"):
             self.info.skipped[api] += 1
             return []
@@ -258,7 +276,8 @@ class _Translator:
             sized = Region(gm.buf, Const(0), Const(1), Const(n), Const(n), gm=True)
             note = _at(call, self.files)
             if a.get("src") == "GM":
-                return [Copy(Region(local.buf, Const(0), Const(1), Const(n), Const(n)), sized, comment=note)]
+                return [Copy(Region(local.buf, Const(0), Const(1), Const(n), Const(n)), sized,
+                             nd2nz=a.get("format") == "Nd2Nz", comment=note)]
             return [Copy(sized, local, comment=note)]
         # between two on-chip buffers: a vector-pipe copy of `count` elements (UB -> UB, as the TileIR prices
         # its copy op), else a move priced by the bytes the destination covers
@@ -304,6 +323,19 @@ def _declare(calls: Sequence[Call]) -> _Kernel:
         old = info.queues.get((memory, start))
         if old is None or old.num < num:
             info.queues[(memory, start)] = _Queue(pos, memory, start, slot, num)
+    typed: set[tuple[str, int]] = set()
+    for c in calls:  # each queue's element type: that of the first call touching it
+        if "dtype" not in c.args:
+            continue
+        for rw, ref in c.refs:
+            span = _span(ref) if rw in ("r", "w") else None
+            found = info.queue_at(span[0], span[2]) if span else None
+            if found is None or (found[0].memory, found[0].start) in typed:
+                continue
+            name = c.args["src_dtype"] if rw == "r" and "src_dtype" in c.args else c.args["dtype"]
+            if str(name) in DTYPES:
+                found[0].dtype = DTYPES[str(name)]
+                typed.add((found[0].memory, found[0].start))
     return info
 
 
@@ -354,7 +386,7 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
             tensors.setdefault("(GM outside the parameters)",
                                GmTensor("(GM outside the parameters)", (tr.unknown_gm,), "int8", "intermediate"))
         notes: list[str] = []
-        buffers = [Buffer(q.name(i), _MEMORY_TIER[q.memory], "int8", 1, q.slot_bytes, 1,
+        buffers = [Buffer(q.name(i), _MEMORY_TIER[q.memory], q.dtype, 1, q.slot_bytes // itemsize(q.dtype), 1,
                           _QUEPOS.get(q.pos, QuePos.VECIN if q.memory == "UB" else QuePos.A1),
                           CoreType.AIV if q.memory == "UB" else CoreType.AIC, f"{q.pos} queue buffer {i}")
                    for q in info.queues.values() for i in range(q.num)]

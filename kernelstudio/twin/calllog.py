@@ -14,8 +14,10 @@ File format (tab-separated, one line each, `#` lines are comments):
   (calls outside a kernel, such as SetKernelMode, with kernel `-` and block -1). `site` is the `file:line`
   of the user's call (`-` when the API does not record one); `refs` what the call touched on chip, as
   `key=value` tokens (`w=` / `r=` a written / read operand `POSITION:byte_offset+bytes`, `q=` the queue by
-  its first buffer `POSITION:byte_offset`, `slot=` the queue buffer, `to=` a TQueBind's destination), `-`
-  for none. Version 1 logs (`# ks_twin call log 1`) end at `args`; they parse with no site and no refs.
+  its first buffer `POSITION:byte_offset`, `slot=` the queue buffer, `to=` a TQueBind's destination, `gm=`
+  the GM side of a copy as `<kernel parameter index>:<byte offset from that argument>+<bytes moved>`, or
+  `?+<bytes>` outside every argument's GmAlloc buffer), `-` for none. Version 1 logs (`# ks_twin call log 1`)
+  end at `args`; they parse with no site and no refs.
 """
 
 from __future__ import annotations

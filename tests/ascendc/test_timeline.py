@@ -32,15 +32,30 @@ def _generated(build, twin_cache):
     out = build()
     prog = ks.lower(ks.create_schedule(out), target="ascend910b2")
     _, log = twin.run(codegen(prog), ks.random_inputs(out, seed=0), cache_dir=twin_cache, log_calls=True)
-    params = {names_of(prog, k).snake: [prog.tensor(p) for p in kernel_params(prog, k)] + [None, None]
+    params = {names_of(prog, k).snake: [prog.tensor(p) for p in kernel_params(prog, k)] + [_workspace(prog, k), None]
               for k in prog.kernels}
     return prog, log, params
 
 
-@pytest.mark.parametrize("name", sorted(VECTOR))
-def test_trace_of_generated_vector_code_times_as_the_tileir(name, twin_cache):
-    prog, log, params = _generated(VECTOR[name], twin_cache)
-    assert all(k.family == "vector" for k in prog.kernels)
+def _workspace(prog, k):
+    return next((prog.tensor(p) for p in k.params if prog.tensor(p).role == "workspace"), None)
+
+
+# Cube and mixed reference kernels do not reach 1 %, for reasons outside the trace: conv_bias_relu's TileIR
+# prices the weight copy GM -> L1 as ND -> NZ while the generated code copies the weights TransData already
+# laid out as FRACTAL_Z with a plain DataCopy (priced so, the trace is 39 % faster; priced as nd2nz, 1.6 %,
+# the rest being Load2D issued as two calls per k tile); mla_prolog_lite's cube side is the Matmul high-level
+# API, whose calls log no L0 loads, Mmads or Fixpipes to time.
+NOT_YET = {
+    "conv_bias_relu": "the TileIR prices the FRACTAL_Z weight copy as nd2nz; the code issues a plain DataCopy",
+    "mla_prolog_lite": "the Matmul high-level API logs no L0 loads, Mmads or Fixpipes to time",
+}
+
+
+@pytest.mark.parametrize("name", [*sorted(VECTOR), *(pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=r))
+                                                    for n, r in NOT_YET.items())])
+def test_trace_of_generated_code_times_as_the_tileir(name, twin_cache):
+    prog, log, params = _generated(VECTOR.get(name) or rk.REFERENCE[name], twin_cache)
     designed = ks.simulate(prog)
     traced = simulate_log(log, params, target="ascend910b2")
     assert len(traced.kernels) == len(designed.kernels)
@@ -48,7 +63,8 @@ def test_trace_of_generated_vector_code_times_as_the_tileir(name, twin_cache):
         assert got["time_us"] == pytest.approx(want["time_us"], rel=0.01), (want["name"], got["time_us"],
                                                                             want["time_us"])
         assert got["hbm_bytes"] == want["hbm_bytes"] and got["l2_bytes"] == want["l2_bytes"]
-    for pipe in ("MTE2", "MTE3", "V"):  # the pipes price the same calls (an Adds(x, 0) copy: as Adds, not copy)
+    # the pipes price the same calls (an Adds(x, 0) copy: as Adds, where the TileIR prices a copy)
+    for pipe in ("MTE2", "MTE3", "V", "MTE1", "M", "FIX"):
         assert traced.metrics["pipes"][pipe]["busy_us"] == pytest.approx(designed.metrics["pipes"][pipe]["busy_us"],
                                                                          rel=0.005)
     assert traced.time_us == pytest.approx(designed.time_us, rel=0.01)
@@ -130,9 +146,27 @@ def test_a_copy_without_its_gm_operand_names_the_call():
         trace_program(log, {"k": [None]}, target="ascend910b2")
 
 
-def test_untimed_cube_calls_are_listed_not_hidden():
+def test_untimed_calls_are_listed_not_hidden():
     log = CallLog.parse("L\tk\tAIC_MODE\t1\n"
-                        "C\tk\t0\tAIC\t0\tMmad\tm=16 k=16 n=16\tk.cpp:9\t-\n")
+                        "C\tk\t0\tAIC\t0\tMmad\tm=16 k=16 n=16\tk.cpp:9\t-\n"  # no operands: not timed
+                        "C\tk\t0\tAIC\t0\tMatmul::IterateAll\tdst=GM\tk.cpp:10\t-\n")
     res = simulate_log(log, {"k": []}, target="ascend910b2")
-    assert res.stats["trace_notes"] == ["k: not timed: Mmad x1"]
+    assert res.stats["trace_notes"] == ["k: not timed: Mmad x1, Matmul::IterateAll x1"]
     assert np.isfinite(res.time_us)
+
+
+def test_cube_basic_api_calls_run_on_the_cube_pipes(twin_cache):
+    prog, log, params = _generated(rk.conv_bias_relu, twin_cache)
+    res = simulate_log(log, params, target="ascend910b2")
+    assert res.stats["trace_notes"] == []
+    cube = res.events.where(core="core0.cubecore0")
+    by_pipe = {}
+    for e in cube:
+        by_pipe.setdefault(e.pipe, []).append(e.instr.split("  # ")[1].split(" at ")[0] if "  # " in e.instr else "")
+    block0 = [c for c in log.select(block=0, core="AIC")]
+    assert sorted(by_pipe["M"]) == ["Mmad"] * sum(c.api == "Mmad" for c in block0)
+    assert set(by_pipe["MTE1"]) == {"LoadData"} and set(by_pipe["FIX"]) == {"Fixpipe"}
+    assert set(by_pipe["MTE2"]) == {"DataCopy"}
+    designed = ks.simulate(prog)
+    assert res.traffic == designed.traffic  # the same bytes on every memory edge
+    assert res.metrics["cube_flops"] == designed.metrics["cube_flops"]

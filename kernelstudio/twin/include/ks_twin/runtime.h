@@ -541,8 +541,9 @@ inline void gm_free(void* p)
     std::free(p);
 }
 
-// The call log's `gm=<parameter>:<byte offset>+<bytes>` ref of a GM access at `p`: the kernel parameter whose
-// GmAlloc buffer holds p (so a reader can name the tensor a copy moves), `gm=?` when none does.
+// The call log's `gm=<parameter>:<byte offset>+<bytes>` ref of a GM access starting at `p` that moves `bytes`:
+// the kernel parameter whose GmAlloc buffer holds p (so a reader can name the tensor a copy moves), `gm=?`
+// when none does.
 inline void note_gm(const void* p, uint64_t bytes)
 {
     const LaunchState& ls = launch_state();
