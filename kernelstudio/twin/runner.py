@@ -414,6 +414,11 @@ def run(
     from ..core.checks import as_number, need
 
     code = need(code, CodeBundle, "twin.run")
+    devices = getattr(code, "devices", 1)
+    if devices != 1:
+        raise InputError(f"kernel {code.name!r} runs on {devices} devices, one process per rank with its files in "
+                         "rank<r>/; run it with ks.multi.run_twin(design, inputs), or kernelstudio.twin.ranks."
+                         "run_ranks(code, [inputs of rank 0, ...])")
     timeout_s = as_number(timeout_s, "twin.run: timeout_s (seconds the kernel may run)", positive=True)
     storage, lead = _check_inputs(code, inputs)
     binary = compile(code, cache_dir=cache_dir)

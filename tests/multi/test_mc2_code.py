@@ -139,3 +139,10 @@ def test_run_twin_input_errors_before_any_compile():
         M.run_twin(d, "x")
     with pytest.raises(StageError, match="run_twin takes an MC2 design"):
         M.run_twin(None, good)
+
+
+def test_single_device_twin_run_refuses_a_multi_device_bundle():
+    d = _design(devices=2, tiles=1)
+    inputs = d.random_inputs()
+    with pytest.raises(InputError, match=r"runs on 2 devices, one process per rank .* ks.multi.run_twin"):
+        ks.twin.run(M.codegen(d), {"x": inputs["x"][0], "w": inputs["w"][0]})
