@@ -82,7 +82,7 @@ def test_roofline_names_its_roofs(studio_page):
     page.wait_for_function("() => [...document.querySelectorAll('.ks-studio .annotation-text')]"
                            ".some(e => e.textContent.includes('cube peak'))", timeout=30_000)
     texts = page.evaluate("() => [...document.querySelectorAll('.ks-studio .annotation-text')].map(e => e.textContent)")
-    assert "float16 cube peak 353.9 TFLOPS" in texts and "HBM 1,600 GB/s (assumed)" in texts
+    assert "float16 cube peak 353.9 TFLOPS" in texts and "HBM 1,260 GB/s (measured)" in texts
     assert any(t.startswith("ridge ") for t in texts)
     ticks = page.evaluate("() => [...document.querySelectorAll('.ks-studio .xtick text')].map(e => e.textContent)")
     assert "1k" in ticks or "100" in ticks
