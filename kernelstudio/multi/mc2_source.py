@@ -133,8 +133,8 @@ def _process(w: Writer, d: Any) -> None:
             with w.block("if ASCEND_IS_AIC"):
                 with w.block("for (uint32_t i = 0, row = 0; i < tiles; ++i)"):
                     _loop_head(w)
-                    w("TileMatmul(xGm_ + " + _bytes("row", "tiling_.rankK") + ", yGm_ + "
-                      + _bytes("rank_ * tiling_.rankM + row", "tiling_.rankN") + ", tail);", "row += rows;")
+                    w("TileMatmul(xGm_, row, yGm_, static_cast<uint64_t>(rank_) * tiling_.rankM + row, tail);",
+                      "row += rows;")
             with w.block("for (uint32_t i = 0, row = 0; i < tiles; ++i)"):
                 _loop_head(w)
                 with w.block("if (notify_)"):
@@ -144,8 +144,7 @@ def _process(w: Writer, d: Any) -> None:
                     with w.block("for (uint32_t r = 0; r < tiling_.rankDim; ++r)"):
                         w("if (r == rank_) continue;",
                           "const uint64_t at = static_cast<uint64_t>(r) * tiling_.rankM + row;",
-                          "TileMatmul(gatherGm_ + " + _bytes("at", "tiling_.rankK") + ", yGm_ + "
-                          + _bytes("at", "tiling_.rankN") + ", tail);")
+                          "TileMatmul(gatherGm_, at, yGm_, at, tail);")
                 w("row += rows;")
             w("Finish();")
             return
@@ -156,11 +155,9 @@ def _process(w: Writer, d: Any) -> None:
                     w("// this tile of every rank block")
                     with w.block("for (uint32_t r = 0; r < tiling_.rankDim; ++r)"):
                         w("const uint64_t at = static_cast<uint64_t>(r) * (tiling_.rankM / tiling_.rankDim) + row;",
-                          "TileMatmul(xGm_ + " + _bytes("at", "tiling_.rankK") + ", partialGm_ + "
-                          + _bytes("at", "tiling_.rankN") + ", tail);")
+                          "TileMatmul(xGm_, at, partialGm_, at, tail);")
                 else:
-                    w("TileMatmul(xGm_ + " + _bytes("row", "tiling_.rankK") + ", yGm_ + "
-                      + _bytes("row", "tiling_.rankN") + ", tail);")
+                    w("TileMatmul(xGm_, row, yGm_, row, tail);")
             w("AscendC::SyncAll<false>();  // every core's part of the tile is in GM")
             with w.block("if (notify_)"):
                 w("hccl_.Commit(tail ? tailHandle_ : tileHandle_);  // HCCL moves it while the next tile computes")
@@ -169,12 +166,13 @@ def _process(w: Writer, d: Any) -> None:
 
 
 def _tile_matmul(w: Writer, d: Any, tile: Any) -> None:
-    w("// (rows, k) @ w -> (rows, n), a at a's first row and c at c's, with the tile's or the short tile's tiling "
-      "on the cube cores it uses")
-    with w.block("__aicore__ inline void TileMatmul(GM_ADDR a, GM_ADDR c, bool tail)"):
+    w("// rows [aRow, aRow + rows) of a (k wide) @ w -> rows [cRow, ...) of c (n wide), with the long or the short "
+      "tile's tiling,", "// on the cube cores that tiling uses")
+    with w.block("__aicore__ inline void TileMatmul(GM_ADDR a, uint64_t aRow, GM_ADDR c, uint64_t cRow, bool tail)"):
         w("const auto& t = tail ? tiling_.tailTiling : tiling_.tileTiling;")
         with w.block("if (AscendC::GetBlockIdx() < t.blockDim)"):
-            w(f"{tile.cls} op;", "op.Init(a, wGm_, c, workspace_, t);", "op.Process();")
+            w(f"{tile.cls} op;", "op.Init(a + " + _bytes("aRow", "tiling_.rankK") + ", wGm_, c + "
+              + _bytes("cRow", "tiling_.rankN") + ", workspace_, t);", "op.Process();")
 
 
 def _finish(w: Writer, d: Any) -> None:

@@ -13,6 +13,7 @@ import pytest
 import kernelstudio as ks
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+CODE_HEADING = "\n### The code, run on the CPU\n"
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +25,8 @@ def section() -> str:
 
 def test_the_examples_print_what_the_readme_shows(section):
     """The model's example and the Studio's (the same cell built as the Studio builds it)."""
-    blocks = re.findall(r"```python\n(.*?)```\n```text\n(.*?)```\n", section, flags=re.S)
+    model = section.split(CODE_HEADING)[0]  # the generated code's example runs on the twin (below)
+    blocks = re.findall(r"```python\n(.*?)```\n```text\n(.*?)```\n", model, flags=re.S)
     assert len(blocks) == 2
     for code, shown in blocks:
         out = io.StringIO()
@@ -64,3 +66,16 @@ def test_the_small_message_caveat_quotes_the_model_and_the_fit(section):
     assert f"(an AllReduce of 1 MiB: the\nmodel {model:.0f} us, the fit {fit:.0f} us)" in section
     big = link.aicpu_issue_us + sum(s.us for s in ks.multi.collective_steps("all_reduce", "mesh", 8 * 2**20, 8, link))
     assert big == pytest.approx(1.15 * (13.58491263 * 8 + 61.508333))  # exact at the line's end
+
+
+def test_the_code_example_prints_what_the_readme_shows(section, twin_cache, monkeypatch):
+    """The generated MC2 code's example: its excerpt is the generator's, and its twin run (4 ranks) is golden."""
+    assert CODE_HEADING in section
+    code, shown = re.findall(r"```python\n(.*?)```\n```text\n(.*?)```\n", section.split(CODE_HEADING)[1],
+                             flags=re.S)[0]
+    monkeypatch.setattr("kernelstudio.twin.runner.default_cache_dir", lambda: twin_cache)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})  # noqa: S102 - our own documentation
+    assert out.getvalue() == shown
+    assert shown.rstrip().endswith("bit-equal to golden: True")
