@@ -14,7 +14,9 @@ How a call becomes a statement (the engine prices and orders the statements, not
 - AllocTensor / EnQue / DeQue / FreeTensor -> Alloc / EnQue / DeQue / Free of the one queue buffer the twin
   handed out (each buffer of a TQue is a depth-1 queue buffer named `<POSITION>@<byte>[<i>]`, so a kernel
   that holds several tensors of one queue is ordered by the buffer each call really touches);
-- SetFlag / WaitFlag -> SetFlag / WaitFlag; PipeBarrier<PIPE_ALL> -> the scalar waits for every pipe;
+- SetFlag / WaitFlag -> SetFlag / WaitFlag; PipeBarrier<PIPE_ALL> -> the scalar waits for every pipe of its
+  core (a SetFlag / WaitFlag<pipe -> S> pair per pipe, event id 1048576, which the timeline shows as those
+  waits);
   CrossCoreSetFlag / CrossCoreWaitFlag -> CrossSet / CrossWait; SyncAll -> SyncAll; a scalar read or write
   of on-chip memory (GetValue / SetValue) -> one scalar step.
 Each core's statements sit under `if blk == b and sub == s`, so block b's cores run exactly their own calls.
@@ -97,6 +99,8 @@ _MODES = {"AIV_MODE": ("vector", "AIV_ONLY", 1), "AIC_MODE": ("cube", "AIC_ONLY"
           "MIX_MODE": ("cube_vector", "MIX_AIC_1_2", 2)}
 _PIPES = {p.value: p for p in Pipe}
 _BARRIER_EVENT = 1 << 20  # event ids of the flag pairs a PipeBarrier<PIPE_ALL> stands for (no user id is this big)
+# the pipes of each core kind (what a PipeBarrier<PIPE_ALL> waits for)
+_CORE_PIPES = {"AIV": (Pipe.MTE2, Pipe.V, Pipe.MTE3), "AIC": (Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3)}
 _SKIPPED = frozenset({"Iterate", "IterateAll", "GetTensorC"})
 
 
@@ -233,7 +237,7 @@ class _Translator:
         if api in ("PipeBarrier", "pipe_barrier"):
             if a.get("pipe") != "PIPE_ALL":
                 return []
-            pipes = [p for p in Pipe if p is not Pipe.S]
+            pipes = _CORE_PIPES["AIC" if call.core == "AIC" else "AIV"]
             return ([SetFlag(p, Pipe.S, _BARRIER_EVENT) for p in pipes]
                     + [WaitFlag(p, Pipe.S, _BARRIER_EVENT) for p in pipes])
         if api == "CrossCoreSetFlag":

@@ -19,7 +19,7 @@ from kernelstudio.twin.calllog import CallLog
 
 from .. import reference_kernels as rk
 from ..codegen.test_parity import KERNELS as PARITY
-from .conftest import KERNELS, TWIN_KERNELS, halves
+from .conftest import KERNELS, TWIN_KERNELS, halves, seeded
 
 ADD = TWIN_KERNELS / "add_custom"
 PREFETCH = KERNELS / "add_prefetch"
@@ -170,3 +170,14 @@ def test_cube_basic_api_calls_run_on_the_cube_pipes(twin_cache):
     designed = ks.simulate(prog)
     assert res.traffic == designed.traffic  # the same bytes on every memory edge
     assert res.metrics["cube_flops"] == designed.metrics["cube_flops"]
+
+
+def test_a_pipe_all_barrier_makes_every_pipe_wait(tmp_path, twin_cache):
+    add = "        Add(zLocal, xLocal, yLocal, this->tileLength);\n"
+    path, _ = seeded(tmp_path, PREFETCH, "op_kernel/add_prefetch.cpp", add, add + "        PipeBarrier<PIPE_ALL>();\n")
+    base = _add(8 * 8192, twin_cache, folder=PREFETCH, tile=1024).sim
+    barred = _add(8 * 8192, twin_cache, folder=path.parents[1], tile=1024).sim
+    assert barred.time_us > base.time_us
+    waits = [e for e in barred.events.where(core="core0.veccore0", pipe="FLOW")]
+    assert waits and all("wait_flag" in e.instr for e in waits)  # the scalar waits there for the pipes
+    assert not list(base.events.where(core="core0.veccore0", pipe="FLOW"))
