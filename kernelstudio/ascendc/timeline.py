@@ -348,6 +348,12 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
     """A Program whose cores replay the calls of `log`: one Kernel per launch, in launch order. `params` maps each
     launched kernel to the GM tensor of each of its parameters (None for the tiling and any it does not name);
     `files` renames the source files the twin logged (bundle path -> the user's name) in instruction texts."""
+    if not isinstance(log, CallLog):
+        raise TraceError(f"trace_program takes a twin CallLog (a loaded kernel's .log, ks.twin.run(..., "
+                         f"log_calls=True)), got {type(log).__name__}")
+    if not isinstance(params, Mapping):
+        raise TraceError(f"params must map each launched kernel to its parameters' GM tensors, got "
+                         f"{type(params).__name__}")
     if not log.launches:
         raise TraceError("the call log has no kernel launch (no ICPU_RUN_KF ran, or the run stopped before it); "
                          "simulate the log of a run that launched its kernel (ks.ascendc.load(...).log)")

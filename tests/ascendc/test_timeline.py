@@ -133,6 +133,13 @@ def test_a_log_with_no_launch_is_refused():
         simulate_log(log, {}, target="ascend910b2")
 
 
+def test_what_is_not_a_call_log_is_refused():
+    with pytest.raises(TraceError, match="takes a twin CallLog.*got str"):
+        simulate_log("calls.log", {}, target="ascend910b2")
+    with pytest.raises(TraceError, match="params must map each launched kernel.*got list"):
+        trace_program(CallLog.parse("L\tk\tAIV_MODE\t1\n"), [], target="ascend910b2")
+
+
 def test_a_launch_without_its_parameters_is_refused():
     log = CallLog.parse("L\tadd_custom\tAIV_MODE\t1\n")
     with pytest.raises(TraceError, match="'add_custom'.*give the GM tensor of each parameter"):
