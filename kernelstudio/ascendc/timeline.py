@@ -25,7 +25,8 @@ Each core's statements sit under `if blk == b and sub == s`, so block b's cores 
   Mmad -> Mmad(m, k, n), Fixpipe -> a move L0C -> GM of the bytes it writes, Nd2Nz DataCopy -> an nd2nz move.
 
 Not timed, and named in the result's `stats["trace_notes"]`: the Matmul high-level API (its calls log its L1
-loads but not its L0 loads, Mmads and Fixpipes). Vector APIs
+loads but not its L0 loads, Mmads and Fixpipes), and the row APIs SoftMax, LayerNorm, RmsNorm and TopK (no
+cost of their own, and their calls log no element count). Vector APIs
 with no measured curve are priced as one elementwise pass (also named there). A PipeBarrier of one pipe orders
 nothing the in-order pipe does not already.
 """
@@ -89,8 +90,9 @@ API_COSTS: dict[str, str] = {
     **{api: r.cost for api, r in REDUCE_APIS.items()},
     "CompareScalar": "compare", "Compare": "compare", "Select": "select", "Brcb": "brcb",
     "ReduceSum": "reduce_sum", "ReduceMax": "reduce_max", "ReduceMin": "reduce_max",
-    "Gelu": "gelu", "FasterGelu": "gelu",
+    "Gelu": "gelu_tanh", "FasterGelu": "gelu_tanh", "Transpose": "transpose",  # the twin's Gelu is the tanh form
 }
+_TRANSPOSE_ELEMS = 256  # Transpose moves one 16 x 16 block
 _ASSUMED_COST = "adds"  # a vector API with no curve: one elementwise pass
 _MEMORY_TIER = {"UB": Tier.UB, "L1": Tier.L1, "L0A": Tier.L0A, "L0B": Tier.L0B, "L0C": Tier.L0C}
 _QUEPOS = {"VECIN": QuePos.VECIN, "VECOUT": QuePos.VECOUT, "A1": QuePos.A1, "B1": QuePos.B1, "A2": QuePos.A2,
@@ -265,8 +267,13 @@ class _Translator:
         if api in _SKIPPED or api.startswith("Matmul::"):
             self.info.skipped[api] += 1
             return []
-        if "dtype" in a and ("count" in a or "repeats" in a) and any(k in ("r", "w") for k, _ in call.refs):
+        touches = any(k in ("r", "w") for k, _ in call.refs)
+        if api == "Transpose" and touches:  # one 16 x 16 block
+            return [self.vector(call, refs, count=_TRANSPOSE_ELEMS)]
+        if "dtype" in a and ("count" in a or "repeats" in a) and touches:
             return [self.vector(call, refs)]
+        if touches:  # it computes on chip but has no count to price (SoftMax, LayerNorm, RmsNorm, TopK)
+            self.info.skipped[api] += 1
         return []
 
     def copy(self, call: Call, refs: dict[str, str]) -> list[Stmt]:
@@ -292,7 +299,7 @@ class _Translator:
         dst, src = self.info.region(refs.get("w"), "int8"), self.info.region(refs.get("r"), "int8")
         return [Copy(dst, src, comment=_at(call, self.files))]
 
-    def vector(self, call: Call, refs: dict[str, str]) -> VecCall:
+    def vector(self, call: Call, refs: dict[str, str], count: int | None = None) -> VecCall:
         a = call.args
         api = call.api
         dtype = _dtype(a.get("dtype"), f"kernel {self.kernel!r}: {api}")
@@ -303,8 +310,9 @@ class _Translator:
             cost = _ASSUMED_COST
         dst = self.info.region(refs.get("w"), dtype)
         srcs = tuple(self.info.region(v, src_dtype) for k, v in call.refs if k == "r")
-        if "count" in a:
-            return VecCall(api, cost, src_dtype, dst, srcs, "count", count=Const(int(a["count"])), dst_dtype=dtype,
+        if count is not None or "count" in a:
+            n = count if count is not None else int(a["count"])
+            return VecCall(api, cost, src_dtype, dst, srcs, "count", count=Const(n), dst_dtype=dtype,
                            comment=_at(call, self.files))
         mask = int(a.get("mask", 0)) if str(a.get("mask", "0")).lstrip("-").isdigit() else 0
         return VecCall(api, cost, src_dtype, dst, srcs, "repeat", mask=Const(mask), repeats=Const(int(a["repeats"])),

@@ -160,6 +160,14 @@ def test_untimed_calls_are_listed_not_hidden():
     res = simulate_log(log, {"k": []}, target="ascend910b2")
     assert res.stats["trace_notes"] == ["k: not timed: Mmad x1, Matmul::IterateAll x1"]
     assert np.isfinite(res.time_us)
+    log = CallLog.parse("L\tk\tAIV_MODE\t1\n"
+                        "C\tk\t0\tAIV\t0\tSoftMax\tdtype=half srcM=2 srcK=16\tk.cpp:5\tw=VECOUT:0+64 r=VECIN:64+64\n"
+                        "C\tk\t0\tAIV\t0\tArithProgression\tdtype=float count=64\tk.cpp:6\tw=VECCALC:128+256\n")
+    res = simulate_log(log, {"k": []}, target="ascend910b2")
+    assert res.stats["trace_notes"] == ["k: not timed: SoftMax x1",
+                                        "k: priced as one elementwise pass (no curve): ArithProgression x1"]
+    assert [e.instr for e in res.events.where(pipe="V")] == ["ArithProgression UB scratch <- ()  # "
+                                                             "ArithProgression at k.cpp:6"]
 
 
 def test_cube_basic_api_calls_run_on_the_cube_pipes(twin_cache):
