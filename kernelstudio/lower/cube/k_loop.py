@@ -111,7 +111,9 @@ def _conv_weight_slabs(p: CubePlan, n0: Expr, nlen: Expr) -> Loop:
                   klen, nlen, E.sub(1, E.min(ko, 1)), b_layout="nk", a_layout="mk", comment=p.mm_comment),
              Free("a2"), Free("b2"))
     return Loop("kx", Const(0), Var("k_tiles"), Const(sa), (
-        Alloc("a1"), Copy(Region("a1", Const(0), Var("mlen"), slen, cols), w_src, nd2nz=True,
+        # the weights are FRACTAL_Z in GM (the host converts them), already the fractal layout L1 holds: the
+        # code moves them with a plain DataCopy of C0-wide column blocks, so the move is not priced as ND->NZ
+        Alloc("a1"), Copy(Region("a1", Const(0), Var("mlen"), slen, cols), w_src, nd2nz=False,
                           comment=f"L1: {sa} k tiles of the weights from k tile kx", valid_cols=w_valid),
         EnQue("a1"), DeQue("a1"),
         Loop("ko", kx, E.min(E.add(kx, sa), Var("k_tiles")), Const(1), inner,
