@@ -11,6 +11,8 @@ Each tile's matmul is the single-chip code generator's (kernelstudio.codegen) ke
 lowered for the long tile with its rows taken at run time: its kernel class goes to `op_kernel/<tile>.h`, its
 TilingFunc and tiling struct to `op_host/`, and the MC2 TilingFunc runs that TilingFunc for the long and the
 short tile and keeps both results (as CANN's MC2 tiling keeps a matmul tiling for its tile and its tail).
+An epilogue (bias, the residual add, RmsNorm) is the single-chip generator's vector kernel for it
+(`op_kernel/mc2_epilogue.h`), run by the vector cores on the collective's result after the last `Wait`.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from ..codegen import CodeBundle, TensorSpec
 from ..codegen import codegen as single_chip_codegen
 from ..core.dtypes import itemsize
 from ..core.errors import UnsupportedError
-from ..dsl import matmul, placeholder
+from ..dsl import matmul, placeholder, rms_norm
 from ..plan.create import create_schedule
 from ..plan.depth import lower
 from .design import Mc2Design
-from .mc2_source import host_source, kernel_source, launcher_source, tiling_header
+from .mc2_source import host_source, kernel_source, launcher_source, out_rows, tiling_header
 
 __all__ = ["Mc2Code", "codegen", "Mc2Tiling", "mc2_tiling"]
 
@@ -34,6 +36,7 @@ _OPS = {"matmul_allreduce": ("MatmulAllReduce", "matmul_all_reduce"),
         "all_gather_matmul": ("AllGatherMatmul", "all_gather_matmul"),
         "matmul_reduce_scatter": ("MatmulReduceScatter", "matmul_reduce_scatter")}
 _TILE_OP = "mc2_tile_matmul"  # the design name of the per-tile matmul
+_EPILOGUE_OP = "mc2_epilogue"  # and of the epilogue after the collective
 
 
 @dataclass(frozen=True)
@@ -91,47 +94,70 @@ def _check(design: Mc2Design) -> None:
 
         raise StageError(f"ks.multi.codegen takes a design from ks.multi.matmul_allreduce, all_gather_matmul or "
                          f"matmul_reduce_scatter, got {type(design).__name__}")
-    extra = [n for n, t in (("bias", design.bias), ("add", design.add)) if t is not None]
-    if design.norm:
-        extra.append("rms_norm")
-    clash = sorted({design.x.name, design.w.name} & {"y", "gather_out"})
+    names = [t.name for t in (design.x, design.w, design.bias, design.add, design.gamma) if t is not None]
+    clash = sorted(set(names) & {"y", "gather_out"})
     if clash:
         from ..core.errors import InputError
 
         raise InputError(f"ks.multi.codegen: placeholder name(s) {clash} are the generated operator's output names "
                          "(y, gather_out); rename the placeholder(s)")
-    if extra:
-        raise UnsupportedError(f"ks.multi.codegen: the {' and '.join(extra)} epilogue of this "
-                               f"{design.kind} is not generated yet (the per-tile code is the bare matmul and its "
-                               "collective); generate the design without it, and add the epilogue as a "
-                               "single-chip design of its own (ks.codegen) after the operator")
 
 
 def codegen(design: Mc2Design) -> Mc2Code:
     """The Ascend C of an MC2 design, for every device: the MC2 kernel, its tiling header and TilingFunc,
-    the per-tile matmul from the single-chip code generator, and a main.cpp that runs one rank per
-    process on the twin's in-memory HCCL (`ks.multi.run_twin`)."""
+    the per-tile matmul from the single-chip code generator, the epilogue after the collective
+    (bias, add, RmsNorm) from it too, and a main.cpp that runs one rank per process on the twin's in-memory
+    HCCL (`ks.multi.run_twin`)."""
     _check(design)
-    tile = single_chip_codegen(_tile_program(design))
-    prog_names = [f for f in tile.files if f.startswith("op_kernel/")]
-    if len(prog_names) != 1:
-        raise UnsupportedError(f"ks.multi.codegen: the tile matmul became {len(prog_names)} kernels "
-                               f"({', '.join(prog_names)}); MC2 runs one cube kernel per tile")
-    tile_kernel = prog_names[0]
-    snake = tile_kernel.removeprefix("op_kernel/").removesuffix(".cpp")
+    src, files = _sub_operator(_tile_program(design), "the tile matmul")
+    epi = None
+    if _has_epilogue(design):
+        epi, epi_files = _sub_operator(_epilogue_program(design), "the epilogue")
+        files.update(epi_files)
     op_type, mc2 = _OPS[design.kind]
-    src = _parts(tile, snake)
-    files = {f"op_kernel/{snake}.h": src.kernel_class, f"op_host/{snake}.cpp": tile.files[f"op_host/{snake}.cpp"],
-             f"op_host/{snake}_tiling.h": tile.files[f"op_host/{snake}_tiling.h"]}
     t = mc2_tiling(design)
-    files[f"op_kernel/{mc2}.cpp"] = kernel_source(design, t, op_type, mc2, src)
-    files[f"op_host/{mc2}_tiling.h"] = tiling_header(design, t, op_type, mc2, src)
-    files[f"op_host/{mc2}.cpp"] = host_source(design, t, op_type, mc2, src)
     ins, outs = rank_tensors(design)
+    files[f"op_kernel/{mc2}.cpp"] = kernel_source(design, t, op_type, mc2, src, epi)
+    files[f"op_host/{mc2}_tiling.h"] = tiling_header(design, t, op_type, mc2, src, epi)
+    files[f"op_host/{mc2}.cpp"] = host_source(design, t, op_type, mc2, src, epi)
     files["main.cpp"] = launcher_source(design, op_type, mc2, staging_bytes(design), ins, outs)
     return Mc2Code(name=mc2, files=files, inputs=ins, outputs=outs, target=design.cluster.target,
-                   profile=design.cluster.profile, workspace_bytes=tile.workspace_bytes,
-                   devices=design.cluster.devices, staging_bytes=staging_bytes(design))
+                   profile=design.cluster.profile, workspace_bytes=0, devices=design.cluster.devices,
+                   staging_bytes=staging_bytes(design))
+
+
+def _sub_operator(prog: Any, what: str) -> tuple[TileSource, dict[str, str]]:
+    """A single-chip operator the MC2 kernel runs (its class as `op_kernel/<op>.h`, its host files as they are)."""
+    code = single_chip_codegen(prog)
+    kernels = [f for f in code.files if f.startswith("op_kernel/")]
+    if len(kernels) != 1:
+        raise UnsupportedError(f"ks.multi.codegen: {what} became {len(kernels)} kernels ({', '.join(kernels)}); "
+                               "the MC2 kernel runs one single-chip kernel for it")
+    snake = kernels[0].removeprefix("op_kernel/").removesuffix(".cpp")
+    src = _parts(code, snake)
+    files = {f"op_kernel/{snake}.h": src.kernel_class, f"op_host/{snake}.cpp": code.files[f"op_host/{snake}.cpp"],
+             f"op_host/{snake}_tiling.h": code.files[f"op_host/{snake}_tiling.h"]}
+    return src, files
+
+
+def _has_epilogue(design: Mc2Design) -> bool:
+    return design.bias is not None or design.add is not None or design.norm
+
+
+def _epilogue_program(design: Mc2Design) -> Any:
+    """The single-chip program of the epilogue on the collective's result y: [+ bias] [+ add] [RmsNorm]."""
+    d, rows = design, out_rows(design)
+    y = placeholder((rows, d.n), d.dtype, name="y")
+    out = y
+    if d.bias is not None:
+        out = out + placeholder((d.n,), d.dtype, name="bias")
+    if d.add is not None:
+        out = out + placeholder((rows, d.n), d.dtype, name="add")
+    if d.norm:
+        gamma = placeholder((d.n,), d.dtype, name="gamma") if d.gamma is not None else None
+        out = rms_norm(out, gamma, eps=d.eps)
+    prof = d.cluster.profile
+    return lower(create_schedule(out, target=prof), target=prof, name=_EPILOGUE_OP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +170,8 @@ class TileSource:
     tiling_struct: str  # its tiling struct's name
     struct_text: str  # BEGIN_TILING_DATA_DEF ... END_TILING_DATA_DEF; of that struct
     kernel_class: str  # the kernel file without its extern "C" entry
+    params: tuple[str, ...] = ()  # its GM parameters' tensors, in Init's order (inputs, then outputs)
+    shapes: tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...]] = ((), ())  # inputs', outputs' shapes
 
 
 def _parts(tile: CodeBundle, snake: str) -> TileSource:
@@ -158,11 +186,16 @@ def _parts(tile: CodeBundle, snake: str) -> TileSource:
     name = struct[len("BEGIN_TILING_DATA_DEF("):struct.index(")")]
     op_type = name.removesuffix("TilingData")
     guard = f"MC2_TILE_{snake.upper()}_H"
-    body = kernel[:cut].rstrip() + "\n"
-    text = (f"// The per-tile matmul of the MC2 operator: kernelstudio's single-chip kernel for {op_type} (its class "
-            f"only;\n// the MC2 kernel runs it once per tile with that tile's tiling).\n#ifndef {guard}\n"
-            f"#define {guard}\n{body}#endif  // {guard}\n")
-    return TileSource(snake, op_type, f"Kernel{op_type}", name, struct, text)
+    lines = kernel[:cut].rstrip().splitlines()
+    includes = [ln for ln in lines if ln.startswith("#include")]
+    body = "\n".join(ln for ln in lines if not ln.startswith("#include"))
+    text = (f"// A single-chip kernel the MC2 operator runs: kernelstudio's {op_type}, its class only, in a namespace "
+            f"of its own\n// (so that its file-scope constants meet no other kernel's).\n#ifndef {guard}\n"
+            f"#define {guard}\n" + "\n".join(includes) + f"\n\nnamespace {snake} {{\n{body}\n}}  // namespace {snake}\n"
+            f"#endif  // {guard}\n")
+    params = tuple(t.name for t in (*tile.inputs, *tile.outputs))
+    shapes = (tuple(t.shape for t in tile.inputs), tuple(t.shape for t in tile.outputs))
+    return TileSource(snake, op_type, f"{snake}::Kernel{op_type}", name, struct, text, params, shapes)
 
 
 def staging_bytes(design: Mc2Design) -> int:
@@ -177,6 +210,8 @@ def rank_tensors(design: Mc2Design) -> tuple[tuple[TensorSpec, ...], tuple[Tenso
     """One rank's inputs and outputs as main.cpp reads and writes them (x flattened to (m, k))."""
     d, p = design, design.cluster.devices
     ins = (TensorSpec(d.x.name, (d.m, d.k), d.dtype), TensorSpec(d.w.name, (d.k, d.n), d.dtype))
+    ins += tuple(TensorSpec(t.name, shape, d.dtype) for t, shape in (
+        (d.bias, (d.n,)), (d.add, (d.m, d.n)), (d.gamma, (d.n,))) if t is not None)
     if d.kind == "all_gather_matmul":
         outs = (TensorSpec("y", (d.m * p, d.n), d.dtype), TensorSpec("gather_out", (d.m * p, d.k), d.dtype))
     elif d.kind == "matmul_reduce_scatter":

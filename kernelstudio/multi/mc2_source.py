@@ -8,18 +8,32 @@ from typing import Any
 from ..codegen.writer import Writer, ctype
 from ..core.dtypes import itemsize
 
-__all__ = ["kernel_source", "tiling_header", "host_source", "launcher_source"]
+__all__ = ["kernel_source", "tiling_header", "host_source", "launcher_source", "out_rows"]
 
 _HCCL_DTYPE = {"float16": "AscendC::HCCL_DATA_TYPE_FP16", "bfloat16": "AscendC::HCCL_DATA_TYPE_BFP16"}
 _GE_DTYPE = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16"}
 _COLLECTIVE = {"matmul_allreduce": "AllReduce", "all_gather_matmul": "AllGather",
                "matmul_reduce_scatter": "ReduceScatter"}
-_FIELDS = ("rankDim", "rankM", "rankK", "rankN", "tileM", "tileCnt", "tailM", "tailCnt", "tailFirst")
+_FIELDS = ("rankDim", "rankM", "rankK", "rankN", "tileM", "tileCnt", "tailM", "tailCnt", "tailFirst", "userOffset",
+           "resultOffset")
+
+
+def out_rows(design: Any) -> int:
+    """Rows of one rank's output y (what an epilogue runs over)."""
+    p = design.cluster.devices
+    return {"matmul_allreduce": design.m, "matmul_reduce_scatter": design.m // p,
+            "all_gather_matmul": design.m * p}[design.kind]
+
+
+def _sides(design: Any) -> list[tuple[str, str]]:
+    """(tensor name, member) of the epilogue's inputs the operator takes: bias, add, gamma."""
+    return [(t.name, m) for t, m in ((design.bias, "biasGm_"), (design.add, "addGm_"), (design.gamma, "gammaGm_"))
+            if t is not None]
 
 
 def _params(design: Any) -> list[str]:
     outs = ["y", "gather_out"] if design.kind == "all_gather_matmul" else ["y"]
-    return [design.x.name, design.w.name, *outs]
+    return [design.x.name, design.w.name, *(n for n, _ in _sides(design)), *outs]
 
 
 def _split_text(t: Any) -> str:
@@ -29,7 +43,7 @@ def _split_text(t: Any) -> str:
     return ", then ".join(parts)
 
 
-def kernel_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str:
+def kernel_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any = None) -> str:
     """`op_kernel/<mc2>.cpp`: the MC2 kernel class and its entry."""
     d, p = design, design.cluster.devices
     coll = _COLLECTIVE[d.kind]
@@ -44,24 +58,29 @@ def kernel_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str
       f"// M split: {d.split_rows:,} {split_of} in {t.tile_cnt + t.tail_cnt} tile(s): {_split_text(t)}.",
       "#ifndef ASCENDC_CUBE_ONLY", "#define ASCENDC_CUBE_ONLY  // the AIC drives Matmul itself", "#endif",
       '#include "kernel_operator.h"', '#include "lib/matmul_intf.h"', '#include "lib/hccl/hccl.h"',
-      f'#include "{tile.snake}.h"  // the per-tile matmul: kernelstudio\'s single-chip kernel {tile.cls}', "")
+      f'#include "{tile.snake}.h"  // the per-tile matmul: kernelstudio\'s single-chip kernel {tile.cls}')
+    if epi is not None:
+        w(f'#include "{epi.snake}.h"  // the epilogue on the collective\'s result: kernelstudio\'s {epi.cls}')
+    w("")
     params = _params(d)
     w("template <typename TilingData>  // " + f"{op_type}TilingData, as GET_TILING_DATA fills it")
     with w.block(f"class Kernel{op_type}", "};"):
         w("public:")
         with w.indented():
-            _init(w, d, params)
+            _init(w, d, params, epi)
             _process(w, d)
         w("", "private:")
         with w.indented():
             _tile_matmul(w, d, tile)
-            _finish(w, d)
+            _finish(w, d, epi)
             w("", "using DataT = " + ctype(d.dtype) + ";", "TilingData tiling_;",
               "AscendC::Hccl<AscendC::HCCL_SERVER_TYPE_AICPU> hccl_;",
               "AscendC::HcclHandle tileHandle_ = -1;  // the long tiles' collective (repeat = tileCnt)",
               "AscendC::HcclHandle tailHandle_ = -1;  // the short tile's (repeat = tailCnt)",
               "bool notify_ = false;  // core 0: HCCL's client",
-              "uint32_t rank_ = 0;", "GM_ADDR xGm_;", "GM_ADDR wGm_;", "GM_ADDR yGm_;", "GM_ADDR workspace_;")
+              "uint32_t rank_ = 0;", "GM_ADDR xGm_;", "GM_ADDR wGm_;", "GM_ADDR yGm_;", "GM_ADDR workspace_;",
+              "GM_ADDR resultGm_;  // where the collective (AllGatherMatmul: the matmul) leaves the result")
+            w(*(f"GM_ADDR {m};" for _, m in _sides(d)))
             if d.kind == "all_gather_matmul":
                 w("GM_ADDR gatherGm_;")
             if d.kind == "matmul_reduce_scatter":
@@ -79,14 +98,19 @@ def _bytes(rows: str, cols: str) -> str:
     return f"static_cast<uint64_t>({rows}) * {cols} * sizeof(DataT)"
 
 
-def _init(w: Writer, d: Any, params: list[str]) -> None:
+def _init(w: Writer, d: Any, params: list[str], epi: Any) -> None:
     args = ", ".join(f"GM_ADDR {n}" for n in params)
     with w.block(f"__aicore__ inline void Init({args}, GM_ADDR workspace, const TilingData& tiling)"):
         w("tiling_ = tiling;", f"xGm_ = {params[0]};", f"wGm_ = {params[1]};", "yGm_ = y;", "workspace_ = workspace;")
+        w(*(f"{m} = {n};" for n, m in _sides(d)))
         if d.kind == "all_gather_matmul":
             w("gatherGm_ = gather_out;")
         if d.kind == "matmul_reduce_scatter":
-            w("partialGm_ = AscendC::GetUserWorkspace(workspace);")
+            w("partialGm_ = AscendC::GetUserWorkspace(workspace) + tiling_.userOffset;")
+        if epi is not None:
+            w("resultGm_ = AscendC::GetUserWorkspace(workspace) + tiling_.resultOffset;  // the epilogue writes y")
+        else:
+            w("resultGm_ = yGm_;")
         w("notify_ = ASCEND_IS_AIC && AscendC::GetBlockIdx() == 0;  // HCCL's client works on core 0",
           "hccl_.Init(AscendC::GetHcclContext<0>());", "rank_ = hccl_.GetRankId();")
         w("// the first row of the long tiles and of the short tile")
@@ -107,11 +131,11 @@ def _init(w: Writer, d: Any, params: list[str]) -> None:
 def _prepare(d: Any, start: str, rows: str, cnt: str) -> str:
     dt = _HCCL_DTYPE[d.dtype]
     if d.kind == "matmul_allreduce":
-        buf = f"yGm_ + {_bytes(start, 'tiling_.rankN')}"
-        return (f"hccl_.AllReduce({buf}, {buf}, static_cast<uint64_t>({rows}) * tiling_.rankN, {dt}, "
-                f"AscendC::HCCL_REDUCE_SUM, {cnt})")
+        off = _bytes(start, "tiling_.rankN")
+        return (f"hccl_.AllReduce(yGm_ + {off}, resultGm_ + {off}, static_cast<uint64_t>({rows}) * tiling_.rankN, "
+                f"{dt}, AscendC::HCCL_REDUCE_SUM, {cnt})")
     if d.kind == "matmul_reduce_scatter":
-        return (f"hccl_.ReduceScatter(partialGm_ + {_bytes(start, 'tiling_.rankN')}, yGm_ + "
+        return (f"hccl_.ReduceScatter(partialGm_ + {_bytes(start, 'tiling_.rankN')}, resultGm_ + "
                 f"{_bytes(start, 'tiling_.rankN')}, static_cast<uint64_t>({rows}) * tiling_.rankN, {dt}, "
                 f"AscendC::HCCL_REDUCE_SUM, static_cast<uint64_t>(tiling_.rankM / tiling_.rankDim) * tiling_.rankN, "
                 f"{cnt})")
@@ -133,7 +157,7 @@ def _process(w: Writer, d: Any) -> None:
             with w.block("if ASCEND_IS_AIC"):
                 with w.block("for (uint32_t i = 0, row = 0; i < tiles; ++i)"):
                     _loop_head(w)
-                    w("TileMatmul(xGm_, row, yGm_, static_cast<uint64_t>(rank_) * tiling_.rankM + row, tail);",
+                    w("TileMatmul(xGm_, row, resultGm_, static_cast<uint64_t>(rank_) * tiling_.rankM + row, tail);",
                       "row += rows;")
             with w.block("for (uint32_t i = 0, row = 0; i < tiles; ++i)"):
                 _loop_head(w)
@@ -144,7 +168,7 @@ def _process(w: Writer, d: Any) -> None:
                     with w.block("for (uint32_t r = 0; r < tiling_.rankDim; ++r)"):
                         w("if (r == rank_) continue;",
                           "const uint64_t at = static_cast<uint64_t>(r) * tiling_.rankM + row;",
-                          "TileMatmul(gatherGm_, at, yGm_, at, tail);")
+                          "TileMatmul(gatherGm_, at, resultGm_, at, tail);")
                 w("row += rows;")
             w("Finish();")
             return
@@ -175,7 +199,7 @@ def _tile_matmul(w: Writer, d: Any, tile: Any) -> None:
               + _bytes("cRow", "tiling_.rankN") + ", workspace_, t);", "op.Process();")
 
 
-def _finish(w: Writer, d: Any) -> None:
+def _finish(w: Writer, d: Any, epi: Any) -> None:
     w("")
     with w.block("__aicore__ inline void Finish()"):
         if d.kind != "all_gather_matmul":
@@ -185,9 +209,18 @@ def _finish(w: Writer, d: Any) -> None:
         w("AscendC::SyncAll<false>();")
         with w.block("if (notify_)"):
             w("hccl_.Finalize();  // no more tasks: the server ends after the last one")
+        if epi is not None:
+            members = {"y": "resultGm_", "bias": "biasGm_", "add": "addGm_", "gamma": "gammaGm_"}
+            n_in = len(epi.shapes[0])
+            args = [members[n] for n in epi.params[:n_in]] + ["yGm_"] * (len(epi.params) - n_in)
+            w("// the epilogue on the vector cores, over this rank's whole result")
+            with w.block("if ASCEND_IS_AIV"):
+                with w.block("if (AscendC::GetBlockIdx() < tiling_.epilogueTiling.blockDim)"):
+                    w(f"{epi.cls} op;", f"op.Init({', '.join(args)}, workspace_, tiling_.epilogueTiling);",
+                      "op.Process();")
 
 
-def tiling_header(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str:
+def tiling_header(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any = None) -> str:
     """`op_host/<mc2>_tiling.h`: the MC2 fields and the tile operator's tiling for the long and the short tile."""
     guard = f"{mc2.upper()}_TILING_H"
     w = Writer()
@@ -195,21 +228,30 @@ def tiling_header(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str
       "GET_TILING_DATA.", f"#ifndef {guard}", f"#define {guard}", '#include "register/tilingdata_base.h"',
       '#include "tiling/tiling_api.h"  // TCubeTiling', "")
     with w.block("namespace optiling", "}  // namespace optiling"):
-        w(f"// the per-tile matmul's tiling, as op_host/{tile.snake}_tiling.h declares it")
-        for line in tile.struct_text.splitlines():
-            w(line.strip() if line.strip().startswith(("BEGIN_", "END_")) else "    " + line.strip())
+        for sub, what in ((tile, "the per-tile matmul's"), (epi, "the epilogue's")):
+            if sub is None:
+                continue
+            w(f"// {what} tiling, as op_host/{sub.snake}_tiling.h declares it")
+            for line in sub.struct_text.splitlines():
+                w(line.strip() if line.strip().startswith(("BEGIN_", "END_")) else "    " + line.strip())
         w("", f"BEGIN_TILING_DATA_DEF({op_type}TilingData)")
         with w.indented():
             for f in _FIELDS:
                 w(f"TILING_DATA_FIELD_DEF(uint32_t, {f});")
             w(f"TILING_DATA_FIELD_DEF_STRUCT({tile.tiling_struct}, tileTiling);  // the long tiles' matmul",
               f"TILING_DATA_FIELD_DEF_STRUCT({tile.tiling_struct}, tailTiling);  // the short tile's")
+            if epi is not None:
+                w(f"TILING_DATA_FIELD_DEF_STRUCT({epi.tiling_struct}, epilogueTiling);  // the epilogue over y")
         w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({op_type}, {op_type}TilingData)")
     w(f"#endif  // {guard}")
     return w.text()
 
 
-def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str:
+def _shape_list(shapes: Any) -> str:
+    return "{" + ", ".join("{" + ", ".join(map(str, s)) + "}" for s in shapes) + "}"
+
+
+def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any = None) -> str:
     """`op_host/<mc2>.cpp`: TilingFunc (the M split and the tile matmuls' tilings) and the OpDef."""
     d, p = design, design.cluster.devices
     w = Writer()
@@ -229,6 +271,19 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str:
             w("std::memcpy(&out, launch.tiling.data(), sizeof(out));",
               "workspace = launch.workspace_bytes > workspace ? launch.workspace_bytes : workspace;", "return true;")
         w("")
+        if epi is not None:
+            w(f"// the epilogue's tiling over this rank's {epi.shapes[1][0][0]} output rows: its own operator's "
+              f"TilingFunc ({epi.op_type})")
+            with w.block(f"static bool EpilogueTiling(gert::TilingContext* context, {epi.tiling_struct}& out, "
+                         "size_t& workspace)"):
+                w(f'const ks_twin::host::Launch launch = ks_twin::host::run_tiling("{epi.op_type}", '
+                  f"{_shape_list(epi.shapes[0])}, {_shape_list(epi.shapes[1])}, *context->GetPlatformInfo());")
+                with w.block("if (launch.tiling.size() != sizeof(out))"):
+                    w("return false;")
+                w("std::memcpy(&out, launch.tiling.data(), sizeof(out));",
+                  "workspace = launch.workspace_bytes > workspace ? launch.workspace_bytes : workspace;",
+                  "return true;")
+            w("")
         with w.block("static ge::graphStatus TilingFunc(gert::TilingContext* context)"):
             w(f"// one rank's x ({d.m}, {d.k}) and w ({d.k}, {d.n}); {p} ranks")
             for i, (name, dims) in enumerate(((d.x.name, (d.m, d.k)), (d.w.name, (d.k, d.n)))):
@@ -239,7 +294,7 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str:
             w(f"{op_type}TilingData tiling;")
             values = dict(rankDim=p, rankM=d.m, rankK=d.k, rankN=d.n, tileM=t.tile_m, tileCnt=t.tile_cnt,
                           tailM=t.tail_m, tailCnt=t.tail_cnt, tailFirst=int(t.tail_first))
-            for f in _FIELDS:
+            for f in _FIELDS[:len(values)]:
                 w(f"tiling.set_{f}({values[f]});")
             w("size_t workspace = 0;")
             with w.block(f"if (!TileTiling(context, {t.tile_m}, tiling.tileTiling, workspace))"):
@@ -247,20 +302,33 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any) -> str:
             if t.tail_cnt:
                 with w.block(f"if (!TileTiling(context, {t.tail_m}, tiling.tailTiling, workspace))"):
                     w("return ge::GRAPH_FAILED;")
-            dim = "tiling.tileTiling.blockDim"
-            if t.tail_cnt:
-                dim = f"({dim} > tiling.tailTiling.blockDim ? {dim} : tiling.tailTiling.blockDim)"
-            w(f"context->SetBlockDim({dim});  // the cube cores the larger tile uses; SyncAll meets them all",
+            if epi is not None:
+                with w.block("if (!EpilogueTiling(context, tiling.epilogueTiling, workspace))"):
+                    w("return ge::GRAPH_FAILED;")
+            dims = ["tiling.tileTiling.blockDim"] + (["tiling.tailTiling.blockDim"] if t.tail_cnt else [])
+            dims += ["(tiling.epilogueTiling.blockDim + 1) / 2"] if epi is not None else []
+            w(f"uint32_t blockDim = {dims[0]};")
+            for other in dims[1:]:
+                w(f"blockDim = {other} > blockDim ? {other} : blockDim;")
+            isz = itemsize(d.dtype)
+            partial = d.m * d.n * isz if d.kind == "matmul_reduce_scatter" else 0
+            result = out_rows(d) * d.n * isz if epi is not None else 0
+            w("// the sub-operators' workspace (the system part first), then the MC2 kernel's own buffers",
+              "const size_t lib = platform_ascendc::PlatformAscendC(context->GetPlatformInfo())"
+              ".GetLibApiWorkSpaceSize();",
+              "const size_t user = workspace > lib ? workspace - lib : 0;",
+              "tiling.set_userOffset(static_cast<uint32_t>(user));"
+              + ("  // ReduceScatter's send buffer: every rank block of x @ w" if partial else ""),
+              f"tiling.set_resultOffset(static_cast<uint32_t>(user + {partial}));"
+              + ("  // the collective's result, before the epilogue" if result else ""))
+            w("context->SetBlockDim(blockDim);  // the cube cores the larger tile uses (2 AIVs each); SyncAll meets "
+              "them all",
               "context->SetTilingKey(0);",
               "tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), "
               "context->GetRawTilingData()->GetCapacity());",
               "context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());",
-              "size_t* currentWorkspace = context->GetWorkspaceSizes(1);")
-            if d.kind == "matmul_reduce_scatter":
-                w(f"// the tile matmuls' workspace, then every rank block of x @ w ({d.m} x {d.n}) for ReduceScatter",
-                  f"currentWorkspace[0] = workspace + {d.m * d.n * itemsize(d.dtype)};")
-            else:
-                w("currentWorkspace[0] = workspace;  // the tile matmuls' (system part included)")
+              "size_t* currentWorkspace = context->GetWorkspaceSizes(1);",
+              f"currentWorkspace[0] = (workspace > lib ? workspace : lib) + {partial + result};")
             w("return ge::GRAPH_SUCCESS;")
     w("")
     with w.block("namespace ops", "}  // namespace ops"):

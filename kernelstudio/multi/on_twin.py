@@ -29,15 +29,27 @@ def _stacked(design: Mc2Design, inputs: Any) -> dict[str, np.ndarray]:
     if len(inputs) != p:
         raise InputError(f"ks.multi.run_twin: {len(inputs)} per-rank input dict(s) for a cluster of {p} devices; "
                          f"pass one dict per rank ({design.x.name} {list(design.x.shape)}, {design.w.name} "
-                         f"{list(design.w.shape)}), in rank order, or one dict with a leading device axis")
-    spec = [(design.x.name, design.x.shape, design.dtype), (design.w.name, design.w.shape, design.dtype)]
+                         f"{list(design.w.shape)}{_side_text(design)}), in rank order, or one dict with a leading "
+                         "device axis")
+    spec = [(t.name, t.shape, design.dtype) for t in (design.x, design.w, design.bias, design.add, design.gamma)
+            if t is not None]
     ranks = []
     for r, rank_inputs in enumerate(inputs):
         try:
             ranks.append(check_inputs(f"ks.multi.run_twin (rank {r})", spec, rank_inputs))
         except InputError as e:
             raise InputError(f"{e}; rank {r}'s dict holds that rank's tensors") from None
-    return {n: np.stack([a[n] for a in ranks]) for n, _, _ in spec}
+    out = {n: np.stack([a[n] for a in ranks]) for n, _, _ in spec[:2]}
+    for n, _, _ in spec[2:]:  # bias, add, gamma: one tensor for all ranks (evaluate's form); rank 0's is taken
+        if any(not np.array_equal(a[n], ranks[0][n]) for a in ranks):
+            raise InputError(f"ks.multi.run_twin: {n} differs between the ranks' dicts; it is one tensor for every "
+                             "device (as evaluate takes it): pass the same array to each rank")
+        out[n] = ranks[0][n]
+    return out
+
+
+def _side_text(design: Mc2Design) -> str:
+    return "".join(f", {t.name} {list(t.shape)}" for t in (design.bias, design.add, design.gamma) if t is not None)
 
 
 def run_twin(design: Mc2Design, inputs: Any, *, code: Mc2Code | None = None, keep_dir: str | None = None,
@@ -60,7 +72,10 @@ def run_twin(design: Mc2Design, inputs: Any, *, code: Mc2Code | None = None, kee
         raise InputError(f"ks.multi.run_twin: code must be ks.multi.codegen of this design ({design.cluster.devices} "
                          "devices)")
     p, d = design.cluster.devices, design
-    per_rank = [{d.x.name: arr[d.x.name][r].reshape(d.m, d.k), d.w.name: arr[d.w.name][r]} for r in range(p)]
+    sides = {t.name: arr[t.name].reshape(d.m, d.n) if t is d.add else arr[t.name]
+             for t in (d.bias, d.add, d.gamma) if t is not None}
+    per_rank = [{d.x.name: arr[d.x.name][r].reshape(d.m, d.k), d.w.name: arr[d.w.name][r], **sides}
+                for r in range(p)]
     outs = run_ranks(code, per_rank, keep_dir=keep_dir, cache_dir=cache_dir, timeout_s=timeout_s,
                      hccl_timeout_s=hccl_timeout_s)
     y = np.stack([o["y"] for o in outs])

@@ -10,7 +10,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.codegen import codegen as single_chip
-from kernelstudio.core.errors import InputError, StageError, UnsupportedError
+from kernelstudio.core.errors import InputError, StageError
 from kernelstudio.multi.codegen import _tile_program
 
 M = ks.multi
@@ -69,8 +69,10 @@ def test_the_tile_matmul_is_the_single_chip_generators_kernel():
     tile = single_chip(_tile_program(d))
     code = M.codegen(d)
     single_kernel = tile.files["op_kernel/mc2_tile_matmul.cpp"]
-    cls = single_kernel[:single_kernel.index('extern "C"')].rstrip()
-    assert cls in code.files["op_kernel/mc2_tile_matmul.h"]
+    start = single_kernel.index("constexpr int32_t BUFFER_NUM")
+    cls = single_kernel[start:single_kernel.index('extern "C"')].rstrip()
+    assert cls in code.files["op_kernel/mc2_tile_matmul.h"]  # the class as generated, in a namespace of its own
+    assert "namespace mc2_tile_matmul {" in code.files["op_kernel/mc2_tile_matmul.h"]
     assert 'extern "C"' not in code.files["op_kernel/mc2_tile_matmul.h"]
     for f in ("op_host/mc2_tile_matmul.cpp", "op_host/mc2_tile_matmul_tiling.h"):
         assert code.files[f] == tile.files[f]
@@ -81,7 +83,8 @@ def test_reduce_scatter_and_all_gather_collectives():
     rs = M.codegen(_design("matmul_reduce_scatter", devices=4, m=4 * 384, tiles=3))
     k = rs.files["op_kernel/matmul_reduce_scatter.cpp"]
     assert "hccl_.ReduceScatter(partialGm_" in k and "tiling_.rankM / tiling_.rankDim" in k
-    assert "currentWorkspace[0] = workspace + " in rs.files["op_host/matmul_reduce_scatter.cpp"]
+    assert f"currentWorkspace[0] = (workspace > lib ? workspace : lib) + {4 * 384 * 256 * 2};" in rs.files[
+        "op_host/matmul_reduce_scatter.cpp"]  # the send buffer of every rank block
     assert [t.shape for t in rs.outputs] == [(384, 256)]
     ag = M.codegen(_design("all_gather_matmul", devices=4, m=512, tiles=2))
     k = ag.files["op_kernel/all_gather_matmul.cpp"]
@@ -105,14 +108,30 @@ def test_bf16_is_moved_as_bfp16():
     assert "using DataT = bfloat16_t;" in code.files["op_kernel/matmul_all_reduce.cpp"]
 
 
-def test_refusals_name_the_thing_and_a_way_out():
+def test_epilogue_is_the_single_chip_vector_kernel_after_the_last_wait():
     b = ks.placeholder((256,), "float16", name="bias")
-    with pytest.raises(UnsupportedError, match=r"the bias epilogue of this matmul_allreduce is not generated yet.*"
-                                               r"single-chip design of its own"):
-        M.codegen(_design(bias=b))
+    r = ks.placeholder((640, 256), "float16", name="resid")
     g = ks.placeholder((256,), "float16", name="gamma")
-    with pytest.raises(UnsupportedError, match="rms_norm epilogue"):
-        M.codegen(_design(rms_norm=g))
+    code = M.codegen(_design(bias=b, add=r, rms_norm=g))
+    assert [t.name for t in code.inputs] == ["x", "w", "bias", "resid", "gamma"]
+    kernel = code.files["op_kernel/matmul_all_reduce.cpp"]
+    assert '#include "mc2_epilogue.h"' in kernel
+    assert "namespace mc2_epilogue {" in code.files["op_kernel/mc2_epilogue.h"]
+    assert "hccl_.AllReduce(yGm_ + " in kernel and "resultGm_ + " in kernel  # partials in y, the sum in workspace
+    finish = kernel[kernel.index("void Finish()"):]
+    assert finish.index("Finalize()") < finish.index("if ASCEND_IS_AIV") < finish.index(
+        "op.Init(resultGm_, biasGm_, addGm_, gammaGm_, yGm_, workspace_, tiling_.epilogueTiling);")
+    assert "TILING_DATA_FIELD_DEF_STRUCT(Mc2EpilogueTilingData, epilogueTiling);" in code.files[
+        "op_host/matmul_all_reduce_tiling.h"]
+    host = code.files["op_host/matmul_all_reduce.cpp"]
+    assert "EpilogueTiling(context, tiling.epilogueTiling, workspace)" in host
+    assert "(tiling.epilogueTiling.blockDim + 1) / 2" in host  # two AIVs per block
+    plain = M.codegen(_design())
+    assert "mc2_epilogue" not in " ".join(plain.files) and "resultGm_ = yGm_;" in plain.files[
+        "op_kernel/matmul_all_reduce.cpp"]
+
+
+def test_refusals_name_the_thing_and_a_way_out():
     with pytest.raises(StageError, match="ks.multi.codegen takes a design .* got int"):
         M.codegen(3)
     x = ks.placeholder((640, 256), "float16", name="y")
@@ -146,3 +165,14 @@ def test_single_device_twin_run_refuses_a_multi_device_bundle():
     inputs = d.random_inputs()
     with pytest.raises(InputError, match=r"runs on 2 devices, one process per rank .* ks.multi.run_twin"):
         ks.twin.run(M.codegen(d), {"x": inputs["x"][0], "w": inputs["w"][0]})
+
+
+def test_per_rank_dicts_share_the_bias():
+    b = ks.placeholder((256,), "float16", name="bias")
+    d = _design(devices=2, tiles=1, bias=b)
+    good = d.random_inputs()
+    per_rank = [{"x": good["x"][r], "w": good["w"][r], "bias": good["bias"] + r} for r in range(2)]
+    with pytest.raises(InputError, match="bias differs between the ranks' dicts; it is one tensor for every device"):
+        M.run_twin(d, per_rank)
+    with pytest.raises(InputError, match=r"pass one dict per rank \(x \[640, 256\], w \[256, 256\], bias \[256\]\)"):
+        M.run_twin(d, per_rank[:1])

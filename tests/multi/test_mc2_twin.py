@@ -111,3 +111,34 @@ def test_finalize_with_a_repeat_left_uncommitted(twin_cache: Path):
     code = replace(code, files={**code.files, "op_kernel/matmul_all_reduce.cpp": once})
     with pytest.raises(TwinError, match=r"Finalize on rank \d: AllReduce handle 0 is committed 1 of the 2 times"):
         M.run_twin(d, d.random_inputs(), code=code, cache_dir=twin_cache)
+
+
+EPILOGUES = [  # kind, devices, rows, tiles, epilogue: b = bias, a = residual add, g = RmsNorm with gamma, n = without
+    ("matmul_allreduce", 2, 640, 3, "b"),
+    ("matmul_allreduce", 4, 640, 2, "bag"),
+    ("matmul_allreduce", 8, 512, 1, "an"),
+    ("matmul_reduce_scatter", 4, 384, 3, "b"),
+    ("all_gather_matmul", 2, 640, 3, "b"),
+]
+
+
+@pytest.mark.parametrize(("kind", "devices", "rows", "tiles", "epi"), EPILOGUES,
+                         ids=[f"{c[0]}-{c[1]}dev-{c[4]}" for c in EPILOGUES])
+def test_epilogue_after_the_collective_equals_golden(kind, devices, rows, tiles, epi, twin_cache: Path):
+    m = rows * devices if kind == "matmul_reduce_scatter" else rows
+    x, w = ks.placeholder((m, K), "float16", name="x"), ks.placeholder((K, N), "float16", name="w")
+    kw = {}
+    if "b" in epi:
+        kw["bias"] = ks.placeholder((N,), "float16", name="bias")
+    if "a" in epi:
+        kw["add"] = ks.placeholder((m, N), "float16", name="resid")
+    if "g" in epi or "n" in epi:
+        kw["rms_norm"] = ks.placeholder((N,), "float16", name="gamma") if "g" in epi else True
+    d = getattr(M, kind)(x, w, cluster=M.Cluster(devices), tiles=tiles, **kw)
+    inputs = d.random_inputs(seed=devices)
+    got, want = M.run_twin(d, inputs, cache_dir=twin_cache), d.evaluate(inputs)
+    if kind == "all_gather_matmul":
+        got, want = got[0], want[0]
+    # golden adds the bias to the float sum and rounds once; the code rounds the collective's result, then the
+    # epilogue rounds again: within 2 ulp of fp16
+    np.testing.assert_allclose(_f32(got), _f32(want), rtol=2e-3, atol=2e-3)
