@@ -258,11 +258,15 @@ inline void commit(int8_t handle)
     }
     const uint64_t e = s.elem_bytes;
     uint8_t* dst = staging_of(w.rank) + s.staging_offset + i * s.repeat_bytes;
+    const char* api = kind_name(s.kind);
     if (s.kind == Kind::ReduceScatter) {  // one block per rank, strideCount apart
+        const uint64_t span = ((w.shared->ranks - 1) * s.stride + s.count) * e;  // first to last rank block
+        check_gm_range(w.send[handle] + i * s.count * e, span, api);
         for (uint32_t j = 0; j < w.shared->ranks; ++j) {
             std::memcpy(dst + j * s.count * e, w.send[handle] + (j * s.stride + i * s.count) * e, s.count * e);
         }
     } else {
+        check_gm_range(w.send[handle] + i * s.count * e, s.count * e, api);
         std::memcpy(dst, w.send[handle] + i * s.count * e, s.count * e);
     }
     KS_TWIN_LOG("Commit", "handle=%d repeat=%u rank=%u", handle, i, w.rank);
@@ -312,6 +316,7 @@ inline void deliver(uint32_t h, uint32_t i)
     auto staged = [&](uint32_t j) { return staging_of(j) + s.staging_offset + i * s.repeat_bytes; };
     uint8_t* recv = w.recv[h];
     if (s.kind == Kind::AllGather) {
+        check_gm_range(recv + i * s.count * e, ((p - 1) * s.stride + s.count) * e, "AllGather");
         for (uint32_t j = 0; j < p; ++j) {
             std::memcpy(recv + (j * s.stride + i * s.count) * e, staged(j), s.count * e);
         }
@@ -319,6 +324,7 @@ inline void deliver(uint32_t h, uint32_t i)
     }
     const uint64_t block = s.kind == Kind::ReduceScatter ? w.rank * s.count * e : 0;
     uint8_t* out = recv + i * s.count * e;
+    check_gm_range(out, s.count * e, kind_name(s.kind));
     for (uint64_t k = 0; k < s.count; ++k) {
         float acc = 0.0f;
         for (uint32_t j = 0; j < p; ++j) acc += load(staged(j) + block + k * e, s.dtype);
