@@ -117,7 +117,9 @@ def _init(w: Writer, d: Any, params: list[str], epi: Any) -> None:
         w("const uint32_t tileStart = tiling_.tailFirst ? tiling_.tailM : 0;",
           "const uint32_t tailStart = tiling_.tailFirst ? 0 : tiling_.tileCnt * tiling_.tileM;")
         with w.block("if (notify_)"):
-            w("// one collective per tile size; each Commit hands HCCL's server the next tile (repeat = tile count)")
+            w("// one collective per tile size (repeat = tile count); committed when prepared: HCCL gathers while the "
+              "local rows multiply" if d.kind == "all_gather_matmul" else
+              "// one collective per tile size; each Commit hands HCCL's server the next tile (repeat = tile count)")
             for var, start, rows, cnt in (("tileHandle_", "tileStart", "tiling_.tileM", "tiling_.tileCnt"),
                                           ("tailHandle_", "tailStart", "tiling_.tailM", "tiling_.tailCnt")):
                 call = _prepare(d, start, rows, cnt)
@@ -319,7 +321,7 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any
               "const size_t user = workspace > lib ? workspace - lib : 0;",
               "tiling.set_userOffset(static_cast<uint32_t>(user));"
               + ("  // ReduceScatter's send buffer: every rank block of x @ w" if partial else ""),
-              f"tiling.set_resultOffset(static_cast<uint32_t>(user + {partial}));"
+              f"tiling.set_resultOffset(static_cast<uint32_t>({f'user + {partial}' if partial else 'user'}));"
               + ("  // the collective's result, before the epilogue" if result else ""))
             w("context->SetBlockDim(blockDim);  // the cube cores the larger tile uses (2 AIVs each); SyncAll meets "
               "them all",
