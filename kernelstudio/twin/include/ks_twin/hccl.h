@@ -299,7 +299,8 @@ inline void await_peers(const char* api, uint32_t h, uint32_t i)
         if (missing.empty()) return;
         if (now_s() > deadline) {
             fail("hccl", "%s(%u) on rank %u: rank(s) %s never committed repeat %u of %s handle %u (waited %.1f s); on "
-                 "the device this rank would hang. Every rank must Commit each repeat its Prepare asked for", api, h,
+                 "the device this rank would hang. Every rank must Commit each repeat its Prepare asked for (ranks that are "
+                 "only slow need a longer bound: KS_TWIN_HCCL_TIMEOUT_S, hccl_timeout_s= of ks.multi.run_twin)", api, h,
                  w.rank, missing.c_str(), i, kind_name(me.kind), h, w.timeout_s);
         }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
