@@ -5,6 +5,7 @@ says how to rebuild (`_flush`) and how to show a design."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from ..core.errors import KernelStudioError, KnobError
@@ -24,12 +25,8 @@ class LiveControls:
     _scheduled: bool
     tune_panel: Any
     tune_box: Any
-
-    def _flush(self) -> None:  # pragma: no cover - each Studio defines it
-        raise NotImplementedError
-
-    def summary(self) -> str:  # pragma: no cover - each Studio defines it
-        raise NotImplementedError
+    _flush: Callable[[], None]  # each Studio's rebuild with knob_values()
+    summary: Callable[[], str]  # each Studio's text for consoles
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         """The widget, and its summary() as the text a console or a notebook run without widgets shows."""
