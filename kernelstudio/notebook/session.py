@@ -4,6 +4,10 @@ Pure library code (no widgets): `StudioSession.rebuild(values)` runs the cell bo
 simulates and returns a `Design`; the unfused baseline does not depend on the knobs, so it is
 built once per (graph, target) and reused. The last good design is kept: a bad setting raises,
 and the caller shows the error over the views it already has.
+
+Two layers sit on top of the cell: `overrides` (hardware profile fields changed for a what-if, applied
+to the target's profile) and `directives` (schedule directives replayed on the cell's schedule after it
+runs, as an applied piece of advice). Both are kept across rebuilds until changed.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.config import DEFAULT_TARGET
+from ..hw import HardwareProfile
+from ..hw import get as get_profile
 from ..hw import names as target_names
 from ..multi.design import Mc2Design
 from ..plan.build import Design, build, build_unfused
 from ..plan.choose import planning_target
 from ..schedule.knobs import Knob
+from ..schedule.schedule import Directive, Schedule
 from .cell import run_cell
 
 __all__ = ["StudioSession"]
@@ -36,25 +43,42 @@ class StudioSession:
     knobs: dict[str, Knob] = field(default_factory=dict)
     design: Design | Mc2Design | None = None  # the last good design (a ks.multi design when the cell makes one)
     values: dict[str, Any] = field(default_factory=dict)  # the knob values of the last good design
+    overrides: dict[str, Any] = field(default_factory=dict)  # profile field -> value: a what-if on the target
+    directives: tuple[Directive, ...] = ()  # replayed on the cell's schedule after it runs (applied advice)
     _baseline: dict[tuple, tuple] = field(default_factory=dict, repr=False)
 
     def build(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
-              compare: bool | None = None, strict: bool = True, l2: str | None = None) -> Design | Mc2Design:
+              compare: bool | None = None, strict: bool = True, l2: str | None = None,
+              overrides: Mapping[str, Any] | None = None,
+              directives: tuple[Directive, ...] | None = None) -> Design | Mc2Design:
         """Run the cell with these knob values (others at their defaults) and build the design, leaving the
         session as it was (a sweep calls this); `rebuild` is the same and keeps the result. A value for
-        a knob the cell never declares is a KnobError unless `strict=False`. A cell whose output is a
-        ks.multi design returns that design (it simulates itself; target, compare and l2 do not apply)."""
-        return self._build(values, target, compare, strict, l2)[0]
+        a knob the cell never declares is a KnobError unless `strict=False`. `overrides` and `directives`
+        replace the session's (None: keep them). A cell whose output is a ks.multi design returns that
+        design (it simulates itself; target, compare, l2, overrides and directives do not apply)."""
+        return self._build(values, target, compare, strict, l2, overrides, directives)[0]
 
     def rebuild(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
-                compare: bool | None = None, strict: bool = True, l2: str | None = None) -> Design | Mc2Design:
-        """`build`, and on success the session's design, knobs, knob values, target, compare flag and L2
-        protocol move to the new ones; on error (a `KernelStudioError`) nothing changes."""
-        d, knobs, tgt, cmp_, used = self._build(values, target, compare, strict, l2)
+                compare: bool | None = None, strict: bool = True, l2: str | None = None,
+                overrides: Mapping[str, Any] | None = None,
+                directives: tuple[Directive, ...] | None = None) -> Design | Mc2Design:
+        """`build`, and on success the session's design, knobs, knob values, target, compare flag, L2
+        protocol, overrides and directives move to the new ones; on error (a `KernelStudioError`) nothing
+        changes."""
+        ovr = dict(self.overrides if overrides is None else overrides)
+        dirs = tuple(self.directives if directives is None else directives)
+        d, knobs, tgt, cmp_, used = self._build(values, target, compare, strict, l2, ovr, dirs)
         self.design, self.knobs, self.target, self.compare, self.values = d, knobs, tgt, cmp_, used
+        self.overrides, self.directives = ovr, dirs
         if isinstance(d, Design):
             self.l2 = d.sim.metrics["l2_start"]
         return d
+
+    def profile(self, target: str | None = None, overrides: Mapping[str, Any] | None = None) -> HardwareProfile:
+        """The hardware the session builds for: the target's profile with the what-if overrides applied."""
+        base = get_profile(self.target if target is None else target)
+        ovr = self.overrides if overrides is None else overrides
+        return base.with_overrides(**ovr) if ovr else base
 
     @property
     def multi(self) -> bool:
@@ -62,7 +86,8 @@ class StudioSession:
         return isinstance(self.design, Mc2Design)
 
     def _build(self, values: Mapping[str, Any] | None, target: str | None, compare: bool | None,
-               strict: bool, l2: str | None = None
+               strict: bool, l2: str | None = None, overrides: Mapping[str, Any] | None = None,
+               directives: tuple[Directive, ...] | None = None
                ) -> tuple[Design | Mc2Design, dict[str, Knob], str, bool, dict[str, Any]]:
         tgt = self.target if target is None else target
         cmp_ = self.compare if compare is None else compare
@@ -71,18 +96,45 @@ class StudioSession:
             from ..core.errors import TargetError
 
             raise TargetError(f"unknown target {tgt!r}; choose one of {', '.join(target_names())}")
-        with planning_target(tgt):  # create_schedule in the cell picks fused or split plans for this target
+        ovr = self.overrides if overrides is None else overrides
+        dirs = self.directives if directives is None else directives
+        hw = self.profile(tgt, ovr) if ovr else tgt  # a what-if: the changed profile, under the target's name
+        with planning_target(hw):  # create_schedule in the cell picks fused or split plans for this target
             res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values, strict=strict)
         if res.multi is not None:
             return res.multi, res.knobs, tgt, cmp_, dict(res.values)
-        d = build(list(res.outputs), tgt, schedule=res.schedule, name=self.name, compare=False, l2=start)
+        sched = _with_directives(res.schedule, list(res.outputs), dirs, hw) if dirs else res.schedule
+        d = build(list(res.outputs), hw, schedule=sched, name=self.name, compare=False, l2=start)
         d.name, d.knobs = self.name, dict(res.values)
         if cmp_:
             # the graph's text is its structure (composite ids renumbered per graph), a stable key
-            key = (d.schedule.graph.text(), tgt, start)
+            key = (d.schedule.graph.text(), tgt, tuple(sorted(ovr.items())), start)
             if key not in self._baseline:
                 if len(self._baseline) > 8:
                     self._baseline.clear()
-                self._baseline[key] = build_unfused(list(res.outputs), tgt, name=self.name, l2=start)
+                self._baseline[key] = build_unfused(list(res.outputs), hw, name=self.name, l2=start)
             d.unfused_schedule, d.unfused_program, d.unfused_sim = self._baseline[key]
         return d, res.knobs, tgt, cmp_, dict(res.values)
+
+
+def _with_directives(schedule: Schedule | None, outputs: list, directives: tuple[Directive, ...],
+                     target: Any) -> Schedule:
+    """The cell's schedule (or the auto schedule of its outputs) with `directives` appended, on a copy."""
+    from ..plan.create import create_schedule
+
+    if schedule is None:
+        with planning_target(target):
+            out = create_schedule(list(outputs))
+    else:
+        out = _copy(schedule)
+    for d in directives:
+        out.apply(d)  # a directive the schedule refuses is a ScheduleError: the session keeps its design
+    return out
+
+
+def _copy(schedule: Schedule) -> Schedule:
+    import copy
+
+    out = copy.copy(schedule)  # the plan and graph are shared (immutable here); only the directives grow
+    out.directives = tuple(schedule.directives)
+    return out
