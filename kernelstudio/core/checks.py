@@ -1,6 +1,6 @@
 """Checks shared by the public entry points: the object a call needs (the step before it was
-skipped?), the input arrays of `evaluate` / `run_tiled` / `twin.run`, and numbers that may arrive as
-NumPy scalars."""
+skipped?), the input arrays of `evaluate` / `run_tiled` / `twin.run` (and the arrays of other
+frameworks they take), and numbers that may arrive as NumPy scalars."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from .dtypes import is_float
 from .errors import InputError, StageError
 
 __all__ = [
     "need",
     "check_inputs",
+    "input_array",
     "as_int",
     "as_bool",
     "as_number",
@@ -76,9 +78,11 @@ def check_inputs(what: str, expected: Sequence[tuple[str, tuple[int, ...], str]]
                  inputs: Any) -> dict[str, np.ndarray]:
     """The arrays of `inputs` (name -> array-like) for `expected` (name, shape, dtype), checked.
 
-    Shared by evaluate, run_tiled and twin.run: a mapping, exactly the expected names, real numbers
-    (bool/int/float; not str, None, object or complex), a rectangular array of the expected shape.
-    Values are not rounded here; each caller converts to its own holding type."""
+    Shared by evaluate, run_tiled and twin.run: a mapping, exactly the expected names, each value an
+    array `input_array` can read, of real numbers, of the expected shape. Values are not rounded here:
+    any real dtype is taken (a float32 array for a bfloat16 or float16 placeholder, float64 for float32,
+    floats for an int placeholder) and each caller rounds it to the placeholder's dtype (nearest even;
+    truncate and wrap for ints), as `round_to` does."""
     want = ", ".join(f"{n}{fmt_shape(s)} {d}" for n, s, d in expected) or "(none)"
     if not isinstance(inputs, Mapping):
         raise InputError(f"{what}: inputs must be a mapping name -> array, got {type(inputs).__name__}; "
@@ -92,25 +96,67 @@ def check_inputs(what: str, expected: Sequence[tuple[str, tuple[int, ...], str]]
         raise InputError(f"{what} takes inputs {names}: {'; '.join(parts)}; expected inputs: {want}")
     out: dict[str, np.ndarray] = {}
     for name, shape, dtype in expected:
-        value = inputs[name]
-        try:
-            arr = np.asarray(value)
-        except (TypeError, ValueError) as e:
-            first = str(e).split(".")[0]
-            raise InputError(f"{what}: input {name!r} is not a rectangular array of numbers ({first}); "
-                             f"pass a NumPy array of shape {fmt_shape(shape)} ({dtype})") from None
-        if arr.dtype.kind == "c":
-            raise InputError(f"{what}: input {name!r} has dtype {arr.dtype}; {dtype} takes real numbers, "
-                             "complex values would lose their imaginary part; pass x.real if that is meant")
-        if arr.dtype.kind not in "biuf":
-            got = "None" if value is None else str(arr.dtype)
-            raise InputError(f"{what}: input {name!r} has dtype {got}; expected numbers for {dtype} "
-                             f"{fmt_shape(shape)}")
+        arr = input_array(what, name, shape, dtype, inputs[name])
         if arr.shape != tuple(shape):
             raise InputError(f"{what}: input {name!r} has shape {fmt_shape(arr.shape)} but placeholder {name} is "
                              f"{fmt_shape(shape)} {dtype}; reshape the array or rebuild for this shape")
         out[name] = arr
     return out
+
+
+_BUILTIN = (list, tuple, int, float, bool, complex, str, bytes, type(None), np.generic)
+
+
+def input_array(what: str, name: str, shape: Sequence[int], dtype: str, value: Any) -> np.ndarray:
+    """`value`, the input for placeholder `name` (`shape`, `dtype`), as a NumPy array of real numbers.
+
+    NumPy arrays (of bfloat16 too), scalars and nested lists are read by NumPy; another framework's array
+    (a torch CPU tensor, a JAX array) through its `__array__`, or when that is missing or fails through
+    DLPack (`np.from_dlpack`), so its framework is never imported here. The shape is not checked."""
+    want = f"{fmt_shape(shape)} {dtype}"
+    arr = _read_array(what, name, want, value)
+    if arr.dtype.kind == "c":
+        raise InputError(f"{what}: input {name!r} has dtype {arr.dtype}; {dtype} takes real numbers, "
+                         "complex values would lose their imaginary part; pass x.real if that is meant")
+    if arr.dtype.kind not in "biuf" and not is_float(arr.dtype):
+        got = "None" if value is None else str(arr.dtype)
+        raise InputError(f"{what}: input {name!r} has dtype {got}; expected numbers for {dtype} "
+                         f"{fmt_shape(shape)}; pass a NumPy array of numbers (real dtypes are rounded to {dtype})")
+    return arr
+
+
+def _read_array(what: str, name: str, want: str, value: Any) -> np.ndarray:
+    if isinstance(value, np.ndarray):
+        return value
+    kind = type(value)
+    label = f"{kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else kind.__qualname__
+    failed = ""
+    if isinstance(value, _BUILTIN) or hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
+        try:
+            return np.asarray(value)
+        except (TypeError, ValueError, RuntimeError) as e:
+            if isinstance(value, _BUILTIN) or not hasattr(value, "__dlpack__"):
+                first = str(e).split(".")[0]
+                if isinstance(value, _BUILTIN):
+                    raise InputError(f"{what}: input {name!r} is not a rectangular array of numbers ({first}); "
+                                     f"pass a NumPy array of shape {want}") from None
+                raise _unreadable(what, name, want, label, f"its __array__ failed: {first}") from None
+            failed = f"its __array__ failed ({str(e).split('.')[0]}), "
+    if hasattr(value, "__dlpack__"):
+        try:
+            return np.from_dlpack(value)
+        except (TypeError, ValueError, RuntimeError, BufferError, AttributeError) as e:
+            raise _unreadable(what, name, want, label, f"{failed}DLPack failed: {str(e).split('.')[0]}") from None
+    arr = np.asarray(value)
+    if arr.dtype == object:
+        raise _unreadable(what, name, want, label, "it has neither __array__ nor __dlpack__")
+    return arr
+
+
+def _unreadable(what: str, name: str, want: str, label: str, why: str) -> InputError:
+    return InputError(f"{what}: input {name!r} is a {label}, which NumPy cannot read ({why}); placeholder "
+                      f"{name} is {want}: pass a NumPy array (from a device tensor: move it to host memory first; "
+                      "a bfloat16 tensor NumPy cannot take through DLPack: upcast it to float32, which is exact)")
 
 
 # --- numbers that may be NumPy scalars ---------------------------------------------------------------

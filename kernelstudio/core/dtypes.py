@@ -1,20 +1,25 @@
 """How kernelstudio dtypes live in NumPy.
 
-NumPy has no bfloat16, and we take no extra dependency for it: a bfloat16 tensor is held in a
-float32 array whose values are exactly representable in bfloat16 (`round_to("bfloat16", a)` makes
-them so, rounding to nearest even). On the wire (binary files for the CPU twin) bfloat16 is the
-upper 16 bits of the float32 pattern.
+NumPy has no bfloat16 of its own; a bfloat16 tensor is an array of `ml_dtypes.bfloat16` (the NumPy
+dtype JAX, ONNX and PyTorch's NumPy interop use). `numpy_dtype` is the dtype of the arrays
+`random_inputs`, `evaluate`, `run_tiled` and `twin.run` take and return. The engines compute on
+bfloat16 values in float32 (`compute_dtype`): upcasting is exact, and `round_to` rounds results back
+to nearest even. A float32 array whose values are bfloat16-exact (the holder older code passes) is
+still accepted: rounding it is the identity. On the wire (binary files for the CPU twin) a bfloat16
+element is the upper 16 bits of the float32 pattern, which is what `a.view(np.uint16)` gives.
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from .errors import DTypeError
 
 __all__ = ["DTYPES", "FLOAT_DTYPES", "BLOCK_BYTES", "REPEAT_BYTES", "itemsize", "block_elems", "repeat_elems",
            "block_bytes",
-           "numpy_dtype", "storage_dtype", "round_to", "to_bf16_bits", "from_bf16_bits", "check_dtype"]
+           "numpy_dtype", "storage_dtype", "compute_dtype", "is_float", "round_to", "to_bf16_bits", "from_bf16_bits",
+           "check_dtype", "BFLOAT16"]
 
 DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "int8", "int32")
 FLOAT_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32")
@@ -43,9 +48,11 @@ def repeat_elems(dtype: str) -> int:
     return REPEAT_BYTES // _ITEMSIZE[dtype]
 
 
+BFLOAT16: np.dtype = np.dtype(ml_dtypes.bfloat16)
+
 _NUMPY = {
     "float16": np.float16,
-    "bfloat16": np.float32,  # values rounded to bfloat16, see module doc
+    "bfloat16": ml_dtypes.bfloat16,
     "float32": np.float32,
     "int8": np.int8,
     "int32": np.int32,
@@ -61,25 +68,39 @@ def check_dtype(dtype: object, what: str = "dtype") -> str:
     return dtype
 
 
+def is_float(dt: np.dtype) -> bool:
+    """Whether arrays of NumPy dtype `dt` hold floats: NumPy's own (kind 'f') or an ml_dtypes float
+    (bfloat16, the float8s), which NumPy reports as kind 'V'."""
+    if dt.kind == "f":
+        return True
+    if dt.kind != "V" or dt.names is not None:
+        return False
+    try:
+        ml_dtypes.finfo(dt)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def numpy_dtype(dtype: str) -> np.dtype:
-    """The NumPy dtype arrays of this kernelstudio dtype are held in."""
+    """The NumPy dtype of arrays of this kernelstudio dtype (`ml_dtypes.bfloat16` for bfloat16)."""
     return np.dtype(_NUMPY[dtype])
 
 
 def storage_dtype(dtype: str) -> np.dtype:
-    """The NumPy dtype of this dtype's raw bytes (uint16 for bfloat16)."""
-    return np.dtype(np.uint16) if dtype == "bfloat16" else numpy_dtype(dtype)
+    """The NumPy dtype of this dtype's raw bytes in GM and in the twin's files: its `numpy_dtype`
+    (a bfloat16 element's 2 bytes are the upper half of the float32 pattern; `.view(np.uint16)`)."""
+    return numpy_dtype(dtype)
+
+
+def compute_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype the engines compute this dtype in: float32 for bfloat16 (exact), else its own."""
+    return np.dtype(np.float32) if dtype == "bfloat16" else numpy_dtype(dtype)
 
 
 def to_bf16_bits(a: np.ndarray) -> np.ndarray:
-    """float32 -> bfloat16 bit patterns (uint16), round to nearest even; NaN stays NaN."""
-    f = np.ascontiguousarray(a, dtype=np.float32)
-    u = f.view(np.uint32).astype(np.uint64)
-    rounded = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-    nan = np.isnan(f)
-    if nan.any():
-        rounded = np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), rounded)
-    return rounded
+    """Values -> bfloat16 bit patterns (uint16), rounding float32 to nearest even; NaN stays NaN."""
+    return round_to("bfloat16", a).view(np.uint16)
 
 
 def from_bf16_bits(bits: np.ndarray) -> np.ndarray:
@@ -88,13 +109,19 @@ def from_bf16_bits(bits: np.ndarray) -> np.ndarray:
 
 
 def round_to(dtype: str, a: np.ndarray | float) -> np.ndarray:
-    """Round values to `dtype` and return them in its NumPy holding dtype.
+    """Round values to `dtype` and return them as an array of its `numpy_dtype`.
 
-    Floats round to nearest even; integers truncate toward zero and wrap like a C cast.
+    Floats round to nearest even (bfloat16 from the value's float32, as the hardware casts it);
+    integers truncate toward zero and wrap like a C cast. Out-of-range floats become +-inf.
     """
     arr = np.asarray(a)
+    if dtype == "bfloat16" and arr.dtype == BFLOAT16:
+        return arr.copy()
+    if arr.dtype.kind == "V" and is_float(arr.dtype):
+        arr = arr.astype(np.float32)  # bfloat16 (or another ml_dtypes float) upcasts exactly
     if dtype == "bfloat16":
-        return from_bf16_bits(to_bf16_bits(arr.astype(np.float32)))
+        with np.errstate(invalid="ignore", over="ignore"):  # NaN stays NaN, overflow becomes inf
+            return arr.astype(np.float32).astype(BFLOAT16)
     target = numpy_dtype(dtype)
     if target.kind == "i" and arr.dtype.kind == "f":
         with np.errstate(invalid="ignore"):

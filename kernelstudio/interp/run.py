@@ -1,6 +1,7 @@
 """`run_tiled`: execute a TileIR Program instruction by instruction on NumPy arrays.
 
-GM tensors and every buffer slot are flat NumPy arrays of their dtype's holding type; an instruction
+GM tensors and every buffer slot are flat NumPy arrays of their dtype's compute type (float32 holding
+bfloat16 values; inputs and outputs are `ml_dtypes.bfloat16` arrays); an instruction
 reads and writes 2-D strided regions of them, computing in the destination's dtype exactly as the
 TileIR says. Within a block the AIC and AIV programs run as coroutines that switch at cross-core
 waits, so workspace hand-off is exercised as the hardware orders it. Outputs start as NaN (floats)
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dtypes import numpy_dtype, round_to
+from ..core.dtypes import compute_dtype, numpy_dtype, round_to
 from ..core.errors import InputError, KernelStudioError
 from ..tileir.capacity import profile_of
 from ..tileir.expr import Const, compile_expr, has_load
@@ -68,7 +69,7 @@ class _Core:
         for b in kernel.buffers:
             if b.core.value != core:
                 continue
-            self.slots[b.name] = [np.zeros(b.slot_elems, dtype=numpy_dtype(b.dtype)) for _ in range(b.depth)]
+            self.slots[b.name] = [np.zeros(b.slot_elems, dtype=compute_dtype(b.dtype)) for _ in range(b.depth)]
             self.dtype[b.name] = b.dtype
             self.bound[b.name] = 0
             self.next_alloc[b.name] = 0
@@ -193,7 +194,7 @@ class _Machine:
             self.write(s.dst, v.astype(np.float64) if v.dtype.kind == "f" else v, env, core)
         elif isinstance(s, VecOp):
             _, dt = self._arr(s.dst, core)
-            npdt = numpy_dtype(dt)
+            npdt = compute_dtype(dt)
             srcs = [self.read(r, env, core)[0] for r in s.srcs]
             row = vector_op(s.op, "run_tiled")
             if row.form != "cast":  # a cast reads its sources in their own dtype
@@ -202,12 +203,12 @@ class _Machine:
         elif isinstance(s, Reduce):
             x, _ = self.read(s.src, env, core)
             _, dt = self._arr(s.dst, core)
-            x = x.astype(numpy_dtype(dt))
+            x = x.astype(compute_dtype(dt))
             red = reduction(s.op, "run_tiled")
             r = red.numpy(x)
             if s.accumulate:
                 prev, _ = self.read(s.dst, env, core)
-                r = vector_op(red.combine).numpy([prev, r], None, numpy_dtype(dt))
+                r = vector_op(red.combine).numpy([prev, r], None, compute_dtype(dt))
             self.write(s.dst, r, env, core)
         elif isinstance(s, Mmad):
             f = compile_expr
@@ -355,13 +356,14 @@ def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np
     for t in prog.tensors:
         if t.role == "input":
             with np.errstate(all="ignore"):
-                gm[t.name] = round_to(t.dtype, arrays[t.name]).reshape(-1).copy()
+                gm[t.name] = round_to(t.dtype, arrays[t.name]).astype(compute_dtype(t.dtype)).reshape(-1)
         else:
-            dt = numpy_dtype(t.dtype)
+            dt = compute_dtype(t.dtype)
             fill = np.nan if dt.kind == "f" else 0
             gm[t.name] = np.full(t.size, fill, dtype=dt)
     m = _Machine(prog, gm)
     for k in prog.kernels:
         _run_kernel(m, k)
-    outs = tuple(gm[n].reshape(prog.tensor(n).shape) for n in prog.outputs)
+    outs = tuple(gm[n].reshape(prog.tensor(n).shape).astype(numpy_dtype(prog.tensor(n).dtype), copy=False)
+                 for n in prog.outputs)
     return outs[0] if len(outs) == 1 else outs

@@ -20,8 +20,9 @@ Precision semantics (a promise to users):
   float32 row sum times float32(1/count) and sigmoid is 1/(1+exp(-x)), as the kernels compute them.
   It then equals `run_tiled` bit for bit for vector kernels that reduce whole rows; matmul/conv
   (k-tile order) and multi-pass row reductions (column-chunk order) agree within rounding.
-- Arrays are returned in their NumPy holding dtype: float16, float32 (also for bfloat16, holding
-  bfloat16-exact values), int8, int32.
+- Arrays are returned in their dtype's NumPy dtype (`dtypes.numpy_dtype`): float16, `ml_dtypes.bfloat16`,
+  float32, int8, int32. Inputs may be any real dtype (a float32 array for a bfloat16 placeholder, as
+  older code passes): each is rounded to its placeholder's dtype first, as every node's result is.
 
 `random_inputs` draws, per placeholder and deterministically from (seed, placeholder name):
 float tensors from a standard normal, divided by sqrt(K) for placeholders used as the second

@@ -20,7 +20,7 @@ from .. import hw
 from ..codegen.bundle import CodeBundle, TensorSpec
 from ..codegen.launcher import RUNTIME_DIMS_FILE
 from ..core.config import ENV_TWIN_LOG, cache_home
-from ..core.dtypes import from_bf16_bits, round_to, storage_dtype, to_bf16_bits
+from ..core.dtypes import BFLOAT16, is_float, round_to, storage_dtype
 from ..core.errors import CompileError, InputError, TwinError
 from ..core.files import os_error, write_text
 from ..core.names import inside
@@ -299,10 +299,11 @@ def _describe_link_error(code: CodeBundle, stderr: str) -> str | None:
 
 
 def _to_storage(spec: TensorSpec, arr: np.ndarray) -> np.ndarray:
+    """`arr` rounded to the tensor's dtype, as the array whose bytes the twin reads (bfloat16: its uint16
+    bit patterns, the upper half of each float32)."""
     with np.errstate(all="ignore"):
-        if spec.dtype == "bfloat16":
-            return to_bf16_bits(arr.astype(np.float32))
-        return np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
+        stored = np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
+    return stored.view(np.uint16) if spec.dtype == "bfloat16" else stored
 
 
 def _check_inputs(code: CodeBundle, inputs: Mapping[str, np.ndarray]
@@ -327,17 +328,17 @@ def _at(spec: TensorSpec, lead: tuple[int, ...] | None) -> TensorSpec:
 def _runtime_lead(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> tuple[int, ...] | None:
     """The row dimensions the inputs give a kernel that takes them at run time: the leading dims of its
     first such input (the others are checked against them by check_inputs)."""
-    from ..core.checks import fmt_shape
+    from ..core.checks import fmt_shape, input_array
 
     lead = None
     for t in code.inputs:
         if not t.runtime_dims or not isinstance(inputs, Mapping) or t.name not in inputs:
             continue
         try:
-            value = np.asarray(inputs[t.name])
-        except (TypeError, ValueError):
-            return None  # not a rectangular array: check_inputs says so
-        if value.dtype.kind not in "biuf":
+            value = input_array(f"kernel {code.name!r}", t.name, t.shape, t.dtype, inputs[t.name])
+        except InputError:
+            return None  # not an array of numbers: check_inputs says so
+        if value.dtype.kind not in "biuf" and not is_float(value.dtype):
             return None  # check_inputs names the dtype
         shape = value.shape
         n = t.runtime_dims
@@ -360,7 +361,8 @@ def _runtime_lead(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> tuple[i
 
 
 def _read_output(spec: TensorSpec, path: Path, kernel: str) -> np.ndarray:
-    dt = storage_dtype(spec.dtype).newbyteorder("<")
+    bf16 = spec.dtype == "bfloat16"
+    dt = (np.dtype(np.uint16) if bf16 else storage_dtype(spec.dtype)).newbyteorder("<")
     count = int(np.prod(spec.shape, dtype=np.int64))
     want = count * dt.itemsize
     if not path.is_file():
@@ -372,8 +374,8 @@ def _read_output(spec: TensorSpec, path: Path, kernel: str) -> np.ndarray:
             f"{spec.dtype} needs {want}; check the size main.cpp writes"
         )
     raw = np.fromfile(path, dtype=dt).reshape(spec.shape)
-    if spec.dtype == "bfloat16":
-        return from_bf16_bits(raw)
+    if bf16:
+        return raw.astype(np.uint16, copy=False).view(BFLOAT16)
     return raw.astype(storage_dtype(spec.dtype))
 
 
@@ -405,11 +407,11 @@ def run(
     """Run `code` on the CPU twin with `inputs` (name -> array) and return its outputs.
 
     As `ks.evaluate` and `ks.run_tiled`: one array for one output, a tuple in `code.outputs` order for
-    several; `by_name=True` returns a dict name -> array instead. bfloat16 tensors come back as float32
-    arrays holding bfloat16 values. With `log_calls=True` the twin records every API call it executes and
-    `run` returns `(outputs, log)`, `log` a `CallLog` (a failing run's TwinError carries the calls up to the
-    failure as `.calls`). `keep_dir` keeps the run's .bin files (and calls.log) there; `cache_dir`
-    overrides where compiled binaries are kept.
+    several; `by_name=True` returns a dict name -> array instead. bfloat16 tensors come back as
+    `ml_dtypes.bfloat16` arrays (inputs may be those, or float32 arrays, rounded to nearest even). With
+    `log_calls=True` the twin records every API call it executes and `run` returns `(outputs, log)`, `log`
+    a `CallLog` (a failing run's TwinError carries the calls up to the failure as `.calls`). `keep_dir` keeps
+    the run's .bin files (and calls.log) there; `cache_dir` overrides where compiled binaries are kept.
     """
     from ..core.checks import as_number, need
 
