@@ -1,4 +1,5 @@
 """`%%ascend_kernel NAME [--target T] [--no-compare] [--no-panel]`: run a design cell and show its Studio.
+(`%%ascend_c NAME ...`, a user's own Ascend C run on the twin, is registered here too: ascendc_magic.py.)
 
 The cell body is Python with every DSL name preloaded; see `kernelstudio.notebook.cell`. The built
 design (graph, schedule, program, simulation, code, unfused comparison) is stored in the notebook
@@ -138,6 +139,32 @@ class AscendKernelMagics(Magics):
             panel.withdraw(args.name)
         studio = Studio(session, listeners=listeners)
         self.studios[args.name] = studio
+        display(studio)
+
+
+    @cell_magic
+    def ascend_c(self, line: str, cell: str) -> None:
+        """Compile and run the cell's Ascend C on the twin and show its timeline, sync findings and source."""
+        from .ascendc_magic import AscendCCellError, parse_ascend_c_args, run_ascend_c, sources_of
+        from .ascendc_view import AscendCStudio
+
+        args = parse_ascend_c_args(line)
+        ns = self.shell.user_ns
+        _check_not_shadowing(args.name, ns)
+        try:
+            k = run_ascend_c(args, cell, ns)
+            studio = AscendCStudio(k, sources=sources_of(args, cell), checked=bool(args.reference.strip()))
+        except MagicUsageError:
+            raise
+        except KernelStudioError as e:
+            raise AscendCCellError(f"{type(e).__name__}: {e}") from None
+        ns[args.name] = k
+        self.studios[args.name] = studio
+        if type(self.shell).__name__ == "TerminalInteractiveShell":
+            print(studio.summary())
+            return
+        from IPython.display import display
+
         display(studio)
 
 
