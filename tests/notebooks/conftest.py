@@ -1,5 +1,5 @@
-"""A notebook that runs a kernel on the CPU twin (a `twin.run(` / `twin.compile(` call in a code cell) makes
-its `test_notebook_runs` case a `twin` test: it needs g++."""
+"""A notebook that runs a kernel on the CPU twin (a `twin.run(` / `twin.compile(` / `ascendc.load(` call or an
+`%%ascend_c` cell) makes its `test_notebook_runs` case a `twin` test: it needs g++."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-_TWIN_CALL = re.compile(r"\btwin\.(?:run|compile|compile_bundle)\(")
+_TWIN_CALL = re.compile(r"\btwin\.(?:run|compile|compile_bundle)\(|\bascendc\.load\(|^%%ascend_c\b", re.M)
 
 
 def _runs_on_the_twin(path: Path) -> bool:
