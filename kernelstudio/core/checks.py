@@ -154,7 +154,7 @@ def _read_array(what: str, name: str, want: str, value: Any) -> np.ndarray:
 
 
 def _unreadable(what: str, name: str, want: str, label: str, why: str) -> InputError:
-    return InputError(f"{what}: input {name!r} is a {label}, which NumPy cannot read ({why}); placeholder "
+    return InputError(f"{what}: input {name!r} has type {label}, which NumPy cannot read ({why}); placeholder "
                       f"{name} is {want}: pass a NumPy array (from a device tensor: move it to host memory first; "
                       "a bfloat16 tensor NumPy cannot take through DLPack: upcast it to float32, which is exact)")
 
