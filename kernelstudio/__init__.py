@@ -54,6 +54,7 @@ from .dsl import (
     transpose,
     where,
 )
+from .hw.whatif import WhatIfError, what_if
 from .interp import run_tiled
 from .ir import format_graph, random_inputs, to_dot
 from .lower.pipeline import PASSES
@@ -66,6 +67,8 @@ from .schedule.schedule import Directive, Schedule
 from .sim import SimResult, simulate
 from .tileir.printer import format_program
 from .tune import Bucket, DesignDBError, DynamicKernel, TuneError, TuneResult, designs, save_design, tune
+from .tune.whatif import DEFAULT_TARGETS as _COMPARE_TARGETS
+from .tune.whatif import TargetComparison, what_if_sweep
 
 __all__ = [
     *errors.__all__,
@@ -79,8 +82,17 @@ __all__ = [
     "lower", "PASSES", "ANALYSES", "format_program", "run_tiled",
     "simulate", "SimResult", "codegen", "export_project", "twin", "ascendc", "build", "Design",
     "tune", "DynamicKernel", "Bucket", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
+    "what_if", "WhatIfError", "compare_targets", "what_if_sweep",
 ]
 __version__ = VERSION
+
+
+def compare_targets(design: object, targets: tuple = _COMPARE_TARGETS, **kwargs: object) -> TargetComparison:
+    """One design on several chips: `rows` (time, TFLOPS, GB/s, bound, efficiency, or why not), `table()` and
+    `figure` (the timelines on one time axis); see kernelstudio.notebook.render.compare.compare_targets."""
+    from .notebook.render.compare import compare_targets as _compare  # plotly is imported only when called
+
+    return _compare(design, targets, **kwargs)
 
 
 def load_ipython_extension(ipython) -> None:  # noqa: ANN001 - IPython's InteractiveShell, imported lazily

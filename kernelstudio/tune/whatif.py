@@ -157,7 +157,7 @@ class TargetComparison:
             lines.append("profiles (value [kind of source]; profile.source(field) has the whole text):")
             for r in self.rows:
                 h = dict((f, (v, s)) for f, v, s in r.headline)
-                lines.append(f"  {r.target}: " + ", ".join(
+                lines.append(f"  {r.label}: " + ", ".join(
                     f"{_SHORT[f]} {_show(f, h[f][0])} {_tag(h[f][1])}" for f in HEADLINE_FIELDS)
                     + f"; fp16 peak {r.peak_tflops:.1f} TFLOPS derived")
         for r in self.rows:
