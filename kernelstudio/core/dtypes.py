@@ -1,7 +1,7 @@
 """How kernelstudio dtypes live in NumPy.
 
 NumPy has no bfloat16 of its own; a bfloat16 tensor is an array of `ml_dtypes.bfloat16` (the NumPy
-dtype JAX, ONNX and PyTorch's NumPy interop use). `numpy_dtype` is the dtype of the arrays
+dtype JAX and ONNX use). `numpy_dtype` is the dtype of the arrays
 `random_inputs`, `evaluate`, `run_tiled` and `twin.run` take and return. The engines compute on
 bfloat16 values in float32 (`compute_dtype`): upcasting is exact, and `round_to` rounds results back
 to nearest even. A float32 array whose values are bfloat16-exact (the holder older code passes) is
