@@ -58,8 +58,10 @@ from .hw.whatif import WhatIfError, what_if
 from .interp import run_tiled
 from .ir import format_graph, random_inputs, to_dot
 from .lower.pipeline import PASSES
+from .plan.advise import Advice, AdviceError, advise
 from .plan.build import Design, build
 from .plan.create import create_schedule
+from .plan.debug import debug
 from .plan.depth import lower
 from .schedule.knobs import knob, knob_values
 from .schedule.rounding import evaluate
@@ -67,6 +69,7 @@ from .schedule.schedule import Directive, Schedule
 from .sim import SimResult, simulate
 from .tileir.printer import format_program
 from .tune import Bucket, DesignDBError, DynamicKernel, TuneError, TuneResult, designs, save_design, tune
+from .tune.greedy import GreedyResult, advise_greedy
 from .tune.whatif import DEFAULT_TARGETS as _COMPARE_TARGETS
 from .tune.whatif import TargetComparison, what_if_sweep
 
@@ -79,9 +82,10 @@ __all__ = [
     "reshape", "transpose", "broadcast_to", "conv2d", "matmul", "topk", "gather",
     "evaluate", "random_inputs", "format_graph", "to_dot",
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
-    "lower", "PASSES", "ANALYSES", "format_program", "run_tiled",
+    "lower", "PASSES", "ANALYSES", "format_program", "run_tiled", "debug",
     "simulate", "SimResult", "codegen", "export_project", "twin", "ascendc", "build", "Design",
     "tune", "DynamicKernel", "Bucket", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
+    "advise", "Advice", "AdviceError", "advise_greedy", "GreedyResult",
     "what_if", "WhatIfError", "compare_targets", "what_if_sweep",
 ]
 __version__ = VERSION

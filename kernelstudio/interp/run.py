@@ -60,7 +60,7 @@ class _Core:
     """Buffers and queue state of one core of one block."""
 
     def __init__(self, kernel: Kernel, core: str):
-        self.kernel = kernel
+        self.kernel, self.side = kernel, core
         self.slots: dict[str, list[np.ndarray]] = {}
         self.dtype: dict[str, str] = {}
         self.bound: dict[str, int] = {}
@@ -345,13 +345,13 @@ def _interleave(m: _Machine, k: Kernel, tasks: list[Task], where: str) -> None:
                                     f"satisfied (flags {flags}){extra}")
 
 
-def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np.ndarray, ...]:
-    """Execute `prog` on `inputs` (name -> array); returns the output (a tuple for several)."""
-    from ..core.checks import check_inputs, need
+def load_gm(prog: Program, inputs: Mapping[str, Any], what: str) -> dict[str, np.ndarray]:
+    """GM of `prog` before its first kernel: the inputs checked and rounded to their dtypes, every other
+    tensor NaN (floats) or 0, flat."""
+    from ..core.checks import check_inputs
 
-    prog = need(prog, Program, "run_tiled")
     specs = [(t.name, t.shape, t.dtype) for t in prog.tensors if t.role == "input"]
-    arrays = check_inputs(f"run_tiled({prog.name})", specs, inputs)
+    arrays = check_inputs(f"{what}({prog.name})", specs, inputs)
     gm: dict[str, np.ndarray] = {}
     for t in prog.tensors:
         if t.role == "input":
@@ -361,6 +361,15 @@ def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np
             dt = compute_dtype(t.dtype)
             fill = np.nan if dt.kind == "f" else 0
             gm[t.name] = np.full(t.size, fill, dtype=dt)
+    return gm
+
+
+def run_tiled(prog: Program, inputs: Mapping[str, Any]) -> np.ndarray | tuple[np.ndarray, ...]:
+    """Execute `prog` on `inputs` (name -> array); returns the output (a tuple for several)."""
+    from ..core.checks import need
+
+    prog = need(prog, Program, "run_tiled")
+    gm = load_gm(prog, inputs, "run_tiled")
     m = _Machine(prog, gm)
     for k in prog.kernels:
         _run_kernel(m, k)
