@@ -57,6 +57,8 @@ class WhatIfField:
         """The value in the field's display unit ("192 KiB", "1.26 TB/s"; bytes below 1 KiB as "32 B")."""
         if self.unit in ("KiB", "MiB") and value < KIB:
             return f"{format_value(value)} B"
+        if self.unit == "KiB" and value >= MIB and not value % MIB:
+            return f"{format_value(value / MIB)} MiB"
         return f"{format_value(value / self.scale)} {self.unit}"
 
     def stops(self, profile: HardwareProfile) -> list[float]:
@@ -137,7 +139,7 @@ def whatif_field(name: str) -> WhatIfField:
     """The row of what-if field `name`, or a WhatIfError listing them."""
     if name not in _BY_NAME:
         raise WhatIfError(f"what_if: {name!r} is not a what-if field; they are {', '.join(_BY_NAME)} "
-                          "(profile.with_overrides changes any other spec field, unchecked)")
+                          "(profile.with_overrides changes the other spec fields)")
     return _BY_NAME[name]
 
 
