@@ -69,6 +69,7 @@ class WhatIfPanel(W.VBox):
         self.grid = W.Box(layout=W.Layout(display="flex", flex_flow="row wrap"))
         self._profile: HardwareProfile | None = None
         self._build_controls()
+        studio.target.observe(lambda ch: self.refresh(), names="value")  # another chip: its values and sources
         super().__init__([W.HBox([W.HTML("<b>what if the chip were different</b>"), self.reset_button,
                                   self.compare_button], layout=W.Layout(align_items="center", flex_flow="row wrap")),
                           self.grid, self.status, self.compare_table, self.compare_box])
