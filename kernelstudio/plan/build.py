@@ -49,6 +49,12 @@ class Design:
     def target(self) -> str:
         return self.program.target
 
+    def advise(self, build_fn: Any = None, **kwargs: Any) -> list:
+        """Moves that make this design faster, each simulated, ranked by gain (`kernelstudio.plan.advise.advise`)."""
+        from .advise import advise
+
+        return advise(self, build_fn, **kwargs)
+
     def report(self, *, show: bool = True) -> str:
         """The fused-vs-unfused table (time, TFLOPS, bandwidth, launch overhead, GM traffic, speedup)."""
         if self.unfused_sim is None or self.unfused_program is None:

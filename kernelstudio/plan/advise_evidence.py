@@ -1,0 +1,170 @@
+"""What the advisor reads off a built design, per kernel: where its pipes idle and on what, its roofline
+position, its on-chip capacity use, and the plan's current choices (tiles, queue depth, L1 steps, cores).
+
+All numbers come from the design's own simulation and lowering; nothing is re-simulated here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..sim.idle import TAIL, idle_gaps
+from ..sim.program import SYNC_WAIT
+from ..tileir.capacity import profile_of, usage
+
+__all__ = ["Wait", "KernelEvidence", "gather"]
+
+_FLAG = "(its set had not arrived)"
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Idle time of one pipe of a kernel's first core of one kind (cube or vector), charged to one cause."""
+
+    core: str  # e.g. "core0.veccore0"
+    pipe: str  # "MTE2", "CUBE", "VECTOR", ...
+    kind: str  # "fill" (a DeQue waited for its EnQue), "slot" (an AllocTensor for a Free), "flag", "sync", "tail",
+    #            "scalar", "other"
+    what: str  # the buffer (fill, slot) or the cause's text
+    by: str  # the pipe whose instruction released the wait ("" when none)
+    us: float
+    pct: float  # of the kernel's span
+
+    def text(self) -> str:
+        """`VECTOR idle 77 % waiting for in_out_ws filled by MTE2` and the like."""
+        what = {"fill": f"waiting for {self.what} filled" + (f" by {self.by}" if self.by else ""),
+                "slot": f"waiting for a free slot of {self.what}" + (f" (freed by {self.by})" if self.by else ""),
+                "flag": "waiting for the cube's flag" + (f" ({self.by})" if self.by else ""),
+                "sync": "waiting at the all-core barrier",
+                "tail": "with no work left (load imbalance or a short pipe)",
+                "scalar": "waiting for the scalar to issue"}.get(self.kind, f"waiting: {self.what}")
+        return f"{self.pipe} idle {self.pct:.0f} % {what} ({self.us:.2f} us)"
+
+
+@dataclass(frozen=True)
+class KernelEvidence:
+    """One kernel of a design as the advisor's rules see it."""
+
+    name: str
+    family: str  # "vector" | "cube" | "cube_vector"
+    root: str  # "matmul", "conv2d" or "" (vector kernels)
+    span_us: float  # the kernel's simulated time
+    tiling: dict[str, Any]
+    block_dim: int
+    max_cores: int  # cube cores for matmul/conv kernels, vector cores otherwise
+    queue_depth: int  # the smallest depth of its queued buffers (1: single-buffered somewhere)
+    limiter: str  # roofline limiter
+    efficiency: float  # of the roofline bound
+    amplification: float  # GM traffic / compulsory bytes
+    l2_hit: float
+    capacity: dict[str, tuple[int, int]]  # tier -> (bytes used, bytes on the chip), the fullest core type
+    waits: tuple[Wait, ...]
+    sync_all: bool | None  # None when the kernel cannot take sync_all
+    math_f32: bool  # vector math runs in float32 scratch while the kernel's data is narrower
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def cube(self) -> bool:
+        return "tile_m" in self.tiling
+
+    def t(self, key: str, default: int = 0) -> int:
+        v = self.tiling.get(key, default)
+        return int(v) if isinstance(v, (int, float)) else default
+
+    def wait_us(self, kind: str, pipes: tuple[str, ...] = ()) -> float:
+        return sum(w.us for w in self.waits if w.kind == kind and (not pipes or w.pipe in pipes))
+
+    def top(self, kinds: tuple[str, ...], pipes: tuple[str, ...] = ()) -> Wait | None:
+        """The largest wait of these kinds (on these pipes), or None."""
+        ws = [w for w in self.waits if w.kind in kinds and (not pipes or w.pipe in pipes)]
+        return max(ws, key=lambda w: w.us) if ws else None
+
+    def used(self, tier: str) -> str:
+        """`UB 61 % used (120,064 of 196,608 B)`, or "" when the kernel holds nothing there."""
+        if tier not in self.capacity:
+            return ""
+        need, have = self.capacity[tier]
+        return f"{tier} {100 * need / have:.0f} % used ({need:,} of {have:,} B)"
+
+
+def _classify(cause: str) -> tuple[str, str]:
+    if cause.startswith("a free slot of "):
+        return "slot", cause[len("a free slot of "):].split(" (")[0]
+    if cause.endswith("filled (its EnQue)"):
+        return "fill", cause.split(" filled")[0]
+    if cause.endswith(_FLAG):
+        return "flag", cause
+    if cause.endswith(SYNC_WAIT):
+        return "sync", cause
+    if cause == TAIL:
+        return "tail", cause
+    if "scalar" in cause:
+        return "scalar", cause
+    return "other", cause
+
+
+def _releaser_pipe(by: str) -> str:
+    head = by.split(":")[0].split()
+    return head[-1] if len(head) >= 2 and not by.startswith("the last core") else ""
+
+
+def _waits(sim: Any) -> dict[str, tuple[Wait, ...]]:
+    """Per kernel: the waits of its first cube core and first vector core, largest first."""
+    spans = {k["name"]: k["end_us"] - k["start_us"] for k in sim.kernels}
+    acc: dict[tuple[str, str, str, str, str], list[Any]] = {}
+    for g in idle_gaps(sim, cores=1):
+        if not g["core"].endswith("core0"):
+            continue  # the second vector core of an AI core does the same work as the first
+        kind, what = _classify(g["cause"])
+        key = (g["kernel"], g["core"], g["pipe"], kind, what)
+        slot = acc.setdefault(key, [0.0, {}])
+        d = g["end"] - g["start"]
+        slot[0] += d
+        by = _releaser_pipe(g["released_by"])
+        slot[1][by] = slot[1].get(by, 0.0) + d
+    out: dict[str, list[Wait]] = {}
+    for (kern, core, pipe, kind, what), (us, by) in acc.items():
+        span = spans.get(kern) or 1.0
+        top = max(by.items(), key=lambda kv: kv[1])[0]
+        out.setdefault(kern, []).append(Wait(core, pipe, kind, what, top, us, 100.0 * us / span))
+    return {k: tuple(sorted(v, key=lambda w: -w.us)) for k, v in out.items()}
+
+
+def _capacity(k: Any, profile: Any) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for (_, tier), need in usage(k).items():
+        have = profile.capacity_bytes(tier)
+        if tier not in out or need / have > out[tier][0] / out[tier][1]:
+            out[tier] = (need, have)
+    return out
+
+
+def gather(design: Any) -> tuple[KernelEvidence, ...]:
+    """The evidence of every kernel of a built design (`ks.build`'s Design)."""
+    prog, sim, sched = design.program, design.sim, design.schedule
+    profile = profile_of(prog)
+    waits = _waits(sim)
+    sims = {k["name"]: k for k in sim.kernels}
+    fused = {k.name: k for k in sched.kernels}
+    out = []
+    for k in prog.kernels:
+        sk = sims.get(k.name, {})
+        fk = fused.get(k.name)
+        tiling = dict(k.tiling)
+        root = fk.root.op.value if fk is not None and fk.root is not None else ""
+        cube = "tile_m" in tiling
+        queued = [b.depth for b in k.buffers if b.queue is not None]
+        can_sync = fk is not None and fk.can_sync_all
+        sync_on = any(n.startswith("sync_all:") for n in k.notes) if can_sync else None
+        data = {b.dtype for b in k.buffers if b.queue is not None and b.core.value == "aiv"}
+        f32 = any(b.dtype == "float32" and b.queue is None and b.core.value == "aiv" for b in k.buffers)
+        out.append(KernelEvidence(
+            name=k.name, family=k.family, root=root,
+            span_us=float(sk.get("time_us", 0.0)), tiling=tiling, block_dim=int(k.block_dim),
+            max_cores=profile.aic_cores if cube else profile.aiv_cores,
+            queue_depth=min(queued) if queued else 2, limiter=str(sk.get("roofline_limiter", "")),
+            efficiency=float(sk.get("efficiency", 0.0)), amplification=float(sk.get("traffic_amplification", 1.0)),
+            l2_hit=float(sk.get("l2_hit_ratio", 0.0)), capacity=_capacity(k, profile), waits=waits.get(k.name, ()),
+            sync_all=sync_on, math_f32=f32 and bool(data) and "float32" not in data, notes=tuple(k.notes)))
+    return tuple(out)

@@ -1,0 +1,220 @@
+"""The advisor's candidate moves: one small rule per idea, each reading one kernel's evidence and proposing
+schedule directives that answer it. A rule proposes; only the simulator decides (plan/advise.py).
+
+Adding an idea means adding one function and one entry to `RULES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from ..schedule.directive import Directive
+from .advise_evidence import KernelEvidence
+
+__all__ = ["Candidate", "RULES", "candidates", "move_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A proposed move before simulation: directives for one kernel, the evidence it answers, and how much
+    idle time that evidence names (`weight_us`, the order candidates are tried in when a caller limits them)."""
+
+    rule: str
+    kernel: str
+    directives: tuple[Directive, ...]
+    cause: str
+    weight_us: float
+
+
+Rule = Callable[[KernelEvidence], Iterator[Candidate]]
+
+
+def _cand(rule: str, ev: KernelEvidence, cause: str, weight: float, *ds: tuple) -> Candidate:
+    return Candidate(rule, ev.name, tuple(Directive(kind, ev.name, axis, value) for kind, axis, value in ds), cause,
+                     max(0.0, weight))
+
+
+def _pow2_up(x: int) -> int:
+    p = 16
+    while p < x:
+        p *= 2
+    return p
+
+
+def double_buffer(ev: KernelEvidence) -> Iterator[Candidate]:
+    """Single-buffered queues whose consumers wait for fills (or producers for slots): two slots overlap them."""
+    if ev.queue_depth >= 2:
+        return
+    w = ev.top(("fill", "slot"))
+    if w is not None and w.pct >= 2:
+        yield _cand("double_buffer", ev, f"{w.text()} with single-buffered queues", w.us, ("double_buffer", None, True))
+
+
+def larger_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
+    """A cube kernel that moves much more than its compulsory bytes reloads operands per C tile: larger tiles
+    reload less (each axis tried alone)."""
+    if not ev.cube or ev.amplification < 1.3:
+        return
+    fill = ev.top(("fill",), ("MTE1", "CUBE"))
+    why = (f"GM traffic {ev.amplification:.1f}x the compulsory bytes ({ev.limiter}-bound, {100 * ev.efficiency:.0f} % "
+           f"of the roof)" + (f"; {fill.text()}" if fill else ""))
+    for axis, extent in (("m", ev.t("M")), ("n", ev.t("N"))):
+        tile = ev.t(f"tile_{axis}")
+        if tile and tile < _pow2_up(extent):
+            yield _cand("larger_c_tiles", ev, why, (fill.us if fill else 0.0) + 0.05 * ev.span_us,
+                        ("split", axis, tile * 2))
+
+
+def more_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
+    """Fewer C tiles than cube cores, or pipes idle at the end: smaller tiles spread the work wider."""
+    if not ev.cube:
+        return
+    tiles, tail = ev.t("tiles"), ev.top(("tail",), ("CUBE", "MTE2"))
+    few = tiles < ev.max_cores
+    if not few and (tail is None or tail.pct < 25):
+        return
+    why = (f"{tiles} C tiles for {ev.max_cores} cube cores ({ev.block_dim} busy)" if few else tail.text())
+    for axis in ("m", "n"):
+        tile = ev.t(f"tile_{axis}")
+        if tile >= 32:
+            yield _cand("more_c_tiles", ev, why, (tail.us if tail else 0.0) + 0.05 * ev.span_us,
+                        ("split", axis, tile // 2))
+
+
+def k_tile(ev: KernelEvidence) -> Iterator[Candidate]:
+    """The cube waiting for its L0 fractals: a larger k tile issues fewer, larger moves; a smaller one
+    pipelines them finer. Both are tried."""
+    w = ev.top(("fill",), ("CUBE",))
+    if not ev.cube or w is None or w.pct < 10:
+        return
+    tile, extent = ev.t("tile_k"), ev.t("K")
+    if tile and tile < _pow2_up(extent):
+        yield _cand("k_tile", ev, w.text(), w.us, ("split", "k", tile * 2))
+    if tile >= 32:
+        yield _cand("k_tile", ev, w.text(), 0.8 * w.us, ("split", "k", tile // 2))
+
+
+def l1_k_steps(ev: KernelEvidence) -> Iterator[Candidate]:
+    """MTE1 waiting for L1 slabs: more k tiles per GM->L1 load means fewer, larger copies."""
+    w = ev.top(("fill",), ("MTE1",))
+    if not ev.cube or w is None or w.pct < 8:
+        return
+    a, b, k_tiles = ev.t("step_ka", 1), ev.t("step_kb", 1), ev.t("k_tiles", 1)
+    if max(a, b) * 2 <= k_tiles:
+        yield _cand("l1_k_steps", ev, w.text(), w.us, ("l1_k_steps", None, (a * 2, b * 2)))
+
+
+def l1_c_steps(ev: KernelEvidence) -> Iterator[Candidate]:
+    """A matmul reloading its A or B panels per C tile: keep a panel resident in L1 across several C tiles."""
+    if ev.root != "matmul" or ev.amplification < 1.3 or (ev.family == "cube_vector" and ev.sync_all is None):
+        return  # an elementwise epilogue takes each C tile as it is written: C tiles cannot be grouped
+    sm, sn = ev.t("step_m", 1), ev.t("step_n", 1)
+    why = f"GM traffic {ev.amplification:.1f}x the compulsory bytes; " + (ev.used("L1") or "L1 unused")
+    if sn * 2 <= ev.t("n_tiles"):
+        yield _cand("l1_c_steps", ev, why, 0.05 * ev.span_us, ("l1_c_steps", None, (sm, sn * 2)))
+    if ev.sync_all is None and sm * 2 <= ev.t("m_tiles"):
+        yield _cand("l1_c_steps", ev, why, 0.04 * ev.span_us, ("l1_c_steps", None, (sm * 2, sn)))
+
+
+def swizzle(ev: KernelEvidence) -> Iterator[Candidate]:
+    """More C tiles than cores and operands re-read from HBM: deal the tiles in groups that share panels in L2."""
+    if not ev.cube or ev.t("tiles") <= ev.block_dim or ev.amplification < 1.2 or ev.l2_hit > 0.9:
+        return
+    why = (f"{ev.t('tiles')} C tiles over {ev.block_dim} cores, L2 hit ratio {100 * ev.l2_hit:.0f} %, GM traffic "
+           f"{ev.amplification:.1f}x compulsory")
+    for direction in ("m", "n"):
+        if ev.t(f"{direction}_tiles") > 2:  # a group of 2 out of more tile rows (columns)
+            yield _cand("swizzle", ev, why, 0.03 * ev.span_us, ("swizzle", direction, 2))
+
+
+def sync_all(ev: KernelEvidence) -> Iterator[Candidate]:
+    """A matmul with a row-reduction epilogue: the all-core barrier plan against the row-block plan."""
+    if ev.sync_all is None:
+        return
+    w = ev.top(("sync", "flag", "tail"))
+    why = (w.text() if w else f"{ev.block_dim} of {ev.max_cores} cube cores busy") + (
+        "; with the barrier" if ev.sync_all else "; row blocks")
+    yield _cand("sync_all", ev, why, w.us if w else 0.05 * ev.span_us, ("sync_all", None, not ev.sync_all))
+
+
+def vector_rows(ev: KernelEvidence) -> Iterator[Candidate]:
+    """A vector kernel: fewer tiles than cores wants smaller row tiles; many small tiles per core want larger."""
+    if ev.family != "vector" or "tile_rows" not in ev.tiling:
+        return
+    rows, tile, tiles = ev.t("rows"), ev.t("tile_rows"), ev.t("tiles")
+    if tiles < ev.max_cores and tile >= 2:
+        yield _cand("vector_rows", ev, f"{tiles} tiles of {tile} rows for {ev.max_cores} vector cores",
+                    0.1 * ev.span_us, ("split", "rows", tile // 2))
+    w = ev.top(("fill", "slot"), ("VECTOR", "MTE2", "MTE3"))
+    if tiles > ev.max_cores and tile * 2 <= rows:
+        why = f"{tiles} tiles of {tile} rows over {ev.block_dim} cores" + (f"; {w.text()}" if w else "")
+        yield _cand("vector_rows", ev, why, (w.us if w else 0.0) + 0.05 * ev.span_us, ("split", "rows", tile * 2))
+
+
+def compute_dtype(ev: KernelEvidence) -> Iterator[Candidate]:
+    """Vector math in float32 on narrower data, with the vector pipe the busy one: try native float16."""
+    if not ev.math_f32 or ev.family == "cube":
+        return
+    idle = ev.top(("fill", "slot", "tail", "flag", "sync"), ("VECTOR",))
+    busy = 100 - (idle.pct if idle else 0)
+    if ev.limiter == "vector" or busy >= 40:
+        yield _cand("compute_dtype", ev, f"vector math in float32 scratch, the vector pipe busy {busy:.0f} % "
+                    f"({ev.limiter}-bound)", 0.05 * ev.span_us, ("compute_dtype", None, "float16"))
+
+
+def parallel_cores(ev: KernelEvidence) -> Iterator[Candidate]:
+    """Tiles waiting for cores that the chip has: spread them over more cores."""
+    tiles = ev.t("tiles")
+    if ev.block_dim < ev.max_cores and tiles > ev.block_dim:
+        n = min(tiles, ev.max_cores)
+        yield _cand("parallel_cores", ev, f"{tiles} tiles on {ev.block_dim} of {ev.max_cores} cores",
+                    0.2 * ev.span_us * (1 - ev.block_dim / n), ("parallel", None, n))
+
+
+RULES: list[Rule] = [
+    double_buffer,  # single-buffered queues with fill/slot waits
+    larger_c_tiles,  # GM traffic far above compulsory: larger C tiles
+    more_c_tiles,  # fewer tiles than cores, or a long tail: smaller C tiles
+    k_tile,  # the cube starved of L0 fractals: k tile up or down
+    l1_k_steps,  # MTE1 starved of L1 slabs: more k tiles per load
+    l1_c_steps,  # panels reloaded per C tile: keep them resident in L1
+    swizzle,  # operands re-read from HBM: L2-friendly tile order
+    sync_all,  # row-reduction epilogue: barrier plan vs row blocks
+    vector_rows,  # vector tiles against the vector cores
+    compute_dtype,  # float32 vector math where the vector pipe is busy
+    parallel_cores,  # idle cores while tiles queue
+]
+
+
+def candidates(evidence: tuple[KernelEvidence, ...]) -> list[Candidate]:
+    """Every rule on every kernel; a move proposed twice keeps its first cause."""
+    seen: dict[tuple[Directive, ...], Candidate] = {}
+    for ev in evidence:
+        for rule in RULES:
+            for c in rule(ev):
+                seen.setdefault(c.directives, c)
+    return list(seen.values())
+
+
+def _call(d: Directive) -> str:
+    v = d.value
+    if d.kind in ("split", "vectorize"):
+        return f"{d.kind}({d.axis!r}, {v})"
+    if d.kind in ("l1_k_steps", "l1_c_steps", "l1_depth"):
+        return f"{d.kind}({v[0]}, {v[1]})"
+    if d.kind == "swizzle":
+        return f"swizzle({v}, {d.axis!r})"
+    if d.kind == "parallel":
+        return f"parallel({d.axis!r}, cores={v})" if d.axis is not None else f"parallel(cores={v})"
+    if d.kind == "reorder":
+        return f"reorder({', '.join(map(repr, d.axis))})"
+    return f"{d.kind}({v!r})"
+
+
+def move_text(directives: tuple[Directive, ...]) -> str:
+    """`s["out"].split('m', 64).double_buffer(True)`: the directives as the Stage calls that make them."""
+    parts: dict[str, list[str]] = {}
+    for d in directives:
+        parts.setdefault(d.kernel, []).append(_call(d))
+    return "; ".join(f"s[{k!r}]." + ".".join(calls) for k, calls in parts.items())
