@@ -105,6 +105,7 @@ class DebugReport:
     why: str  # why that instruction is named
     tensors: tuple[TensorErrors, ...]
     tiles: int  # tiles checked
+    reference: str = "the golden model"  # what the values were compared with, as the summary names it
 
     def errors(self, tensor: str | None = None, kind: str = "abs") -> np.ndarray:
         """The per-tile max error grid of `tensor` (default: the first tile's tensor, else the first one)."""
@@ -127,10 +128,10 @@ class DebugReport:
         """A few lines: the verdict, the first tile and instruction, the worst error per tensor."""
         tol = f"atol {_num(self.atol)}, rtol {_num(self.rtol)}"
         if self.ok:
-            lines = [f"debug {self.program}: all {self.tiles} tiles within {tol} of the golden model"]
+            lines = [f"debug {self.program}: all {self.tiles} tiles within {tol} of {self.reference}"]
         else:
             nbad = sum(int(np.count_nonzero(t.bad)) for t in self.tensors)
-            lines = [f"debug {self.program}: {nbad} of {self.tiles} tiles off the golden model ({tol})"]
+            lines = [f"debug {self.program}: {nbad} of {self.tiles} tiles off {self.reference} ({tol})"]
         if (ft := self.first_tile) is not None:
             loops = ", ".join(f"{k}={v}" for k, v in ft.loops)
             lines += [f"first tile: {ft.tensor} tile {ft.tile}, rows {ft.rows[0]}:{ft.rows[1]}, cols "
@@ -238,7 +239,8 @@ def _snap_error(vals: np.ndarray, node: NodeGolden, store: Store, width: int, at
 
 def check_program(prog: Program, inputs: Mapping[str, Any], *, expected: Mapping[str, np.ndarray],
                   nodes: Mapping[str, NodeGolden], atol: float, rtol: float, what: str = "debug",
-                  sids: Callable[[InstrKey], tuple[int, ...]] | None = None) -> DebugReport:
+                  sids: Callable[[InstrKey], tuple[int, ...]] | None = None,
+                  reference: str = "the golden model") -> DebugReport:
     """Run `prog` with checkpoints and compare every stored tile of the tensors in `expected` (name -> golden
     array of the tensor's shape); `nodes` (graph node name -> golden) lets vector instructions be checked."""
     m = run_checked(prog, inputs, what)
@@ -273,7 +275,7 @@ def check_program(prog: Program, inputs: Mapping[str, Any], *, expected: Mapping
         per[t.name] = (d, rel, off, unw, stores, width, rows)
     n_tiles = sum(int(t.bad.size) for t in tensors)
     if not candidates:
-        return DebugReport(prog.name, atol, rtol, True, None, None, "", tuple(tensors), n_tiles)
+        return DebugReport(prog.name, atol, rtol, True, None, None, "", tuple(tensors), n_tiles, reference)
 
     _, ti, i, j = min(candidates)
     errs = tensors[ti]
@@ -284,7 +286,8 @@ def check_program(prog: Program, inputs: Mapping[str, Any], *, expected: Mapping
     mine = [s for s in stores if (min(s.offset // width // tr, errs.bad.shape[0] - 1),
                                   min(s.offset % width // tc, errs.bad.shape[1] - 1)) == (i, j)]
     store = next((s for s in mine if off[_region_idx(s)].any()), mine[-1] if mine else None)
-    culprit, why, writers = _culprit(prog, inputs, m, store, nodes, width, atol, rtol, what, errs.tensor)
+    culprit, why, writers = _culprit(prog, inputs, m, store, nodes, width, atol, rtol, what, errs.tensor,
+                                     (box[0].stop - box[0].start, box[1].stop - box[1].start))
     tile = TileReport(
         tensor=errs.tensor, kernel=prog.kernels[store.key.kernel].name if store else "",
         tile=(i, j), rows=(box[0].start, box[0].stop), cols=(box[1].start, box[1].stop), width=width,
@@ -293,12 +296,12 @@ def check_program(prog: Program, inputs: Mapping[str, Any], *, expected: Mapping
         unwritten=int(np.count_nonzero(unw[flat])), elements=int(flat.size),
         store=ref(store.key) if store else None, writers=tuple(ref(k) for k in writers))
     return DebugReport(prog.name, atol, rtol, False, tile, ref(culprit) if culprit else None, why,
-                       tuple(tensors), n_tiles)
+                       tuple(tensors), n_tiles, reference)
 
 
 def _culprit(prog: Program, inputs: Mapping[str, Any], m: CheckedMachine, store: Store | None,
-             nodes: Mapping[str, NodeGolden], width: int, atol: float, rtol: float, what: str, tensor: str
-             ) -> tuple[InstrKey | None, str, list[InstrKey]]:
+             nodes: Mapping[str, NodeGolden], width: int, atol: float, rtol: float, what: str, tensor: str,
+             tile: tuple[int, int]) -> tuple[InstrKey | None, str, list[InstrKey]]:
     """(the first instruction off, why, the instructions that wrote the tile) for the first bad tile's store."""
     if store is None:
         return None, f"no instruction stored into this tile of {tensor}: a loop bound skips it", []
@@ -316,6 +319,7 @@ def _culprit(prog: Program, inputs: Mapping[str, Any], m: CheckedMachine, store:
             if err is not None and err[1]:
                 return key, (f"its values of {named[i]} are off that node's golden value by up to "
                              f"{_num(err[0])} ({err[1]} elements off)"), writers
-    written = store.rows * store.cols
-    return store.key, (f"the store of the tile: it wrote {store.rows}x{store.cols} = {written} elements and none "
-                       "of the instructions feeding it is off; check the bounds of its region"), writers
+    dst = m.stmts[store.key][0].dst  # type: ignore[union-attr]
+    return store.key, (f"the store of the tile: it wrote {store.rows}x{store.cols} elements ({dst.rows} x {dst.cols}) "
+                       f"of the tile's {tile[0]}x{tile[1]}, and no instruction feeding it is off: check the bounds "
+                       "of its rows and columns"), writers

@@ -65,7 +65,7 @@ def debug(prog: Any, inputs: Mapping[str, Any], *, atol: float | None = None, rt
     expected, nodes = _golden(program, sched, inputs)
     sids = _sid_table(program)
     return check_program(program, inputs, expected=expected, nodes=nodes, atol=atol_v, rtol=rtol_v,
-                         what="debug", sids=lambda k: sids.get(k, ()))
+                         what="debug", sids=lambda k: sids.get(k, ()), reference="the plan-aware golden model")
 
 
 def _program_and_schedule(prog: Any, schedule: Any) -> tuple[Program, Schedule]:

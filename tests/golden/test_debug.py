@@ -224,3 +224,24 @@ def test_bad_input_names_the_thing_and_a_way_out() -> None:
     assert r.ok and (r.atol, r.rtol) == (0.0, 0.0)
     with pytest.raises(ks.InputError, match=r"no stored tensor 'y'; tensors: softmax_div"):
         r.errors("y")
+
+
+# ---- the README's section --------------------------------------------------------------------------------------
+
+def test_the_readme_section_prints_what_it_shows() -> None:
+    """The section's example, read from README.md, prints exactly its text block (the twin tier runs it again
+    among all the README's blocks)."""
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Per-tile numerical debugging: `ks.debug`\n", 1)[1].split("\n## ", 1)[0]
+    block, shown = re.search(r"```python\n(.*?)```\n```text\n(.*?)```\n", section, flags=re.S).groups()
+    out = io.StringIO()
+    ns: dict = {"ks": ks}
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README.md", "exec"), ns)  # noqa: S102 - our own documentation
+    assert out.getvalue() == shown
+    assert not ns["sm_report"].ok and ns["sm_report"].first_tile.tile == (33, 0)
