@@ -40,6 +40,11 @@ class TimelineView(W.VBox):
         self.idle_head = W.HTML()
         self.idle_grid = W.VBox()  # per lane group: its heading and a grid of its rows
         self.rows: list[W.Button] = []
+        self._row_pool: list[tuple[W.Button, tuple[W.HTML, ...]]] = []  # row widgets kept for the next move
+        self._block_pool: list[tuple[W.HTML, W.GridBox]] = []
+        self._keys: list[tuple[str, str]] = []  # (group label, pipe) of each row drawn
+        self._drawn_idle: list[dict[str, Any]] | None = None
+        self._drawn_groups: tuple | None = None
         self.tl: dict[str, Any] = {}
         self.idle: list[dict[str, Any]] = []
         self.expanded: set[str] = set()
@@ -98,6 +103,11 @@ class TimelineView(W.VBox):
 
     # --- lane groups ------------------------------------------------------------------------------
     def _group_buttons(self) -> None:
+        key = tuple((g["label"], g["count"], tuple(g["members"]), g["label"] in self.expanded)
+                    for g in self.tl["groups"])
+        if key == self._drawn_groups:
+            return  # the same buttons, in the same state
+        self._drawn_groups = key
         buttons = []
         for g in self.tl["groups"]:
             if g["count"] < 2:
@@ -124,25 +134,50 @@ class TimelineView(W.VBox):
 
     # --- why units idle ---------------------------------------------------------------------------
     def _idle_rows(self) -> None:
-        """One grid per lane group (its heading above it), a Button per row naming the pipe."""
+        """One grid per lane group (its heading above it), a Button per row naming the pipe. A move reuses the
+        widgets of the rows before it (creating a widget costs more than setting its values): row i keeps
+        its button and cells, and a table whose rows did not change is left alone."""
         self.idle_head.value = R.idle_title(self.idle)
+        if self.idle == self._drawn_idle:
+            return
+        self._drawn_idle = self.idle
+        self._keys = [(r["label"], r["pipe"]) for r in self.idle]
+        while len(self._row_pool) < len(self.idle):
+            self._row_pool.append(self._new_row(len(self._row_pool)))
         self.rows = []
         blocks: list[W.Widget] = []
         cells: list[W.Widget] = []
         for i, r in enumerate(self.idle):
-            b = W.Button(description=r["pipe"], tooltip=f"mark the {r['pipe']} lanes of {r['label']}",
-                         layout=W.Layout(width="auto", height="24px", margin="1px 4px 1px 0"))
+            b, html_cells = self._row_pool[i]
+            b.description, b.tooltip = r["pipe"], f"mark the {r['pipe']} lanes of {r['label']}"
             b.style.text_color = LANE_COLORS.get(r["pipe"], "#495057")
-            b.style.font_weight = "bold"
-            b.on_click(lambda _, key=(r["label"], r["pipe"]): self.pick(*key))
+            for w, text in zip(html_cells, R.idle_cells(r), strict=True):
+                w.value = text
             self.rows.append(b)
-            cells += [b, *(W.HTML(x) for x in R.idle_cells(r))]
+            cells += [b, *html_cells]
             if i + 1 == len(self.idle) or self.idle[i + 1]["group"] != r["group"]:
-                blocks += [W.HTML(R.group_html(r)), W.GridBox(cells, layout=W.Layout(
-                    grid_template_columns=R.IDLE_COLUMNS, grid_gap="0px 0px", align_items="flex-start"))]
+                heading, grid = self._block(len(blocks) // 2)
+                heading.value = R.group_html(r)
+                if list(grid.children) != cells:
+                    grid.children = cells
+                blocks += [heading, grid]
                 cells = []
-        self.idle_grid.children = blocks
+        if list(self.idle_grid.children) != blocks:
+            self.idle_grid.children = blocks
         self._mark_rows()
+
+    def _new_row(self, i: int) -> tuple[W.Button, tuple[W.HTML, ...]]:
+        b = W.Button(layout=W.Layout(width="auto", height="24px", margin="1px 4px 1px 0"))
+        b.style.font_weight = "bold"
+        b.on_click(lambda _: self.pick(*self._keys[i]))  # the row's key now: the widget outlives a move
+        return b, (W.HTML(), W.HTML())
+
+    def _block(self, j: int) -> tuple[W.HTML, W.GridBox]:
+        """The heading and grid of the j-th lane group's rows (reused across moves)."""
+        while len(self._block_pool) <= j:
+            self._block_pool.append((W.HTML(), W.GridBox(layout=W.Layout(
+                grid_template_columns=R.IDLE_COLUMNS, grid_gap="0px 0px", align_items="flex-start"))))
+        return self._block_pool[j]
 
     def pick(self, label: str, pipe: str) -> None:
         """Mark the lanes of the row (`label`, `pipe`) on the figure; picking it again clears the mark."""

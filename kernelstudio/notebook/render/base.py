@@ -1,8 +1,10 @@
-"""Shared look of the HTML views: fonts and the byte unit a kernel engineer reads."""
+"""Shared look of the HTML views (fonts, the byte unit a kernel engineer reads) and the figures' patch updates."""
 
 from __future__ import annotations
 
-__all__ = ["CSS", "MONO", "nbytes"]
+from typing import Any
+
+__all__ = ["CSS", "MONO", "changed", "nbytes", "update_figure"]
 
 CSS = ("font-family: var(--jp-ui-font-family, Helvetica, Arial, sans-serif); font-size: 12px; "
         "color: var(--jp-ui-font-color1, #212529);")
@@ -17,3 +19,34 @@ def nbytes(n: float) -> str:
             return f"{n / div:,.2f} {unit}"
     return f"{n:,.0f} B"
 
+
+
+def changed(fig: Any, part: str, props: dict[str, Any]) -> dict[str, Any]:
+    """The `props` of `part` (a trace index or a layout path, as the caller names it) that differ from what
+    was last set through here: a figure update sends only those (plotly validates every value it is given,
+    element by element, before it compares), and remembers them. Only properties the front end never
+    changes (trace data, tick labels, shapes, titles) may go through here: a zoom in the browser changes
+    the axis ranges behind this record's back."""
+    sent = fig.__dict__.setdefault("_ks_sent", {})
+    out = {}
+    for name, value in props.items():
+        key = (part, name)
+        if key not in sent or sent[key] != value:
+            out[name] = sent[key] = value
+    return out
+
+
+def update_figure(fig: Any, traces: dict[int, dict[str, Any]], layout: dict[str, Any] | None = None) -> None:
+    """Patch a figure in one plotly update message: of `traces` (trace index -> {plotly path: value}) the
+    properties that changed since the last call (`changed`), and the `layout` paths whose value differs from
+    the figure's. The values are the views' plain data, set as given: plotly's per-element validation of a
+    property set (most of a redraw's time) is skipped, as for the updates plotly.js sends back. Shapes and
+    annotations are arrays of objects: assign those as properties instead."""
+    from plotly.basedatatypes import Undefined
+
+    per = {ti: send for ti, props in traces.items() if (send := changed(fig, ti, props))}
+    order = sorted(per)
+    paths = dict.fromkeys(path for ti in order for path in per[ti])
+    restyle = {path: [per[ti].get(path, Undefined) for ti in order] for path in paths}
+    if restyle or layout:
+        fig.plotly_update(restyle_data=restyle, relayout_data=layout or {}, trace_indexes=order or None)

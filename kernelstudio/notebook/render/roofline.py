@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .base import changed
+
 __all__ = ["new_roofline_figure", "update_roofline"]
 
 _POINT_COLORS = {"fused plan": "#e8590c", "unfused plan": "#868e96"}
@@ -29,23 +31,34 @@ def update_roofline(fig: Any, rf: dict[str, Any]) -> None:
     """Redraw from `views.roofline_data`."""
     pts = [p for p in rf["points"] if p["intensity"] > 0 and p["tflops"] > 0]  # a log axis has no zero
     lb = rf["labels"]
+    traces = {  # only what changed since the last update is sent (render.base.changed)
+        0: {"x": rf["roof"]["x"], "y": rf["roof"]["y"],
+            "hovertext": [lb["hbm"]["hover"], lb["ridge"]["hover"], lb["peak"]["hover"]]},
+        1: {"x": rf["ridge_line"]["x"], "y": rf["ridge_line"]["y"], "hovertext": ["", lb["ridge"]["hover"]]},
+        2: {"x": [p["intensity"] for p in pts], "y": [p["tflops"] for p in pts], "text": [p["label"] for p in pts],
+            "marker_color": [_POINT_COLORS.get(p["label"], "#1c7ed6") for p in pts],
+            "hovertext": [f"{p['label']}: {p['tflops']:.2f} TFLOPS, {p['intensity']:,.1f} FLOP/B, "
+                          f"{p['time_us']:.2f} us" for p in pts]},
+    }
+    axes = {"xaxis": {"title": {"text": rf["x_title"]}, "tickvals": rf["x_ticks"]["vals"],
+                      "ticktext": rf["x_ticks"]["text"]},
+            "yaxis": {"title": {"text": rf["y_title"]}, "tickvals": rf["y_ticks"]["vals"],
+                      "ticktext": rf["y_ticks"]["text"]}}
+    annotations = [
+        {"x": a["x_log10"], "y": a["y_log10"], "xref": "x", "yref": "y", "text": a["text"],
+         "hovertext": a["hover"], "showarrow": False, "xanchor": a["xanchor"], "yanchor": a["yanchor"],
+         "xshift": 5 if a["xanchor"] == "left" else 0, "yshift": -3 if a["yanchor"] == "top" else 2,
+         "font": {"size": 11, "color": "#343a40"}} for a in lb.values()]
+    title = (f"fused plan: roofline bound {rf['bound_us']:.2f} us ({rf['limiter'] or 'no'} "
+             f"limit), efficiency {rf['efficiency']:.1%}")
     with fig.batch_update():
-        fig.data[0].update(x=rf["roof"]["x"], y=rf["roof"]["y"],
-                           hovertext=[lb["hbm"]["hover"], lb["ridge"]["hover"], lb["peak"]["hover"]])
-        fig.data[1].update(x=rf["ridge_line"]["x"], y=rf["ridge_line"]["y"], hovertext=["", lb["ridge"]["hover"]])
-        fig.data[2].update(x=[p["intensity"] for p in pts], y=[p["tflops"] for p in pts],
-                           text=[p["label"] for p in pts],
-                           marker_color=[_POINT_COLORS.get(p["label"], "#1c7ed6") for p in pts],
-                           hovertext=[f"{p['label']}: {p['tflops']:.2f} TFLOPS, {p['intensity']:,.1f} FLOP/B, "
-                                      f"{p['time_us']:.2f} us" for p in pts])
-        fig.layout.xaxis.update(title={"text": rf["x_title"]}, range=rf["x_range"],
-                                tickvals=rf["x_ticks"]["vals"], ticktext=rf["x_ticks"]["text"])
-        fig.layout.yaxis.update(title={"text": rf["y_title"]}, range=rf["y_range"],
-                                tickvals=rf["y_ticks"]["vals"], ticktext=rf["y_ticks"]["text"])
-        fig.layout.annotations = [
-            {"x": a["x_log10"], "y": a["y_log10"], "xref": "x", "yref": "y", "text": a["text"],
-             "hovertext": a["hover"], "showarrow": False, "xanchor": a["xanchor"], "yanchor": a["yanchor"],
-             "xshift": 5 if a["xanchor"] == "left" else 0, "yshift": -3 if a["yanchor"] == "top" else 2,
-             "font": {"size": 11, "color": "#343a40"}} for a in lb.values()]
-        fig.layout.title.text = (f"fused plan: roofline bound {rf['bound_us']:.2f} us ({rf['limiter'] or 'no'} "
-                                 f"limit), efficiency {rf['efficiency']:.1%}")
+        for ti, props in traces.items():
+            if send := changed(fig, ti, props):
+                fig.data[ti].update(**send)
+        for axis, props in axes.items():
+            if send := changed(fig, axis, props):
+                fig.layout[axis].update(**send)
+        fig.layout.xaxis.range = rf["x_range"]  # set every time: a zoom in the browser changes them too
+        fig.layout.yaxis.range = rf["y_range"]
+        for name, value in changed(fig, "layout", {"annotations": annotations, "title.text": title}).items():
+            fig.layout[name] = value  # assigned: an update would merge annotations into the old ones

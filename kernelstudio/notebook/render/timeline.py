@@ -12,6 +12,7 @@ from typing import Any
 
 from ..views.style import HIGHLIGHT, IDLE, LANE_COLORS, WAIT_PATTERN
 from .base import CSS as _CSS
+from .base import changed, update_figure
 
 __all__ = ["legend_html", "mark_lanes", "new_timeline_figure", "update_timeline", "visible_lanes"]
 
@@ -72,46 +73,58 @@ def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, 
                "arrowwidth": 1.2, "arrowcolor": "#c92a2a", "text": "", "hovertext": a["text"]}
               for a in tl["arrows"] if a["to_lane"] in pos and a["from_lane"] in pos]
     idle = [g for g in tl.get("idle", []) if g["lane"] in pos]
-    with fig.batch_update():
-        fig.data[0].update(y=[pos[b["lane"][i]] for i in keep], base=[b["start"][i] for i in keep],
-                           x=[b["end"][i] - b["start"][i] for i in keep], width=[0.8] * len(keep),
-                           marker_color=[b["color"][i] for i in keep], hovertext=[b["text"][i] for i in keep],
-                           marker_pattern={"shape": [WAIT_PATTERN if b["wait"][i] else "" for i in keep],
-                                           "fillmode": "overlay", "fgcolor": "#ffffff", "solidity": 0.45})
-        fig.data[2].update(y=[pos[g["lane"]] for g in idle], base=[g["start"] for g in idle],
-                           x=[g["end"] - g["start"] for g in idle], hovertext=[g["text"] for g in idle],
-                           marker_color=[IDLE] * len(idle), width=[0.35] * len(idle))
-        ub = un["bars"] if un else []
-        fig.data[1].update(y=[x["lane"] for x in ub], base=[x["start"] for x in ub],
-                           x=[x["end"] - x["start"] for x in ub], marker_color=[x["color"] for x in ub],
-                           hovertext=[x["text"] for x in ub], width=[0.7] * len(ub))
-        fig.layout.height = height
-        fig.layout.yaxis.update(domain=top, tickvals=list(range(nf)), ticktext=ticks, range=[nf - 0.5, -0.5])
-        fig.layout.xaxis.visible = bool(nf)
-        fig.layout.xaxis2.visible = fig.layout.yaxis2.visible = bool(un)
-        if not un:  # hidden, on a small domain of its own, with a valid range
-            fig.layout.yaxis2.update(domain=[0.0, 0.01], tickvals=[], ticktext=[], range=[0, 1])
-            fig.layout.xaxis2.range = [0, 1]
+    ub = un["bars"] if un else []
+    traces = {  # plotly paths; only those that changed since the last update are sent (render.base)
+        0: {"y": [pos[b["lane"][i]] for i in keep], "base": [b["start"][i] for i in keep],
+            "x": [b["end"][i] - b["start"][i] for i in keep], "width": [0.8] * len(keep),
+            "marker.color": [b["color"][i] for i in keep], "hovertext": [b["text"][i] for i in keep],
+            "marker.pattern.shape": [WAIT_PATTERN if b["wait"][i] else "" for i in keep],
+            "marker.pattern.fillmode": "overlay", "marker.pattern.fgcolor": "#ffffff",
+            "marker.pattern.solidity": 0.45},
+        2: {"y": [pos[g["lane"]] for g in idle], "base": [g["start"] for g in idle],
+            "x": [g["end"] - g["start"] for g in idle], "hovertext": [g["text"] for g in idle],
+            "marker.color": [IDLE] * len(idle), "width": [0.35] * len(idle)},
+        1: {"y": [x["lane"] for x in ub], "base": [x["start"] for x in ub], "x": [x["end"] - x["start"] for x in ub],
+            "marker.color": [x["color"] for x in ub], "hovertext": [x["text"] for x in ub],
+            "width": [0.7] * len(ub)},
+    }
+    layout: dict[str, Any] = {"height": height, "yaxis.domain": top, "yaxis.tickvals": list(range(nf)),
+                              "yaxis.ticktext": ticks, "yaxis.range": [nf - 0.5, -0.5], "xaxis.visible": bool(nf),
+                              "xaxis2.visible": bool(un), "yaxis2.visible": bool(un),
+                              "title.text": html.escape(tl["title"])}
+    if un:
+        layout.update({"yaxis2.domain": [0.0, nu * _PLAN_PX / area], "yaxis2.tickvals": list(range(nu)),
+                       "yaxis2.ticktext": [html.escape(lane["label"]) for lane in un["lanes"]],
+                       "yaxis2.range": [nu - 0.5, -0.5]})
+    else:  # hidden, on a small domain of its own, with a valid range
+        layout.update({"yaxis2.domain": [0.0, 0.01], "yaxis2.tickvals": [], "yaxis2.ticktext": [],
+                       "yaxis2.range": [0, 1]})
+    layout = changed(fig, "layout", layout)  # the paths the browser never changes: sent when they changed
+    if not un:
+        layout["xaxis2.range"] = [0, 1]
+    if not keep_range:  # else the ranges the user zoomed to stay; a zoom in the browser changes them, so they
+        layout["xaxis.range"] = tl["range"]["full" if show_launch else "kernel"]  # are always given
         if un:
-            fig.layout.yaxis2.update(domain=[0.0, nu * _PLAN_PX / area], tickvals=list(range(nu)),
-                                     ticktext=[html.escape(lane["label"]) for lane in un["lanes"]],
-                                     range=[nu - 0.5, -0.5])
-        if not keep_range:
-            fig.layout.xaxis.range = tl["range"]["full" if show_launch else "kernel"]
-            if un:
-                fig.layout.xaxis2.range = un["range"]
-        fig.layout.shapes = shapes
-        titles = [{"text": html.escape(un["title"]), "xref": "paper", "yref": "paper", "x": 0.0,
-                   "y": nu * _PLAN_PX / area, "yshift": 6, "xanchor": "left", "yanchor": "bottom",
-                   "showarrow": False, "font": {"size": 12}}] if un else []
-        fig.layout.annotations = arrows + titles
-        fig.layout.title.text = html.escape(tl["title"])
+            layout["xaxis2.range"] = un["range"]
+    titles = [{"text": html.escape(un["title"]), "xref": "paper", "yref": "paper", "x": 0.0,
+               "y": nu * _PLAN_PX / area, "yshift": 6, "xanchor": "left", "yanchor": "bottom",
+               "showarrow": False, "font": {"size": 12}}] if un else []
+    with fig.batch_update():  # the arrays of objects (shapes, annotations), in a message of their own when they
+        _set_shapes(fig, shapes)  # changed; then the bars and axes in one
+        if changed(fig, "layout", {"annotations": arrows + titles}):
+            fig.layout.annotations = arrows + titles  # assigned: an update would merge them into the old ones
+    update_figure(fig, traces, layout)
 
 
 def mark_lanes(fig: Any, tl: dict[str, Any], *, show_launch: bool = False,
                highlight: list[int] | tuple[int, ...] = ()) -> None:
     """Only the bands of the `highlight` lanes (and the group separators): the bars stay."""
-    fig.layout.shapes = _shapes(tl, visible_lanes(tl, show_launch), highlight)
+    _set_shapes(fig, _shapes(tl, visible_lanes(tl, show_launch), highlight))
+
+
+def _set_shapes(fig: Any, shapes: list[dict[str, Any]]) -> None:
+    if changed(fig, "layout", {"shapes": shapes}):
+        fig.layout.shapes = shapes  # assigned: an update would merge the shapes into the old ones
 
 
 def _shapes(tl: dict[str, Any], shown: list[int], highlight: list[int] | tuple[int, ...]) -> list[dict[str, Any]]:
