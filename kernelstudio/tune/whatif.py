@@ -193,9 +193,17 @@ def _schedule_for(design: Any, profile: HardwareProfile, config: Mapping[str, An
     if isinstance(design, Schedule):
         return design
     if callable(design) and not hasattr(design, "node"):
-        _, sched, _ = run_build_fn(design, config, profile)
+        try:
+            _, sched, _ = run_build_fn(design, config, profile)
+        except KernelStudioError:
+            raise
+        except Exception as e:  # a bug in the build function, not a design the target refuses
+            name = getattr(design, "__name__", repr(design))
+            raise TuneError(f"compare_targets: {name}() raised {type(e).__name__}: {e} on {profile.name}; this is not "
+                            "a KernelStudioError (a design a target refuses gets a row saying why): fix the build "
+                            "function") from e
         return sched
-    nodes, _ = as_nodes(design)  # a non-tensor is a KernelStudioError naming what it got
+    nodes, _ = as_nodes(design)
     return create_schedule(list(nodes), target=profile)
 
 
@@ -215,6 +223,12 @@ def compare_targets(design: Any, targets: Sequence[Any] = DEFAULT_TARGETS, *, l2
     profiles = [_profile(t) for t in targets]
     if not profiles:
         raise TuneError("compare_targets: no targets given; pass e.g. targets=('ascend910b2', 'ascend950')")
+    if not (isinstance(design, Schedule) or callable(design)):
+        try:
+            as_nodes(design)
+        except KernelStudioError as e:
+            raise TuneError(f"compare_targets: design must be a build function, its output tensor(s) or a Schedule; "
+                            f"{e}") from None
     cmp_ = TargetComparison(name or _name_of(design), [])
     for p in profiles:
         try:

@@ -160,6 +160,14 @@ def test_compare_targets_takes_a_schedule_and_a_config_and_refuses_bad_targets()
         compare_targets(relu, (3,))
     with pytest.raises(ks.TargetError, match="unknown hardware target"):
         compare_targets(relu, ("nochip",))
+    with pytest.raises(ks.TuneError, match="design must be a build function.*got int"):
+        compare_targets(42, (B2,))
+
+    def buggy():
+        return 1 / 0
+
+    with pytest.raises(ks.TuneError, match=r"buggy\(\) raised ZeroDivisionError.*fix the build function"):
+        compare_targets(buggy, (B2,))
 
 
 # --- what_if_sweep ------------------------------------------------------------------------------------------
