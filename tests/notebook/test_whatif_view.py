@@ -112,8 +112,10 @@ def test_the_figure_puts_every_targets_timeline_on_one_axis():
     assert len(data["bars"]["y"]) == sum(per.values())
     fig = comparison_figure(cmp)
     assert len(fig.data) == 1 and len(fig.data[0].y) == sum(per.values())
-    assert fig.layout.xaxis.range == tuple(data["range"]) and len(fig.layout.annotations) == 3
-    assert "ascend310p3 is a coupled chip" in fig.layout.annotations[1].text
+    assert fig.layout.xaxis.range == tuple(data["range"]) and len(fig.layout.annotations) == 1
+    assert "ascend310p3 is a coupled chip" in fig.layout.annotations[0].hovertext
+    heads = [lane["tick"] for lane in data["lanes"] if lane["header"]]
+    assert heads[1] == "<b>ascend310p3</b>  not lowered" and heads[2].endswith(f"{cmp.rows[2].time_us:,.2f} us")
 
 
 def test_another_target_gives_the_controls_its_values_and_sources(mla):

@@ -13,40 +13,43 @@ from typing import Any
 
 from ...tune.whatif import DEFAULT_TARGETS, TargetComparison
 from ...tune.whatif import compare_targets as _compare_data
+from ..views.style import WAIT_PATTERN
 from ..views.timeline import timeline_data
 
 __all__ = ["compare_data", "comparison_figure", "compare_targets", "comparison_html"]
 
-_LANE_PX, _HEAD_PX, _MARGIN_PX = 16, 22, 70
+_LANE_PX, _MARGIN_PX = 16, 90
 _GROUP_SEP = "#495057"
+_HEADER_FILL = "#f1f3f5"
 
 
 def compare_data(cmp: TargetComparison, *, max_per_lane: int = 400) -> dict[str, Any]:
-    """Per row of `cmp`: its lanes (y positions, tick text) and bars on the shared axis, or its reason; and the
-    axis range (0 to the slowest target's end). Plain data, no plotly."""
+    """Per row of `cmp`: a header lane (the target and its time, or that it did not lower and why), then its
+    lanes (tick text) and bars on the shared axis; and the axis range (0 to the slowest target's end). Plain
+    data, no plotly."""
     lanes: list[dict[str, Any]] = []
-    bars: dict[str, list] = {k: [] for k in ("y", "start", "end", "color", "text")}
+    bars: dict[str, list] = {k: [] for k in ("y", "start", "end", "color", "text", "wait")}
     groups = []
     end = 0.0
     for r in cmp.rows:
         y0 = len(lanes)
         sim = cmp.sims.get(r.label)
         if sim is None:
-            lanes.append({"tick": f"<b>{html.escape(r.label)}</b>  not lowered", "why": r.why})
+            lanes.append({"tick": f"<b>{html.escape(r.label)}</b>  not lowered", "why": r.why, "header": True})
             groups.append({"label": r.label, "first": y0, "last": y0, "ok": False, "why": r.why, "time_us": None})
             continue
+        lanes.append({"tick": f"<b>{html.escape(r.label)}</b>  {sim.time_us:,.2f} us", "why": "", "header": True})
         tl = timeline_data(sim, max_per_lane=max_per_lane)
-        for li, lane in enumerate(tl["lanes"]):
+        for lane in tl["lanes"]:
             head, _, pipe = lane["tick"].rpartition("  ")
-            tick = (f"<b>{html.escape(r.label)}</b> {html.escape(head)}  {pipe}" if li == 0
-                    else f"{html.escape(head)}  {pipe}" if head else pipe)
-            lanes.append({"tick": tick, "why": ""})
+            lanes.append({"tick": f"{html.escape(head)}  {pipe}" if head else pipe, "why": "", "header": False})
         b = tl["bars"]
         for i, li in enumerate(b["lane"]):
-            bars["y"].append(y0 + li)
+            bars["y"].append(y0 + 1 + li)
             bars["start"].append(b["start"][i])
             bars["end"].append(b["end"][i])
             bars["color"].append(b["color"][i])
+            bars["wait"].append(b["wait"][i])
             bars["text"].append(f"{html.escape(r.label)}<br>{b['text'][i]}")
         end = max(end, float(sim.time_us))
         groups.append({"label": r.label, "first": y0, "last": len(lanes) - 1, "ok": True, "why": "",
@@ -57,7 +60,7 @@ def compare_data(cmp: TargetComparison, *, max_per_lane: int = 400) -> dict[str,
 
 def comparison_figure(cmp: TargetComparison, *, widget: bool = False) -> Any:
     """A plotly figure (a FigureWidget with `widget`): one horizontal bar per instruction (or merged span),
-    a row group per target, the x axis shared, each group titled with its time."""
+    a row group per target under a header lane with its time (or why it did not lower), the x axis shared."""
     import plotly.graph_objects as go
 
     data = compare_data(cmp)
@@ -65,28 +68,32 @@ def comparison_figure(cmp: TargetComparison, *, widget: bool = False) -> Any:
     fig = (go.FigureWidget if widget else go.Figure)()
     fig.add_bar(orientation="h", y=b["y"], base=b["start"], x=[e - s for s, e in zip(b["start"], b["end"],
                                                                                       strict=True)],
-                marker={"color": b["color"], "line": {"width": 0}}, hovertext=b["text"], hoverinfo="text",
+                marker={"color": b["color"], "line": {"width": 0},
+                        "pattern": {"shape": [WAIT_PATTERN if w else "" for w in b["wait"]], "fillmode": "overlay",
+                                    "fgcolor": "#ffffff", "solidity": 0.45}},  # a wait is hatched, as in the Studio
+                hovertext=b["text"], hoverinfo="text",
                 width=[0.8] * len(b["y"]), name="instructions")
     shapes, notes = [], []
     for g in data["groups"]:
-        if g["first"]:
-            shapes.append({"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1,
-                           "y0": g["first"] - 0.5, "y1": g["first"] - 0.5, "line": {"width": 1.5,
-                                                                                    "color": _GROUP_SEP}})
-        text = (f"{html.escape(g['label'])}: {g['time_us']:,.2f} us" if g["ok"]
-                else f"{html.escape(g['label'])}: {html.escape(g['why'][:160])}")
-        notes.append({"text": text, "xref": "x domain", "yref": "y", "x": 1.0, "y": g["first"] - 0.45,
-                      "xanchor": "right", "yanchor": "bottom", "showarrow": False,
-                      "font": {"size": 11, "color": "#212529" if g["ok"] else "#c92a2a"}})
+        y = g["first"]
+        shapes.append({"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": y - 0.5,
+                       "y1": y + 0.5, "fillcolor": _HEADER_FILL, "line": {"width": 0}, "layer": "below"})
+        if y:
+            shapes.append({"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": y - 0.5,
+                           "y1": y - 0.5, "line": {"width": 1.5, "color": _GROUP_SEP}})
+        if not g["ok"]:
+            short = g["why"] if len(g["why"]) <= 110 else g["why"][:107] + "..."
+            notes.append({"text": html.escape(short), "hovertext": html.escape(g["why"]), "xref": "x domain",
+                          "yref": "y", "x": 0.005, "y": y, "xanchor": "left", "yanchor": "middle", "showarrow": False,
+                          "font": {"size": 11, "color": "#c92a2a"}})
     n = max(len(lanes), 1)
     fig.update_layout(barmode="overlay", showlegend=False, plot_bgcolor="#ffffff",
-                      height=_MARGIN_PX + n * _LANE_PX + len(data["groups"]) * _HEAD_PX,
-                      margin={"l": 10, "r": 10, "t": 40, "b": 40},
+                      height=_MARGIN_PX + n * _LANE_PX, margin={"l": 10, "r": 10, "t": 40, "b": 40},
                       title={"text": html.escape(data["title"]), "font": {"size": 12}, "x": 0.005},
                       xaxis={"title": {"text": "time (us)", "standoff": 4}, "range": data["range"],
                              "zeroline": False},
                       yaxis={"tickvals": list(range(len(lanes))), "ticktext": [lane["tick"] for lane in lanes],
-                             "range": [n - 0.5, -1.0], "automargin": True, "tickfont": {"size": 10},
+                             "range": [n - 0.5, -0.5], "automargin": True, "tickfont": {"size": 10},
                              "showgrid": False, "fixedrange": True},
                       shapes=shapes, annotations=notes)
     return fig
