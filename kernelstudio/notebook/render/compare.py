@@ -21,6 +21,7 @@ __all__ = ["compare_data", "comparison_figure", "compare_targets", "comparison_h
 _LANE_PX, _MARGIN_PX = 16, 90
 _GROUP_SEP = "#495057"
 _HEADER_FILL = "#f1f3f5"
+_USER = " color:#e8590c; font-weight:600;"  # a what-if value (its source is "user")
 
 
 def compare_data(cmp: TargetComparison, *, max_per_lane: int = 400) -> dict[str, Any]:
@@ -109,8 +110,9 @@ def comparison_html(cmp: TargetComparison) -> str:
                      for i, h in enumerate(head)) + "</tr>"]
     best = cmp.best
     for r in cmp.rows:
-        hl = " ".join(f'<span title="{html.escape(f)}: {html.escape(s)}" style="border-bottom:1px dotted #adb5bd;">'
-                      f"{html.escape(_short(f, v))}</span>" for f, v, s in r.headline)
+        hl = ", ".join(f'<span title="{html.escape(f)}: {html.escape(s)}" style="white-space:nowrap; '
+                       f'border-bottom:1px dotted #adb5bd;{_USER if s == "user" else ""}">'
+                       f"{html.escape(_short(f, v))}</span>" for f, v, s in r.headline)
         if not r.ok:
             out.append(f'<tr><td {cell.format("left")}>{html.escape(r.label)}</td>'
                        f'<td colspan="7" {cell.format("left")} title="{html.escape(r.why)}">'
