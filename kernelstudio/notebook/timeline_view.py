@@ -45,6 +45,9 @@ class TimelineView(W.VBox):
         self._keys: list[tuple[str, str]] = []  # (group label, pipe) of each row drawn
         self._drawn_idle: list[dict[str, Any]] | None = None
         self._drawn_groups: tuple | None = None
+        self._group_pool: list[W.ToggleButton] = []  # lane-group toggles kept for the next move
+        self._group_labels: list[str] = []  # the group each toggle of the pool stands for now
+        self._groups_head = W.HTML('<span style="color:#868e96;">&nbsp;lane groups:</span>')
         self.tl: dict[str, Any] = {}
         self.idle: list[dict[str, Any]] = []
         self.expanded: set[str] = set()
@@ -103,23 +106,29 @@ class TimelineView(W.VBox):
 
     # --- lane groups ------------------------------------------------------------------------------
     def _group_buttons(self) -> None:
-        key = tuple((g["label"], g["count"], tuple(g["members"]), g["label"] in self.expanded)
-                    for g in self.tl["groups"])
+        """A toggle per folded lane group; a move keeps the buttons (their text updated) and leaves them alone
+        when the groups and their state are the same."""
+        groups = [g for g in self.tl["groups"] if g["count"] >= 2]
+        key = tuple((g["label"], g["count"], tuple(g["members"]), g["label"] in self.expanded) for g in groups)
         if key == self._drawn_groups:
-            return  # the same buttons, in the same state
+            return
         self._drawn_groups = key
-        buttons = []
-        for g in self.tl["groups"]:
-            if g["count"] < 2:
-                continue
-            b = W.ToggleButton(value=g["label"] in self.expanded, description=g["label"],
-                               icon="caret-down" if g["label"] in self.expanded else "caret-right",
-                               tooltip=f"{g['count']} identical cores: {', '.join(g['members'])}; "
-                                       f"click to draw them one by one", layout=W.Layout(width="auto"))
-            b.observe(lambda ch, label=g["label"]: self.expand(label, ch["new"]), names="value")
-            buttons.append(b)
-        self.groups_box.children = [W.HTML('<span style="color:#868e96;">&nbsp;lane groups:</span>')] + buttons \
-            if buttons else []
+        self._group_labels = [g["label"] for g in groups]  # before a value is set: its observer reads them
+        while len(self._group_pool) < len(groups):
+            self._group_pool.append(self._new_group_button(len(self._group_pool)))
+        for b, g in zip(self._group_pool, groups, strict=False):
+            on = g["label"] in self.expanded
+            b.description, b.icon = g["label"], "caret-down" if on else "caret-right"
+            b.tooltip = f"{g['count']} identical cores: {', '.join(g['members'])}; click to draw them one by one"
+            b.value = on
+        children = [self._groups_head, *self._group_pool[:len(groups)]] if groups else []
+        if list(self.groups_box.children) != children:
+            self.groups_box.children = children
+
+    def _new_group_button(self, i: int) -> W.ToggleButton:
+        b = W.ToggleButton(value=False, layout=W.Layout(width="auto"))
+        b.observe(lambda ch: self.expand(self._group_labels[i], ch["new"]), names="value")
+        return b
 
     def expand(self, label: str, on: bool = True) -> None:
         """Draw the group `label` core by core (`on`), or folded again."""

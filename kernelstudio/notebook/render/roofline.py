@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import changed
+from .base import changed, update_figure
 
 __all__ = ["new_roofline_figure", "update_roofline"]
 
@@ -31,34 +31,27 @@ def update_roofline(fig: Any, rf: dict[str, Any]) -> None:
     """Redraw from `views.roofline_data`."""
     pts = [p for p in rf["points"] if p["intensity"] > 0 and p["tflops"] > 0]  # a log axis has no zero
     lb = rf["labels"]
-    traces = {  # only what changed since the last update is sent (render.base.changed)
+    traces = {  # plotly paths; only those that changed since the last update are sent (render.base)
         0: {"x": rf["roof"]["x"], "y": rf["roof"]["y"],
             "hovertext": [lb["hbm"]["hover"], lb["ridge"]["hover"], lb["peak"]["hover"]]},
         1: {"x": rf["ridge_line"]["x"], "y": rf["ridge_line"]["y"], "hovertext": ["", lb["ridge"]["hover"]]},
         2: {"x": [p["intensity"] for p in pts], "y": [p["tflops"] for p in pts], "text": [p["label"] for p in pts],
-            "marker_color": [_POINT_COLORS.get(p["label"], "#1c7ed6") for p in pts],
+            "marker.color": [_POINT_COLORS.get(p["label"], "#1c7ed6") for p in pts],
             "hovertext": [f"{p['label']}: {p['tflops']:.2f} TFLOPS, {p['intensity']:,.1f} FLOP/B, "
                           f"{p['time_us']:.2f} us" for p in pts]},
     }
-    axes = {"xaxis": {"title": {"text": rf["x_title"]}, "tickvals": rf["x_ticks"]["vals"],
-                      "ticktext": rf["x_ticks"]["text"]},
-            "yaxis": {"title": {"text": rf["y_title"]}, "tickvals": rf["y_ticks"]["vals"],
-                      "ticktext": rf["y_ticks"]["text"]}}
+    layout = changed(fig, "layout", {  # the paths the browser never changes: sent when they changed
+        "xaxis.title.text": rf["x_title"], "xaxis.tickvals": rf["x_ticks"]["vals"],
+        "xaxis.ticktext": rf["x_ticks"]["text"], "yaxis.title.text": rf["y_title"],
+        "yaxis.tickvals": rf["y_ticks"]["vals"], "yaxis.ticktext": rf["y_ticks"]["text"],
+        "title.text": (f"fused plan: roofline bound {rf['bound_us']:.2f} us ({rf['limiter'] or 'no'} "
+                       f"limit), efficiency {rf['efficiency']:.1%}")})
+    layout.update({"xaxis.range": rf["x_range"], "yaxis.range": rf["y_range"]})  # a zoom in the browser changes these
     annotations = [
         {"x": a["x_log10"], "y": a["y_log10"], "xref": "x", "yref": "y", "text": a["text"],
          "hovertext": a["hover"], "showarrow": False, "xanchor": a["xanchor"], "yanchor": a["yanchor"],
          "xshift": 5 if a["xanchor"] == "left" else 0, "yshift": -3 if a["yanchor"] == "top" else 2,
          "font": {"size": 11, "color": "#343a40"}} for a in lb.values()]
-    title = (f"fused plan: roofline bound {rf['bound_us']:.2f} us ({rf['limiter'] or 'no'} "
-             f"limit), efficiency {rf['efficiency']:.1%}")
-    with fig.batch_update():
-        for ti, props in traces.items():
-            if send := changed(fig, ti, props):
-                fig.data[ti].update(**send)
-        for axis, props in axes.items():
-            if send := changed(fig, axis, props):
-                fig.layout[axis].update(**send)
-        fig.layout.xaxis.range = rf["x_range"]  # set every time: a zoom in the browser changes them too
-        fig.layout.yaxis.range = rf["y_range"]
-        for name, value in changed(fig, "layout", {"annotations": annotations, "title.text": title}).items():
-            fig.layout[name] = value  # assigned: an update would merge annotations into the old ones
+    if changed(fig, "layout", {"annotations": annotations}):
+        fig.layout.annotations = annotations  # assigned: an update would merge them into the old ones
+    update_figure(fig, traces, layout)

@@ -4,6 +4,7 @@ readers run on the final program (vector-call expansion, scratch sizing, operato
 from __future__ import annotations
 
 import difflib
+import functools
 from typing import Any
 
 from ...codegen import ANALYSES
@@ -13,6 +14,12 @@ __all__ = ["pass_diff", "passes_data"]
 
 def pass_diff(before: str, after: str) -> list[tuple[str, str]]:
     """(kind, line) for every line of `after` and every removed line of `before`: kind is ' ', '+' or '-'."""
+    return list(_diff(before, after))
+
+
+@functools.lru_cache(maxsize=256)
+def _diff(before: str, after: str) -> tuple[tuple[str, str], ...]:
+    """`pass_diff`, kept by text: a knob move changes the IR of a few passes, the others diff as before."""
     out: list[tuple[str, str]] = []
     sm = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
     a, b = sm.a, sm.b
@@ -22,7 +29,7 @@ def pass_diff(before: str, after: str) -> list[tuple[str, str]]:
             continue
         out.extend(("-", line) for line in a[i1:i2])
         out.extend(("+", line) for line in b[j1:j2])
-    return out
+    return tuple(out)
 
 
 def passes_data(program: Any) -> list[dict[str, Any]]:
