@@ -227,38 +227,29 @@ def advise(design: Any, build_fn: Callable[[dict[str, Any]], Any] | None = None,
 
 def advise_counted(design: Any, build_fn: Callable[[dict[str, Any]], Any] | None = None, *,
                    knobs: Mapping[str, Knob] | Iterable[Knob] | None = None, limit: int | None = None,
-                   evaluate_knobs: KnobEvaluator | None = None) -> tuple[list[Advice], int]:
-    """`advise`, and how many schedules it lowered and simulated itself (knob configurations handed to
-    `evaluate_knobs` are counted by their evaluator; cached moves are not counted again)."""
+                   start: int = 0, evaluate_knobs: KnobEvaluator | None = None) -> tuple[list[Advice], int, int]:
+    """`advise` over the proposals `start` to `start + limit` (in the order of the idle time their evidence
+    names), how many schedules it lowered and simulated itself (knob configurations handed to `evaluate_knobs`
+    are counted by their evaluator; cached moves are not counted again), and how many proposals there are."""
     _check(design, build_fn, limit)
     before = float(design.sim.time_us)
     props = candidates(gather(design))
-    props.sort(key=lambda c: -c.weight_us)
-    knob_moves: list[tuple[Candidate | None, Knob, Any]] = []
-    dir_moves: list[Candidate] = []
+    props.sort(key=lambda c: -c.weight_us)  # stable: rules' order breaks ties
     klist = _knob_list(build_fn, design, knobs) if build_fn is not None else []
+    order: list[Candidate | tuple[Candidate | None, Knob, Any]] = []
     for c in props:
         hit = _knob_for(c.directives[0], design, klist) if klist and len(c.directives) == 1 else None
-        if hit is not None:
-            knob_moves.append((c, *hit))
-        else:
-            dir_moves.append(c)
-    taken = {k.name for _, k, _ in knob_moves}
-    knob_moves += [(None, k, v) for k, v in _neighbours(design, klist, taken)]
-    if limit is not None:  # the proposals whose evidence names the most idle time, then knob steps without any
-        ranked = sorted([(c.weight_us, i, c) for i, c in enumerate(dir_moves)]
-                        + [(m[0].weight_us, len(dir_moves) + i, m) for i, m in enumerate(knob_moves)
-                           if m[0] is not None],
-                        key=lambda e: (-e[0], e[1]))[:limit]
-        steps = [m for m in knob_moves if m[0] is None][:limit - len(ranked)]
-        dir_moves = [e[2] for e in ranked if isinstance(e[2], Candidate)]
-        knob_moves = [e[2] for e in ranked if not isinstance(e[2], Candidate)] + steps
+        order.append(c if hit is None else (c, *hit))
+    taken = {m[1].name for m in order if isinstance(m, tuple)}
+    order += [(None, k, v) for k, v in _neighbours(design, klist, taken)]  # knob steps no evidence speaks for
+    chosen = order[start:] if limit is None else order[start:start + limit]
     count = [0]
-    out = [_directive_advice(design, c, before, count) for c in dir_moves]
+    out = [_directive_advice(design, c, before, count) for c in chosen if isinstance(c, Candidate)]
+    knob_moves = [m for m in chosen if isinstance(m, tuple)]
     if knob_moves and evaluate_knobs is None:
         count[0] += len(knob_moves)
     out += _knob_advice(design, build_fn, knob_moves, before, evaluate_knobs)
-    return rank([a for a in out if a is not None]), count[0]
+    return rank([a for a in out if a is not None]), count[0], len(order)
 
 
 def rank(moves: Iterable[Advice]) -> list[Advice]:

@@ -6,7 +6,7 @@ All numbers come from the design's own simulation and lowering; nothing is re-si
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..sim.idle import TAIL, idle_gaps
@@ -30,6 +30,8 @@ class Wait:
     by: str  # the pipe whose instruction released the wait ("" when none)
     us: float
     pct: float  # of the kernel's span
+    by_cube: bool = False  # the releasing pipe is on a cube core (else on a vector core)
+    credit_us: float = 0.0  # its own time plus the waits downstream that it holds up (set by `gather`)
 
     def text(self) -> str:
         """`VECTOR idle 77 % waiting for in_out_ws filled by MTE2` and the like."""
@@ -104,9 +106,42 @@ def _classify(cause: str) -> tuple[str, str]:
     return "other", cause
 
 
-def _releaser_pipe(by: str) -> str:
+def _releaser(by: str) -> tuple[str, bool]:
+    """The pipe of a releaser text ("core0.cubecore0 MTE1: copy ...", "the last core to arrive, core3.cubecore0
+    FIXP: ...") and whether it is on a cube core."""
     head = by.split(":")[0].split()
-    return head[-1] if len(head) >= 2 and not by.startswith("the last core") else ""
+    if len(head) < 2:
+        return "", False
+    return head[-1], "cubecore" in head[-2]
+
+
+def _credit(waits: list[Wait]) -> list[Wait]:
+    """Charge each wait for a fill, a flag or the barrier to the wait that holds up its releasing pipe, in turn,
+    up to the first pipe that does not wait: that root wait is credited with the whole chain, each wait
+    below it with half of what reaches it (so a rule answering the root of a stall outranks one answering
+    its symptoms)."""
+    chained = ("fill", "flag", "sync")
+    by_pipe: dict[tuple[bool, str], Wait] = {}
+    for w in waits:
+        if w.kind in chained and w.pct >= 5:
+            key = ("cubecore" in w.core, w.pipe)
+            if key not in by_pipe or w.us > by_pipe[key].us:
+                by_pipe[key] = w
+    credit = {id(w): 0.0 for w in waits}
+    for w in waits:
+        if w.kind not in chained:
+            credit[id(w)] += w.us
+            continue
+        path, cur = [w], w
+        while len(path) < 8:
+            up = by_pipe.get((cur.by_cube, cur.by))
+            if up is None or up in path:
+                break
+            path.append(up)
+            cur = up
+        for dist, x in enumerate(reversed(path)):
+            credit[id(x)] += w.us * 0.5 ** dist
+    return [replace(w, credit_us=credit[id(w)]) for w in waits]
 
 
 def _waits(sim: Any) -> dict[str, tuple[Wait, ...]]:
@@ -118,17 +153,17 @@ def _waits(sim: Any) -> dict[str, tuple[Wait, ...]]:
             continue  # the second vector core of an AI core does the same work as the first
         kind, what = _classify(g["cause"])
         key = (g["kernel"], g["core"], g["pipe"], kind, what)
-        slot = acc.setdefault(key, [0.0, {}])
+        slot: list[Any] = acc.setdefault(key, [0.0, {}])
         d = g["end"] - g["start"]
         slot[0] += d
-        by = _releaser_pipe(g["released_by"])
+        by = _releaser(g["released_by"])
         slot[1][by] = slot[1].get(by, 0.0) + d
     out: dict[str, list[Wait]] = {}
     for (kern, core, pipe, kind, what), (us, by) in acc.items():
         span = spans.get(kern) or 1.0
-        top = max(by.items(), key=lambda kv: kv[1])[0]
-        out.setdefault(kern, []).append(Wait(core, pipe, kind, what, top, us, 100.0 * us / span))
-    return {k: tuple(sorted(v, key=lambda w: -w.us)) for k, v in out.items()}
+        (top, on_cube) = max(by.items(), key=lambda kv: kv[1])[0]
+        out.setdefault(kern, []).append(Wait(core, pipe, kind, what, top, us, 100.0 * us / span, on_cube))
+    return {k: tuple(sorted(_credit(v), key=lambda w: -w.us)) for k, v in out.items()}
 
 
 def _capacity(k: Any, profile: Any) -> dict[str, tuple[int, int]]:

@@ -48,7 +48,8 @@ def double_buffer(ev: KernelEvidence) -> Iterator[Candidate]:
         return
     w = ev.top(("fill", "slot"))
     if w is not None and w.pct >= 2:
-        yield _cand("double_buffer", ev, f"{w.text()} with single-buffered queues", w.us, ("double_buffer", None, True))
+        yield _cand("double_buffer", ev, f"{w.text()} with single-buffered queues", w.credit_us,
+                    ("double_buffer", None, True))
 
 
 def larger_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
@@ -62,7 +63,7 @@ def larger_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
     for axis, extent in (("m", ev.t("M")), ("n", ev.t("N"))):
         tile = ev.t(f"tile_{axis}")
         if tile and tile < _pow2_up(extent):
-            yield _cand("larger_c_tiles", ev, why, (fill.us if fill else 0.0) + 0.05 * ev.span_us,
+            yield _cand("larger_c_tiles", ev, why, (fill.credit_us if fill else 0.0) + 0.05 * ev.span_us,
                         ("split", axis, tile * 2))
 
 
@@ -90,9 +91,9 @@ def k_tile(ev: KernelEvidence) -> Iterator[Candidate]:
         return
     tile, extent = ev.t("tile_k"), ev.t("K")
     if tile and tile < _pow2_up(extent):
-        yield _cand("k_tile", ev, w.text(), w.us, ("split", "k", tile * 2))
+        yield _cand("k_tile", ev, w.text(), w.credit_us, ("split", "k", tile * 2))
     if tile >= 32:
-        yield _cand("k_tile", ev, w.text(), 0.8 * w.us, ("split", "k", tile // 2))
+        yield _cand("k_tile", ev, w.text(), 0.8 * w.credit_us, ("split", "k", tile // 2))
 
 
 def l1_k_steps(ev: KernelEvidence) -> Iterator[Candidate]:
@@ -102,7 +103,7 @@ def l1_k_steps(ev: KernelEvidence) -> Iterator[Candidate]:
         return
     a, b, k_tiles = ev.t("step_ka", 1), ev.t("step_kb", 1), ev.t("k_tiles", 1)
     if max(a, b) * 2 <= k_tiles:
-        yield _cand("l1_k_steps", ev, w.text(), w.us, ("l1_k_steps", None, (a * 2, b * 2)))
+        yield _cand("l1_k_steps", ev, w.text(), w.credit_us, ("l1_k_steps", None, (a * 2, b * 2)))
 
 
 def l1_c_steps(ev: KernelEvidence) -> Iterator[Candidate]:
@@ -149,7 +150,8 @@ def vector_rows(ev: KernelEvidence) -> Iterator[Candidate]:
     w = ev.top(("fill", "slot"), ("VECTOR", "MTE2", "MTE3"))
     if tiles > ev.max_cores and tile * 2 <= rows:
         why = f"{tiles} tiles of {tile} rows over {ev.block_dim} cores" + (f"; {w.text()}" if w else "")
-        yield _cand("vector_rows", ev, why, (w.us if w else 0.0) + 0.05 * ev.span_us, ("split", "rows", tile * 2))
+        yield _cand("vector_rows", ev, why, (w.credit_us if w else 0.0) + 0.05 * ev.span_us,
+                    ("split", "rows", tile * 2))
 
 
 def compute_dtype(ev: KernelEvidence) -> Iterator[Candidate]:

@@ -102,14 +102,19 @@ class _State:
 
 
 def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = DEFAULT_TARGET, rounds: int = 5,
-                  executor: Any = None, *, l2: str = "cold", per_round: int | None = None) -> GreedyResult:
+                  executor: Any = None, *, l2: str = "cold", per_round: int | None = None,
+                  patience: int | None = None) -> GreedyResult:
     """Take the advisor's best simulated move up to `rounds` times, starting from `build_fn`'s defaults.
 
     `build_fn` is a ks.tune build function (no arguments; knobs declared with `ks.knob`). Knob moves are
     evaluated on `executor` (as ks.tune's: None a local process pool, "inline", an Executor, a Dask client),
     schedule moves in this process. `per_round` simulates only that many of each round's proposals (those
-    whose evidence names the most idle time). Stops early when no move saves time."""
+    whose evidence names the most idle time), going on to the next ones only when none of them saves time, at
+    most `patience` batches a round (None: until the proposals run out). Stops when no move saves time."""
     _check(build_fn, rounds, per_round)
+    if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int) or patience < 1):
+        raise AdviceError(f"advise_greedy: patience is how many batches of per_round proposals a round may try, a "
+                          f"positive int or None (until they run out); got {patience!r}")
     if not isinstance(target, HardwareProfile):
         get_profile(target)  # an unknown name is a TargetError naming the known ones
     _check_no_arguments(build_fn, getattr(build_fn, "__name__", repr(build_fn)))
@@ -127,9 +132,15 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
         knobs = _knobs(build_fn, target)
         for _ in range(rounds):
             ev = state.knob_evaluator(extra)
-            moves, n = advise_counted(design, _no_direct_build, knobs=knobs, limit=per_round, evaluate_knobs=ev)
-            counted += n
-            best = next((a for a in moves if a.fits and a.gain_us > 1e-9), None)
+            best, at, total = None, 0, 1
+            tries = 0
+            while best is None and at < total and (patience is None or tries < patience):
+                tries += 1  # the next `per_round` proposals, until one saves time or patience runs out
+                moves, n, total = advise_counted(design, _no_direct_build, knobs=knobs, limit=per_round, start=at,
+                                                 evaluate_knobs=ev)
+                counted += n
+                best = next((a for a in moves if a.fits and a.gain_us > 1e-9), None)
+                at = total if per_round is None else at + per_round
             if best is None:
                 break
             steps.append(best)

@@ -1,0 +1,108 @@
+"""Benchmark: the advisor's greedy rounds against ks.tune, and the advisor's latency. Prints numbers.
+
+    .venv/bin/python bench/bench_advise.py [per_round]
+
+For MlaProlog-lite and Conv+Bias+ReLU at the reference sizes (tests/reference_kernels.py) and three other
+sizes, each with the knobs of bench/bench_tune.py (tile_m, tile_n, tile_k, l1_k_steps, double_buffer), on
+ascend910b2: the time at the knobs' defaults; `ks.advise_greedy` (<= 5 rounds, in this process) simulating
+every proposal of a round ("all"), and simulating only the `per_round` (default 2) whose evidence names the
+most idle time (the next ones when none saves time, at most PATIENCE batches a round), each with its best
+time and evaluations (distinct configurations simulated, the default included); `ks.tune` (evolutionary,
+budget 64, seed 0, executor="inline", db=False) with its best and evaluations; the ratio greedy / tune
+(<= 1.05 is within 5 %); and the wall time of `d.advise()` on the design at its defaults (a fresh design,
+nothing cached). Goal: within 5 % of ks.tune's best with at most 1/5 of its evaluations, advice under 1 s.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import kernelstudio as ks  # noqa: E402
+from kernelstudio.tune.evaluate import run_build_fn  # noqa: E402
+from tests import reference_kernels as reference  # noqa: E402
+
+TARGET = "ascend910b2"
+BUDGET = 64
+PATIENCE = 2  # batches of per_round proposals a round may try before the greedy rounds stop
+
+
+def _knobbed(out_fn, label: str, tm: tuple, tn: tuple, tk: tuple):
+    """A ks.tune build function: `out_fn()`'s graph with the tile, L1-step and double-buffer knobs."""
+    def build():
+        out = out_fn()
+        s = ks.create_schedule(out)
+        st = s[out]
+        st.split("m", ks.knob("tile_m", tm[0], list(tm[1])))
+        st.split("n", ks.knob("tile_n", tn[0], list(tn[1])))
+        st.split("k", ks.knob("tile_k", tk[0], list(tk[1])))
+        st.l1_k_steps(ks.knob("l1_k_steps", 1, [1, 2, 4]))
+        st.double_buffer(ks.knob("double_buffer", True, [False, True]))
+        return s
+    build.__name__ = label
+    return build
+
+
+MLA = ((16, 32, 64), (64, 128, 256, 512), (32, 64, 128, 256))
+CONV = ((16, 32, 64), (128, 256, 512, 1024), (32, 64, 128, 256))
+
+
+def _d(default: int, choices: tuple) -> tuple:
+    return default, choices
+
+
+DESIGNS = [
+    ("MlaProlog-lite 64x256x512", _knobbed(reference.mla_prolog_lite, "mla_64x256x512", _d(16, MLA[0]),
+                                           _d(256, MLA[1]), _d(64, MLA[2]))),
+    ("Conv+Bias+ReLU [1,16,20,20]->32", _knobbed(reference.conv_bias_relu, "conv_16x20x20", _d(16, (16, 32)),
+                                                 _d(128, (64, 128, 256)), _d(64, (32, 64, 128)))),
+    ("MlaProlog-lite 256x1024x1024", _knobbed(lambda: reference.mla_prolog_lite(256, 1024, 1024), "mla_256x1024x1024",
+                                              _d(16, MLA[0]), _d(256, MLA[1]), _d(64, MLA[2]))),
+    ("Conv+Bias+ReLU [1,64,56,56]->64", _knobbed(lambda: reference.conv_bias_relu(1, 64, 56, 64), "conv_64x56x56",
+                                                 _d(64, CONV[0]), _d(256, CONV[1]), _d(64, CONV[2]))),
+    ("Conv+Bias+ReLU [1,64,112,112]->64", _knobbed(lambda: reference.conv_bias_relu(1, 64, 112, 64),
+                                                   "conv_64x112x112", _d(64, CONV[0]), _d(256, CONV[1]),
+                                                   _d(64, CONV[2]))),
+]
+
+
+def advice_latency(fn) -> tuple[float, int]:
+    """Seconds of `d.advise()` on a freshly built design at the knobs' defaults, and the moves it returns."""
+    _, sched, _ = run_build_fn(fn, {}, TARGET)
+    prog = ks.lower(sched, TARGET)
+    d = ks.Design(sched, prog, ks.simulate(prog))
+    t0 = time.perf_counter()
+    moves = d.advise()
+    return time.perf_counter() - t0, len(moves)
+
+
+def main() -> None:
+    per_round = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    print(f"{TARGET}; greedy advisor <= 5 rounds (all proposals / the {per_round} per round with the most idle time "
+          f"named), ks.tune evolutionary budget {BUDGET}, seed 0, inline, db=False; evals = configurations simulated")
+    print(f"{'design':34} {'default':>8} {'greedy all':>10} {'evals':>5} {'greedy ' + str(per_round):>9} "
+          f"{'evals':>5} {'tune':>8} {'evals':>5} {'all/tune':>8} {str(per_round) + '/tune':>7} {'advice s':>8}")
+    ok = 0
+    for label, fn in DESIGNS:
+        g_all = ks.advise_greedy(fn, TARGET, rounds=5, executor="inline")
+        g_few = ks.advise_greedy(fn, TARGET, rounds=5, executor="inline", per_round=per_round, patience=PATIENCE)
+        r = ks.tune(fn, TARGET, budget=BUDGET, strategy="evolutionary", seed=0, executor="inline", db=False,
+                    progress=False)
+        secs, _ = advice_latency(fn)
+        tune_evals = len(r.history)
+        ratio_all, ratio_few = g_all.time_us / r.best_time_us, g_few.time_us / r.best_time_us
+        met = ratio_few <= 1.05 and g_few.evaluations * 5 <= tune_evals and secs < 1.0
+        ok += met
+        print(f"{label:34} {g_all.default_us:8.2f} {g_all.time_us:10.2f} {g_all.evaluations:5d} {g_few.time_us:9.2f} "
+              f"{g_few.evaluations:5d} {r.best_time_us:8.2f} {tune_evals:5d} {ratio_all:8.3f} {ratio_few:7.3f} "
+              f"{secs:8.3f}")
+        print(f"{'':34} greedy moves: " + ("; ".join(a.move for a in g_few.steps) or "none"))
+    print(f"goal (greedy {per_round}/round within 5 % of ks.tune with <= 1/5 of its evaluations, advice < 1 s) met "
+          f"on {ok} of {len(DESIGNS)} designs")
+
+
+if __name__ == "__main__":
+    main()
