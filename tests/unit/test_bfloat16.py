@@ -242,3 +242,15 @@ def test_twin_wire_is_the_upper_half_of_float32(tmp_path: Path) -> None:
     back = runner._read_output(spec, tmp_path / "x.bin", "k")
     assert back.dtype == BF16
     np.testing.assert_array_equal(back.view(np.uint16), wire)
+
+
+def test_twin_run_time_rows_read_from_bfloat16_and_dlpack_inputs() -> None:
+    """A kernel that takes its row count at run time reads it from the first such input, of any form."""
+    from types import SimpleNamespace
+
+    code = SimpleNamespace(name="k", inputs=[TensorSpec("x", (8, 64), "bfloat16", 1),
+                                             TensorSpec("g", (64,), "bfloat16")])
+    for x in (np.zeros((5, 64), BF16), DLPackOnly(np.zeros((5, 64), np.float32)), ArrayLike(np.zeros((5, 64), BF16))):
+        assert runner._runtime_lead(code, {"x": x, "g": np.zeros(64, BF16)}) == (5,)
+    with pytest.raises(InputError, match="input 'x' has shape \\[5,32\\] but placeholder x is \\[8,64\\] bfloat16"):
+        runner._runtime_lead(code, {"x": np.zeros((5, 32), BF16), "g": np.zeros(64, BF16)})
