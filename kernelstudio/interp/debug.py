@@ -246,7 +246,7 @@ def check_program(prog: Program, inputs: Mapping[str, Any], *, expected: Mapping
     m = run_checked(prog, inputs, what)
 
     def ref(key: InstrKey) -> InstrRef:
-        stmt, text = m.stmts[key]
+        _, text = m.stmts[key]
         return InstrRef(prog.kernels[key.kernel].name, key.side, key.index, text, sids(key) if sids else ())
 
     tensors: list[TensorErrors] = []
@@ -307,6 +307,8 @@ def _culprit(prog: Program, inputs: Mapping[str, Any], m: CheckedMachine, store:
         return None, f"no instruction stored into this tile of {tensor}: a loop bound skips it", []
     instances = cone(m, store.seq)
     writers = sorted(set(m.keys[i] for i in instances), key=lambda k: (k.kernel, k.side, k.index))
+    # an earlier kernel that went wrong stored a bad tile of its own first: look in the store's kernel only
+    instances = [i for i in instances if m.keys[i].kernel == store.key.kernel]
     named = {i: n for i in instances if (n := _node_of(m.stmts[m.keys[i]][0], nodes)) is not None}
     snaps = run_checked(prog, inputs, what, frozenset(named)).snaps if named else {}
     for i in instances:

@@ -33,8 +33,9 @@ def _design(make: Callable, fuse: bool = True, **kw):
     return s, ks.lower(s), ks.random_inputs(out)
 
 
-def _mutate(prog: Program, side: str, fn: Callable[[Stmt], tuple[Stmt, ...]]) -> tuple[Program, int]:
-    """`prog` with every statement of kernel 0's `side` replaced by fn(statement); how many fn changed."""
+def _mutate(prog: Program, side: str, fn: Callable[[Stmt], tuple[Stmt, ...]], kernel: int = 0
+            ) -> tuple[Program, int]:
+    """`prog` with every statement of kernel `kernel`'s `side` replaced by fn(statement); how many fn changed."""
     changed = [0]
 
     def go(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
@@ -47,14 +48,15 @@ def _mutate(prog: Program, side: str, fn: Callable[[Stmt], tuple[Stmt, ...]]) ->
             out.extend(new)
         return tuple(out)
 
-    k = prog.kernels[0]
-    return replace(prog, kernels=(replace(k, **{side: go(getattr(k, side))}), *prog.kernels[1:])), changed[0]
+    ks_ = list(prog.kernels)
+    ks_[kernel] = replace(ks_[kernel], **{side: go(getattr(ks_[kernel], side))})
+    return replace(prog, kernels=tuple(ks_)), changed[0]
 
 
-def _index(prog: Program, side: str, pred: Callable[[Stmt], bool]) -> int:
-    """The index (as the report counts) of the only instruction of kernel 0's `side` that `pred` picks."""
+def _index(prog: Program, side: str, pred: Callable[[Stmt], bool], kernel: int = 0) -> int:
+    """The index (as the report counts) of the only instruction of kernel `kernel`'s `side` that `pred` picks."""
     _, stmts, _ = instruction_table(prog)
-    hits = [key.index for key, (s, _) in stmts.items() if key.kernel == 0 and key.side == side and pred(s)]
+    hits = [key.index for key, (s, _) in stmts.items() if key.kernel == kernel and key.side == side and pred(s)]
     assert len(hits) == 1, hits
     return hits[0]
 
@@ -165,6 +167,19 @@ def test_a_float16_scratch_where_the_plan_keeps_float32_names_its_first_writer()
     assert r.first_instruction.index == writer
     assert r.why.startswith("its values of layer_norm_sub are off that node's golden value")
     assert ks.debug(bad, inputs, schedule=s, atol=1.0, rtol=0).ok  # the tolerance decides
+
+
+def test_in_an_unfused_plan_the_kernel_that_went_wrong_is_named_not_the_ones_after_it() -> None:
+    s, prog, inputs = _design(REFERENCE["elementwise_chain"], fuse=False)
+    assert [k.name for k in prog.kernels][:2] == ["add", "mul"]
+    bad, n = _mutate(prog, "aiv", lambda st: (Alloc(st.buf),) if isinstance(st, DeQue) and st.buf == "in_add"
+                     else (st,), kernel=1)
+    assert n == 1
+    r = ks.debug(bad, inputs, schedule=s)
+    assert (r.first_tile.tensor, r.first_tile.kernel, r.first_tile.tile) == ("mul", "mul", (0, 0))
+    reader = _index(bad, "aiv", lambda st: isinstance(st, VecOp) and any(x.buf == "in_add" for x in st.srcs), 1)
+    assert (r.first_instruction.kernel, r.first_instruction.index) == ("mul", reader)
+    assert r.tensor_errors("add").max_abs.max() == 0 and r.tensor_errors("add_1").bad.all()
 
 
 # ---- instructions link to the simulator's ----------------------------------------------------------------
