@@ -75,8 +75,9 @@ class AdviceStrip(W.VBox):
         self.status.value = status
         rows = []
         for a in moves:
-            button = W.Button(description="Apply", disabled=not a.fits,
-                              tooltip=a.why_not if not a.fits else f"apply {a.move}")
+            tip = (a.why_not if not a.fits else f"write {a.move} in the cell (the session replays directives only)"
+                   if a.keep_out else f"apply {a.move}")
+            button = W.Button(description="Apply", disabled=not a.fits or bool(a.keep_out), tooltip=tip)
             button.on_click(lambda _, a=a: self.apply(a))
             rows.append(W.HBox([button, W.HTML(_row_html(a))]))
         self.rows.children = rows
@@ -95,6 +96,9 @@ class AdviceStrip(W.VBox):
         session = self.studio.session
         if not a.fits:
             raise KernelStudioError(f"{a.move} does not fit ({a.why_not}); pick a move that fits")
+        if a.keep_out:
+            raise KernelStudioError(f"{a.move} re-plans the fusion, which the Studio session does not replay; write "
+                                    "it in the cell after create_schedule")
         if a.knobs:
             self.studio.set_knobs(**a.knobs)
         if a.directives:

@@ -24,9 +24,10 @@ from ..sim import simulate
 from ..tileir.capacity import profile_of
 from .advise_evidence import gather
 from .advise_rules import Candidate, candidates, move_text
+from .choose import planning_target
 from .depth import lower
 
-__all__ = ["Advice", "AdviceError", "KnobOutcome", "advise", "advise_counted", "rank", "why_not"]
+__all__ = ["Advice", "AdviceError", "KnobOutcome", "advise", "advise_counted", "rank", "why_not", "with_moves"]
 
 
 class AdviceError(KernelStudioError, ValueError):
@@ -44,6 +45,7 @@ class Advice:
     time_us: float | None  # after the move (None when it does not fit)
     cause: str
     directives: tuple[Directive, ...] = ()  # appended to the design's schedule
+    keep_out: tuple[str, ...] = ()  # graph names of ops kept out of fused kernels (Schedule.keep_out_of_fusion)
     knobs: dict[str, Any] = field(default_factory=dict)  # knob name -> new value (rebuild with build_fn)
     fits: bool = True
     why_not: str = ""
@@ -60,8 +62,9 @@ class Advice:
                 f"{self.cause}")
 
     def schedule(self, base: Schedule) -> Schedule:
-        """A copy of `base` with this move's directives appended (`base` is left as it is)."""
-        return _with(base, self.directives)
+        """A copy of `base` with this move's ops kept out of fusion and its directives appended (`base` is left
+        as it is)."""
+        return with_moves(base, self.directives, self.keep_out)
 
     def apply(self, design: Any, build_fn: Callable[[dict[str, Any]], Any] | None = None) -> Any:
         """The design after this move: knob moves rebuild with `build_fn` at the new knob values, directive moves
@@ -71,10 +74,12 @@ class Advice:
                 raise AdviceError(f"advice {self.move!r} sets knobs; pass the build function that takes knob values "
                                   "(e.g. the Studio session's build) to apply it")
             design = build_fn({**design.knobs, **self.knobs})
-        if not self.directives:
+        if not self.directives and not self.keep_out:
             return design
-        sched = self.schedule(design.schedule)
-        prog = lower(sched, profile_of(design.program), name=design.program.name)
+        profile = profile_of(design.program)
+        with planning_target(profile):
+            sched = self.schedule(design.schedule)
+            prog = lower(sched, profile, name=design.program.name)
         return replace(design, schedule=sched, program=prog, sim=simulate(prog, l2=design.sim.metrics["l2_start"]),
                        knobs=dict(design.knobs), _code=None)
 
@@ -90,8 +95,15 @@ class KnobOutcome:
 KnobEvaluator = Callable[[Sequence[dict[str, Any]]], Sequence[KnobOutcome]]
 
 
-def _with(base: Schedule, directives: Iterable[Directive]) -> Schedule:
-    s = copy.copy(base)
+def with_moves(base: Schedule, directives: Iterable[Directive], keep_out: Iterable[str] = ()) -> Schedule:
+    """A copy of `base` with the ops named in `keep_out` kept out of fused kernels and `directives` appended."""
+    s = copy.copy(base)  # every Schedule method replaces its fields, so the copy leaves `base` as it is
+    for name in keep_out:
+        s.keep_out_of_fusion(s.graph.node(name))
+    if keep_out:  # directives written for the fused kernel may not suit the kernel of that name now: check them
+        kept, s.directives = s.directives, ()
+        for d in kept:
+            s.apply(d)
     for d in directives:
         s.apply(d)
     return s
@@ -117,16 +129,18 @@ def _shape(prog: Any) -> tuple:
     return tuple((k.name, k.family, k.block_dim, k.tiling, k.buffers) for k in prog.kernels)
 
 
-def _simulate_move(design: Any, directives: tuple[Directive, ...], count: list[int]) -> tuple[float | None, str, Any]:
+def _simulate_move(design: Any, directives: tuple[Directive, ...], keep_out: tuple[str, ...], count: list[int]
+                   ) -> tuple[float | None, str, Any]:
     base = design.schedule
     profile = profile_of(design.program)
     l2 = design.sim.metrics["l2_start"]
-    key = (directives, repr(profile), l2, design.program.name)
+    key = (directives, keep_out, repr(profile), l2, design.program.name)
     memo = _CACHE.setdefault(base, {})
     if key not in memo:
         count[0] += 1
         try:
-            prog = lower(_with(base, directives), profile, name=design.program.name)
+            with planning_target(profile):  # a re-planned fusion (keep_out) is chosen for the design's chip
+                prog = lower(with_moves(base, directives, keep_out), profile, name=design.program.name)
             memo[key] = (float(simulate(prog, l2=l2).time_us), "", _shape(prog))
         except KernelStudioError as e:
             memo[key] = (None, why_not(e), None)
@@ -260,14 +274,16 @@ def rank(moves: Iterable[Advice]) -> list[Advice]:
 
 
 def _directive_advice(design: Any, c: Candidate, before: float, count: list[int]) -> Advice | None:
-    t, why, shape = _simulate_move(design, c.directives, count)
+    t, why, shape = _simulate_move(design, c.directives, c.keep_out, count)
     if t is not None and shape == _shape(design.program):
         return None  # the kernel already does this
-    move = move_text(c.directives)
+    move = move_text(c.directives, c.keep_out)
     if t is None:
-        return Advice(move, 0.0, None, c.cause, c.directives, fits=False, why_not=why, kernel=c.kernel, rule=c.rule,
+        return Advice(move, 0.0, None, c.cause, c.directives, keep_out=c.keep_out, fits=False, why_not=why,
+                      kernel=c.kernel, rule=c.rule,
                       before_us=before)
-    return Advice(move, before - t, t, c.cause, c.directives, kernel=c.kernel, rule=c.rule, before_us=before)
+    return Advice(move, before - t, t, c.cause, c.directives, keep_out=c.keep_out, kernel=c.kernel, rule=c.rule,
+                  before_us=before)
 
 
 def _knob_advice(design: Any, build_fn: Any, moves: list[tuple[Candidate | None, Knob, Any]], before: float,

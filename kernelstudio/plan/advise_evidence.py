@@ -51,6 +51,7 @@ class KernelEvidence:
     name: str
     family: str  # "vector" | "cube" | "cube_vector"
     root: str  # "matmul", "conv2d" or "" (vector kernels)
+    root_name: str  # the graph name of the matmul/conv ("" for vector kernels)
     span_us: float  # the kernel's simulated time
     tiling: dict[str, Any]
     block_dim: int
@@ -188,6 +189,7 @@ def gather(design: Any) -> tuple[KernelEvidence, ...]:
         fk = fused.get(k.name)
         tiling = dict(k.tiling)
         root = fk.root.op.value if fk is not None and fk.root is not None else ""
+        root_name = sched.graph.names.get(fk.root, "") if root else ""
         cube = "tile_m" in tiling
         queued = [b.depth for b in k.buffers if b.queue is not None]
         can_sync = fk is not None and fk.can_sync_all
@@ -195,7 +197,7 @@ def gather(design: Any) -> tuple[KernelEvidence, ...]:
         data = {b.dtype for b in k.buffers if b.queue is not None and b.core.value == "aiv"}
         f32 = any(b.dtype == "float32" and b.queue is None and b.core.value == "aiv" for b in k.buffers)
         out.append(KernelEvidence(
-            name=k.name, family=k.family, root=root,
+            name=k.name, family=k.family, root=root, root_name=root_name,
             span_us=float(sk.get("time_us", 0.0)), tiling=tiling, block_dim=int(k.block_dim),
             max_cores=profile.aic_cores if cube else profile.aiv_cores,
             queue_depth=min(queued) if queued else 2, limiter=str(sk.get("roofline_limiter", "")),

@@ -25,6 +25,7 @@ class Candidate:
     directives: tuple[Directive, ...]
     cause: str
     weight_us: float
+    keep_out: tuple[str, ...] = ()  # graph names of ops kept out of fused kernels (Schedule.keep_out_of_fusion)
 
 
 Rule = Callable[[KernelEvidence], Iterator[Candidate]]
@@ -174,6 +175,19 @@ def parallel_cores(ev: KernelEvidence) -> Iterator[Candidate]:
                     0.2 * ev.span_us * (1 - ev.block_dim / n), ("parallel", None, n))
 
 
+def keep_out_of_fusion(ev: KernelEvidence) -> Iterator[Candidate]:
+    """A fused matmul/conv whose vector cores mostly wait for the cube: the split plan (cube kernel, then the
+    epilogue as a vector kernel) lets each run on all its cores."""
+    if ev.family != "cube_vector" or not ev.root_name:
+        return
+    w = ev.top(("flag", "sync"))
+    if w is None or w.pct < 30:
+        return
+    planned = next((n.split(";")[0] for n in ev.notes if n.startswith("fusion pays")), "")
+    why = w.text() + (f"; the planner found {planned}" if planned else "")
+    yield Candidate("keep_out_of_fusion", ev.name, (), why, 0.5 * w.us, (ev.root_name,))
+
+
 RULES: list[Rule] = [
     double_buffer,  # single-buffered queues with fill/slot waits
     larger_c_tiles,  # GM traffic far above compulsory: larger C tiles
@@ -186,16 +200,17 @@ RULES: list[Rule] = [
     vector_rows,  # vector tiles against the vector cores
     compute_dtype,  # float32 vector math where the vector pipe is busy
     parallel_cores,  # idle cores while tiles queue
+    keep_out_of_fusion,  # the epilogue's vector cores wait for the cube: split the kernel
 ]
 
 
 def candidates(evidence: tuple[KernelEvidence, ...]) -> list[Candidate]:
     """Every rule on every kernel; a move proposed twice keeps its first cause."""
-    seen: dict[tuple[Directive, ...], Candidate] = {}
+    seen: dict[tuple, Candidate] = {}
     for ev in evidence:
         for rule in RULES:
             for c in rule(ev):
-                seen.setdefault(c.directives, c)
+                seen.setdefault((c.directives, c.keep_out), c)
     return list(seen.values())
 
 
@@ -214,9 +229,11 @@ def _call(d: Directive) -> str:
     return f"{d.kind}({v!r})"
 
 
-def move_text(directives: tuple[Directive, ...]) -> str:
-    """`s["out"].split('m', 64).double_buffer(True)`: the directives as the Stage calls that make them."""
+def move_text(directives: tuple[Directive, ...], keep_out: tuple[str, ...] = ()) -> str:
+    """`s["out"].split('m', 64).double_buffer(True)`: the directives as the Stage calls that make them (and
+    `s.keep_out_of_fusion(matmul)` for ops kept out, by their graph names)."""
     parts: dict[str, list[str]] = {}
     for d in directives:
         parts.setdefault(d.kernel, []).append(_call(d))
-    return "; ".join(f"s[{k!r}]." + ".".join(calls) for k, calls in parts.items())
+    return "; ".join([f"s.keep_out_of_fusion({n})" for n in keep_out]
+                     + [f"s[{k!r}]." + ".".join(calls) for k, calls in parts.items()])

@@ -19,8 +19,9 @@ from ..core.config import DEFAULT_TARGET
 from ..core.errors import KernelStudioError
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
-from ..plan.advise import Advice, AdviceError, KnobOutcome, advise_counted, why_not
+from ..plan.advise import Advice, AdviceError, KnobOutcome, advise_counted, why_not, with_moves
 from ..plan.build import Design
+from ..plan.choose import planning_target
 from ..plan.depth import lower
 from ..schedule.directive import Directive
 from ..sim import simulate
@@ -37,6 +38,7 @@ class GreedyResult:
 
     config: dict[str, Any]  # knob values
     directives: tuple[Directive, ...]  # schedule moves appended to the build function's schedule
+    keep_out: tuple[str, ...]  # ops kept out of fused kernels (by graph name), before the directives
     time_us: float
     default_us: float
     evaluations: int  # distinct configurations simulated, the default included
@@ -72,22 +74,23 @@ class _State:
 
     def __init__(self, build_fn: Callable[[], Any], target: Any, l2: str, runner: Any) -> None:
         self.build_fn, self.target, self.l2, self.runner = build_fn, target, l2, runner
-        self.seen: dict[tuple[str, tuple[Directive, ...]], KnobOutcome] = {}
+        self.seen: dict[tuple[str, tuple], KnobOutcome] = {}
 
-    def design(self, config: dict[str, Any], extra: tuple[Directive, ...]) -> Design:
+    def design(self, config: dict[str, Any], extra: tuple[tuple[Directive, ...], tuple[str, ...]]) -> Design:
         _, sched, seen = run_build_fn(self.build_fn, config, self.target)
-        for d in extra:
-            sched.apply(d)
+        with planning_target(self.target):
+            sched = with_moves(sched, *extra)
         prog = lower(sched, self.target)
         sim = simulate(prog, l2=self.l2)
         full = {k: config.get(k, kb.default) for k, kb in seen.items()}
         return Design(sched, prog, sim, name=prog.name, knobs=full)
 
-    def knob_evaluator(self, extra: tuple[Directive, ...]) -> Callable[[Sequence[dict[str, Any]]], list[KnobOutcome]]:
+    def knob_evaluator(self, extra: tuple[tuple[Directive, ...], tuple[str, ...]]
+                       ) -> Callable[[Sequence[dict[str, Any]]], list[KnobOutcome]]:
         def run(configs: Sequence[dict[str, Any]]) -> list[KnobOutcome]:
             keys = [(config_json(c), extra) for c in configs]
             todo = [(i, dict(c)) for i, (c, k) in enumerate(zip(configs, keys, strict=True)) if k not in self.seen]
-            if todo and not extra and self.l2 == "cold":  # the runners simulate with the cold-L2 protocol
+            if todo and extra == ((), ()) and self.l2 == "cold":  # the runners simulate with the cold-L2 protocol
                 def done(i: int, out: Any) -> None:
                     self.seen[keys[i]] = KnobOutcome(out.time_us, "" if out.ok else (out.error or out.kind or ""))
                 self.runner.run(todo, done)
@@ -122,7 +125,7 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
     runner, note = make_runner(executor, build_fn, target)
     state = _State(build_fn, target, l2, runner)
     config: dict[str, Any] = {}
-    extra: tuple[Directive, ...] = ()
+    extra: tuple[tuple[Directive, ...], tuple[str, ...]] = ((), ())
     steps: list[Advice] = []
     counted = 0
     try:
@@ -145,11 +148,12 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
                 break
             steps.append(best)
             config = {**design.knobs, **best.knobs}
-            extra = (*extra, *best.directives)
+            extra = ((*extra[0], *best.directives), (*extra[1], *best.keep_out))
             design = state.design(config, extra)
     finally:
         runner.close()
-    return GreedyResult(dict(design.knobs), extra, float(design.sim.time_us), default, len(state.seen) + counted,
+    return GreedyResult(dict(design.knobs), extra[0], extra[1], float(design.sim.time_us), default,
+                        len(state.seen) + counted,
                         steps, design, time.perf_counter() - t0, (note,) if note else ())
 
 

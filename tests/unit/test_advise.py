@@ -207,3 +207,15 @@ def test_every_fitting_move_is_its_own_simulation(tile_n, tile_k, db):
             assert _simulate(d, a) == a.time_us and a.gain_us == d.sim.time_us - a.time_us
         else:
             assert a.why_not and a.time_us is None
+
+
+def test_keeping_the_epilogue_out_of_fusion_is_a_move_too():
+    out = reference.mla_prolog_lite()
+    d = ks.build(out, compare=False)
+    a = next(a for a in d.advise() if a.keep_out)
+    assert a.move == "s.keep_out_of_fusion(matmul)" and not a.directives and a.fits
+    s = ks.create_schedule(out)
+    s.keep_out_of_fusion(s.graph.node("matmul"))
+    assert a.time_us == ks.simulate(ks.lower(s, TARGET, name=d.program.name)).time_us
+    assert a.apply(d).sim.time_us == a.time_us and len(a.apply(d).program.kernels) >= 2
+    assert "the planner found fusion pays" in a.cause
