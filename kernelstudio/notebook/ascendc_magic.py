@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.config import DEFAULT_TARGET
 from ..core.errors import KernelStudioError
-from .magic import MagicUsageError
+from .usage import MagicUsageError
 
 __all__ = ["AscendCArgs", "AscendCCellError", "parse_ascend_c_args", "run_ascend_c", "sources_of"]
 

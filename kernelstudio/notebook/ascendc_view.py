@@ -15,6 +15,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..ascendc.buffers import buffer_bars
 from ..core.errors import KernelStudioError
 from ..hw import names as target_names
 from . import render as R
@@ -24,7 +25,7 @@ from .timeline_view import TimelineView
 
 __all__ = ["AscendCStudio", "findings_html", "source_html", "same_chip_targets"]
 
-_TABS = ("Timeline", "Sync check", "Source")
+_TABS = ("Timeline", "Roofline", "Sync check", "Source")
 _UNRECORDED = "an unrecorded line"
 _KIND_COLOR = {"race": "#c92a2a", "deadlock": "#c92a2a", "hang": "#c92a2a", "lost-signal": "#e67700"}
 
@@ -66,7 +67,8 @@ def findings_html(findings: Sequence[Any]) -> str:
                       f'font-weight:600;">[{html.escape(f.kind)}]</span> {html.escape(f.core)} of block {f.block}'
                       f'{times}: {html.escape(f.message)}<ul style="margin:2px 0 0 0;">{calls}</ul></div>')
     n = len(findings)
-    return (f'<div class="ks-sync" style="{CSS}"><div style="color:#868e96;">{n} finding{"s" if n != 1 else ""} '
+    return (f'<div class="ks-sync" style="{CSS} line-height:1.45;"><div style="color:#868e96;">{n} '
+            f'finding{"s" if n != 1 else ""} '
             f"of the sync checker on this run's call log</div>{''.join(blocks)}</div>")
 
 
@@ -75,6 +77,7 @@ def source_html(files: dict[str, str], findings: Sequence[Any]) -> str:
     marks = _sites(findings)
     parts = []
     for name, text in files.items():
+        named = sorted({n for (p, n) in marks if p == name or p.endswith("/" + name) or name.endswith("/" + p)})
         rows = []
         for i, line in enumerate(text.splitlines(), 1):
             kinds = next((k for (p, n), k in marks.items() if n == i and (p == name or p.endswith("/" + name)
@@ -83,25 +86,32 @@ def source_html(files: dict[str, str], findings: Sequence[Any]) -> str:
                      if kinds else "")
             rows.append(f'<span class="ks-src-line"{style}><span style="color:#adb5bd;">{i:4d} </span>'
                         f"{html.escape(line)}</span>")
-        parts.append(f'<div style="{CSS} font-weight:600; margin-top:6px;">{html.escape(name)}</div>'
-                     f'<pre style="margin:0; line-height:1.35; {MONO}">' + "\n".join(rows) + "</pre>")
+        where = (f' <span style="font-weight:400; color:#e67700;">lines a finding names: '
+                 f'{", ".join(map(str, named))}</span>' if named else "")
+        parts.append(f'<div style="{CSS} font-weight:600; margin-top:6px;">{html.escape(name)}{where}</div>'
+                     f'<pre style="margin:0; line-height:1.35; white-space:pre; overflow-x:auto; {MONO}">'
+                     + "\n".join(rows) + "</pre>")
     return ('<div class="ks-source" style="max-height:520px; overflow:auto; border:1px solid #e9ecef;">'
             + "".join(parts) + "</div>")
 
 
 def _busiest(sim: Any) -> tuple[str, float]:
+    """The busiest pipe and its busy share of the kernel's own time (the launch gap left out) on the cores used."""
     pipes = sim.metrics.get("pipes", {})
-    if not pipes:
+    kernel_us = sum(k["time_us"] for k in sim.kernels)
+    if not pipes or not kernel_us:
         return "", 0.0
     name = max(pipes, key=lambda p: pipes[p]["utilisation"])
-    return name, pipes[name]["utilisation"]
+    return name, pipes[name]["utilisation"] * sim.time_us / kernel_us
 
 
 class AscendCStudio(W.VBox):
     """One run of a user's kernel: header, target and L2 controls, cards, and the Timeline / Sync / Source tabs."""
 
-    def __init__(self, kernel: Any, *, sources: dict[str, str] | None = None, checked: bool = False) -> None:
+    def __init__(self, kernel: Any, *, sources: dict[str, str] | None = None, checked: bool = False,
+                 title: str | None = None) -> None:
         self.kernel = kernel
+        self.title = title or kernel.name  # the %%ascend_c NAME; the entry's own name when it differs is shown too
         self.checked = checked  # the outputs were compared with a reference (load raised if they differed)
         self.sources = dict(sources) if sources is not None else _user_files(kernel)
         self.findings = kernel.check_sync()
@@ -115,15 +125,19 @@ class AscendCStudio(W.VBox):
                                   style={"button_width": "auto"}, layout=W.Layout(width="auto"))
         self.banner = W.HTML()
         self.cards = W.HTML()
+        self.capacity = W.HTML()
         self.timeline_view = TimelineView()
+        self.roofline = R.new_roofline_figure()
+        for fig in (self.timeline_view.figure, self.roofline):  # the labextension sizes them to their cell
+            fig._config = {**fig._config, "responsive": True}  # (labextension/src/fit.ts)
         self.sync_view = W.HTML(findings_html(self.findings))
         self.source_view = W.HTML(source_html(self.sources, self.findings))
-        self.tabs = W.Tab(children=[self.timeline_view, self.sync_view, self.source_view])
+        self.tabs = W.Tab(children=[self.timeline_view, self.roofline, self.sync_view, self.source_view])
         self.tabs.titles = _TABS
         self.target.observe(lambda ch: self.retime(), names="value")
         self.l2.observe(lambda ch: self.retime(), names="value")
         controls = W.HBox([self.target, self.l2], layout=W.Layout(flex_flow="row wrap", align_items="center"))
-        super().__init__([self.header, controls, self.banner, self.cards, self.tabs])
+        super().__init__([self.header, controls, self.banner, self.cards, self.capacity, self.tabs])
         self.add_class("ks-studio")
         self.add_class("ks-ascendc")
         self._show()
@@ -145,8 +159,10 @@ class AscendCStudio(W.VBox):
         outs = ", ".join(f"{html.escape(n)} {tuple(a.shape)} {a.dtype}" for n, a in k.outputs.items())
         check = ('<span style="color:#2b8a3e;">outputs match the reference</span>' if self.checked
                  else '<span style="color:#868e96;">outputs not checked (give a reference)</span>')
-        self.header.value = (f'<div class="ks-header" style="{CSS}"><b style="font-size:14px;">{html.escape(k.name)}'
-                             f'</b> &middot; your Ascend C on the CPU twin &middot; block_dim {k.block_dim} &middot; '
+        entry = f" (entry {html.escape(k.name)})" if k.name != self.title else ""
+        self.header.value = (f'<div class="ks-header" style="{CSS}"><b style="font-size:14px;">'
+                             f'{html.escape(self.title)}</b>{entry} &middot; your Ascend C on the CPU twin &middot; '
+                             f'block_dim {k.block_dim} &middot; '
                              f'{len(k.log):,} calls &middot; outputs: {outs} &middot; {check}</div>')
         pipe, util = _busiest(sim)
         n = len(self.findings)
@@ -154,13 +170,17 @@ class AscendCStudio(W.VBox):
             f'<div style="{CSS}">' + _card(f"{sim.time_us:,.2f} us", f"simulated time on {self.target.value}, "
                                            f"L2 {self.l2.value}", "the twin's call log, each call timed by the "
                                            "simulator that times designed kernels")
-            + _card(pipe or "-", f"busiest pipe ({util:.0%} busy)")
+            + _card(pipe or "-", f"busiest pipe ({util:.0%} busy in the kernel)",
+                                          "busy time over the kernel's own time (the launch gap left out) on the "
+                                          "cores it ran on")
             + _card(str(n), "sync findings", "races, lost signals, hangs, deadlocks, redundant barriers")
             + "</div>")
         notes = sim.stats.get("trace_notes", [])
         if notes:
             self.cards.value += (f'<div style="{CSS} color:#868e96;">not timed: '
                                  f'{html.escape("; ".join(dict.fromkeys(notes)))}</div>')
+        self.capacity.value = R.capacity_html(buffer_bars(k.log, self.target.value))
+        R.update_roofline(self.roofline, V.roofline_data(_Run(sim)))
         gaps = V.idle_gaps(sim, cores=None)
         tl = V.timeline_data(sim, gaps=gaps)
         self.timeline_view.update({"timeline": tl, "idle": V.idle_table(sim, tl["groups"], gaps=gaps)}, sim=sim)
@@ -168,10 +188,23 @@ class AscendCStudio(W.VBox):
     def summary(self) -> str:
         """Plain text of what the Studio shows (for terminals and tests)."""
         pipe, util = _busiest(self.sim)
-        lines = [f"{self.kernel.name}: {self.sim.time_us:,.2f} us on {self.target.value} (L2 {self.l2.value}), "
+        lines = [f"{self.title}: {self.sim.time_us:,.2f} us on {self.target.value} (L2 {self.l2.value}), "
                  f"busiest pipe {pipe} {util:.0%}, {len(self.findings)} sync findings"]
         lines += [str(f) for f in self.findings]
         return "\n".join(lines)
+
+
+class _Run:
+    """A run as the roofline view reads a design: its simulation, no unfused plan, no scheduled cube kernel (the
+    cube roof is drawn for float16)."""
+
+    unfused_sim = None
+
+    class schedule:  # noqa: N801 - stands for a Schedule with no kernel to read a dtype from
+        kernels = ()
+
+    def __init__(self, sim: Any) -> None:
+        self.sim = sim
 
 
 def _card(value: str, label: str, title: str = "") -> str:

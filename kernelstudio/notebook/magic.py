@@ -20,17 +20,11 @@ from ..core.config import DEFAULT_TARGET
 from ..core.errors import KernelStudioError
 from .cell import CellError
 from .session import StudioSession
+from .usage import MagicUsageError
 
 __all__ = ["AscendKernelMagics", "MagicArgs", "load", "parse_args"]
 
 USAGE = "%%ascend_kernel NAME [--target T] [--no-compare] [--no-panel]"
-
-
-class MagicUsageError(KernelStudioError):
-    """The magic's own line is malformed (name, flags, target)."""
-
-    def _render_traceback_(self) -> list[str]:
-        return [f"\x1b[0;31mMagicUsageError\x1b[0m: {self}"]
 
 
 @dataclass(frozen=True)
@@ -153,7 +147,8 @@ class AscendKernelMagics(Magics):
         _check_not_shadowing(args.name, ns)
         try:
             k = run_ascend_c(args, cell, ns)
-            studio = AscendCStudio(k, sources=sources_of(args, cell), checked=bool(args.reference.strip()))
+            studio = AscendCStudio(k, sources=sources_of(args, cell), checked=bool(args.reference.strip()),
+                                   title=args.name)
         except MagicUsageError:
             raise
         except KernelStudioError as e:

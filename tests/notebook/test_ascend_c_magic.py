@@ -59,7 +59,10 @@ def test_the_cell_runs_on_the_twin_and_shows_its_studio(ns):
     np.testing.assert_array_equal(k.output, shell.user_ns["x"] + shell.user_ns["y"])
     studio = shell.magics_manager.registry["AscendKernelMagics"].studios["add_flags"]
     assert isinstance(studio, AscendCStudio) and studio.checked
-    assert studio.sim.time_us > 0 and studio.tabs.titles == ("Timeline", "Sync check", "Source")
+    assert studio.sim.time_us > 0 and studio.tabs.titles == ("Timeline", "Roofline", "Sync check", "Source")
+    # the capacity bar: the three 1 KiB TBufs the kernel's InitBuffer calls reserve in UB
+    assert "(3,072 / 196,608 B)" in studio.capacity.value
+    assert studio.roofline.data and studio.roofline.data[-1].x[0] > 0  # the run's point: flops per byte
     assert "No sync findings" in studio.sync_view.value
     assert "outputs match the reference" in studio.header.value
     lanes = {lane["pipe"] for lane in studio.timeline_view.tl["lanes"]}

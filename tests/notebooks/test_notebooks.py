@@ -32,7 +32,7 @@ EXPECTED = {
     "03_dynamic_shapes.ipynb": ["bucket small", "-> tall_skinny", "speedup", "own bucket's config fastest",
                                 "bucket wide", "tail eff.", "designs cached", "UnsupportedError",
                                 "3 TILING_KEY_IS branches", "every bucket matches the golden model: True"],
-    "09_your_ascend_c.ipynb": ["max |reference - twin| = 0.0", "sync findings: 0", "VECTOR idle", "[race]",
+    "09_bring_your_own.ipynb": ["max |reference - twin| = 0.0", "sync findings: 0", "VECTOR idle", "[race]",
                                "add_flags.cpp:", "[lost-signal]", "designed, 8 cores"],
     "04_schedules.ipynb": ["cube_epilogue", "cluster", "double_buffer", "cores=4 tile_m=16", "CapacityError",
                            "multiple of 16", "multi-pass", "full rows"],
