@@ -66,6 +66,11 @@ class KernelEvidence:
     sync_all: bool | None  # None when the kernel cannot take sync_all
     math_f32: bool  # vector math runs in float32 scratch while the kernel's data is narrower
     notes: tuple[str, ...] = field(default=())
+    directives: tuple[Any, ...] = field(default=())  # the schedule's directives for this kernel
+
+    def stated(self, kind: str) -> Any:
+        """The value the schedule's last `kind` directive for this kernel gives, or None."""
+        return next((d.value for d in reversed(self.directives) if d.kind == kind), None)
 
     @property
     def cube(self) -> bool:
@@ -203,5 +208,6 @@ def gather(design: Any) -> tuple[KernelEvidence, ...]:
             queue_depth=min(queued) if queued else 2, limiter=str(sk.get("roofline_limiter", "")),
             efficiency=float(sk.get("efficiency", 0.0)), amplification=float(sk.get("traffic_amplification", 1.0)),
             l2_hit=float(sk.get("l2_hit_ratio", 0.0)), capacity=_capacity(k, profile), waits=waits.get(k.name, ()),
-            sync_all=sync_on, math_f32=f32 and bool(data) and "float32" not in data, notes=tuple(k.notes)))
+            sync_all=sync_on, math_f32=f32 and bool(data) and "float32" not in data, notes=tuple(k.notes),
+            directives=sched.for_kernel(k.name)))
     return tuple(out)

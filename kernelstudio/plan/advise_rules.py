@@ -156,14 +156,14 @@ def vector_rows(ev: KernelEvidence) -> Iterator[Candidate]:
 
 
 def compute_dtype(ev: KernelEvidence) -> Iterator[Candidate]:
-    """Vector math in float32 on narrower data, with the vector pipe the busy one: try native float16."""
-    if not ev.math_f32 or ev.family == "cube":
+    """Vector math held in float32 by a compute_dtype("float32") directive: "auto" computes natively in float16
+    wherever every op still rounds as the golden model does (it keeps float32 elsewhere)."""
+    if ev.stated("compute_dtype") != "float32" or not ev.math_f32:
         return
     idle = ev.top(("fill", "slot", "tail", "flag", "sync"), ("VECTOR",))
     busy = 100 - (idle.pct if idle else 0)
-    if ev.limiter == "vector" or busy >= 40:
-        yield _cand("compute_dtype", ev, f"vector math in float32 scratch, the vector pipe busy {busy:.0f} % "
-                    f"({ev.limiter}-bound)", 0.05 * ev.span_us, ("compute_dtype", None, "float16"))
+    yield _cand("compute_dtype", ev, f"vector math held in float32 by compute_dtype('float32'), the vector pipe busy "
+                f"{busy:.0f} % ({ev.limiter}-bound)", 0.01 * busy * ev.span_us, ("compute_dtype", None, "auto"))
 
 
 def parallel_cores(ev: KernelEvidence) -> Iterator[Candidate]:
@@ -198,7 +198,7 @@ RULES: list[Rule] = [
     swizzle,  # operands re-read from HBM: L2-friendly tile order
     sync_all,  # row-reduction epilogue: barrier plan vs row blocks
     vector_rows,  # vector tiles against the vector cores
-    compute_dtype,  # float32 vector math where the vector pipe is busy
+    compute_dtype,  # float32 vector math by directive: let 'auto' use float16 where it may
     parallel_cores,  # idle cores while tiles queue
     keep_out_of_fusion,  # the epilogue's vector cores wait for the cube: split the kernel
 ]
