@@ -16,7 +16,7 @@ from .. import hw
 from ..codegen.bundle import CodeBundle, TensorSpec
 from ..core.checks import as_int, as_number, fmt_shape
 from ..core.config import DEFAULT_TARGET
-from ..core.dtypes import DTYPES, round_to, storage_dtype
+from ..core.dtypes import DTYPES, is_float, round_to, storage_dtype
 from ..core.errors import CompileError, InputError, KernelStudioError, TwinError
 from ..sim import SimResult
 from ..tileir.program import GmTensor
@@ -279,7 +279,7 @@ def _array(entry: src.Entry, name: str, value: Any, dtype: str | None) -> np.nda
         arr = np.asarray(value)
     except (TypeError, ValueError):
         arr = np.asarray(None)
-    if arr.dtype.kind not in "biuf" or arr.dtype.kind == "b":
+    if not (arr.dtype.kind in "iu" or is_float(arr.dtype)):  # ml_dtypes.bfloat16 is kind 'V'
         raise InputError(f"ks.ascendc.load: argument {name!r} of {entry.name} is {type(value).__name__}; pass a "
                          "NumPy array of numbers, or ks.ascendc.out(shape, dtype) for an output")
     if arr.size == 0:
@@ -389,7 +389,7 @@ def _compare(k: AscendCKernel, reference: Any, inputs: list[np.ndarray], rtol: f
     for spec, expected in zip(specs, arrays, strict=True):
         try:
             exp = np.asarray(expected)
-            if exp.dtype.kind not in "biuf":
+            if not (exp.dtype.kind in "biu" or is_float(exp.dtype)):
                 raise TypeError(exp.dtype)
             exp = exp.astype(np.float64)
         except (TypeError, ValueError):

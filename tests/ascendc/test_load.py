@@ -200,3 +200,40 @@ def test_the_twin_logs_the_users_lines(twin_cache):
     dq = k.log.select(api="DeQue")[0]
     assert dict(dq.refs)["q"].startswith("VECIN:") and dq.line == line_of(text, "inQueueX.DeQue")
     assert ("w", "VECOUT:4096+1024") in k.log.select(api="Add")[0].refs
+
+
+COPY_BF16 = r"""
+#include "kernel_operator.h"
+using namespace AscendC;
+
+extern "C" __global__ __aicore__ void copy_bf16(GM_ADDR x, GM_ADDR z)
+{
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    GlobalTensor<bfloat16_t> xGm, zGm;
+    xGm.SetGlobalBuffer((__gm__ bfloat16_t*)x, 256);
+    zGm.SetGlobalBuffer((__gm__ bfloat16_t*)z, 256);
+    TPipe pipe;
+    TBuf<QuePosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256 * sizeof(bfloat16_t));
+    LocalTensor<bfloat16_t> t = buf.Get<bfloat16_t>();
+    DataCopy(t, xGm, 256);
+    SetFlag<HardEvent::MTE2_MTE3>(0);
+    WaitFlag<HardEvent::MTE2_MTE3>(0);
+    DataCopy(zGm, t, 256);
+}
+"""
+
+
+def test_bfloat16_arrays_go_in_and_come_out_and_a_bfloat16_reference_is_compared(twin_cache):
+    import ml_dtypes
+
+    x = np.random.default_rng(0).standard_normal(256).astype(ml_dtypes.bfloat16)
+    k = ks.ascendc.load({"copy_bf16.cpp": COPY_BF16}, args=[x, ks.ascendc.out(256, "bfloat16")],
+                        reference=[x], cache_dir=twin_cache)  # the expected array itself, in bfloat16
+    assert k.output.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(k.output.view(np.uint16), x.view(np.uint16))
+    wrong = x.copy()
+    wrong[7] = wrong[7] + ml_dtypes.bfloat16(1.0)
+    with pytest.raises(ks.ascendc.MismatchError, match=r"\(7,\)|index 7|\[7\]"):
+        ks.ascendc.load({"copy_bf16.cpp": COPY_BF16}, args=[x, ks.ascendc.out(256, "bfloat16")],
+                        reference=[wrong], cache_dir=twin_cache)
