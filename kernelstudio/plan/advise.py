@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.errors import CapacityError, KernelStudioError
+from ..core.errors import CapacityError, KernelStudioError, ScheduleError
 from ..schedule.directive import Directive
 from ..schedule.knobs import Knob, knob_values
 from ..schedule.schedule import Schedule
@@ -97,16 +97,28 @@ KnobEvaluator = Callable[[Sequence[dict[str, Any]]], Sequence[KnobOutcome]]
 
 def with_moves(base: Schedule, directives: Iterable[Directive], keep_out: Iterable[str] = ()) -> Schedule:
     """A copy of `base` with the ops named in `keep_out` kept out of fused kernels and `directives` appended."""
+    return _moved(base, tuple(directives), tuple(keep_out))[0]
+
+
+def _moved(base: Schedule, directives: tuple[Directive, ...], keep_out: tuple[str, ...]
+           ) -> tuple[Schedule, tuple[Directive, ...]]:
+    """`with_moves`, and the schedule's directives it dropped: after ops are kept out of fusion, a directive
+    written for the fused kernel that the re-planned kernel of that name refuses (split('k', ...) on what is
+    now a vector kernel) is dropped rather than misread."""
     s = copy.copy(base)  # every Schedule method replaces its fields, so the copy leaves `base` as it is
     for name in keep_out:
         s.keep_out_of_fusion(s.graph.node(name))
-    if keep_out:  # directives written for the fused kernel may not suit the kernel of that name now: check them
+    dropped: list[Directive] = []
+    if keep_out:
         kept, s.directives = s.directives, ()
         for d in kept:
-            s.apply(d)
+            try:
+                s.apply(d)
+            except ScheduleError:
+                dropped.append(d)
     for d in directives:
         s.apply(d)
-    return s
+    return s, tuple(dropped)
 
 
 def why_not(e: BaseException) -> str:
@@ -130,7 +142,7 @@ def _shape(prog: Any) -> tuple:
 
 
 def _simulate_move(design: Any, directives: tuple[Directive, ...], keep_out: tuple[str, ...], count: list[int]
-                   ) -> tuple[float | None, str, Any]:
+                   ) -> tuple[float | None, str, Any, tuple[Directive, ...]]:
     base = design.schedule
     profile = profile_of(design.program)
     l2 = design.sim.metrics["l2_start"]
@@ -140,10 +152,11 @@ def _simulate_move(design: Any, directives: tuple[Directive, ...], keep_out: tup
         count[0] += 1
         try:
             with planning_target(profile):  # a re-planned fusion (keep_out) is chosen for the design's chip
-                prog = lower(with_moves(base, directives, keep_out), profile, name=design.program.name)
-            memo[key] = (float(simulate(prog, l2=l2).time_us), "", _shape(prog))
+                sched, dropped = _moved(base, directives, keep_out)
+                prog = lower(sched, profile, name=design.program.name)
+            memo[key] = (float(simulate(prog, l2=l2).time_us), "", _shape(prog), dropped)
         except KernelStudioError as e:
-            memo[key] = (None, why_not(e), None)
+            memo[key] = (None, why_not(e), None, ())
     return memo[key]
 
 
@@ -274,10 +287,12 @@ def rank(moves: Iterable[Advice]) -> list[Advice]:
 
 
 def _directive_advice(design: Any, c: Candidate, before: float, count: list[int]) -> Advice | None:
-    t, why, shape = _simulate_move(design, c.directives, c.keep_out, count)
+    t, why, shape, dropped = _simulate_move(design, c.directives, c.keep_out, count)
     if t is not None and shape == _shape(design.program):
         return None  # the kernel already does this
     move = move_text(c.directives, c.keep_out)
+    if dropped:
+        move += f" (drops {move_text(dropped)}, written for the fused kernel)"
     if t is None:
         return Advice(move, 0.0, None, c.cause, c.directives, keep_out=c.keep_out, fits=False, why_not=why,
                       kernel=c.kernel, rule=c.rule,

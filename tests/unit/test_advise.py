@@ -219,3 +219,11 @@ def test_keeping_the_epilogue_out_of_fusion_is_a_move_too():
     assert a.time_us == ks.simulate(ks.lower(s, TARGET, name=d.program.name)).time_us
     assert a.apply(d).sim.time_us == a.time_us and len(a.apply(d).program.kernels) >= 2
     assert "the planner found fusion pays" in a.cause
+
+
+def test_keeping_out_drops_the_directives_the_split_kernels_refuse_and_says_so():
+    d = _knob_build({})
+    a = next(a for a in d.advise() if a.keep_out)
+    assert a.fits and "(drops s['out'].split('n', 256).split('k', 64).l1_k_steps(1, 1), written for the fused kernel)" \
+        in a.move
+    assert _simulate(d, a) == a.time_us and a.schedule(d.schedule).directives == ()
