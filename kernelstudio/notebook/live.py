@@ -58,6 +58,11 @@ class LiveControls:
             self._hold = False
         self._seq += 1
         self._flush()
+        self._settle()
+
+    def _settle(self) -> None:
+        """Draw now the views a Studio put off after a move (hidden tabs wait for the controls to rest): a move
+        from code is done on return. Nothing is put off by default."""
 
     def open_tune(self) -> Any:
         """Show the Tune panel (strategy, budget, run, results, apply best) under the controls."""

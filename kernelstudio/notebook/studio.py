@@ -3,11 +3,13 @@
 Moving a control re-runs the cell body with the new knob values and refreshes every view in place.
 Moves are coalesced (a burst of slider events builds once, with the latest values) and a result
 that finishes after a newer move was requested is dropped. A bad setting shows its error in a
-banner and keeps the last good views.
+banner and keeps the last good views. The views in sight (strips, the open tab) are redrawn first;
+the hidden tabs once the controls have rested for `REST_S`, or at once when one is opened.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import json
@@ -29,6 +31,7 @@ from .views.targets import target_choices
 __all__ = ["Studio"]
 
 _TABS = ("Fused DAG", "Memory flow", "Timeline", "Roofline", "Passes", "Ascend C")
+REST_S = 0.25  # the hidden tabs are redrawn once the controls have rested this long (s)
 
 
 def _toggle_look(w: W.ToggleButton, name: str) -> None:
@@ -71,6 +74,8 @@ class Studio(LiveControls, W.VBox):
         self._hold = False  # set_knobs moves several controls: build once, after the last
         self._scheduled = False  # a build is queued on the event loop
         self._knob_widgets: dict[str, W.Widget] = {}
+        self._stale: set[int] = set()  # tabs whose view is behind the design shown
+        self._pending: asyncio.TimerHandle | None = None  # their redraw, once the controls rest
         self.header = W.HTML()  # name, target, kernels; the fusion choices below it in `plan`
         self.plan = W.HTML()
         self.trace_link = W.HTML()
@@ -132,6 +137,7 @@ class Studio(LiveControls, W.VBox):
         self._build_controls()
         if session.design is not None:
             self._show(session.design)
+            self._settle()  # the first drawing has every tab
 
     # --- controls ---------------------------------------------------------------------------------
     def _build_controls(self) -> None:
@@ -215,24 +221,64 @@ class Studio(LiveControls, W.VBox):
         self.cards.value = R.cards_html(data["cards"])
         self.changed.value = R.changed_html(data["changed"])
         self.capacity.value = R.capacity_html(data["capacity"])
-        try:
-            R.update_dag(self.dag, V.render_svg(data["dag_dot"]))
-        except KernelStudioError as e:
-            R.update_dag(self.dag, None, str(e))
-        R.update_flow(self.flow, data["flow"])
-        self.timeline_view.update(data, sim=d.sim, unfused=d.unfused_sim)
-        R.update_roofline(self.roofline, data["roofline"])
-        files = list(data["files"])
-        current = self.file_pick.value
-        if list(self.file_pick.options) != files:
-            self.file_pick.options = files
-        self.file_pick.value = current if current in files else files[0]
-        self._show_file()
         self.trace_link.value = ""
-        if self.tabs.selected_index == _TABS.index("Passes"):
-            self._load_passes()
-        else:
-            self.pass_pick.options, self.pass_view.value = [], ""
+        self._stale = set(range(len(_TABS)))
+        self._draw_tab(self.tabs.selected_index)
+        self._later()
+
+    def _draw_tab(self, i: int | None) -> None:
+        """Redraw tab `i`'s view from the design shown, when it is behind it."""
+        if i not in self._stale:
+            return
+        self._stale.discard(i)
+        d, data = self._prev, self._data
+        name = _TABS[i]
+        if name == "Fused DAG":
+            try:
+                R.update_dag(self.dag, V.render_svg(data["dag_dot"]))
+            except KernelStudioError as e:
+                R.update_dag(self.dag, None, str(e))
+        elif name == "Memory flow":
+            R.update_flow(self.flow, data["flow"])
+        elif name == "Timeline":
+            self.timeline_view.update(data, sim=d.sim, unfused=d.unfused_sim)
+        elif name == "Roofline":
+            R.update_roofline(self.roofline, data["roofline"])
+        elif name == "Passes":  # printed only while the tab is open
+            if self.tabs.selected_index == i:
+                self._load_passes()
+            elif self.pass_pick.options or self.pass_view.value:
+                self.pass_pick.options, self.pass_view.value = [], ""
+        elif name == "Ascend C":
+            files = list(data["files"])
+            current = self.file_pick.value
+            if list(self.file_pick.options) != files:
+                self.file_pick.options = files
+            self.file_pick.value = current if current in files else files[0]
+            self._show_file()
+
+    def _later(self) -> None:
+        """Redraw the hidden tabs once the controls have rested for REST_S (each move puts it off again); at
+        once where no event loop runs (a move from code outside a kernel)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is None:
+            self._settle()
+            return
+        self._pending = loop.call_later(REST_S, self._settle)
+
+    def _settle(self) -> None:
+        """Redraw every tab that is behind the design shown, now."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        for i in sorted(self._stale):
+            self._draw_tab(i)
 
     def _show_file(self) -> None:
         path = self.file_pick.value
@@ -240,6 +286,7 @@ class Studio(LiveControls, W.VBox):
             self.code_view.value = R.code_html(V.highlight_cpp(self._files[path]))
 
     def _tab_changed(self) -> None:
+        self._draw_tab(self.tabs.selected_index)  # a tab opened while it was behind: redrawn now
         if self.tabs.selected_index == _TABS.index("Passes") and not self.pass_pick.options:
             self._load_passes()
 
@@ -251,7 +298,9 @@ class Studio(LiveControls, W.VBox):
         keep = self.pass_pick.value
         names = [f"{p['name']} (+{p['added']} -{p['removed']})" if p["kind"] == "pass" else
                  f"{p['name']} (analysis)" for p in self._passes]  # short: the Studio may be narrow
-        self.pass_pick.options = list(zip(names, range(len(names)), strict=True))
+        options = list(zip(names, range(len(names)), strict=True))
+        if list(self.pass_pick.options) != options:
+            self.pass_pick.options = options
         last_pass = max(i for i, p in enumerate(self._passes) if p["kind"] == "pass")
         self.pass_pick.value = keep if isinstance(keep, int) and keep < len(names) else last_pass
         self._show_pass()
