@@ -46,6 +46,7 @@ class Advice:
     cause: str
     directives: tuple[Directive, ...] = ()  # appended to the design's schedule
     keep_out: tuple[str, ...] = ()  # graph names of ops kept out of fused kernels (Schedule.keep_out_of_fusion)
+    drops: tuple[Directive, ...] = ()  # the schedule's directives a keep_out move drops (the split kernels refuse them)
     knobs: dict[str, Any] = field(default_factory=dict)  # knob name -> new value (rebuild with build_fn)
     fits: bool = True
     why_not: str = ""
@@ -297,8 +298,8 @@ def _directive_advice(design: Any, c: Candidate, before: float, count: list[int]
         return Advice(move, 0.0, None, c.cause, c.directives, keep_out=c.keep_out, fits=False, why_not=why,
                       kernel=c.kernel, rule=c.rule,
                       before_us=before)
-    return Advice(move, before - t, t, c.cause, c.directives, keep_out=c.keep_out, kernel=c.kernel, rule=c.rule,
-                  before_us=before)
+    return Advice(move, before - t, t, c.cause, c.directives, keep_out=c.keep_out, drops=dropped, kernel=c.kernel,
+                  rule=c.rule, before_us=before)
 
 
 def _knob_advice(design: Any, build_fn: Any, moves: list[tuple[Candidate | None, Knob, Any]], before: float,

@@ -113,7 +113,9 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
     evaluated on `executor` (as ks.tune's: None a local process pool, "inline", an Executor, a Dask client),
     schedule moves in this process. `per_round` simulates only that many of each round's proposals (those
     whose evidence names the most idle time), going on to the next ones only when none of them saves time, at
-    most `patience` batches a round (None: until the proposals run out). Stops when no move saves time."""
+    most `patience` batches a round (None: until the proposals run out). Stops when no move saves time. A move
+    that drops directives of the build function's schedule (an op kept out of fusion whose split kernels refuse
+    them) is not taken: the knobs behind those directives would no longer reach the kernel."""
     _check(build_fn, rounds, per_round)
     if patience is not None and (isinstance(patience, bool) or not isinstance(patience, int) or patience < 1):
         raise AdviceError(f"advise_greedy: patience is how many batches of per_round proposals a round may try, a "
@@ -142,7 +144,8 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
                 moves, n, total = advise_counted(design, _no_direct_build, knobs=knobs, limit=per_round, start=at,
                                                  evaluate_knobs=ev)
                 counted += n
-                best = next((a for a in moves if a.fits and a.gain_us > 1e-9), None)
+                # a move that drops the build function's directives would leave its knobs reaching nothing
+                best = next((a for a in moves if a.fits and a.gain_us > 1e-9 and not a.drops), None)
                 at = total if per_round is None else at + per_round
             if best is None:
                 break

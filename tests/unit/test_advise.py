@@ -227,3 +227,4 @@ def test_keeping_out_drops_the_directives_the_split_kernels_refuse_and_says_so()
     assert a.fits and "(drops s['out'].split('n', 256).split('k', 64).l1_k_steps(1, 1), written for the fused kernel)" \
         in a.move
     assert _simulate(d, a) == a.time_us and a.schedule(d.schedule).directives == ()
+    assert a.drops == d.schedule.directives
