@@ -149,11 +149,9 @@ class DebugReport:
 
     def heatmap(self, tensor: str | None = None) -> Any:
         """The per-tile max abs error of `tensor` as a plotly heatmap, the first bad tile outlined."""
-        from importlib import import_module
+        from .debug_figure import debug_heatmap  # a plain plotly Figure: no widget, so it lives with the report
 
-        # the figure is the notebook layer's (kernelstudio/notebook/render/debug.py); a report made here
-        # reaches it by name so that this reader stage never imports the layers above it
-        return import_module("kernelstudio.notebook.render.debug").debug_heatmap(self, tensor)
+        return debug_heatmap(self, tensor)
 
 
 def _num(x: float) -> str:

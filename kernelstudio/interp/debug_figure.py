@@ -1,6 +1,7 @@
 """The per-tile error heatmap of `ks.debug`: one cell per stored tile, the first bad tile outlined.
 
-Drawn from a DebugReport's `TensorErrors` (plain arrays); nothing here computes an error.
+Drawn from a DebugReport's `TensorErrors` (plain arrays); nothing here computes an error. A plain plotly Figure
+(plotly imported when drawn), so the report that owns it needs no layer above the interpreter.
 """
 
 from __future__ import annotations
