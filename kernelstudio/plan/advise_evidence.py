@@ -88,6 +88,11 @@ class KernelEvidence:
         ws = [w for w in self.waits if w.kind in kinds and (not pipes or w.pipe in pipes)]
         return max(ws, key=lambda w: w.us) if ws else None
 
+    def fullest(self, tiers: tuple[str, ...]) -> tuple[str, float]:
+        """The fullest of these tiers and its share used (("", 0.0) when the kernel holds none of them)."""
+        shares = [(t, self.capacity[t][0] / self.capacity[t][1]) for t in tiers if t in self.capacity]
+        return max(shares, key=lambda x: x[1]) if shares else ("", 0.0)
+
     def used(self, tier: str) -> str:
         """`UB 61 % used (120,064 of 196,608 B)`, or "" when the kernel holds nothing there."""
         if tier not in self.capacity:
@@ -122,10 +127,10 @@ def _releaser(by: str) -> tuple[str, bool]:
 
 
 def _credit(waits: list[Wait]) -> list[Wait]:
-    """Charge each wait for a fill, a flag or the barrier to the wait that holds up its releasing pipe, in turn,
-    up to the first pipe that does not wait: that root wait is credited with the whole chain, each wait
-    below it with half of what reaches it (so a rule answering the root of a stall outranks one answering
-    its symptoms)."""
+    """Split each wait for a fill, a flag or the barrier along the chain of waits that held up its releasing
+    pipe: the share passed up one link is the share of its span that the releasing pipe itself waited, the
+    rest stays with the wait. A rule answering the root of a stall then outranks one answering its symptoms,
+    and a pipe that barely waits passes little on."""
     chained = ("fill", "flag", "sync")
     by_pipe: dict[tuple[bool, str], Wait] = {}
     for w in waits:
@@ -135,18 +140,16 @@ def _credit(waits: list[Wait]) -> list[Wait]:
                 by_pipe[key] = w
     credit = {id(w): 0.0 for w in waits}
     for w in waits:
-        if w.kind not in chained:
-            credit[id(w)] += w.us
-            continue
-        path, cur = [w], w
-        while len(path) < 8:
+        left, cur, seen = w.us, w, {id(w)}
+        while cur.kind in chained:
             up = by_pipe.get((cur.by_cube, cur.by))
-            if up is None or up in path:
+            if up is None or id(up) in seen:
                 break
-            path.append(up)
-            cur = up
-        for dist, x in enumerate(reversed(path)):
-            credit[id(x)] += w.us * 0.5 ** dist
+            passed = left * min(1.0, up.pct / 100)
+            credit[id(cur)] += left - passed
+            left, cur = passed, up
+            seen.add(id(up))
+        credit[id(cur)] += left
     return [replace(w, credit_us=credit[id(w)]) for w in waits]
 
 

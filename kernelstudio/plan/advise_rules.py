@@ -43,6 +43,19 @@ def _pow2_up(x: int) -> int:
     return p
 
 
+# the L0 tiers a tile axis of a matmul/conv sizes: doubling the tile doubles what they hold
+_L0_OF_AXIS = {"m": ("L0A", "L0C"), "n": ("L0B", "L0C"), "k": ("L0A", "L0B")}
+
+
+def _grow(ev: KernelEvidence, axis: str, why: str, weight: float) -> tuple[str, float]:
+    """The cause and weight of doubling a tile along `axis`: a tier already over half full would overflow, so
+    such a move is still proposed (and reported when it does not fit) but tried last."""
+    tier, share = ev.fullest(_L0_OF_AXIS[axis])
+    if share > 0.5:
+        return f"{why}; {tier} {100 * share:.0f} % used, so twice the tile may not fit", 0.1 * weight
+    return why, weight
+
+
 def double_buffer(ev: KernelEvidence) -> Iterator[Candidate]:
     """Single-buffered queues whose consumers wait for fills (or producers for slots): two slots overlap them."""
     if ev.queue_depth >= 2:
@@ -64,12 +77,13 @@ def larger_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
     for axis, extent in (("m", ev.t("M")), ("n", ev.t("N"))):
         tile = ev.t(f"tile_{axis}")
         if tile and tile < _pow2_up(extent):
-            yield _cand("larger_c_tiles", ev, why, (fill.credit_us if fill else 0.0) + 0.05 * ev.span_us,
-                        ("split", axis, tile * 2))
+            cause, weight = _grow(ev, axis, why, (fill.credit_us if fill else 0.0) + 0.05 * ev.span_us)
+            yield _cand("larger_c_tiles", ev, cause, weight, ("split", axis, tile * 2))
 
 
 def more_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
-    """Fewer C tiles than cube cores, or pipes idle at the end: smaller tiles spread the work wider."""
+    """Fewer C tiles than cube cores, or pipes idle at the end: smaller tiles spread the work wider (the larger
+    tile halved first)."""
     if not ev.cube:
         return
     tiles, tail = ev.t("tiles"), ev.top(("tail",), ("CUBE", "MTE2"))
@@ -77,11 +91,13 @@ def more_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
     if not few and (tail is None or tail.pct < 25):
         return
     why = (f"{tiles} C tiles for {ev.max_cores} cube cores ({ev.block_dim} busy)" if few else tail.text())
+    # the share of cores left idle is the share of the time spreading could win back (about half of it)
+    weight = (0.5 * ev.span_us * (1 - tiles / ev.max_cores) if few else 0.0) + (tail.us if tail else 0.0)
+    largest = max(ev.t("tile_m"), ev.t("tile_n"), 1)
     for axis in ("m", "n"):
         tile = ev.t(f"tile_{axis}")
         if tile >= 32:
-            yield _cand("more_c_tiles", ev, why, (tail.us if tail else 0.0) + 0.05 * ev.span_us,
-                        ("split", axis, tile // 2))
+            yield _cand("more_c_tiles", ev, why, weight * tile / largest, ("split", axis, tile // 2))
 
 
 def k_tile(ev: KernelEvidence) -> Iterator[Candidate]:
@@ -92,7 +108,7 @@ def k_tile(ev: KernelEvidence) -> Iterator[Candidate]:
         return
     tile, extent = ev.t("tile_k"), ev.t("K")
     if tile and tile < _pow2_up(extent):
-        yield _cand("k_tile", ev, w.text(), w.credit_us, ("split", "k", tile * 2))
+        yield _cand("k_tile", ev, *_grow(ev, "k", w.text(), w.credit_us), ("split", "k", tile * 2))
     if tile >= 32:
         yield _cand("k_tile", ev, w.text(), 0.8 * w.credit_us, ("split", "k", tile // 2))
 
