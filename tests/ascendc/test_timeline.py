@@ -23,16 +23,16 @@ from .conftest import KERNELS, TWIN_KERNELS, halves, seeded
 
 ADD = TWIN_KERNELS / "add_custom"
 PREFETCH = KERNELS / "add_prefetch"
-# Cube and mixed reference kernels do not reach 1 %: conv_bias_relu's trace is 2.5 % faster (the code issues
-# Load2D as two calls per k tile where the TileIR prices one L1 -> L0A move, and the trace has no loop steps
-# for the scalar to issue; its weight copy, a plain DataCopy of FRACTAL_Z blocks, is priced alike since the
-# lowering stopped calling it ND -> NZ); the matmul kernels' cube side is the Matmul high-level API, whose
-# calls log no L0 loads, Mmads or Fixpipes to time.
-_MATMUL_API = "the Matmul high-level API logs no L0 loads, Mmads or Fixpipes to time"
+# Cube and mixed reference kernels: the matmul kernels' cube side is the Matmul high-level API, whose calls log
+# the basic-API work they stand for (L1 and L0 loads, Mmads, Fixpipes), and time within 1 % with the same bytes;
+# two do not reach it: conv_bias_relu's trace is 2.5 % faster (the code issues Load2D as two calls per k tile
+# where the TileIR prices one L1 -> L0A move, and the trace has no loop steps for the scalar to issue; its weight
+# copy, a plain DataCopy of FRACTAL_Z blocks, is priced alike since the lowering stopped calling it ND -> NZ), and
+# matmul_layer_norm's time is within 1 % but the trace sends 47,104 B through HBM where the TileIR sends 44,032
+# (the designed kernel's tile walk tells the L2 model which operand panels its cores re-read; a trace has none).
 NOT_YET = {
     "conv_bias_relu": "2.5 % apart: Load2D as two calls per k tile where the TileIR prices one move",
-    "mla_prolog_lite": _MATMUL_API, "mla_prolog_lite_tails": _MATMUL_API, "matmul_layer_norm": _MATMUL_API,
-    "matmul_bias_gelu_tails": _MATMUL_API,
+    "matmul_layer_norm": "HBM bytes 47,104 vs 44,032: the trace has no tile walk for the L2 model (time 0.9 % apart)",
 }
 # every kernel the code generator's parity test runs (the reference kernels and their variants)
 GENERATED = {**PARITY, "layer_norm_fp16": lambda: rk.layer_norm(rows=64, cols=512, dtype="float16")}
@@ -55,7 +55,6 @@ def _workspace(prog, k):
                                   if n in NOT_YET else n for n in sorted(GENERATED)])
 def test_trace_of_generated_code_times_as_the_tileir(name, twin_cache):
     prog, log, params = _generated(GENERATED[name], twin_cache)
-    assert (name in NOT_YET) == any(k.aic for k in prog.kernels)
     designed = ks.simulate(prog)
     traced = simulate_log(log, params, target="ascend910b2")
     assert len(traced.kernels) == len(designed.kernels)
@@ -196,3 +195,28 @@ def test_a_pipe_all_barrier_makes_every_pipe_wait(tmp_path, twin_cache):
     waits = [e for e in barred.events.where(core="core0.veccore0", pipe="FLOW")]
     assert waits and all("wait_flag" in e.instr for e in waits)  # the scalar waits there for the pipes
     assert not list(base.events.where(core="core0.veccore0", pipe="FLOW"))
+
+
+def test_matmul_api_kernel_times_its_cube_work_at_the_users_lines(twin_cache):
+    prog, log, params = _generated(GENERATED["matmul_bias_gelu_tails"], twin_cache)
+    res = simulate_log(log, params, target="ascend910b2")
+    assert res.stats["trace_notes"] == []
+    source = codegen(prog).files["op_kernel/matmul_gelu.cpp"].splitlines()
+    iterate = [i + 1 for i, t in enumerate(source) if "matmulObj.Iterate()" in t]
+    get_c = [i + 1 for i, t in enumerate(source) if "GetTensorC" in t]
+    assert len(iterate) == 1 and len(get_c) == 1
+    at = {}
+    for e in res.events.where(core="core0.cubecore0"):
+        if "  # " in e.instr:
+            at.setdefault(e.pipe, set()).add(e.instr.split("  # ")[1])
+    assert at["MTE1"] == {f"LoadData at op_kernel/matmul_gelu.cpp:{iterate[0]}"}
+    assert at["M"] == {f"Mmad at op_kernel/matmul_gelu.cpp:{iterate[0]}"}
+    assert at["MTE2"] == {f"DataCopy at op_kernel/matmul_gelu.cpp:{iterate[0]}"}
+    assert at["FIX"] == {f"Fixpipe at op_kernel/matmul_gelu.cpp:{get_c[0]}"}
+    # one Mmad per k tile of each C tile the core computed, of the tiling's base block
+    block0 = log.select(block=0, core="AIC")
+    mmads = [c for c in block0 if c.api == "Mmad"]
+    tiles = sum(c.api == "Matmul::Iterate" for c in block0)
+    assert mmads and all(c.args["internal"] == 1 for c in mmads)
+    assert len(mmads) == tiles * prog.kernels[0].tiling_value("k_tiles")
+    assert res.metrics["cube_flops"] == ks.simulate(prog).metrics["cube_flops"]

@@ -170,20 +170,24 @@ public:
     }
 
     // Computes the next baseM x baseN tile of C; false once every tile of the single-core block is done.
-    template <bool sync = true> bool Iterate(bool enPartialSum = false)
+    template <bool sync = true> bool Iterate(bool enPartialSum = false, ks_twin::Site site = ks_twin::Site())
     {
         (void)enPartialSum;
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("Matmul::Iterate");
         return next_tile();
     }
 
     // Writes the current tile densely (rows of baseN) into a local tensor.
     template <bool sync = true>
-    void GetTensorC(const AscendC::LocalTensor<DstC>& dst, uint8_t enAtomic = 0, bool enSequentialWrite = false)
+    void GetTensorC(const AscendC::LocalTensor<DstC>& dst, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    ks_twin::Site site = ks_twin::Site())
     {
         (void)enSequentialWrite;
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("Matmul::GetTensorC", "dst=%s", ks_twin::position_name(dst.GetPosition()));
         require_tile("GetTensorC(LocalTensor)");
+        log_c_out_local(dst, static_cast<uint64_t>(rows_) * t_.baseN);
         dst.check(0, static_cast<uint64_t>(t_.baseM) * t_.baseN, "Matmul::GetTensorC(LocalTensor)");
         dst.check_aligned("Matmul::GetTensorC", "the destination");
         write_tile(dst.GetPhyAddr(), t_.baseN, enAtomic != 0);
@@ -191,8 +195,10 @@ public:
 
     // Writes the current tile into GM: at its place in C (row stride N) or densely if enSequentialWrite.
     template <bool sync = true>
-    void GetTensorC(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false)
+    void GetTensorC(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
+                    ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("Matmul::GetTensorC", "dst=GM");
         put_tile(gm, enAtomic, enSequentialWrite);
     }
@@ -200,21 +206,25 @@ public:
     // Computes the whole singleCoreM x singleCoreN block into GM (row stride N).
     template <bool sync = true>
     void IterateAll(const AscendC::GlobalTensor<DstC>& gm, uint8_t enAtomic = 0, bool enSequentialWrite = false,
-                    bool waitIterateAll = false, bool fakeMsg = false)
+                    bool waitIterateAll = false, bool fakeMsg = false, ks_twin::Site site = ks_twin::Site())
     {
         (void)enSequentialWrite;
         (void)waitIterateAll;
         (void)fakeMsg;
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("Matmul::IterateAll", "dst=GM");
         while (next_tile()) put_tile(gm, enAtomic, false);
     }
 
-    template <bool sync = true> void IterateAll(const AscendC::LocalTensor<DstC>& ub, uint8_t enAtomic = 0)
+    template <bool sync = true>
+    void IterateAll(const AscendC::LocalTensor<DstC>& ub, uint8_t enAtomic = 0, ks_twin::Site site = ks_twin::Site())
     {
+        KS_TWIN_SITE(site);
         KS_TWIN_LOG("Matmul::IterateAll", "dst=%s", ks_twin::position_name(ub.GetPosition()));
         begin("IterateAll(LocalTensor)");
         ub.check(0, static_cast<uint64_t>(singleM_) * singleN_, "Matmul::IterateAll(LocalTensor)");
         while (next_tile()) {
+            log_c_out_local(ub, static_cast<uint64_t>(rows_) * singleN_);
             write_tile(ub.GetPhyAddr() + static_cast<uint64_t>(tm_) * t_.baseM * singleN_ +
                            static_cast<uint64_t>(tn_) * t_.baseN,
                        singleN_, enAtomic != 0);
@@ -226,6 +236,7 @@ public:
     void End()
     {
         KS_TWIN_LOG("Matmul::End");
+        release();
         a_.set = b_.set = bias_.set = false;
         a1_.valid = b1_.valid = false;
         running_ = false;
@@ -239,6 +250,7 @@ private:
     bool next_tile()
     {
         begin("Iterate");
+        free_c();
         if (cur_ >= roundM_ * roundN_) {
             running_ = false;
             has_tile_ = false;
@@ -262,16 +274,19 @@ private:
         require_tile("GetTensorC(GlobalTensor)");
         if (enSequentialWrite) {
             gm.check(0, static_cast<uint64_t>(t_.baseM) * t_.baseN, "Matmul::GetTensorC(GlobalTensor)");
+            log_fixpipe(gm.GetPhyAddr());
             write_tile(gm.GetPhyAddr(), t_.baseN, enAtomic != 0);
             return;
         }
         uint64_t off = static_cast<uint64_t>(tm_) * t_.baseM * orgN_ + static_cast<uint64_t>(tn_) * t_.baseN;
         gm.check(0, off + (rows_ - 1) * static_cast<uint64_t>(orgN_) + cols_, "Matmul::GetTensorC(GlobalTensor)");
+        log_fixpipe(gm.GetPhyAddr() + off);
         write_tile(gm.GetPhyAddr() + off, orgN_, enAtomic != 0);
     }
 
     template <class T> void set_gm(ks_twin::Operand<T>& op, const AscendC::GlobalTensor<T>& gm, bool trans)
     {
+        release();
         a1_.valid = b1_.valid = false;  // a new operand: what L1 holds is stale
         op.set = true;
         op.local = false;
@@ -281,6 +296,7 @@ private:
     }
     template <class T> void set_ub(ks_twin::Operand<T>& op, const AscendC::LocalTensor<T>& ub, bool trans)
     {
+        release();
         a1_.valid = b1_.valid = false;
         op.set = true;
         op.local = true;
@@ -380,6 +396,7 @@ private:
         roundN_ = static_cast<int>((N + t_.baseN - 1) / t_.baseN);
         cur_ = 0;
         running_ = true;
+        declare_queues();
     }
 
     // The L1 level. A reaches L0A through a slab of stepM x stepKa base blocks (baseM x baseK) held in L1,
@@ -409,6 +426,9 @@ private:
         a1_.valid = true;
         KS_TWIN_LOG("Matmul::LoadA1", "m0=%d rows=%d k0=%d cols=%d bytes=%llu", a1_.r0, a1_.rows, a1_.k0, a1_.klen,
                     static_cast<unsigned long long>(a1_.data.size() * sizeof(SrcA)));
+        log_load_l1(qa1_, a_, a_.trans ? static_cast<uint64_t>(a1_.k0) * orgM_ + a1_.r0
+                                       : static_cast<uint64_t>(a1_.r0) * orgKa_ + a1_.k0,
+                    a1_.data.size());
     }
     void load_b1(int kb)
     {
@@ -432,6 +452,9 @@ private:
         b1_.valid = true;
         KS_TWIN_LOG("Matmul::LoadB1", "n0=%d cols=%d k0=%d rows=%d bytes=%llu", b1_.r0, b1_.rows, b1_.k0, b1_.klen,
                     static_cast<unsigned long long>(b1_.data.size() * sizeof(SrcB)));
+        log_load_l1(qb1_, b_, b_.trans ? static_cast<uint64_t>(b1_.r0) * orgKb_ + b1_.k0
+                                       : static_cast<uint64_t>(b1_.k0) * orgN_ + b1_.r0,
+                    b1_.data.size());
     }
 
     void compute_tile()
@@ -442,10 +465,14 @@ private:
         const int64_t m0 = static_cast<int64_t>(tm_) * t_.baseM, n0 = static_cast<int64_t>(tn_) * t_.baseN;
         // k block by k block, each from the L1 slabs that hold it: every C element still sums its
         // products in k order, as one pass over K would
+        alloc_c();
+        const bool b_outer = (t_.stepKb > 0 ? t_.stepKb : 1) >= (t_.stepKa > 0 ? t_.stepKa : 1);
         for (int kb = 0; kb * t_.baseK < singleK_; ++kb) {
+            if (b_outer) load_b1(kb);
             load_a1(kb);
-            load_b1(kb);
+            if (!b_outer) load_b1(kb);
             const int k_lo = kb * t_.baseK, k_hi = std::min(singleK_, k_lo + t_.baseK);
+            log_mmad(m0 - a1_.r0, k_lo - a1_.k0, n0 - b1_.r0, k_lo - b1_.k0, k_hi - k_lo, kb == 0);
             for (int i = 0; i < rows_; ++i) {
                 const SrcA* arow = a1_.data.data() + static_cast<size_t>(m0 + i - a1_.r0) * a1_.klen;
                 for (int j = 0; j < cols_; ++j) {
@@ -473,6 +500,168 @@ private:
                 }
             }
         }
+        if (ks_twin::g_call_log != nullptr) {
+            queue_op("EnQue", qc_, qc_.cur);
+            queue_op("DeQue", qc_, qc_.cur);
+        }
+    }
+
+    // ---- the log of the work the object does for its caller, as the basic-API calls it stands for ------
+    // With the call log on, each tile's L1 loads (DataCopy Nd2Nz GM -> A1 / B1), L0 loads (LoadData A1 -> A2,
+    // B1 -> B2), Mmad (baseM x baseK x baseN, k tile by k tile) and its C move (Fixpipe L0C -> GM, or L0C -> a
+    // local tensor) are logged at the user's Iterate / IterateAll / GetTensorC line, each with `internal=1`,
+    // in queue buffers of the object's own (InitBuffer'd on its first tile, A1 / B1 at the top of L1, A2 / B2
+    // / CO1 from the start of L0A / L0B / L0C), handed over as the API does inside: a slab is allocated,
+    // copied, EnQue'd and DeQue'd before its loads read it and freed when the next slab replaces it; each L0
+    // tile is allocated, loaded, EnQue'd, DeQue'd by the Mmad and freed after it; C is allocated before the
+    // first Mmad, EnQue'd / DeQue'd after the last, and freed after its move out.
+    struct IQue {
+        const char* pos = "A1";
+        uint64_t start = 0, slot = 32;
+        int num = 1, next = 0, cur = -1;
+    };
+
+    static uint64_t round32(uint64_t b) { return (b + 31) / 32 * 32; }
+
+    void declare_queues()
+    {
+        if (ks_twin::g_call_log == nullptr || declared_) return;
+        declared_ = true;
+        const int ska = t_.stepKa > 0 ? t_.stepKa : 1, skb = t_.stepKb > 0 ? t_.stepKb : 1;
+        const int sm = t_.stepM > 0 ? t_.stepM : 1, sn = t_.stepN > 0 ? t_.stepN : 1;
+        auto slabs = [](int depth, int per) { return std::max(1, std::min(2, depth / per)); };
+        qa1_ = IQue{"A1", 0, round32(static_cast<uint64_t>(sm) * t_.baseM * ska * t_.baseK * sizeof(SrcA)),
+                    slabs(t_.depthA1, ska * sm)};
+        qb1_ = IQue{"B1", 0, round32(static_cast<uint64_t>(sn) * t_.baseN * skb * t_.baseK * sizeof(SrcB)),
+                    slabs(t_.depthB1, skb * sn)};
+        qb1_.start = KS_L1_BYTES - qb1_.slot * qb1_.num;
+        qa1_.start = qb1_.start - qa1_.slot * qa1_.num;
+        qa2_ = IQue{"A2", 0, round32(static_cast<uint64_t>(t_.baseM) * t_.baseK * sizeof(SrcA)), t_.dbL0A > 1 ? 2 : 1};
+        qb2_ = IQue{"B2", 0, round32(static_cast<uint64_t>(t_.baseK) * t_.baseN * sizeof(SrcB)), t_.dbL0B > 1 ? 2 : 1};
+        qc_ = IQue{"CO1", 0, round32(static_cast<uint64_t>(t_.baseM) * t_.baseN * sizeof(Acc)), t_.dbL0C > 1 ? 2 : 1};
+        for (const IQue* q : {&qa1_, &qb1_, &qa2_, &qb2_, &qc_}) {
+            KS_TWIN_REF("q=%s:%llu", q->pos, static_cast<unsigned long long>(q->start));
+            KS_TWIN_LOG("InitBuffer", "que=%s depth=%d num=%d len=%llu internal=1", q->pos, q->num, q->num,
+                        static_cast<unsigned long long>(q->slot));
+        }
+    }
+
+    static void queue_op(const char* api, const IQue& q, int i)
+    {
+        KS_TWIN_REF("q=%s:%llu", q.pos, static_cast<unsigned long long>(q.start));
+        KS_TWIN_REF("slot=%s:%llu", q.pos, static_cast<unsigned long long>(q.start + i * q.slot));
+        KS_TWIN_LOG(api, "que=%s depth=%d internal=1", q.pos, q.num);
+    }
+    static int alloc(IQue& q)
+    {
+        q.cur = q.next;
+        q.next = (q.next + 1) % q.num;
+        queue_op("AllocTensor", q, q.cur);
+        return q.cur;
+    }
+    static void free_q(IQue& q)
+    {
+        if (q.cur < 0) return;
+        queue_op("FreeTensor", q, q.cur);
+        q.cur = -1;
+    }
+    void alloc_c()
+    {
+        if (ks_twin::g_call_log != nullptr) alloc(qc_);
+    }
+    void free_c()
+    {
+        if (ks_twin::g_call_log != nullptr) free_q(qc_);
+    }
+    // every internal buffer still held (End, a new operand)
+    void release()
+    {
+        if (ks_twin::g_call_log == nullptr || !declared_) return;
+        free_q(qc_);
+        free_q(qa1_);
+        free_q(qb1_);
+    }
+
+    // A slab of `elems` elements from the operand at element `first`: GM -> L1 (ND -> NZ), or UB -> L1.
+    template <class T> void log_load_l1(IQue& q, const ks_twin::Operand<T>& op, uint64_t first, uint64_t elems)
+    {
+        if (ks_twin::g_call_log == nullptr) return;
+        free_q(q);
+        const int i = alloc(q);
+        KS_TWIN_REF("w=%s:%llu+%llu", q.pos, static_cast<unsigned long long>(q.start + i * q.slot),
+                    static_cast<unsigned long long>(elems * sizeof(T)));
+        if (op.local) {
+            KS_TWIN_OPERAND('r', op.ub, elems * sizeof(T));
+            KS_TWIN_LOG("DataCopy", "dst=%s src=%s dtype=%s internal=1", q.pos,
+                        ks_twin::position_name(op.ub.GetPosition()), ks_twin::type_name<T>());
+        } else {
+            ks_twin::note_gm(op.gm.GetPhyAddr() + first, elems * sizeof(T));
+            KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s format=Nd2Nz internal=1", q.pos, ks_twin::type_name<T>());
+        }
+        queue_op("EnQue", q, i);
+        queue_op("DeQue", q, i);
+    }
+
+    // One k tile: A (rows_ x klen from row `ar`, column `ak` of the A1 slab) -> L0A, B likewise -> L0B, Mmad.
+    void log_mmad(int ar, int ak, int bc, int bk, int klen, bool first)
+    {
+        if (ks_twin::g_call_log == nullptr) return;
+        const uint64_t a_bytes = static_cast<uint64_t>(rows_) * klen * sizeof(SrcA);
+        const uint64_t b_bytes = static_cast<uint64_t>(cols_) * klen * sizeof(SrcB);
+        const uint64_t a_src = qa1_.start + qa1_.cur * qa1_.slot +
+                               (static_cast<uint64_t>(ar) * a1_.klen + ak) * sizeof(SrcA);
+        const uint64_t b_src = qb1_.start + qb1_.cur * qb1_.slot +
+                               (static_cast<uint64_t>(bk) * b1_.rows + bc) * sizeof(SrcB);
+        const int ia = alloc(qa2_);
+        KS_TWIN_REF("w=A2:%llu+%llu", static_cast<unsigned long long>(qa2_.start + ia * qa2_.slot),
+                    static_cast<unsigned long long>(a_bytes));
+        KS_TWIN_REF("r=A1:%llu+%llu", static_cast<unsigned long long>(a_src), static_cast<unsigned long long>(a_bytes));
+        KS_TWIN_LOG("LoadData", "dst=A2 src=A1 dtype=%s format=2D internal=1", ks_twin::type_name<SrcA>());
+        queue_op("EnQue", qa2_, ia);
+        const int ib = alloc(qb2_);
+        KS_TWIN_REF("w=B2:%llu+%llu", static_cast<unsigned long long>(qb2_.start + ib * qb2_.slot),
+                    static_cast<unsigned long long>(b_bytes));
+        KS_TWIN_REF("r=B1:%llu+%llu", static_cast<unsigned long long>(b_src), static_cast<unsigned long long>(b_bytes));
+        KS_TWIN_LOG("LoadData", "dst=B2 src=B1 dtype=%s format=2D internal=1", ks_twin::type_name<SrcB>());
+        queue_op("EnQue", qb2_, ib);
+        queue_op("DeQue", qa2_, ia);
+        queue_op("DeQue", qb2_, ib);
+        const uint64_t c_at = qc_.start + qc_.cur * qc_.slot, c_bytes = static_cast<uint64_t>(rows_) * cols_ * sizeof(Acc);
+        KS_TWIN_REF("w=CO1:%llu+%llu", static_cast<unsigned long long>(c_at), static_cast<unsigned long long>(c_bytes));
+        if (!first) {
+            KS_TWIN_REF("r=CO1:%llu+%llu", static_cast<unsigned long long>(c_at), static_cast<unsigned long long>(c_bytes));
+        }
+        KS_TWIN_REF("r=A2:%llu+%llu", static_cast<unsigned long long>(qa2_.start + ia * qa2_.slot),
+                    static_cast<unsigned long long>(a_bytes));
+        KS_TWIN_REF("r=B2:%llu+%llu", static_cast<unsigned long long>(qb2_.start + ib * qb2_.slot),
+                    static_cast<unsigned long long>(b_bytes));
+        KS_TWIN_LOG("Mmad", "dtype=%s m=%d n=%d k=%d cmatrixInitVal=%d internal=1", ks_twin::type_name<SrcA>(), rows_,
+                    cols_, klen, first ? 1 : 0);
+        queue_op("FreeTensor", qa2_, ia);
+        queue_op("FreeTensor", qb2_, ib);
+        qa2_.cur = qb2_.cur = -1;
+    }
+
+    // The current C tile out of L0C: to GM at `dst` (Fixpipe), or into a local tensor.
+    void log_fixpipe(const DstC* dst)
+    {
+        if (ks_twin::g_call_log == nullptr || qc_.cur < 0) return;
+        const uint64_t c_at = qc_.start + qc_.cur * qc_.slot, c_bytes = static_cast<uint64_t>(rows_) * cols_ * sizeof(Acc);
+        KS_TWIN_REF("r=CO1:%llu+%llu", static_cast<unsigned long long>(c_at), static_cast<unsigned long long>(c_bytes));
+        ks_twin::note_gm(dst, static_cast<uint64_t>(rows_) * cols_ * sizeof(DstC));
+        KS_TWIN_LOG("Fixpipe", "dst=GM src=CO1 dtype=%s nSize=%d mSize=%d internal=1", ks_twin::type_name<DstC>(),
+                    cols_, rows_);
+        free_c();
+    }
+    void log_c_out_local(const AscendC::LocalTensor<DstC>& dst, uint64_t elems)
+    {
+        if (ks_twin::g_call_log == nullptr || qc_.cur < 0) return;
+        const uint64_t c_at = qc_.start + qc_.cur * qc_.slot, c_bytes = static_cast<uint64_t>(rows_) * cols_ * sizeof(Acc);
+        KS_TWIN_OPERAND('w', dst, elems * sizeof(DstC));
+        KS_TWIN_REF("r=CO1:%llu+%llu", static_cast<unsigned long long>(c_at), static_cast<unsigned long long>(c_bytes));
+        KS_TWIN_LOG("Fixpipe", "dst=%s src=CO1 dtype=%s nSize=%d mSize=%d internal=1",
+                    ks_twin::position_name(dst.GetPosition()), ks_twin::type_name<DstC>(), cols_, rows_);
+        free_c();
     }
 
     void require_tile(const char* api) const
@@ -507,6 +696,8 @@ private:
     std::vector<Acc> acc_;
     ks_twin::L1Slab<SrcA> a1_;
     ks_twin::L1Slab<SrcB> b1_;
+    bool declared_ = false;
+    IQue qa1_, qb1_, qa2_, qb2_, qc_;
 };
 
 // `matmul::Matmul` as kernels name it. Each translation unit sees exactly one of these inline namespaces
