@@ -5,12 +5,13 @@ Stage 3. It may import core/ and ir/; fusion/ is its sibling and neither imports
 
 from __future__ import annotations
 
-from .composites import gelu, layer_norm, rms_norm, silu, softmax
+from .composites import gelu, layer_norm, rms_norm, rope, silu, softmax
 from .ops import (
     abs,
     add,
     broadcast_to,
     cast,
+    concat,
     conv2d,
     div,
     erf,
@@ -32,6 +33,7 @@ from .ops import (
     reshape,
     rsqrt,
     sigmoid,
+    split,
     sqrt,
     square,
     sub,
@@ -53,9 +55,9 @@ __all__ = [
     # cube
     "matmul", "conv2d",
     # layout
-    "reshape", "transpose", "broadcast_to",
+    "reshape", "transpose", "broadcast_to", "split", "concat",
     # index / MoE
     "topk", "gather",
     # composites
-    "softmax", "layer_norm", "rms_norm", "gelu", "silu",
+    "softmax", "layer_norm", "rms_norm", "gelu", "silu", "rope",
 ]

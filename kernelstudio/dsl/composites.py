@@ -16,7 +16,7 @@ from . import ops as O
 from . import shapes as S
 from .tensor import Tensor
 
-__all__ = ["softmax", "layer_norm", "rms_norm", "gelu", "silu"]
+__all__ = ["softmax", "layer_norm", "rms_norm", "gelu", "silu", "rope"]
 
 _SQRT1_2 = 0.7071067811865476
 _SQRT_2_OVER_PI = 0.7978845608028654
@@ -132,3 +132,69 @@ def silu(x: Tensor, name: str | None = None) -> Tensor:
     t = _float_input("silu", x)
     with O.composite_scope("silu"):
         return O.mul(t, O.sigmoid(t), name=nm or None)
+
+
+_ROPE_LAYOUTS = ("half", "interleave")
+
+
+def rope(x: Tensor, sin: Tensor, cos: Tensor, layout: str = "half", name: str | None = None) -> Tensor:
+    """Rotary position embedding of the last axis of `x` (width D, even), with `sin` and `cos` of the full
+    rotary width D (CANN's ropeSin / ropeCos of MlaProlog: (T, Dr); they broadcast against x, e.g. (T, D)
+    for x of (T, D) or (T, 1, D) for x of (T, heads, D)).
+
+    layout="half" (GPT-NeoX / Llama, CANN's rotate_half mode):
+        out = x * cos + rotate_half(x) * sin,  rotate_half(x) = concat([-x[..., D/2:], x[..., :D/2]])
+    built from split / neg / concat and elementwise ops.
+
+    layout="interleave" (pairs (2i, 2i+1), the RoFormer form):
+        out[2i]   = x[2i]   * cos[2i]   - x[2i+1] * sin[2i]
+        out[2i+1] = x[2i+1] * cos[2i+1] + x[2i]   * sin[2i+1]
+    built by viewing the last axis as D/2 pairs (reshape to [..., D/2, 2]) and splitting the pairs into
+    their even and odd elements: correct, but each element moves in a burst of its own (the simulator
+    charges it), so prefer "half" with a weight permutation where the model allows it.
+    """
+    nm = O.check_name("rope", name)
+    t = _float_input("rope", x)
+    if not isinstance(layout, str) or layout not in _ROPE_LAYOUTS:
+        raise UnsupportedError(f"rope: layout={layout!r} is not one of 'half', 'interleave'")
+    if t.ndim < 1 or t.shape[-1] % 2:
+        raise ShapeError(f"rope: the last axis of {t.describe()} must have an even width D (pairs rotate); "
+                         "pad or split the head so D is even")
+    d = t.shape[-1]
+    tabs = []
+    for what, v in (("sin", sin), ("cos", cos)):
+        tab = O._tensor("rope", what, v)
+        S.require_float("rope", S.Label(lambda tab=tab, what=what: f"{what} {tab.describe()}"), tab.dtype)
+        if tab.ndim < 1 or tab.shape[-1] != d:
+            raise ShapeError(
+                f"rope: {what} {tab.describe()} must have the full rotary width {d} of x {t.describe()} in its "
+                f"last axis (CANN's ropeSin/ropeCos are (T, Dr)); for a table of D/2 = {d // 2} angles, "
+                f"concat([{what}, {what}], axis=-1) for layout='half'")
+        try:
+            shape = S.broadcast_shapes("rope", [(O._d(t), t.shape), (O._d(tab), tab.shape)])
+        except ShapeError:
+            shape = None
+        if shape != t.shape:
+            raise ShapeError(f"rope: {what} {tab.describe()} does not broadcast to x {t.describe()}; reshape it "
+                             f"to x's shape or one that broadcasts to it (e.g. (T, 1, {d}) for x (T, heads, {d}))")
+        tabs.append(tab)
+    s_, c_ = tabs
+    with O.composite_scope("rope"):
+        if layout == "half":
+            x1, x2 = O.split(t, 2, axis=-1)
+            rot = O.concat([O.neg(x2), x1], axis=-1)
+            return _named(O.add(O.mul(t, c_), O.mul(rot, s_)), nm)
+        lead = t.shape[:-1]
+        pairs = lead + (d // 2, 2)
+
+        def halves(v: Tensor) -> tuple[Tensor, Tensor]:
+            full = O.broadcast_to(v, t.shape) if v.shape != t.shape else v
+            ev, od = O.split(O.reshape(full, pairs), 2, axis=-1)
+            return ev, od
+
+        xe, xo = halves(t)
+        se, so = halves(s_)
+        ce, co = halves(c_)
+        oe = O.sub(O.mul(xe, ce), O.mul(xo, se))
+        oo = O.add(O.mul(xo, co), O.mul(xe, so))
+        return _named(O.reshape(O.concat([oe, oo], axis=-1), t.shape), nm)

@@ -192,7 +192,7 @@ class _Group:
         self.deps: set[int] = set()
 
 
-_LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.TOPK, Op.GATHER}
+_LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER}
 
 
 def _is_row_reduce(n: Node) -> bool:
@@ -281,7 +281,7 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
                 g.row_dims = (clean or splits)[0]
         groups.append(g)
         add(g, n, rule(why), "full" if g.closed else (_node_view(n, g) or "full"))
-        if n.composite is not None:
+        if n.composite is not None and not g.closed:  # a layout op's kernel takes no other op
             by_composite[n.composite] = g
         return g
 

@@ -27,7 +27,7 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("cube_root", False,
                "a matmul/conv starts its own kernel: one Cube computation per kernel"),
     FusionRule("layout_boundary", False,
-               "reshape/transpose/broadcast_to/topk/gather change the iteration space: own kernel"),
+               "reshape/transpose/broadcast_to/split/concat/topk/gather change the iteration space: own kernel"),
     FusionRule("space_mismatch", False,
                "operands do not map onto the producer's [rows, cols] tile (full, row vector, column "
                "vector or scalar): new kernel"),

@@ -156,6 +156,9 @@ GOLDEN: dict[Op, Rule] = {
     Op.RESHAPE: lambda n, a: a[0].reshape(n.shape),
     Op.TRANSPOSE: lambda n, a: np.transpose(a[0], n.attr("perm")),
     Op.BROADCAST_TO: lambda n, a: np.broadcast_to(a[0], n.shape),
+    Op.SLICE: lambda n, a: np.take(a[0], np.arange(n.attr("start"), n.attr("start") + n.shape[n.attr("axis")]),
+                                   axis=n.attr("axis")),
+    Op.CONCAT: lambda n, a: np.concatenate(a, axis=n.attr("axis")),
     Op.TOPK: _topk,
     Op.GATHER: _gather,
 }

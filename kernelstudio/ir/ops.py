@@ -53,6 +53,8 @@ class Op(enum.Enum):
     RESHAPE = "reshape"
     TRANSPOSE = "transpose"  # attrs: perm
     BROADCAST_TO = "broadcast_to"
+    SLICE = "slice"  # one part of ks.split: attrs axis, start (the size is the node's shape[axis])
+    CONCAT = "concat"  # attrs: axis; inputs in order
     # index / MoE
     TOPK = "topk"  # attrs: k, axis, which ("values" | "indices")
     GATHER = "gather"  # inputs (x, indices); attrs: axis
@@ -106,6 +108,8 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.RESHAPE: OpInfo(Kind.LAYOUT, Unit.SCALAR),  # a view: no data moves
     Op.TRANSPOSE: OpInfo(Kind.LAYOUT, Unit.VECTOR),
     Op.BROADCAST_TO: OpInfo(Kind.LAYOUT, Unit.VECTOR),
+    Op.SLICE: OpInfo(Kind.LAYOUT, Unit.VECTOR),  # strided moves GM -> UB -> GM
+    Op.CONCAT: OpInfo(Kind.LAYOUT, Unit.VECTOR),
     Op.TOPK: OpInfo(Kind.INDEX, Unit.VECTOR),  # vector Sort + extract
     Op.GATHER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven moves
 }

@@ -1,5 +1,6 @@
 """Lowering of the layout and index ops that form kernels of their own (vector family):
-transpose of the last two dims, top-k along the last axis, and gather along axis 0.
+transpose of the last two dims, top-k along the last axis, gather along axis 0, and the strided moves of
+split's parts and concat (slices.py).
 (reshape and broadcast_to are copies through the vector body; see families.py.)"""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..tileir.program import (
     WaitFlag,
 )
 from .config import KernelConfig
+from .slices import SLICE_OPS, lower_slice_kernel
 from .vector_body import ident
 
 __all__ = ["lower_layout_kernel", "lower_axis_reduce"]
@@ -79,6 +81,8 @@ def lower_layout_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         return _topk(fk, names, cfg)
     if n.op is Op.GATHER:
         return _gather(fk, names, cfg)
+    if n.op in SLICE_OPS:
+        return lower_slice_kernel(fk, names, cfg)
     raise UnsupportedError(f"kernel {fk.name}: {n.op.value} is not a layout kernel")
 
 
