@@ -535,7 +535,9 @@ def concat(tensors: Sequence[Tensor], axis: int = -1, name: str | None = None) -
         if t.dtype != first.dtype:
             raise DTypeError(f"concat: tensors[{i}] {t.describe()} is {t.dtype} but tensors[0] {first.describe()} "
                              f"is {first.dtype}; cast them to one dtype first (cast(x, '{first.dtype}'))")
-        if t.ndim != first.ndim or any(a != b for j, (a, b) in enumerate(zip(t.shape, first.shape, strict=False)) if j != ax):
+        same = t.ndim == first.ndim and all(a == b for j, (a, b) in enumerate(zip(t.shape, first.shape, strict=True))
+                                            if j != ax)
+        if not same:
             raise ShapeError(
                 f"concat: tensors[{i}] {t.describe()} does not match tensors[0] {first.describe()} outside axis "
                 f"{ax}; every dim but the joined one must be equal (reshape or broadcast_to them first)")

@@ -61,9 +61,18 @@ def rope_half_tails() -> tuple[ks.Tensor, ...]:
     return (ks.rope(x, sin, cos),)
 
 
+def rope_interleave() -> tuple[ks.Tensor, ...]:
+    """Pairs (2i, 2i+1): a reshape to [..., 32, 2] and width-1 splits (one element per burst)."""
+    x = ks.placeholder((8, 64), "float16", name="x")
+    sin = ks.placeholder((8, 64), "float16", name="sin")
+    cos = ks.placeholder((8, 64), "float16", name="cos")
+    return (ks.rope(x, sin, cos, layout="interleave"),)
+
+
 CASES: dict[str, Case] = {
     "split_ew_concat": split_ew_concat, "split_unaligned": split_unaligned, "concat_three": concat_three,
     "axis0": axis0, "rope_half": rope_half, "rope_half_tails": rope_half_tails,
+    "rope_interleave": rope_interleave,
 }
 
 
