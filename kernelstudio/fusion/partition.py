@@ -195,6 +195,16 @@ class _Group:
 _LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER}
 
 
+def slice_view(n: Node) -> bool:
+    """A split part (slice) that a vector kernel reads as a strided window of its input: along the last
+    axis (a column band of every row) or with nothing before its axis (whole rows). Other slices move in
+    kernels of their own (lower/slices.py)."""
+    if n.op is not Op.SLICE:
+        return False
+    ax = n.attr("axis")
+    return ax == n.ndim - 1 or all(d == 1 for d in n.shape[:ax])
+
+
 def _is_row_reduce(n: Node) -> bool:
     axes = n.attr("axes")
     return n.info.kind is Kind.REDUCE and axes == (n.inputs[0].ndim - 1,)
@@ -259,6 +269,8 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
                                                 and g.nodes[0].attr("axis") == n.attr("axis")), None)):
             add(sib, n, rule("layout_boundary"), "full")  # values and indices of one topk: one kernel
             return sib
+        elif slice_view(n):  # a strided window of the input, read into UB; elementwise consumers join it
+            g = _Group(len(groups), n, "vector", n.shape, closed=False)
         elif n.op in _LAYOUT_OPS or (n.info.kind is Kind.REDUCE and not _is_row_reduce(n)):
             g = _Group(len(groups), n, "vector", n.inputs[0].shape if n.info.kind is Kind.REDUCE else n.shape,
                        closed=True)
@@ -332,6 +344,9 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
             continue
         if n.info.kind is Kind.CUBE:
             new_group(n, "cube_root" if groups else "new_kernel")
+            continue
+        if slice_view(n):
+            new_group(n, "slice_window")
             continue
         if n.op in _LAYOUT_OPS:
             new_group(n, "layout_boundary")

@@ -9,17 +9,23 @@ from collections.abc import Sequence
 from ..core.errors import ScheduleError
 from ..ir.node import Node
 from ..ir.ops import Op
-from .partition import FusedKernel
+from .partition import FusedKernel, slice_view
 
-__all__ = ["NATIVE_OPS", "COMPUTE_DTYPES", "LAYOUT_LOWERED", "native_blockers", "is_axis_reduce", "native_float16"]
+__all__ = ["NATIVE_OPS", "COMPUTE_DTYPES", "LAYOUT_LOWERED", "native_blockers", "is_axis_reduce", "native_float16",
+           "lowered_apart"]
 
 # Ops whose float16 result computed natively equals the golden model's (float32 math, result rounded
 # to float16): exact ops, and + - * whose float32 result rounded once is the correctly rounded fp16
 # result (float32 holds 2 x 11 + 2 bits). Division and the transcendental ops are left in float32.
 NATIVE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.RELU, Op.SQUARE,
-                        Op.LEAKY_RELU, Op.RESHAPE, Op.BROADCAST_TO, Op.WHERE, Op.CONST})
+                        Op.LEAKY_RELU, Op.RESHAPE, Op.BROADCAST_TO, Op.SLICE, Op.WHERE, Op.CONST})
 COMPUTE_DTYPES = ("auto", "float16", "float32")  # the values of the compute_dtype directive
 LAYOUT_LOWERED = (Op.TRANSPOSE, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER)  # ops lowered on their own (lower/layout.py)
+
+
+def lowered_apart(fk: FusedKernel) -> bool:
+    """A kernel of an op in LAYOUT_LOWERED (a split part that is a strided window is a vector kernel)."""
+    return fk.nodes[0].op in LAYOUT_LOWERED and not slice_view(fk.nodes[0])
 
 
 def native_blockers(nodes: Sequence[Node], dtype: str = "float16") -> list[str]:
@@ -45,7 +51,7 @@ def native_float16(fk: FusedKernel, want: str) -> bool:
     """Whether kernel `fk` computes its vector math natively in float16 under compute_dtype(`want`)
     ("auto", "float16", "float32"): the lowering and the plan-following golden model both ask this."""
     nodes = [n for n in fk.nodes if n is not fk.root]
-    if fk.nodes[0].op in LAYOUT_LOWERED or is_axis_reduce(fk) or not nodes or want == "float32":
+    if lowered_apart(fk) or is_axis_reduce(fk) or not nodes or want == "float32":
         return False
     blockers = native_blockers(nodes, "float16")
     if want == "float16" and blockers:

@@ -28,6 +28,9 @@ RULES: tuple[FusionRule, ...] = (
                "a matmul/conv starts its own kernel: one Cube computation per kernel"),
     FusionRule("layout_boundary", False,
                "reshape/transpose/broadcast_to/split/concat/topk/gather change the iteration space: own kernel"),
+    FusionRule("slice_window", False,
+               "a split part along the last axis (or of whole rows) starts a vector kernel that reads its band of "
+               "the input with one strided copy per tile; its elementwise consumers join it"),
     FusionRule("space_mismatch", False,
                "operands do not map onto the producer's [rows, cols] tile (full, row vector, column "
                "vector or scalar): new kernel"),

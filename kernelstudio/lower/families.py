@@ -32,11 +32,12 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         x = fk.nodes[0].inputs[0]
         ins = [Operand(x, names[x], "full", x.dtype, gm_region(names[x], "full", C))]
         _, outs = gm_operands(fk, names, {x})
-    else:
-        ins, outs = gm_operands(fk, names, set())
+    else:  # split parts (fusion.partition.slice_view) arrive as strided windows of their inputs
+        ins, outs = _with_windows(fk, names)
+    windows = [o.node for o in ins if o.node in fk.nodes]
     reduce = fk.has_row_reduction()
     vb = VectorBody(fk, names, ins, outs, VecConfig(tr, tc, cfg.depth, cfg.aligned, cfg.inline_scalars,
-                                                          compute_dtype=cfg.compute_dtype))
+                                                          compute_dtype=cfg.compute_dtype), skip=windows)
     rt = -(-R // tr)
     ct = 1 if reduce else -(-C // tc)
     total = rt * ct
@@ -49,7 +50,7 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         raise ScheduleError(f"kernel {fk.name}: {cfg.order_by} cannot apply: {why}; drop it, or "
                             + ("split(-1, ...) to tile the columns first" if not reduce else
                                "parallel(cores=...) to change how many cores share the row tiles"))
-    row_tiled = (reduce or ct == 1) and fk.nodes[0].op is not Op.RESHAPE
+    row_tiled = (reduce or ct == 1) and fk.nodes[0].op is not Op.RESHAPE and not windows
     runtime = runtime_rows_of(fk, names, cfg.cores) if row_tiled else None
     if reduce or ct == 1:
         rows: Expr = Var("rows") if runtime is not None else Const(R)  # the code reads it from its tiling
@@ -81,3 +82,30 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         tiling=(("rows", R), ("cols", C), ("tile_rows", tr), ("tile_cols", tc), ("tiles", total), ("block_dim", bd)),
         ops=tuple(names[n] for n in fk.nodes), notes=tuple(notes), vec_per_block=1, runtime_rows=runtime,
         row_composite=composite)
+
+
+def _with_windows(fk: FusedKernel, names: dict[Node, str]) -> tuple[list[Operand], list[Operand]]:
+    """The kernel's GM operands, each split part of it read as a window of its input's [rows, cols] view
+    (along the last axis: columns start.. of rows of the input's width; else rows from start * rows per
+    index of the axis): one strided copy per tile, one burst per row (DataCopyPad where a row is not whole
+    32-byte blocks). An input only split here is not read whole."""
+    parts = [n for n in fk.nodes if n.op is Op.SLICE and n.inputs[0] in fk.inputs]
+    inner = [n for n in fk.nodes if n.op is Op.SLICE and n not in parts and n.shape != n.inputs[0].shape]
+    if inner:
+        raise UnsupportedError(f"kernel {fk.name}: the split part {names[inner[0]]} cuts a tile computed in the "
+                               "same kernel; keep its producer out of fusion (create_schedule(..., keep_out=[...]))")
+    only_split = {x for x in fk.inputs
+                  if all(m in parts for m in fk.nodes if x in m.inputs)}
+    ins, outs = gm_operands(fk, names, only_split)
+    for n in parts:
+        x = n.inputs[0]
+        ax, start = n.attr("axis"), n.attr("start")
+        if ax == x.ndim - 1:
+            region = gm_region(names[x], "full", x.shape[-1], col_base=Const(start))
+        else:
+            per = 1
+            for d in x.shape[ax + 1:-1]:
+                per *= d
+            region = gm_region(names[x], "full", x.shape[-1], row_base=Const(start * per))
+        ins.append(Operand(n, names[n], "full", x.dtype, region))
+    return ins, outs

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from ..core.config import DEFAULT_TARGET, verify_enabled
 from ..core.errors import CapacityError, TargetError, UnsupportedError
 from ..fusion.partition import FusedKernel
-from ..fusion.precision import LAYOUT_LOWERED, is_axis_reduce, native_float16
+from ..fusion.precision import is_axis_reduce, lowered_apart, native_float16
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
 from ..ir.node import Node
@@ -117,7 +117,7 @@ def _check_acts(ctx: _Ctx, name: str, c: KernelConfig, tiles: dict) -> None:
                                              step_m=tiles.get("step_m") or 1, step_n=tiles.get("step_n") or 1,
                                              sync_all=ctx.user(name)["sync_all"], aligned=True, aic_only=True))
         tiling = dict(probe.tiling)
-    elif fk.nodes[0].op in LAYOUT_LOWERED:
+    elif lowered_apart(fk):
         kind = "layout"
     elif is_axis_reduce(fk):
         kind = "axis_reduce"
@@ -198,7 +198,7 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
         fk = ctx.kernels[name]
         if fk.root is not None:
             ctx.emitted[key] = lower_cube_kernel(fk, ctx.names, cfg)
-        elif fk.nodes[0].op in LAYOUT_LOWERED:
+        elif lowered_apart(fk):
             ctx.emitted[key] = lower_layout_kernel(fk, ctx.names, cfg), None
         elif is_axis_reduce(fk):
             ctx.emitted[key] = lower_axis_reduce(fk, ctx.names, cfg), None

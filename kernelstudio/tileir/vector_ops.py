@@ -141,7 +141,7 @@ OPS: dict[str, VectorOp] = _rows(
              graph_ops=(Op.SIGMOID,)),
     # data
     VectorOp("copy", "copy", lambda x, s, dt: x[0], "copy", via="adds", fixed_scalar=0.0,
-             graph_ops=(Op.RESHAPE, Op.BROADCAST_TO)),
+             graph_ops=(Op.RESHAPE, Op.BROADCAST_TO, Op.SLICE)),
     VectorOp("cast", "cast", lambda x, s, dt: x[0], "cast", "Cast"),
     VectorOp("select", "select", lambda x, s, dt: np.where(x[0] != 0, x[1], x[2]), "where", "Select",
              calls=(("CompareScalar", "compare"), ("Select", "select")), graph_ops=(Op.WHERE,)),

@@ -123,3 +123,27 @@ def test_split_concat_rope_three_way(fuse: bool, twin_cache) -> None:
             np.testing.assert_allclose(tiled[i][out], golden[i][out], rtol=rtol, atol=atol,
                                        err_msg=f"{name} {out} run_tiled")
             np.testing.assert_allclose(g, golden[i][out], rtol=rtol, atol=atol, err_msg=f"{name} {out} twin")
+
+
+def test_split_parts_fuse_into_their_consumers_and_concat_moves_apart() -> None:
+    s = ks.create_schedule(list(split_ew_concat()))
+    kernels = [[n.op.value for n in k.nodes] for k in s.kernels]
+    assert kernels == [["slice", "exp", "mul"], ["slice", "add"], ["concat"]], kernels
+    s = ks.create_schedule(list(rope_half()))
+    assert [k.nodes[0].op.value for k in s.kernels] == ["slice", "slice", "concat", "mul"]
+
+
+def test_axis_slices_with_outer_dims_move_in_kernels_of_their_own() -> None:
+    x = ks.placeholder((3, 9, 20), "float16", name="x")
+    part = ks.split(x, [5, 4], axis=1)[1]
+    prog = _lower((part + 1.0,), True)
+    assert prog.kernels[0].ops == ("slice",) and "strided copies" in prog.kernels[0].notes[0]
+
+
+def test_moves_are_simulated_by_their_bytes() -> None:
+    x = ks.placeholder((256, 64), "float16", name="x")
+    y = ks.placeholder((256, 64), "float16", name="y")
+    prog = _lower((ks.concat([x, y]),), True)
+    r = ks.simulate(prog)
+    assert r.time_us > 0
+    assert r.traffic["GM->UB"] == r.traffic["UB->GM"] == 2 * 256 * 64 * 2
