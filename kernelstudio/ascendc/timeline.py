@@ -72,6 +72,7 @@ from ..tileir.program import (
 from ..tileir.vector_ops import OPS, REDUCE_APIS
 from ..twin.calllog import Call, CallLog
 from .sync import MEMORY
+from .trace_rows import ROW_APIS, expand_rows, row_api
 
 __all__ = ["TraceError", "trace_program", "simulate_log", "twin_target", "DTYPES", "API_COSTS"]
 
@@ -145,6 +146,11 @@ class _Kernel:
     skipped: Counter = field(default_factory=Counter)
     assumed: Counter = field(default_factory=Counter)
     matmul_logged: bool = False  # the Matmul API's calls logged their inner work (calls with internal=1)
+    rows: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # row-API scratch: name -> dtype, shape
+
+    def declare(self, name: str, dtype: str, rows: int, cols: int) -> None:
+        _, r0, c0 = self.rows.get(name, (dtype, 0, 0))
+        self.rows[name] = (dtype, max(r0, rows), max(c0, cols))
 
     def queue_at(self, memory: str, offset: int) -> tuple[_Queue, int] | None:
         for (mem, start), q in self.queues.items():
@@ -275,6 +281,14 @@ class _Translator:
                 self.info.skipped[api] += 1
             return []
         touches = any(k in ("r", "w") for k, _ in call.refs)
+        if api in ROW_APIS and touches and "dtype" in a:
+            dtype = _dtype(a["dtype"], f"kernel {self.kernel!r}: {api}")
+            wrefs = [v for k, v in call.refs if k == "w"]  # TopK: values, then int32 indices
+            writes = [self.info.region(v, "int32" if api == "TopK" and i == 1 else dtype) for i, v in enumerate(wrefs)]
+            reads = [self.info.region(v, dtype) for k, v in call.refs if k == "r"]
+            got = row_api(api, a, writes, reads, dtype, _at(call, self.files), self.info.declare)
+            if got is not None:
+                return got
         if api == "Transpose" and touches:  # one 16 x 16 block
             return [self.vector(call, refs, count=_TRANSPOSE_ELEMS)]
         if "dtype" in a and ("count" in a or "repeats" in a) and touches:
@@ -419,6 +433,12 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
         buffers += [Buffer(n, _MEMORY_TIER[m], "int8", 1, 32, 1, None,
                            CoreType.AIV if m == "UB" else CoreType.AIC, "not a queue buffer")
                     for m, n in info.scratch.items()]
+        buffers += [Buffer(n, Tier.UB, dt, r, c, 1, None, CoreType.AIV, "float32 work of a row API")
+                    for n, (dt, r, c) in info.rows.items()]
+        if info.rows:  # the row APIs' instructions as the calls the simulator issues, at the API's call site
+            bufmap = {b.name: b for b in buffers}
+            aic, aiv = list(expand_rows(tuple(aic), bufmap, launch.kernel)), list(expand_rows(tuple(aiv), bufmap,
+                                                                                               launch.kernel))
         if info.skipped:
             notes.append(f"{launch.kernel}: not timed: " + ", ".join(f"{k} x{v}" for k, v in info.skipped.items()))
         if info.assumed:

@@ -220,3 +220,66 @@ def test_matmul_api_kernel_times_its_cube_work_at_the_users_lines(twin_cache):
     assert mmads and all(c.args["internal"] == 1 for c in mmads)
     assert len(mmads) == tiles * prog.kernels[0].tiling_value("k_tiles")
     assert res.metrics["cube_flops"] == ks.simulate(prog).metrics["cube_flops"]
+
+
+def _row_design(name: str, dtype: str, rows: int = 64, cols: int = 512):
+    x = ks.placeholder((rows, cols), dtype, name="x")
+    g = ks.placeholder((cols,), dtype, name="g")
+    b = ks.placeholder((cols,), dtype, name="b")
+    return {"softmax": lambda: ks.softmax(x), "layer_norm": lambda: ks.layer_norm(x, g, b),
+            "rms_norm": lambda: ks.rms_norm(x, g)}[name]()
+
+
+ROW_API = {"softmax": "SoftMax", "layer_norm": "LayerNorm", "rms_norm": "RmsNorm"}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("name", sorted(ROW_API))
+def test_row_api_kernel_times_as_the_designed_kernel(name, dtype, twin_cache):
+    """The kernel written with the row API (codegen high_level=True) vs the designed kernel of the same op, on whole
+    rows of 512: the API's vector work is the designed body's op sequence, so V is busy as long, less the float32 ->
+    float32 copies the designed basic code issues (a float32 gamma kept in its own buffer, a result copied into the
+    out queue) and the API does not; the copies, MTE2 and MTE3 are the same."""
+    out = _row_design(name, dtype)
+    prog = ks.lower(ks.create_schedule(out), target="ascend910b2")
+    code = codegen(prog, high_level=True)
+    _, log = twin.run(code, ks.random_inputs(out, seed=0), cache_dir=twin_cache, log_calls=True)
+    calls = log.select(api=ROW_API[name])
+    assert calls and all(c.site for c in calls)
+    params = {names_of(prog, k).snake: [prog.tensor(p) for p in kernel_params(prog, k)] + [None, None]
+              for k in prog.kernels}
+    designed = ks.simulate(prog)
+    traced = simulate_log(log, params, target="ascend910b2")
+    assert traced.stats["trace_notes"] == []
+    copies = sum(e.end_us - e.start_us for e in designed.events.where(pipe="V") if e.instr.startswith("copy "))
+    assert (copies > 0) == (dtype == "float32")
+    assert traced.metrics["pipes"]["V"]["busy_us"] == pytest.approx(designed.metrics["pipes"]["V"]["busy_us"] - copies,
+                                                                    rel=0.01)
+    for pipe in ("MTE2", "MTE3"):
+        assert traced.metrics["pipes"][pipe]["busy_us"] == pytest.approx(designed.metrics["pipes"][pipe]["busy_us"])
+    assert traced.time_us == pytest.approx(designed.time_us, rel=0.01)
+    file, _, line = calls[0].site.rpartition(":")
+    at = [e for e in traced.events.where(pipe="V") if e.instr.endswith(f"{ROW_API[name]} at {file}:{line}")]
+    assert len(at) >= {"softmax": 5, "layer_norm": 11, "rms_norm": 7}[name]  # the op sequence, on each core
+
+
+def _softmax_log(rows: int) -> CallLog:
+    n = rows * 512 * 2
+    return CallLog.parse("L\tk\tAIV_MODE\t1\n"
+                         f"C\tk\t0\tAIV\t0\tInitBuffer\tque=VECIN depth=1 num=1 len={n}\tk.cpp:3\tq=VECIN:0\n"
+                         f"C\tk\t0\tAIV\t0\tInitBuffer\tque=VECOUT depth=1 num=1 len={n}\tk.cpp:4\tq=VECOUT:{n}\n"
+                         f"C\tk\t0\tAIV\t0\tSoftMax\tdtype=half srcM={rows} srcK=512 oriSrcM={rows} oriSrcK=512 "
+                         f"tmp=8192\tk.cpp:5\tw=VECOUT:{n}+{n} w=VECCALC:0+{rows * 32} "
+                         f"w=VECCALC:{rows * 32}+{rows * 32} r=VECIN:0+{n}\n")
+
+
+def test_row_api_calls_price_their_op_sequence():
+    res = simulate_log(_softmax_log(4), {"k": []}, target="ascend910b2")
+    assert res.stats["trace_notes"] == []
+    ops = [e.instr.split(" ")[0] for e in res.events.where(pipe="V")]
+    assert all(e.instr.endswith("SoftMax at k.cpp:5") for e in res.events.where(pipe="V"))
+    # float16 in, float32 math, float16 out; a reduction is its WholeReduce calls
+    assert ops[0] == "cast" and ops[-1] == "cast"
+    assert {"sub", "exp", "div"} <= {o.lower() for o in ops} and any("Reduce" in o for o in ops)
+    bigger = simulate_log(_softmax_log(8), {"k": []}, target="ascend910b2")
+    assert bigger.metrics["pipes"]["V"]["busy_us"] > res.metrics["pipes"]["V"]["busy_us"]

@@ -71,6 +71,12 @@ inline void run(const LocalTensor<T>& dstValue, const LocalTensor<int32_t>& dstI
 {
     static_assert(std::is_same<T, half>::value || std::is_same<T, float>::value, "TopK sorts half or float");
     const char* api = "TopK";
+    if (info.outter > 0 && k > 0 && info.inner > 0) {  // the operands: values and indices written, src read
+        const uint64_t rows = static_cast<uint64_t>(info.outter), kv = (k * sizeof(T) + 31) / 32 * 32 / sizeof(T);
+        KS_TWIN_OPERAND('w', dstValue, rows * kv * sizeof(T));
+        KS_TWIN_OPERAND('w', dstIndex, rows * ((static_cast<uint64_t>(k) + 7) / 8 * 8) * sizeof(int32_t));
+        KS_TWIN_OPERAND('r', src, rows * info.inner * sizeof(T));
+    }
     KS_TWIN_LOG("TopK", "dtype=%s k=%d outter=%d inner=%d n=%d", ks_twin::type_name<T>(), k, info.outter, info.inner,
                 info.n);
     ks_twin::require_vector(api);
@@ -138,8 +144,10 @@ template <class T, bool isInitIndex = false, bool isHasfinish = false, bool isRe
 inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIndexLocal,
                  const LocalTensor<T>& srcLocal, const LocalTensor<int32_t>& srcIndexLocal,
                  const LocalTensor<bool>& finishLocal, const LocalTensor<uint8_t>& tmpLocal, const int32_t k,
-                 const TopkTiling& tilling, const TopKInfo& topKInfo, const bool isLargest = true)
+                 const TopkTiling& tilling, const TopKInfo& topKInfo, const bool isLargest = true,
+                 ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     tmpLocal.check_aligned("TopK", "tmpLocal");
     ::ks_twin::topk::run<T, isInitIndex, isHasfinish, topkMode>(dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
                                                         finishLocal, tmpLocal.GetSize(), k, tilling, topKInfo,
@@ -152,8 +160,9 @@ template <class T, bool isInitIndex = false, bool isHasfinish = false, bool isRe
 inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIndexLocal,
                  const LocalTensor<T>& srcLocal, const LocalTensor<int32_t>& srcIndexLocal,
                  const LocalTensor<bool>& finishLocal, const int32_t k, const TopkTiling& tilling,
-                 const TopKInfo& topKInfo, const bool isLargest = true)
+                 const TopKInfo& topKInfo, const bool isLargest = true, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     ::ks_twin::topk::run<T, isInitIndex, isHasfinish, topkMode>(dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
                                                         finishLocal, UINT64_MAX, k, tilling, topKInfo, isLargest);
 }

@@ -68,13 +68,22 @@ namespace AscendC {
 template <typename T, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false>
 inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
                     const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {})
+                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+                    ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     ::ks_twin::norm::check_dtype<T>("SoftMax");
     static_assert(!isDataFormatNZ, "the twin's SoftMax reads ND data only");
     const char* api = "SoftMax";
     SoftMaxShapeInfo info = softmaxShapeInfo;
     if (info.srcM == 0) info = SoftMaxShapeInfo{tiling.srcM, tiling.srcK, tiling.srcM, tiling.srcK};
+    {  // the operands, for the sync checker and the trace: dst, sum and max written, src read
+        const uint64_t n = static_cast<uint64_t>(info.oriSrcM) * info.srcK, per = 32 / sizeof(T);
+        KS_TWIN_OPERAND('w', dstTensor, n * sizeof(T));
+        KS_TWIN_OPERAND('w', sumTensor, info.oriSrcM * per * sizeof(T));
+        KS_TWIN_OPERAND('w', maxTensor, info.oriSrcM * per * sizeof(T));
+        KS_TWIN_OPERAND('r', srcTensor, n * sizeof(T));
+    }
     KS_TWIN_LOG("SoftMax", "dtype=%s srcM=%u srcK=%u oriSrcM=%u oriSrcK=%u tmp=%u", ks_twin::type_name<T>(), info.srcM,
                 info.srcK, info.oriSrcM, info.oriSrcK, sharedTmpBuffer.GetSize());
     ks_twin::require_vector(api);
@@ -119,11 +128,19 @@ template <typename T, bool isReuseSource = false>
 inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean,
                       const LocalTensor<T>& outputVariance, const LocalTensor<T>& inputX, const LocalTensor<T>& gamma,
                       const LocalTensor<T>& beta, const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon,
-                      LayerNormTiling& tiling)
+                      LayerNormTiling& tiling, ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     ::ks_twin::norm::check_dtype<T>("LayerNorm");
     const char* api = "LayerNorm";
     const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength, oh = tiling.originalHLength;
+    // the operands: output, mean and variance written; x, gamma and beta read
+    KS_TWIN_OPERAND('w', output, static_cast<uint64_t>(rows) * h * sizeof(T));
+    KS_TWIN_OPERAND('w', outputMean, static_cast<uint64_t>(rows) * sizeof(T));
+    KS_TWIN_OPERAND('w', outputVariance, static_cast<uint64_t>(rows) * sizeof(T));
+    KS_TWIN_OPERAND('r', inputX, static_cast<uint64_t>(rows) * h * sizeof(T));
+    KS_TWIN_OPERAND('r', gamma, static_cast<uint64_t>(oh) * sizeof(T));
+    KS_TWIN_OPERAND('r', beta, static_cast<uint64_t>(oh) * sizeof(T));
     KS_TWIN_LOG("LayerNorm", "dtype=%s b=%u s=%u h=%u originalH=%u tmp=%u", ks_twin::type_name<T>(), tiling.bLength,
                 tiling.sLength, h, oh, sharedTmpBuffer.GetSize());
     ks_twin::require_vector(api);
@@ -175,11 +192,17 @@ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& output
 // first originalHLength elements.
 template <typename T, bool isBasicBlock = false>
 inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LocalTensor<T>& gammaLocal,
-                    const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, const RmsNormTiling& tiling)
+                    const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, const RmsNormTiling& tiling,
+                    ks_twin::Site site = ks_twin::Site())
 {
+    KS_TWIN_SITE(site);
     ::ks_twin::norm::check_dtype<T>("RmsNorm");
     const char* api = "RmsNorm";
     const uint32_t rows = tiling.bLength * tiling.sLength, h = tiling.hLength, oh = tiling.originalHLength;
+    // the operands: dst written; src and gamma read
+    KS_TWIN_OPERAND('w', dstLocal, static_cast<uint64_t>(rows) * h * sizeof(T));
+    KS_TWIN_OPERAND('r', srcLocal, static_cast<uint64_t>(rows) * h * sizeof(T));
+    KS_TWIN_OPERAND('r', gammaLocal, static_cast<uint64_t>(oh) * sizeof(T));
     KS_TWIN_LOG("RmsNorm", "dtype=%s b=%u s=%u h=%u originalH=%u tmp=%u", ks_twin::type_name<T>(), tiling.bLength,
                 tiling.sLength, h, oh, sharedTmpBuffer.GetSize());
     ks_twin::require_vector(api);
