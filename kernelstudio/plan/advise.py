@@ -255,10 +255,13 @@ def advise(design: Any, build_fn: Callable[[dict[str, Any]], Any] | None = None,
 
 def advise_counted(design: Any, build_fn: Callable[[dict[str, Any]], Any] | None = None, *,
                    knobs: Mapping[str, Knob] | Iterable[Knob] | None = None, limit: int | None = None,
-                   start: int = 0, evaluate_knobs: KnobEvaluator | None = None) -> tuple[list[Advice], int, int]:
+                   start: int = 0, evaluate_knobs: KnobEvaluator | None = None,
+                   known: Callable[[dict[str, Any]], bool] | None = None) -> tuple[list[Advice], int, int]:
     """`advise` over the proposals `start` to `start + limit` (in the order of the idle time their evidence
     names), how many schedules it lowered and simulated itself (knob configurations handed to `evaluate_knobs`
-    are counted by their evaluator; cached moves are not counted again), and how many proposals there are."""
+    are counted by their evaluator; cached moves are not counted again), and how many proposals there are.
+    Knob moves to configurations `known(config)` says are already evaluated cost nothing: they are left out of
+    the window and come with the first one (`start == 0`)."""
     _check(design, build_fn, limit)
     before = float(design.sim.time_us)
     props = candidates(gather(design))
@@ -270,7 +273,13 @@ def advise_counted(design: Any, build_fn: Callable[[dict[str, Any]], Any] | None
         order.append(c if hit is None else (c, *hit))
     taken = {m[1].name for m in order if isinstance(m, tuple)}
     order += [(None, k, v) for k, v in _neighbours(design, klist, taken)]  # knob steps no evidence speaks for
+    free: list[Candidate | tuple[Candidate | None, Knob, Any]] = []
+    if known is not None:
+        free = [m for m in order if isinstance(m, tuple) and known({**design.knobs, m[1].name: m[2]})]
+        order = [m for m in order if not any(m is f for f in free)]
     chosen = order[start:] if limit is None else order[start:start + limit]
+    if start == 0:
+        chosen = free + chosen
     count = [0]
     out = [_directive_advice(design, c, before, count) for c in chosen if isinstance(c, Candidate)]
     knob_moves = [m for m in chosen if isinstance(m, tuple)]
