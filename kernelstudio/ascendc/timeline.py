@@ -23,10 +23,17 @@ Each core's statements sit under `if blk == b and sub == s`, so block b's cores 
 
 - the cube basic API: LoadData -> a move L1 -> L0A/L0B of the bytes it writes (Load3Dv2's img2col included),
   Mmad -> Mmad(m, k, n), Fixpipe -> a move L0C -> GM of the bytes it writes, Nd2Nz DataCopy -> an nd2nz move.
+- the Matmul high-level API: its own lines (Matmul::Iterate, ...) are not instructions; the twin logs the work
+  each stands for as the basic-API calls above (marked internal=1, at the user's Iterate / IterateAll /
+  GetTensorC line): slab copies GM -> A1 / B1 (Nd2Nz), per k tile LoadData A1 -> A2 and B1 -> B2 and an Mmad of
+  the base tile, a Fixpipe L0C -> GM (or L0C -> a local tensor) per C tile, ordered by the AllocTensor / EnQue /
+  DeQue / FreeTensor of queue buffers of its own (InitBuffer'd with internal=1), as the TileIR's matmul is.
+- the row APIs SoftMax, LayerNorm, RmsNorm and TopK: the vector instructions the designed kernel of the op
+  issues over the call's rows (`trace_rows`), expanded into the calls the simulator issues, each at the call's
+  line.
 
-Not timed, and named in the result's `stats["trace_notes"]`: the Matmul high-level API (its calls log its L1
-loads but not its L0 loads, Mmads and Fixpipes), and the row APIs SoftMax, LayerNorm, RmsNorm and TopK (no
-cost of their own, and their calls log no element count). Vector APIs
+Not timed, and named in the result's `stats["trace_notes"]`: a log written by an older twin (Matmul calls
+without their inner work, row-API calls without their operands), and calls with no count to price. Vector APIs
 with no measured curve are priced as one elementwise pass (also named there). A PipeBarrier of one pipe orders
 nothing the in-order pipe does not already.
 """
@@ -281,21 +288,39 @@ class _Translator:
                 self.info.skipped[api] += 1
             return []
         touches = any(k in ("r", "w") for k, _ in call.refs)
-        if api in ROW_APIS and touches and "dtype" in a:
-            dtype = _dtype(a["dtype"], f"kernel {self.kernel!r}: {api}")
-            wrefs = [v for k, v in call.refs if k == "w"]  # TopK: values, then int32 indices
-            writes = [self.info.region(v, "int32" if api == "TopK" and i == 1 else dtype) for i, v in enumerate(wrefs)]
-            reads = [self.info.region(v, dtype) for k, v in call.refs if k == "r"]
-            got = row_api(api, a, writes, reads, dtype, _at(call, self.files), self.info.declare)
-            if got is not None:
-                return got
+        if api in ROW_APIS:  # timed from its shape and operands; a log line without them (an older twin) is not
+            return self.row(call) if touches and "dtype" in a else self.untimed(api)
         if api == "Transpose" and touches:  # one 16 x 16 block
             return [self.vector(call, refs, count=_TRANSPOSE_ELEMS)]
         if "dtype" in a and ("count" in a or "repeats" in a) and touches:
             return [self.vector(call, refs)]
-        if touches:  # it computes on chip but has no count to price (SoftMax, LayerNorm, RmsNorm, TopK)
+        if touches:  # it computes on chip but has no count to price
             self.info.skipped[api] += 1
         return []
+
+    def untimed(self, api: str) -> list[Stmt]:
+        self.info.skipped[api] += 1
+        return []
+
+    def typed(self, ref: str, dtype: str) -> Region:
+        """The region of an operand of a row API; one outside the queue buffers (a TBuf's) in a scratch of its
+        element type (the memory's own scratch is untyped), named by its memory."""
+        r = self.info.region(ref, dtype)
+        if r.buf not in self.info.scratch.values():
+            return r
+        name = f"{r.buf} {dtype}"
+        self.info.declare(name, dtype, 1, int(r.cols.value) if isinstance(r.cols, Const) else 1)
+        return Region(name, Const(0), r.rows, r.cols, r.stride)
+
+    def row(self, call: Call) -> list[Stmt]:
+        """A row API (SoftMax, LayerNorm, RmsNorm, TopK) as the vector instructions of `trace_rows`."""
+        api, a = call.api, call.args
+        dtype = _dtype(a["dtype"], f"kernel {self.kernel!r}: {api}")
+        wrefs = [v for k, v in call.refs if k == "w"]  # TopK: values, then int32 indices
+        writes = [self.typed(v, "int32" if api == "TopK" and i == 1 else dtype) for i, v in enumerate(wrefs)]
+        reads = [self.typed(v, dtype) for k, v in call.refs if k == "r"]
+        got = row_api(api, a, writes, reads, dtype, _at(call, self.files), self.info.declare)
+        return self.untimed(api) if got is None else got
 
     def copy(self, call: Call, refs: dict[str, str]) -> list[Stmt]:
         a = call.args
@@ -433,7 +458,7 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
         buffers += [Buffer(n, _MEMORY_TIER[m], "int8", 1, 32, 1, None,
                            CoreType.AIV if m == "UB" else CoreType.AIC, "not a queue buffer")
                     for m, n in info.scratch.items()]
-        buffers += [Buffer(n, Tier.UB, dt, r, c, 1, None, CoreType.AIV, "float32 work of a row API")
+        buffers += [Buffer(n, Tier.UB, dt, r, c, 1, None, CoreType.AIV, "a row API's float32 work or typed operand")
                     for n, (dt, r, c) in info.rows.items()]
         if info.rows:  # the row APIs' instructions as the calls the simulator issues, at the API's call site
             bufmap = {b.name: b for b in buffers}

@@ -283,3 +283,19 @@ def test_row_api_calls_price_their_op_sequence():
     assert {"sub", "exp", "div"} <= {o.lower() for o in ops} and any("Reduce" in o for o in ops)
     bigger = simulate_log(_softmax_log(8), {"k": []}, target="ascend910b2")
     assert bigger.metrics["pipes"]["V"]["busy_us"] > res.metrics["pipes"]["V"]["busy_us"]
+
+
+def test_topk_is_priced_as_the_simulators_topk_over_its_rows():
+    def log(rows: int) -> CallLog:
+        return CallLog.parse("L\tk\tAIV_MODE\t1\n"
+                             f"C\tk\t0\tAIV\t0\tTopK\tdtype=float k=4 outter={rows} inner=128 n=128\tk.cpp:5\t"
+                             f"w=VECOUT:0+{rows * 32} w=VECCALC:0+{rows * 32} r=VECIN:0+{rows * 512}\n")
+    small, big = (simulate_log(log(r), {"k": []}, target="ascend910b2") for r in (8, 32))
+    assert small.stats["trace_notes"] == []
+    (e,) = small.events.where(pipe="V")
+    assert e.instr.startswith("topk k=4") and e.instr.endswith("TopK at k.cpp:5")
+    assert big.metrics["pipes"]["V"]["busy_us"] > small.metrics["pipes"]["V"]["busy_us"]
+    # a log line without its operands (an older twin) is named, not priced
+    old = CallLog.parse("L\tk\tAIV_MODE\t1\n"
+                        "C\tk\t0\tAIV\t0\tTopK\tdtype=float k=4 outter=8 inner=128 n=128\tk.cpp:5\t-\n")
+    assert simulate_log(old, {"k": []}, target="ascend910b2").stats["trace_notes"] == ["k: not timed: TopK x1"]
