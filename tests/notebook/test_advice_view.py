@@ -54,3 +54,14 @@ def test_apply_a_schedule_move_replays_it_and_clear_drops_it(mla):
     assert "design changed" in strip.status.value
     strip.clear()
     assert mla.session.directives == () and strip.clear_button.disabled
+
+
+def test_a_move_the_session_cannot_replay_or_that_does_not_fit_has_no_live_apply(mla):
+    strip = AdviceStrip(mla, top=50)
+    moves = strip.refresh()
+    for a, row in zip(moves, strip.rows.children, strict=True):
+        button = row.children[0]
+        assert button.disabled == (not a.fits or bool(a.keep_out))
+        if a.keep_out:
+            assert "in the cell" in button.tooltip
+    assert any(a.keep_out for a in moves)
