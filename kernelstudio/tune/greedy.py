@@ -85,6 +85,10 @@ class _State:
         full = {k: config.get(k, kb.default) for k, kb in seen.items()}
         return Design(sched, prog, sim, name=prog.name, knobs=full)
 
+    def known(self, extra: tuple[tuple[Directive, ...], tuple[str, ...]]) -> Callable[[dict[str, Any]], bool]:
+        """Whether a knob configuration (with these schedule moves) was simulated already."""
+        return lambda config: (config_json(config), extra) in self.seen
+
     def knob_evaluator(self, extra: tuple[tuple[Directive, ...], tuple[str, ...]]
                        ) -> Callable[[Sequence[dict[str, Any]]], list[KnobOutcome]]:
         def run(configs: Sequence[dict[str, Any]]) -> list[KnobOutcome]:
@@ -142,7 +146,7 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
             while best is None and at < total and (patience is None or tries < patience):
                 tries += 1  # the next `per_round` proposals, until one saves time or patience runs out
                 moves, n, total = advise_counted(design, _no_direct_build, knobs=knobs, limit=per_round, start=at,
-                                                 evaluate_knobs=ev)
+                                                 evaluate_knobs=ev, known=state.known(extra))
                 counted += n
                 # a move that drops the build function's directives would leave its knobs reaching nothing
                 best = next((a for a in moves if a.fits and a.gain_us > 1e-9 and not a.drops), None)
