@@ -121,6 +121,16 @@ class Studio(LiveControls, W.VBox):
             W.VBox([self.pass_pick, self.pass_view]), W.VBox([self.file_pick, self.code_view])])
         self.tabs.titles = _TABS
         self.tabs.selected_index = 2
+        # each tab's redraw from the design shown (`_data`, `_prev`), by title: a tab without one has nothing to redraw
+        self._drawers: dict[str, Callable[[], None]] = {
+            "Fused DAG": self._draw_dag,
+            "Memory flow": lambda: R.update_flow(self.flow, self._data["flow"]),
+            "Timeline": lambda: self.timeline_view.update(self._data, sim=self._prev.sim,
+                                                          unfused=self._prev.unfused_sim),
+            "Roofline": lambda: R.update_roofline(self.roofline, self._data["roofline"]),
+            "Passes": self._draw_passes,
+            "Ascend C": self._draw_code,
+        }
         self.pass_pick.observe(lambda ch: self._show_pass(), names="value")
         self.file_pick.observe(lambda ch: self._show_file(), names="value")
         self.tabs.observe(lambda ch: self._tab_changed(), names="selected_index")
@@ -222,7 +232,7 @@ class Studio(LiveControls, W.VBox):
         self.changed.value = R.changed_html(data["changed"])
         self.capacity.value = R.capacity_html(data["capacity"])
         self.trace_link.value = ""
-        self._stale = set(range(len(_TABS)))
+        self._stale = set(range(len(self.tabs.children)))
         self._draw_tab(self.tabs.selected_index)
         self._later()
 
@@ -231,31 +241,30 @@ class Studio(LiveControls, W.VBox):
         if i not in self._stale:
             return
         self._stale.discard(i)
-        d, data = self._prev, self._data
-        name = _TABS[i]
-        if name == "Fused DAG":
-            try:
-                R.update_dag(self.dag, V.render_svg(data["dag_dot"]))
-            except KernelStudioError as e:
-                R.update_dag(self.dag, None, str(e))
-        elif name == "Memory flow":
-            R.update_flow(self.flow, data["flow"])
-        elif name == "Timeline":
-            self.timeline_view.update(data, sim=d.sim, unfused=d.unfused_sim)
-        elif name == "Roofline":
-            R.update_roofline(self.roofline, data["roofline"])
-        elif name == "Passes":  # printed only while the tab is open
-            if self.tabs.selected_index == i:
-                self._load_passes()
-            elif self.pass_pick.options or self.pass_view.value:
-                self.pass_pick.options, self.pass_view.value = [], ""
-        elif name == "Ascend C":
-            files = list(data["files"])
-            current = self.file_pick.value
-            if list(self.file_pick.options) != files:
-                self.file_pick.options = files
-            self.file_pick.value = current if current in files else files[0]
-            self._show_file()
+        draw = self._drawers.get(self.tabs.titles[i])
+        if draw is not None:
+            draw()
+
+    def _draw_dag(self) -> None:
+        try:
+            R.update_dag(self.dag, V.render_svg(self._data["dag_dot"]))
+        except KernelStudioError as e:
+            R.update_dag(self.dag, None, str(e))
+
+    def _draw_passes(self) -> None:
+        """The IR after each pass is printed only while the Passes tab is open."""
+        if self.tabs.selected_index == _TABS.index("Passes"):
+            self._load_passes()
+        elif self.pass_pick.options or self.pass_view.value:
+            self.pass_pick.options, self.pass_view.value = [], ""
+
+    def _draw_code(self) -> None:
+        files = list(self._data["files"])
+        current = self.file_pick.value
+        if list(self.file_pick.options) != files:
+            self.file_pick.options = files
+        self.file_pick.value = current if current in files else files[0]
+        self._show_file()
 
     def _later(self) -> None:
         """Redraw the hidden tabs once the controls have rested for REST_S (each move puts it off again); at
