@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..core.errors import CapacityError, KernelStudioError, ScheduleError
+from ..core.errors import CapacityError, KernelStudioError
 from ..schedule.directive import Directive
 from ..schedule.knobs import Knob, knob_values
 from ..schedule.schedule import Schedule
@@ -107,16 +107,10 @@ def _moved(base: Schedule, directives: tuple[Directive, ...], keep_out: tuple[st
     written for the fused kernel that the re-planned kernel of that name refuses (split('k', ...) on what is
     now a vector kernel) is dropped rather than misread."""
     s = copy.copy(base)  # every Schedule method replaces its fields, so the copy leaves `base` as it is
-    for name in keep_out:
-        s.keep_out_of_fusion(s.graph.node(name))
     dropped: list[Directive] = []
-    if keep_out:
-        kept, s.directives = s.directives, ()
-        for d in kept:
-            try:
-                s.apply(d)
-            except ScheduleError:
-                dropped.append(d)
+    for name in keep_out:
+        dropped += [d for d in s.keep_out_of_fusion(s.graph.node(name), drop_refused=True)
+                    if d.kernel in {k.name for k in s.kernels}]  # refused by a re-planned kernel of the same name
     for d in directives:
         s.apply(d)
     return s, tuple(dropped)

@@ -95,14 +95,35 @@ class Schedule:
                                 "index the schedule with a tensor computed on the way to its outputs")
         return Stage(self, self.plan.kernel_of(node))
 
-    def keep_out_of_fusion(self, tensor: Any) -> None:
-        """Re-run fusion with `tensor`'s op kept out of fused kernels (its own kernel)."""
+    def keep_out_of_fusion(self, tensor: Any, *, drop_refused: bool = False) -> tuple[Directive, ...]:
+        """Re-run fusion with `tensor`'s op kept out of fused kernels (its own kernel). The directives of kernels
+        that no longer exist are dropped; one that a re-planned kernel of the same name refuses (a fused
+        kernel's split("m", ...) on what is now a vector kernel) is a ScheduleError that leaves the schedule as
+        it was, unless `drop_refused`: then it is dropped too. Returns the directives dropped."""
         node = _node_of(tensor)
         _check_in_graph(self.graph, node, "keep_out_of_fusion")
+        before = (self.keep_out, self.plan, self.choices, self._split, self.directives)
         self.keep_out = (*self.keep_out, node)
         self.plan = self._partition()
         names = {k.name for k in self.kernels}
-        self.directives = tuple(d for d in self.directives if d.kernel in names)
+        kept, dropped, refused = [], [d for d in self.directives if d.kernel not in names], []
+        for d in self.directives:
+            if d.kernel not in names:
+                continue
+            try:
+                _validate(self.kernel(d.kernel), _normalize(d))
+                kept.append(d)
+            except ScheduleError as e:
+                refused.append((d, e))
+        if refused and not drop_refused:
+            self.keep_out, self.plan, self.choices, self._split, self.directives = before
+            d, e = refused[0]
+            raise ScheduleError(f"keep_out_of_fusion({self.graph.names[node]}): the directive {d.kind}"
+                                f"({d.axis!r}, {d.value!r}) written for kernel {d.kernel!r} before it was re-planned "
+                                f"is refused by the new kernel {d.kernel!r} ({e}); call keep_out_of_fusion before "
+                                "writing directives, or pass drop_refused=True to drop such directives")
+        self.directives = tuple(kept)
+        return (*dropped, *(d for d, _ in refused))
 
     keep_out_op = keep_out_of_fusion
 

@@ -126,6 +126,24 @@ def test_keep_out_splits_the_kernel():
     assert ks.create_schedule(out, keep_out=[out]).kernels[-1].reasons[0][1].name == "kept_out"
 
 
+def test_keep_out_refuses_a_directive_the_replanned_kernel_of_the_same_name_refuses():
+    x = ks.placeholder((64, 128), "float16", name="x")
+    w = ks.placeholder((256, 128), "float16", name="w")
+    mm = ks.matmul(x, w, transpose_b=True)
+    out = ks.relu(mm)
+    s = ks.create_schedule(out, fuse=True)
+    name = s.kernels[0].name
+    s[out].split("m", 16).double_buffer(True)  # written for the fused matmul + relu kernel
+    before = (s.directives, [k.name for k in s.kernels])
+    with pytest.raises(ScheduleError, match=r"keep_out_of_fusion\(matmul\).*split\('m', 16\).*drop_refused=True"):
+        s.keep_out_of_fusion(mm)
+    assert (s.directives, [k.name for k in s.kernels]) == before  # refused: the schedule is as it was
+    dropped = s.keep_out_of_fusion(mm, drop_refused=True)
+    assert [k.family for k in s.kernels] == ["cube", "vector"] and s.kernels[1].name == name
+    assert [d.kind for d in dropped] == ["split"] and [d.kind for d in s.directives] == ["double_buffer"]
+    ks.lower(s, "ascend910b2")  # what is left lowers: no misread 'm' axis on the vector kernel
+
+
 def test_knobs():
     assert ks.knob("tile_m", 64, [16, 32, 64]) == 64
     with ks.knob_values({"tile_m": 32}) as ctx:
