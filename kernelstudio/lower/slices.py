@@ -1,4 +1,6 @@
-"""Lowering of ks.split's parts (slice) and ks.concat: kernels of strided moves, GM -> UB -> GM.
+"""Lowering of ks.concat, and of ks.split's parts (slice) that do not fuse: kernels of strided moves,
+GM -> UB -> GM. (A part along the last axis, or of whole rows, starts a vector kernel that reads it as a
+strided window of its input instead: lower/families.py, fusion.partition.slice_view.)
 
 A tensor cut along `axis` is viewed as [outer, axis * inner] (outer: the dims before the axis, inner: the
 ones after): a part along the axis is a band of columns of that view, from column start * inner, width
