@@ -88,6 +88,15 @@ class Studio(LiveControls, W.VBox):
         self.tune_button.on_click(lambda _: self.open_tune())
         self.tune_box = W.VBox()
         self.tune_panel: Any = None
+        self.advice_button = W.Button(description="Advice", icon="lightbulb-o", layout=fixed,
+                                      tooltip="moves that would make this design faster, each simulated")
+        self.advice_button.on_click(lambda _: self.open_advice().refresh())
+        self.what_if_button = W.Button(description="What if", icon="microchip", layout=fixed,
+                                       tooltip="change the chip's numbers (UB, L1, HBM, cores, ...) and compare chips")
+        self.what_if_button.on_click(lambda _: self.open_what_if())
+        self.insight_box = W.VBox()  # the Advice strip and the what-if panel, once opened
+        self.advice_strip: Any = None
+        self.what_if_panel: Any = None
         self._syncing_targets = False  # the target list is being redrawn, not moved by the user
         self.target = W.Dropdown(options=[(session.target, session.target)], value=session.target,
                                  description="target", layout=W.Layout(width="auto", flex="0 0 auto"))
@@ -139,15 +148,35 @@ class Studio(LiveControls, W.VBox):
         self.l2.observe(lambda ch: self.request(), names="value")
         self.header.layout = W.Layout(flex="0 1 auto", min_width="0")
         self.trace_link.layout = W.Layout(flex="0 1 auto", min_width="0")
-        super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
+        super().__init__([W.HBox([self.header, self.advice_button, self.what_if_button, self.tune_button,
+                                  self.trace_button, self.trace_link],
                                  layout=W.Layout(align_items="center", flex_flow="row wrap")), self.plan,
-                          self.controls, self.tune_box, self.banner, self.cards, self.changed, self.capacity,
-                          self.tabs])
+                          self.controls, self.tune_box, self.insight_box, self.banner, self.cards, self.changed,
+                          self.capacity, self.tabs])
         self.add_class("ks-studio")
         self._build_controls()
         if session.design is not None:
             self._show(session.design)
             self._settle()  # the first drawing has every tab
+
+    # --- advice and what-if -------------------------------------------------------------------------
+    def open_advice(self) -> Any:
+        """Show the Advice strip (the advisor's simulated moves, each with Apply) under the controls."""
+        if self.advice_strip is None:
+            from .advice_view import AdviceStrip
+
+            self.advice_strip = AdviceStrip(self)
+            self.insight_box.children = (self.advice_strip, *self.insight_box.children)
+        return self.advice_strip
+
+    def open_what_if(self) -> Any:
+        """Show the what-if panel (the profile's numbers as controls, chips side by side) under the controls."""
+        if self.what_if_panel is None:
+            from .whatif_view import WhatIfPanel
+
+            self.what_if_panel = WhatIfPanel(self)
+            self.insight_box.children = (*self.insight_box.children, self.what_if_panel)
+        return self.what_if_panel
 
     # --- controls ---------------------------------------------------------------------------------
     def _build_controls(self) -> None:

@@ -119,9 +119,9 @@ def test_the_header_says_which_schedule_each_time_is_for(mla):
 
 def test_the_header_row_wraps_instead_of_squeezing_its_buttons(mla):
     row = mla.children[0]
-    assert row.children[:3] == (mla.header, mla.tune_button, mla.trace_button)
+    assert row.children[:5] == (mla.header, mla.advice_button, mla.what_if_button, mla.tune_button, mla.trace_button)
     assert row.layout.flex_flow == "row wrap"
-    for b in (mla.tune_button, mla.trace_button):
+    for b in (mla.advice_button, mla.what_if_button, mla.tune_button, mla.trace_button):
         assert b.layout.flex == "0 0 auto"  # never shrunk below its words
     assert mla.children[1] is mla.plan  # the long fusion line gets a row of its own, under the buttons
 

@@ -78,7 +78,12 @@ def changed_html(ch: dict[str, Any] | None) -> str:
     """The "what changed" strip after a knob move."""
     if ch is None:
         return f'<div class="ks-changed" style="{_CSS} color:#868e96;">move a control to see what it changes</div>'
-    knobs = ", ".join(f"{k} {html.escape(str(a))} &rarr; {html.escape(str(b))}" for k, (a, b) in ch["knobs"].items())
+    moved = [f"{k} {html.escape(str(a))} &rarr; {html.escape(str(b))}" for k, (a, b) in ch["knobs"].items()]
+    moved += [f"{f} {_hw(a)} &rarr; {_hw(b)}" for f, (a, b) in ch.get("hardware", {}).items()]
+    added, dropped = ch.get("schedule", ([], []))
+    moved += [f"+ <code>{html.escape(t)}</code>" for t in added] + [f"&minus; <code>{html.escape(t)}</code>"
+                                                                   for t in dropped]
+    knobs = ", ".join(moved)
     dt, db = ch["d_time_us"], ch["d_gm_bytes"]
     col = "#2b8a3e" if dt < 0 else ("#c92a2a" if dt > 0 else "#495057")
     b0, b1 = ch["bottleneck"]
@@ -87,6 +92,12 @@ def changed_html(ch: dict[str, Any] | None) -> str:
     return (f'<div class="ks-changed" style="{_CSS}"><b>what changed:</b> {knobs or "nothing"} &nbsp;'
             f'<span style="color:{col}; font-weight:600;">{dt:+,.2f} us</span> &nbsp; {"+" if db >= 0 else "-"}'
             f'{_b(abs(db))} GM &nbsp; {neck} &nbsp; code: +{add} / -{rem} lines</div>')
+
+
+def _hw(v: Any) -> str:
+    """A profile value as the strip shows it: whole numbers with separators, others as they read."""
+    return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else html.escape(f"{v:g}" if isinstance(v, float)
+                                                                                       else str(v))
 
 
 _BAR_PX = 260  # a bar's widest; it narrows with the Studio (every part is a share of the bar, never past it)

@@ -82,8 +82,28 @@ def what_changed(prev: Any | None, cur: Any, prev_files: dict[str, str] | None =
     added, removed = code_diff_lines(prev_files or {}, cur_files or {})
     return {
         "knobs": knobs,
+        "hardware": _hardware_changed(prev, cur),
+        "schedule": _schedule_changed(prev, cur) if not knobs else ([], []),
         "d_time_us": cur.sim.time_us - prev.sim.time_us,
         "d_gm_bytes": cur.sim.metrics["gm_bytes"] - prev.sim.metrics["gm_bytes"],
         "bottleneck": (bottleneck(prev.sim.metrics), bottleneck(cur.sim.metrics)),
         "code_lines": (added, removed),
     }
+
+
+def _hardware_changed(prev: Any, cur: Any) -> dict[str, tuple[Any, Any]]:
+    """Profile fields that differ between the two designs' programs on the same chip (a what-if moved)."""
+    from ...hw.profile import SPEC_FIELDS
+
+    a, b = getattr(prev.program, "profile", None), getattr(cur.program, "profile", None)
+    if a is None or b is None or a.name != b.name or a == b:
+        return {}
+    return {f: (getattr(a, f), getattr(b, f)) for f in SPEC_FIELDS if getattr(a, f) != getattr(b, f)}
+
+
+def _schedule_changed(prev: Any, cur: Any) -> tuple[list[str], list[str]]:
+    """Directives added and removed with no knob moved (advice applied or cleared), as Stage calls."""
+    from ...plan.advise_rules import move_text
+
+    was, now = list(prev.schedule.directives), list(cur.schedule.directives)
+    return ([move_text((d,)) for d in now if d not in was], [move_text((d,)) for d in was if d not in now])

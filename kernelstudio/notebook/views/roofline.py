@@ -45,7 +45,8 @@ def roofline_data(design: Any) -> dict[str, Any]:
     `bound_us`/`limiter` are the simulator's true roofline. Also what the figure draws: the roof polyline,
     the axis ranges (log10) and ticks, and the labels of the peak, the bandwidth and the ridge."""
     sim = design.sim
-    prof = get_profile(sim.target)
+    program = getattr(design, "program", None)  # its profile carries a what-if's changes; a trace run has none
+    prof = getattr(program, "profile", None) or get_profile(sim.target)
     dtype = _cube_dtype(design)
     m = sim.metrics
     points = [_point("fused plan", m["flops"], m.get("compulsory_bytes", m["gm_bytes"]), sim.time_us)]
