@@ -147,6 +147,20 @@ class DebugReport:
                          f"{int(np.count_nonzero(t.bad))} off, max abs error {_num(float(g.max(initial=0.0)))}")
         return "\n".join(lines)
 
+    def on_timeline(self, sim: Any) -> Any:
+        """The simulated events of the first instruction (every core and repeat that ran it) in `sim`, the
+        simulation of the same program (`ks.simulate(prog)`, a Design's `.sim`): where the timeline draws it."""
+        from ..core.errors import InputError
+
+        ev = sim.events
+        ref = self.first_instruction
+        if ref is None:
+            return ev.select(np.zeros(len(ev), dtype=bool))
+        if not ref.sids or max(ref.sids) >= len(ev.instr_text):
+            raise InputError(f"debug report of {self.program}: its instruction ids are not those of this simulation "
+                             f"(program {getattr(sim, 'program', '?')!r}); pass the simulation of the program debugged")
+        return ev.select(np.isin(ev.columns["instr"], ref.sids))
+
     def heatmap(self, tensor: str | None = None) -> Any:
         """The per-tile max abs error of `tensor` as a plotly heatmap, the first bad tile outlined."""
         from .debug_figure import debug_heatmap  # a plain plotly Figure: no widget, so it lives with the report

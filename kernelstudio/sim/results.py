@@ -89,7 +89,11 @@ class EventTable:
             if want is not None:
                 idx = labels.index(want) if want in labels else -1
                 m &= self.columns[col] == idx
-        return EventTable({k: v[m] for k, v in self.columns.items()}, self.core_labels, self.pipes,
+        return self.select(m)
+
+    def select(self, mask: np.ndarray) -> EventTable:
+        """The events where `mask` (one bool per event) is true."""
+        return EventTable({k: v[mask] for k, v in self.columns.items()}, self.core_labels, self.pipes,
                           self.instr_text, self.kernel_names, why_text=self.why_text)
 
     def to_dict(self, limit: int | None = None) -> dict[str, Any]:

@@ -140,8 +140,16 @@ def test_a_swapped_workspace_slot_names_the_copy_that_reads_it() -> None:
     assert (r.first_instruction.side, r.first_instruction.index) == ("aiv", copy_in)
     assert "of gm.out_ws that no instruction wrote" in r.why
     assert r.first_instruction in ft.writers and ft.store in ft.writers
-    texts = ks.simulate(bad).events.instr_text
+    sim = ks.simulate(bad)
+    texts = sim.events.instr_text
     assert r.first_instruction.sids and texts[r.first_instruction.sids[0]].startswith("copy in_out_ws <- gm.out_ws")
+    on = r.on_timeline(sim)  # where the timeline draws that copy: on MTE2, on the vector cores that ran it
+    assert len(on) > 0 and {e.instr for e in on} == {texts[r.first_instruction.sids[0]]}
+    assert {e.pipe for e in on} == {"MTE2"} and all("veccore" in e.core for e in on)
+    assert len(on) == int(np.isin(sim.events.columns["instr"], r.first_instruction.sids).sum())
+    tiny = ks.relu(ks.placeholder((8,), "float16", name="t"))
+    with pytest.raises(ks.InputError, match="pass the simulation of the program debugged"):
+        r.on_timeline(ks.simulate(ks.lower(ks.create_schedule(tiny))))
 
 
 def test_a_queue_slot_bound_by_alloc_instead_of_deque_names_its_reader() -> None:
