@@ -45,6 +45,7 @@ class AdviceStrip(W.VBox):
         self.clear_button.on_click(lambda _: self.clear())
         self.rows = W.VBox()
         super().__init__([W.HBox([self.advise_button, self.clear_button, self.status]), self.rows])
+        self.add_class("ks-advice-strip")
         listeners = getattr(studio, "listeners", None)
         if isinstance(listeners, list):
             listeners.append(self._design_changed)
@@ -77,9 +78,11 @@ class AdviceStrip(W.VBox):
         for a in moves:
             tip = (a.why_not if not a.fits else f"write {a.move} in the cell (the session replays directives only)"
                    if a.keep_out else f"apply {a.move}")
-            button = W.Button(description="Apply", disabled=not a.fits or bool(a.keep_out), tooltip=tip)
+            button = W.Button(description="Apply", disabled=not a.fits or bool(a.keep_out), tooltip=tip,
+                              layout=W.Layout(width="auto", flex="0 0 auto"))
             button.on_click(lambda _, a=a: self.apply(a))
-            rows.append(W.HBox([button, W.HTML(_row_html(a))]))
+            text = W.HTML(_row_html(a), layout=W.Layout(flex="1 1 0", min_width="0"))
+            rows.append(W.HBox([button, text], layout=W.Layout(align_items="flex-start")))
         self.rows.children = rows
 
     def _design_changed(self, studio: Any) -> None:

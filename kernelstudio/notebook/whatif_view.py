@@ -92,7 +92,8 @@ class WhatIfPanel(W.VBox):
             opts = [(format_value(v / row["scale"]) + ("*" if v == row["value"] else ""), v) for v in stops]
             w = W.SelectionSlider(options=opts, value=current[f], description=f"{row['label']} ({row['unit']})",
                                   tooltip=_tooltip(row), continuous_update=False,
-                                  style={"description_width": "initial"}, layout=W.Layout(width="340px"))
+                                  style={"description_width": "initial"},
+                                  layout=W.Layout(width="370px", max_width="100%"))
             w.observe(lambda ch, f=f: self._moved(f), names="value")
             self.controls[f] = w
         self.grid.children = list(self.controls.values())
@@ -224,9 +225,12 @@ class WhatIfPanel(W.VBox):
             self._fail(f"side by side: {e}")
             return None
         self.comparison = cmp
-        self.compare_table.value = comparison_html(cmp)
+        # the table scrolls sideways in a narrow notebook; the figure follows the cell's width (labextension fit.ts)
+        self.compare_table.value = (f'<div class="ks-compare-table" style="max-width:100%; overflow-x:auto;">'
+                                   f'{comparison_html(cmp)}</div>')
         if figure:
             cmp.figure = comparison_figure(cmp, widget=True)
+            cmp.figure._config = {**cmp.figure._config, "responsive": True}
             self.compare_box.children = [cmp.figure]
         return cmp
 

@@ -23,7 +23,7 @@ def test_notebook_runs(path):
 
 
 EXPECTED = {
-    "00_tour.ipynb": ["max |golden - tiled|", "max |golden - twin|", "speedup from fusion",
+    "00_tour.ipynb": ["max |golden - tiled|", "max |golden - twin|", "speedup from fusion", "tile_n 256 -> 128",
                       "tile_m=16 of [16, 32, 64]"],
     "01_conv_bias_relu.ipynb": ["intermediates in GM", "device time only", "launch_overhead_us = ",
                                 "max |golden - twin|", "fused vs unfused"],

@@ -82,7 +82,7 @@ def jupyter_lab(root: Path, state: Path) -> Iterator[str]:
 
 # Boxes inside a Studio that scroll on purpose (overflow: auto): generated code, a pass's IR, the fused DAG's
 # SVG, a memory-flow Sankey (never narrower than its MIN_WIDTH_PX); plotly's own layers are not laid out by us.
-SCROLLERS = [".ks-code", ".ks-pass", ".ks-dag", ".ks-flow-plan", ".js-plotly-plot"]
+SCROLLERS = [".ks-code", ".ks-pass", ".ks-dag", ".ks-flow-plan", ".js-plotly-plot", ".ks-compare-table"]
 # Drawn past their box on purpose: a slider's handle at either end overhangs its track by half its width
 # (ipywidgets' noUiSlider).
 PAST_EDGE_ON_PURPOSE = [".widget-slider .slider-container", ".widget-slider .noUi-target", ".widget-slider .noUi-base"]

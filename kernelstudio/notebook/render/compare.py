@@ -103,29 +103,30 @@ def comparison_figure(cmp: TargetComparison, *, widget: bool = False) -> Any:
 def comparison_html(cmp: TargetComparison) -> str:
     """The comparison's table as an HTML table (times and rates), with each profile number's source on hover
     and the reason in the row of a target the design does not lower on."""
-    head = ("target", "time (us)", "TFLOPS", "HBM GB/s", "% HBM", "bound", "busiest", "efficiency", "profile")
+    head = ("target", "time (us)", "TFLOPS", "HBM GB/s", "% HBM", "bound", "busiest", "efficiency")
     cell = 'style="padding:2px 8px; text-align:{};"'
     out = ['<table style="border-collapse:collapse; font-size:12px;"><tr>'
            + "".join(f"<th {cell.format('left' if i in (0, 5, 6, 8) else 'right')}>{h}</th>"
                      for i, h in enumerate(head)) + "</tr>"]
     best = cmp.best
     for r in cmp.rows:
-        hl = ", ".join(f'<span title="{html.escape(f)}: {html.escape(s)}" style="white-space:nowrap; '
+        hl = " &middot; ".join(f'<span title="{html.escape(f)}: {html.escape(s)}" style="white-space:nowrap; '
                        f'border-bottom:1px dotted #adb5bd;{_USER if s == "user" else ""}">'
                        f"{html.escape(_short(f, v))}</span>" for f, v, s in r.headline)
+        # the profile's headline numbers (source on hover) on a line of their own under the target's row
+        profile = (f'<tr><td colspan="8" style="padding:0 8px 6px 20px; font-size:11px; color:#495057; '
+                   f'line-height:1.6;">{hl}</td></tr>')
         if not r.ok:
             out.append(f'<tr><td {cell.format("left")}>{html.escape(r.label)}</td>'
                        f'<td colspan="7" {cell.format("left")} title="{html.escape(r.why)}">'
-                       f'<span style="color:#c92a2a;">{html.escape(r.why[:140])}</span></td>'
-                       f'<td {cell.format("left")}>{hl}</td></tr>')
+                       f'<span style="color:#c92a2a;">{html.escape(r.why[:140])}</span></td></tr>' + profile)
             continue
         weight = "font-weight:600;" if best is not None and r is best else ""
         vals = (f"{r.time_us:,.2f}", f"{r.tflops:.2f}", f"{r.hbm_gbps:,.1f}", f"{r.bandwidth_pct:.1f}", r.bound,
                 r.busiest, f"{r.efficiency:.1%}")
         out.append(f'<tr style="{weight}"><td {cell.format("left")}>{html.escape(r.label)}</td>'
                    + "".join(f"<td {cell.format('left' if i in (4, 5) else 'right')}>{html.escape(v)}</td>"
-                             for i, v in enumerate(vals))
-                   + f'<td {cell.format("left")}>{hl}</td></tr>')
+                             for i, v in enumerate(vals)) + "</tr>" + profile)
     out.append("</table>")
     return "".join(out)
 
