@@ -111,6 +111,7 @@ _PIPES = {p.value: p for p in Pipe}
 _BARRIER_EVENT = 1 << 20  # event ids of the flag pairs a PipeBarrier<PIPE_ALL> stands for (no user id is this big)
 # the pipes of each core kind (what a PipeBarrier<PIPE_ALL> waits for)
 _CORE_PIPES = {"AIV": (Pipe.MTE2, Pipe.V, Pipe.MTE3), "AIC": (Pipe.MTE2, Pipe.MTE1, Pipe.M, Pipe.FIX, Pipe.MTE3)}
+_VIA_GM = "(C tiles through GM)"  # the workspace a GetTensorC to a local tensor passes through on a separated chip
 _SKIPPED = frozenset({"Iterate", "IterateAll", "GetTensorC"})
 
 
@@ -201,9 +202,11 @@ def _is(var: str, value: int) -> Expr:
 
 class _Translator:
     def __init__(self, kernel: str, params: Sequence[GmTensor | None], info: _Kernel,
-                 files: Mapping[str, str]) -> None:
+                 files: Mapping[str, str], l0c_to_ub: bool = True) -> None:
         self.kernel, self.params, self.info, self.files = kernel, params, info, files
         self.unknown_gm = 0
+        self.l0c_to_ub = l0c_to_ub  # the chip moves L0C -> UB directly (coupled); else through GM
+        self.via_gm = 0  # bytes of C tiles a GetTensorC to a local tensor moved through GM (separated chips)
 
     def gm_region(self, call: Call, refs: dict[str, str]) -> tuple[Region, str, int]:
         """The GM side of a copy: (Region, tensor dtype, bytes) from the twin's `gm=<param>:<offset>+<bytes>`."""
@@ -278,7 +281,16 @@ class _Translator:
         if api == "Fixpipe":  # L0C -> GM (or, from the Matmul API's GetTensorC, L0C -> a local tensor)
             src = self.info.region(refs.get("r"), None)
             if a.get("dst", "GM") != "GM":
-                return [Copy(self.info.region(refs.get("w"), None), src, comment=_at(call, self.files))]
+                dst = self.info.region(refs.get("w"), None)
+                if self.l0c_to_ub:
+                    return [Copy(dst, src, comment=_at(call, self.files))]
+                # a separated chip has no L0C -> UB path: the C tile goes to a GM workspace and back in
+                span = _span(refs.get("r", ""))
+                nbytes = span[3] if span else 0
+                self.via_gm += nbytes
+                n = max(1, nbytes // 4)  # L0C holds float32 / int32
+                gm = Region(_VIA_GM, Const(0), Const(1), Const(n), Const(n), gm=True)
+                return [Copy(gm, src, comment=_at(call, self.files)), Copy(dst, gm, comment=_at(call, self.files))]
             gm, _, _ = self.gm_region(call, refs)
             return [Copy(gm, src, comment=_at(call, self.files))]
         if api in _SKIPPED or api.startswith("Matmul::"):
@@ -428,7 +440,7 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
                 tensors.setdefault(t.name, t)
         calls = [c for c in log.calls if c.launch == li and c.core != "host"]
         info = _declare(calls)
-        tr = _Translator(launch.kernel, pts, info, files or {})
+        tr = _Translator(launch.kernel, pts, info, files or {}, l0c_to_ub=hw.get(target).has_l0c_to_ub)
         aic: list[Stmt] = []
         aiv: list[Stmt] = []
         by_core: dict[tuple[int, str], list[Call]] = {}
@@ -464,6 +476,16 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
             bufmap = {b.name: b for b in buffers}
             aic, aiv = list(expand_rows(tuple(aic), bufmap, launch.kernel)), list(expand_rows(tuple(aiv), bufmap,
                                                                                                launch.kernel))
+        on_aiv = sum(1 for c in calls if c.core != "AIC" and int(c.args.get("internal", 0)) == 1
+                     and c.api in ("Mmad", "LoadData", "Fixpipe"))
+        if on_aiv:  # a MIX kernel's Matmul object called from vector code: the AIC serves it on the chip
+            notes.append(f"{launch.kernel}: the Matmul API called from the vector cores: its cube work ({on_aiv:,} "
+                         "calls) is timed on the calling vector core's lanes, not on the cube core that serves it on "
+                         "the chip; this kernel's timeline and time are not the chip's")
+        if tr.via_gm:
+            tensors.setdefault(_VIA_GM, GmTensor(_VIA_GM, (max(1, tr.via_gm // 4),), "float32", "workspace"))
+            notes.append(f"{launch.kernel}: GetTensorC to a local tensor priced as L0C -> GM -> UB ({tr.via_gm:,} B): "
+                         f"{target} has no L0C -> UB path")
         if info.skipped:
             notes.append(f"{launch.kernel}: not timed: " + ", ".join(f"{k} x{v}" for k, v in info.skipped.items()))
         if info.assumed:

@@ -299,3 +299,29 @@ def test_topk_is_priced_as_the_simulators_topk_over_its_rows():
     old = CallLog.parse("L\tk\tAIV_MODE\t1\n"
                         "C\tk\t0\tAIV\t0\tTopK\tdtype=float k=4 outter=8 inner=128 n=128\tk.cpp:5\t-\n")
     assert simulate_log(old, {"k": []}, target="ascend910b2").stats["trace_notes"] == ["k: not timed: TopK x1"]
+
+
+def test_a_matmul_api_c_tile_to_a_local_tensor_goes_through_gm_on_a_separated_chip(twin_cache):
+    from .conftest import TWIN_KERNELS
+
+    m, n, kk = 128, 96, 64
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, kk)).astype(np.float16)
+    b = rng.standard_normal((kk, n)).astype(np.float16)
+    bias = rng.standard_normal(n).astype(np.float32)
+    cube = dict(usedCoreNum=4, M=m, N=n, Ka=kk, Kb=kk, singleCoreM=m // 2, singleCoreN=n // 2, singleCoreK=kk,
+                baseM=32, baseN=16, baseK=32, depthA1=2, depthB1=2, isBias=1)
+    k = ks.ascendc.load(TWIN_KERNELS / "matmul_leakyrelu", args=[a, b, bias, ks.ascendc.out((m, n), "float32")],
+                        tiling={"alpha": 0.1, "cubeTilingData": cube}, block_dim=2, cache_dir=twin_cache)
+    sim = k.sim  # ascend910b2 has no L0C -> UB path: each C tile is written to GM and read back
+    tile_bytes = 32 * 16 * 4
+    tiles = sum(c.api == "Matmul::GetTensorC" for c in k.log.calls)
+    notes = sim.stats["trace_notes"]
+    assert f"matmul_leakyrelu: GetTensorC to a local tensor priced as L0C -> GM -> UB ({tiles * tile_bytes:,} B): " \
+           "ascend910b2 has no L0C -> UB path" in notes
+    # this sample calls the Matmul object from its vector code (MIX): the trace says its cube work is misplaced
+    assert any("called from the vector cores" in n and "not the chip's" in n for n in notes), notes
+    back_in = [e for e in sim.events if e.instr.startswith("copy") and "<- gm.(C tiles through GM)" in e.instr]
+    out = [e for e in sim.events if e.pipe == "FIX" and "gm.(C tiles through GM) <-" in e.instr]
+    assert back_in and out and {e.pipe for e in back_in} == {"MTE2"}
+    assert sim.metrics["cube_flops"] == 2 * m * n * kk
