@@ -15,14 +15,14 @@ overlapped time is never above the same operations run one after another (`seria
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.files import write_text
 from .algorithms import Step
 
-__all__ = ["Event", "TileWork", "MultiSim", "run_timeline"]
+__all__ = ["Event", "TileWork", "MultiSim", "run_timeline", "union"]
 
 LANES = ("compute", "sync", "comm", "epilogue")
 
@@ -105,17 +105,19 @@ class MultiSim:
                 f"time), epilogue {self.epilogue_us:,.1f} us")
 
 
+def union(ivs: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of the intervals (start, end) as sorted, disjoint intervals; empty ones dropped."""
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(ivs):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        elif b > a:
+            out.append((a, b))
+    return out
+
+
 def _measure_outside(intervals: Sequence[tuple[float, float]], cover: Sequence[tuple[float, float]]) -> float:
     """Length of the union of `intervals` not covered by the union of `cover`."""
-    def union(ivs: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-        out: list[tuple[float, float]] = []
-        for a, b in sorted(ivs):
-            if out and a <= out[-1][1]:
-                out[-1] = (out[-1][0], max(out[-1][1], b))
-            elif b > a:
-                out.append((a, b))
-        return out
-
     total = 0.0
     cov = union(cover)
     for a, b in union(intervals):

@@ -22,6 +22,7 @@ import numpy as np
 from ...core.errors import KernelStudioError
 from ...multi.link import LINK_FIELDS
 from ...multi.tiling import MAX_TILES
+from ...multi.timeline import union
 from ...sim.results import LANES
 from .style import LANE_COLORS, LANE_ORDER, shade
 
@@ -38,21 +39,11 @@ _KIND_NAME = {"matmul_allreduce": "MatmulAllReduce", "all_gather_matmul": "AllGa
 _MAX_SPANS = 300  # per pipe lane and tile of an expanded device: more instructions merge into spans
 
 
-def _union(ivs: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    for a, b in sorted(ivs):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        elif b > a:
-            out.append((a, b))
-    return out
-
-
 def comm_segments(events: Iterable[Any]) -> list[dict[str, Any]]:
     """One device's communication cut where the compute lane (matmul tiles and SyncAlls) starts and stops:
     each piece `hidden` (the cube works meanwhile) or exposed, with the event it belongs to."""
     events = list(events)
-    busy = _union((e.start_us, e.end_us) for e in events if e.lane in ("compute", "sync"))
+    busy = union((e.start_us, e.end_us) for e in events if e.lane in ("compute", "sync"))
     out = []
     for e in events:
         if e.lane != "comm" or e.end_us <= e.start_us:
