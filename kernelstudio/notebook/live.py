@@ -1,6 +1,6 @@
 """What every Studio widget does with its controls: read them, move them from code, coalesce a burst of moves
 into one rebuild, and open the Tune panel. The single-chip Studio and the multi-device one both take it; each
-says how to rebuild (`_flush`) and how to show a design."""
+says how to rebuild (`_rebuild`) and how to show a design."""
 
 from __future__ import annotations
 
@@ -15,17 +15,21 @@ __all__ = ["LiveControls"]
 
 class LiveControls:
     """Mixin (listed before the widget class) of a Studio widget with `session`, `_knob_widgets`, `_seq`,
-    `_hold`, `_scheduled`, `tune_panel`, `tune_box`, a `_flush()` that rebuilds with `knob_values()` and a
-    `summary()`."""
+    `_hold`, `_scheduled`, `tune_panel`, `tune_box`, a `_rebuild()` with `knob_values()`, `_show(design)`,
+    `_fail(message, overflow)`, `_build_controls()` and a `summary()`."""
 
     session: Any
     _knob_widgets: dict[str, Any]
     _seq: int
     _hold: bool
     _scheduled: bool
+    _done: int  # the move the views show
     tune_panel: Any
     tune_box: Any
-    _flush: Callable[[], None]  # each Studio's rebuild with knob_values()
+    _rebuild: Callable[[], Any]  # each Studio's build with knob_values(); a refusal raises KernelStudioError
+    _show: Callable[[Any], None]  # each Studio's drawing of a design
+    _build_controls: Callable[[], None]
+    _fail: Callable[[str, Any], None]  # each Studio's banner (message, overflow bar or None) over its last views
     summary: Callable[[], str]  # each Studio's text for consoles
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
@@ -59,6 +63,30 @@ class LiveControls:
         self._seq += 1
         self._flush()
         self._settle()
+
+    def _flush(self) -> None:
+        """Rebuild with the controls' values and show the design; a refusal (or an internal error) shows its
+        message over the last good views; a result older than the latest move is dropped."""
+        self._scheduled = False
+        seq = self._seq
+        try:
+            d = self._rebuild()
+        except KernelStudioError as e:
+            self._fail(*self._refusal(e))
+            return
+        except Exception as e:  # noqa: BLE001 - an internal error must not lose the views either
+            self._fail(f"internal error ({type(e).__name__}: {e}); please report it with the cell", None)
+            return
+        if seq != self._seq:
+            return  # a newer move arrived while this one built: its own build is queued
+        if set(self.session.knobs) != set(self._knob_widgets):
+            self._build_controls()
+        self._show(d)
+        self._done = seq
+
+    def _refusal(self, e: KernelStudioError) -> tuple[str, Any]:
+        """The banner's message and overflow bar (or None) for a refused setting."""
+        return str(e), None
 
     def _settle(self) -> None:
         """Draw now the views a Studio put off after a move (hidden tabs wait for the controls to rest): a move

@@ -123,33 +123,22 @@ class MultiStudio(LiveControls, W.VBox):
         self.expand_box.children = [W.HTML('<span style="color:#868e96;">&nbsp;compute per pipe:</span>'), *buttons]
 
     # --- live rebuilds ----------------------------------------------------------------------------
-    def _flush(self) -> None:
-        self._scheduled = False
-        seq = self._seq
+    def _rebuild(self) -> Mc2Design:
         before = self.session.design, dict(self.session.values), dict(self.session.knobs)
-        try:
-            d = self.session.rebuild(self.knob_values(), strict=False)
-            if not isinstance(d, Mc2Design):
-                self.session.design, self.session.values, self.session.knobs = before
-                raise KernelStudioError(f"design {self.session.name}: at these knobs the cell's output is no longer "
-                                        "a ks.multi design; this Studio shows multi-device designs only (re-run "
-                                        "the cell to get the single-chip Studio)")
-        except CellError as e:  # a refusal from the library, raised in the cell: its own message, as the
-            self._fail(str(e.cause) if isinstance(e.cause, KernelStudioError) else str(e))  # single-chip banner
-            return
-        except KernelStudioError as e:
-            self._fail(str(e))
-            return
-        except Exception as e:  # noqa: BLE001 - an internal error must not lose the views either
-            self._fail(f"internal error ({type(e).__name__}: {e}); please report it with the cell")
-            return
-        if seq != self._seq:
-            return  # a newer move arrived while this one built: its own build is queued
-        if set(self.session.knobs) != set(self._knob_widgets):
-            self._build_controls()
-        self._show(d)
+        d = self.session.rebuild(self.knob_values(), strict=False)
+        if not isinstance(d, Mc2Design):
+            self.session.design, self.session.values, self.session.knobs = before
+            raise KernelStudioError(f"design {self.session.name}: at these knobs the cell's output is no longer "
+                                    "a ks.multi design; this Studio shows multi-device designs only (re-run "
+                                    "the cell to get the single-chip Studio)")
+        return d
 
-    def _fail(self, message: str) -> None:
+    def _refusal(self, e: KernelStudioError) -> tuple[str, Any]:
+        # a refusal from the library, raised in the cell: its own message, as the single-chip banner shows it
+        cause = e.cause if isinstance(e, CellError) else None
+        return (str(cause) if isinstance(cause, KernelStudioError) else str(e)), None
+
+    def _fail(self, message: str, overflow: Any = None) -> None:
         self.error = message
         self.banner.value = R.banner_html(message)
         for fn in self.listeners:

@@ -218,25 +218,13 @@ class Studio(LiveControls, W.VBox):
                                   f"(press Run to tune on {new})")
         self.request()
 
-    def _flush(self) -> None:
-        self._scheduled = False
-        seq = self._seq
-        try:
-            # a control whose knob this setting no longer reaches (declared under an `if`) is ignored
-            d = self.session.rebuild(self.knob_values(), target=self.target.value, compare=self.compare.value,
-                                     strict=False, l2=self.l2.value)
-        except KernelStudioError as e:
-            self._fail(str(e), V.overflow_bar(e))
-            return
-        except Exception as e:  # noqa: BLE001 - an internal error must not lose the views either
-            self._fail(f"internal error ({type(e).__name__}: {e}); please report it with the cell", None)
-            return
-        if seq != self._seq:
-            return  # a newer move arrived while this one built: its own build is queued
-        if set(self.session.knobs) != set(self._knob_widgets):
-            self._build_controls()
-        self._show(d)
-        self._done = seq
+    def _rebuild(self) -> Any:
+        # a control whose knob this setting no longer reaches (declared under an `if`) is ignored
+        return self.session.rebuild(self.knob_values(), target=self.target.value, compare=self.compare.value,
+                                    strict=False, l2=self.l2.value)
+
+    def _refusal(self, e: KernelStudioError) -> tuple[str, Any]:
+        return str(e), V.overflow_bar(e)
 
     def _fail(self, message: str, overflow: dict[str, Any] | None) -> None:
         self.error = message
