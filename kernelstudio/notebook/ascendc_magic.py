@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.config import DEFAULT_TARGET
 from ..core.errors import KernelStudioError
-from .usage import MagicUsageError
+from .usage import MagicUsageError, check_identifier
 
 __all__ = ["AscendCArgs", "AscendCCellError", "parse_ascend_c_args", "run_ascend_c", "sources_of"]
 
@@ -78,9 +78,7 @@ def parse_ascend_c_args(line: str) -> AscendCArgs:
         i += 1
     if name is None:
         raise MagicUsageError(f"the kernel needs a name (its source becomes NAME.cpp); usage: {USAGE}")
-    if not name.isidentifier() or len(name) > 64:
-        raise MagicUsageError(f"kernel name {name!r} must be a Python identifier of at most 64 characters (it "
-                              "becomes a variable and the source file's name), e.g. add_custom")
+    check_identifier(name, "kernel", "becomes a variable and the source file's name", "add_custom")
     block_dim = got.pop("block_dim", "1")
     if not block_dim.isdigit() or not 1 <= int(block_dim) <= 4096:
         raise MagicUsageError(f"--block-dim takes the number of cores to launch on, a whole number from 1, got "

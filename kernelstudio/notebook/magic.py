@@ -20,7 +20,7 @@ from ..core.config import DEFAULT_TARGET
 from ..core.errors import KernelStudioError
 from .cell import CellError
 from .session import StudioSession
-from .usage import MagicUsageError
+from .usage import MagicUsageError, check_identifier
 
 __all__ = ["AscendKernelMagics", "MagicArgs", "load", "parse_args"]
 
@@ -69,9 +69,7 @@ def parse_args(line: str) -> MagicArgs:
         i += 1
     if name is None:
         raise MagicUsageError(f"the design needs a name; usage: {USAGE}")
-    if not name.isidentifier() or len(name) > 64:
-        raise MagicUsageError(f"design name {name!r} must be a Python identifier of at most 64 characters "
-                              "(it becomes a variable and names the generated files), e.g. mla_prolog_lite")
+    check_identifier(name, "design", "becomes a variable and names the generated files", "mla_prolog_lite")
     from ..hw import names
 
     if target not in names():

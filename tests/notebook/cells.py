@@ -19,3 +19,13 @@ s[out].double_buffer(knob("double_buffer", True, [False, True]))
 
 def studio_of(sh, name: str):
     return sh.magics_manager.registry["AscendKernelMagics"].studios[name]
+
+
+def open_studio(sh, line: str, body: str = MLA_CELL):
+    """Run `%%ascend_kernel LINE` with `body` (output captured), check it ran, and return its Studio."""
+    from IPython.utils.capture import capture_output
+
+    with capture_output():
+        res = sh.run_cell(f"%%ascend_kernel {line}\n{body}")
+    assert res.success, res.error_in_exec
+    return studio_of(sh, line.split()[0])

@@ -6,20 +6,16 @@ from __future__ import annotations
 import html
 
 import pytest
-from IPython.utils.capture import capture_output
 
 from kernelstudio.notebook.advice_view import AdviceStrip
-from tests.notebook.cells import MLA_CELL, studio_of
+from tests.notebook.cells import MLA_CELL, open_studio
 
 B2 = "ascend910b2"
 
 
 @pytest.fixture
 def mla(shell):
-    with capture_output():
-        res = shell.run_cell(f"%%ascend_kernel mla --target {B2}\n{MLA_CELL}")
-    assert res.success, res.error_in_exec
-    return studio_of(shell, "mla")
+    return open_studio(shell, f"mla --target {B2}", MLA_CELL)
 
 
 def test_the_strip_lists_simulated_moves_with_an_apply_button_each(mla):

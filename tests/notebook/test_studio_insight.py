@@ -7,19 +7,15 @@ from __future__ import annotations
 import re
 
 import pytest
-from IPython.utils.capture import capture_output
 
 from kernelstudio.notebook.advice_view import AdviceStrip
 from kernelstudio.notebook.whatif_view import WhatIfPanel
-from tests.notebook.cells import MLA_CELL, studio_of
+from tests.notebook.cells import MLA_CELL, open_studio
 
 
 @pytest.fixture
 def mla(shell):
-    with capture_output():
-        res = shell.run_cell(f"%%ascend_kernel mla --target ascend910b2\n{MLA_CELL}")
-    assert res.success, res.error_in_exec
-    return studio_of(shell, "mla")
+    return open_studio(shell, "mla --target ascend910b2", MLA_CELL)
 
 
 SINGLE = MLA_CELL.replace('s[out].double_buffer(knob("double_buffer", True, [False, True]))',
@@ -28,10 +24,7 @@ SINGLE = MLA_CELL.replace('s[out].double_buffer(knob("double_buffer", True, [Fal
 
 @pytest.fixture
 def single(shell):
-    with capture_output():
-        res = shell.run_cell(f"%%ascend_kernel single --target ascend910b2\n{SINGLE}")
-    assert res.success, res.error_in_exec
-    return studio_of(shell, "single")
+    return open_studio(shell, "single --target ascend910b2", SINGLE)
 
 
 def _changed_us(st) -> float:

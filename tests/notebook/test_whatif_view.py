@@ -4,7 +4,6 @@ the overrides, a refused or no-longer-fitting value keeps the last good views, r
 from __future__ import annotations
 
 import pytest
-from IPython.utils.capture import capture_output
 
 import kernelstudio as ks
 from kernelstudio.hw.whatif import KIB, WHATIF_FIELDS
@@ -12,17 +11,14 @@ from kernelstudio.notebook.render.compare import compare_data, comparison_figure
 from kernelstudio.notebook.views import capacity_bars, timeline_data
 from kernelstudio.notebook.whatif_view import WhatIfPanel
 from kernelstudio.tune.whatif import compare_targets
-from tests.notebook.cells import MLA_CELL, studio_of
+from tests.notebook.cells import MLA_CELL, open_studio
 
 B2 = "ascend910b2"
 
 
 @pytest.fixture
 def mla(shell):
-    with capture_output():
-        res = shell.run_cell(f"%%ascend_kernel mla --target {B2}\n{MLA_CELL}")
-    assert res.success, res.error_in_exec
-    return studio_of(shell, "mla")
+    return open_studio(shell, f"mla --target {B2}", MLA_CELL)
 
 
 def test_one_control_per_field_at_the_profiles_value_with_its_source_on_hover(mla):
