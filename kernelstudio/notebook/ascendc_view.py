@@ -18,6 +18,7 @@ import ipywidgets as W
 from ..ascendc.buffers import buffer_bars
 from ..core.errors import KernelStudioError
 from ..hw import names as target_names
+from ..sim.results import busiest_pipe
 from . import render as R
 from . import views as V
 from .render.base import CSS, MONO
@@ -97,12 +98,9 @@ def source_html(files: dict[str, str], findings: Sequence[Any]) -> str:
 
 def _busiest(sim: Any) -> tuple[str, float]:
     """The busiest pipe and its busy share of the kernel's own time (the launch gap left out) on the cores used."""
-    pipes = sim.metrics.get("pipes", {})
+    name, util = busiest_pipe(sim.metrics)
     kernel_us = sum(k["time_us"] for k in sim.kernels)
-    if not pipes or not kernel_us:
-        return "", 0.0
-    name = max(pipes, key=lambda p: pipes[p]["utilisation"])
-    return name, pipes[name]["utilisation"] * sim.time_us / kernel_us
+    return (name, util * sim.time_us / kernel_us) if name and kernel_us else ("", 0.0)
 
 
 class AscendCStudio(W.VBox):

@@ -11,7 +11,19 @@ import numpy as np
 from .events import LANES
 from .trace import chrome_trace
 
-__all__ = ["Event", "EventTable", "SimResult", "LANES"]
+__all__ = ["Event", "EventTable", "SimResult", "LANES", "WORK_PIPES", "busiest_pipe"]
+
+WORK_PIPES = ("MTE1", "MTE2", "MTE3", "M", "V", "FIX")  # the pipes that move or compute (not S, not waits)
+
+
+def busiest_pipe(metrics: dict) -> tuple[str, float]:
+    """The working pipe with the highest utilisation of its cores over the whole run (`metrics["pipes"]`), and
+    that utilisation; ("", 0.0) for a run with no pipe data."""
+    pipes = metrics.get("pipes", {})
+    if not pipes:
+        return "", 0.0
+    best = max(WORK_PIPES, key=lambda p: pipes.get(p, {}).get("utilisation", 0.0))
+    return best, pipes.get(best, {}).get("utilisation", 0.0)
 
 _WAIT_PIPES = ("FLOW",)  # pipes whose spans are waits (flags, barriers), not work
 

@@ -25,6 +25,7 @@ from ..plan.create import create_schedule
 from ..plan.depth import lower
 from ..schedule.schedule import Schedule
 from ..sim import SimResult, simulate
+from ..sim.results import busiest_pipe
 from .errors import TuneError
 from .evaluate import Outcome, discover, run_build_fn
 from .executors import make_runner
@@ -64,9 +65,8 @@ def bound_of(sim: SimResult) -> tuple[str, str]:
     """(what bounds the time, the busiest pipe and its utilisation): "launch" when the launch gap is at least
     half of it, else the roofline's limiter (HBM or L2 for memory, as the L2 hit ratio says)."""
     m = sim.metrics
-    pipes = {p: v["utilisation"] for p, v in m["pipes"].items() if p not in ("FLOW", "S")}
-    busiest = max(pipes, key=pipes.get) if pipes else "-"
-    busy = f"{busiest} {pipes[busiest]:.0%}" if pipes else "-"
+    busiest, util = busiest_pipe(m)
+    busy = f"{busiest} {util:.0%}" if busiest else "-"
     if m["launch_overhead_us"] >= 0.5 * sim.time_us:
         return "launch", busy
     if m["roofline_limiter"] == "memory":

@@ -5,18 +5,13 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ...sim.results import LANES
+from ...sim.results import LANES, busiest_pipe
 
 __all__ = ["bottleneck", "code_diff_lines", "metric_cards", "what_changed"]
 
-_WORK_PIPES = ("MTE1", "MTE2", "MTE3", "M", "V", "FIX")
-
-
 def bottleneck(metrics: dict[str, Any]) -> str:
     """The msprof lane name of the busiest working pipe (highest utilisation of its cores)."""
-    pipes = metrics.get("pipes", {})
-    best = max(_WORK_PIPES, key=lambda p: pipes.get(p, {}).get("utilisation", 0.0))
-    return LANES[best]
+    return LANES[busiest_pipe(metrics)[0] or "MTE1"]
 
 
 def metric_cards(design: Any) -> dict[str, Any]:
