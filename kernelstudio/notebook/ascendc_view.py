@@ -17,12 +17,14 @@ import ipywidgets as W
 
 from ..ascendc.buffers import buffer_bars
 from ..core.errors import KernelStudioError
+from ..hw import get as get_profile
 from ..hw import names as target_names
 from ..sim.results import busiest_pipe
 from . import render as R
 from . import views as V
 from .render.base import CSS, MONO
 from .timeline_view import TimelineView
+from .views.roofline import run_roofline
 
 __all__ = ["AscendCStudio", "findings_html", "source_html", "same_chip_targets"]
 
@@ -178,7 +180,7 @@ class AscendCStudio(W.VBox):
             self.cards.value += (f'<div style="{CSS} color:#868e96;">not timed: '
                                  f'{html.escape("; ".join(dict.fromkeys(notes)))}</div>')
         self.capacity.value = R.capacity_html(buffer_bars(k.log, self.target.value))
-        R.update_roofline(self.roofline, V.roofline_data(_Run(sim)))
+        R.update_roofline(self.roofline, run_roofline(sim, get_profile(self.target.value)))
         gaps = V.idle_gaps(sim, cores=None)
         tl = V.timeline_data(sim, gaps=gaps)
         self.timeline_view.update({"timeline": tl, "idle": V.idle_table(sim, tl["groups"], gaps=gaps)}, sim=sim)
@@ -190,19 +192,6 @@ class AscendCStudio(W.VBox):
                  f"busiest pipe {pipe} {util:.0%}, {len(self.findings)} sync findings"]
         lines += [str(f) for f in self.findings]
         return "\n".join(lines)
-
-
-class _Run:
-    """A run as the roofline view reads a design: its simulation, no unfused plan, no scheduled cube kernel (the
-    cube roof is drawn for float16)."""
-
-    unfused_sim = None
-
-    class schedule:  # noqa: N801 - stands for a Schedule with no kernel to read a dtype from
-        kernels = ()
-
-    def __init__(self, sim: Any) -> None:
-        self.sim = sim
 
 
 def _card(value: str, label: str, title: str = "") -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...hw import get as get_profile
 
-__all__ = ["log_ticks", "roofline_data"]
+__all__ = ["log_ticks", "roofline_data", "run_roofline"]
 
 
 def _point(label: str, flops: float, nbytes: float, time_us: float) -> dict[str, Any]:
@@ -44,18 +44,21 @@ def roofline_data(design: Any) -> dict[str, Any]:
     x = flops per compulsory GM byte (each input read once, each output written once), y = achieved TFLOPS;
     `bound_us`/`limiter` are the simulator's true roofline. Also what the figure draws: the roof polyline,
     the axis ranges (log10) and ticks, and the labels of the peak, the bandwidth and the ridge."""
-    sim = design.sim
-    program = getattr(design, "program", None)  # its profile carries a what-if's changes; a trace run has none
-    prof = getattr(program, "profile", None) or get_profile(sim.target)
-    dtype = _cube_dtype(design)
+    prof = getattr(design.program, "profile", None) or get_profile(design.sim.target)  # a what-if's own profile
+    return run_roofline(design.sim, prof, _cube_dtype(design), unfused=design.unfused_sim)
+
+
+def run_roofline(sim: Any, prof: Any, dtype: str = "float16", *, unfused: Any = None) -> dict[str, Any]:
+    """`roofline_data` of one simulation (and its unfused plan's) on `prof`, the cube roof for `dtype`: also
+    for a run with no design, such as a user's own kernel traced on the twin."""
     m = sim.metrics
     points = [_point("fused plan", m["flops"], m.get("compulsory_bytes", m["gm_bytes"]), sim.time_us)]
     for k in sim.kernels:
         if len(sim.kernels) > 1:
             points.append(_point(f"kernel {k['name']}", k["cube_flops"],
                                  k.get("compulsory_bytes", k["hbm_bytes"] + k["l2_bytes"]), k["time_us"]))
-    if design.unfused_sim is not None:
-        u = design.unfused_sim
+    if unfused is not None:
+        u = unfused
         points.append(_point("unfused plan", u.metrics["flops"], u.metrics.get("compulsory_bytes",
                                                                                   u.metrics["gm_bytes"]), u.time_us))
     peak = prof.peak_flops(dtype) / 1e12
