@@ -220,6 +220,20 @@ class Lab:
         """Run every cell of the current notebook and wait until they have run."""
         self.page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
+    def wait_ran(self) -> None:
+        """Wait until run-all has run every cell (no prompt shows [*]) and the kernel is idle."""
+        self.page.wait_for_function(
+            """() => ![...document.querySelectorAll('.jp-InputPrompt')].some(e => e.innerText.includes('*'))
+                 && window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'""",
+            timeout=BOOT_MS * 3)
+
+    def assert_layout_ok(self, where: str, index: int = 0) -> None:
+        """Studio `index` as laid out now: nothing wider than its box, past its right edge, or with its text cut."""
+        m = self.studio_layout(index)
+        assert m["overflowing"] == [], f"{where}: wider than their box: {m['overflowing']}"
+        assert m["pastRight"] == [], f"{where}: past the Studio's right edge: {m['pastRight']}"
+        assert m["cut"] == [], f"{where}: text cut: {m['cut']}"
+
     def save(self) -> None:
         self.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
         self.page.wait_for_timeout(300)

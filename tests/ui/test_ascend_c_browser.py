@@ -19,13 +19,6 @@ ARTIFACTS = Path(os.environ.get("KS_UI_ARTIFACTS", Path(__file__).resolve().pare
 STUDIO = ".ks-ascendc"
 
 
-def _done(lab) -> None:
-    lab.page.wait_for_function(
-        """() => ![...document.querySelectorAll('.jp-InputPrompt')].some(e => e.innerText.includes('*'))
-             && window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'""",
-        timeout=BOOT_MS * 3)
-
-
 def _shot(lab, index: int, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     size = lab.page.viewport_size
@@ -38,13 +31,6 @@ def _shot(lab, index: int, name: str) -> Path:
     lab.page.set_viewport_size(size)
     lab.page.wait_for_timeout(300)
     return path
-
-
-def _layout_ok(lab, index: int, where: str) -> None:
-    m = lab.studio_layout(index)
-    assert m["overflowing"] == [], f"{where}: wider than their box: {m['overflowing']}"
-    assert m["pastRight"] == [], f"{where}: past the Studio's right edge: {m['pastRight']}"
-    assert m["cut"] == [], f"{where}: text cut: {m['cut']}"
 
 
 def _lane_ticks(lab, index: int) -> list[str]:
@@ -60,7 +46,7 @@ def test_notebook_09_shows_the_kernels_timeline_findings_and_marked_source(lab):
     lab.side_panel(False)  # the Ascend C panel follows designed kernels; this notebook has none
     lab.run_all()
     lab.page.wait_for_timeout(1000)
-    _done(lab)
+    lab.wait_ran()
     lab.page.wait_for_function(
         """() => { const s = document.querySelectorAll('.ks-ascendc');
              return s.length === 2 && [...s].every(x => { const p = x.querySelector('.js-plotly-plot');
@@ -77,7 +63,7 @@ def test_notebook_09_shows_the_kernels_timeline_findings_and_marked_source(lab):
         assert pipe in ticks, ticks
     assert "0\nsync findings" in studios.first.inner_text()
     lab.page.wait_for_timeout(500)
-    _layout_ok(lab, 0, "timeline")
+    lab.assert_layout_ok(index=0, where="timeline")
     _shot(lab, 0, "timeline")
 
     racy = studios.nth(1)
@@ -88,7 +74,7 @@ def test_notebook_09_shows_the_kernels_timeline_findings_and_marked_source(lab):
     text = sync.inner_text()
     assert "[race]" in text and "[lost-signal]" in text and "add_racy.cpp:" in text
     assert "(entry add_flags)" in racy.locator(".ks-header").inner_text()
-    _layout_ok(lab, 1, "sync check")
+    lab.assert_layout_ok(index=1, where="sync check")
     _shot(lab, 1, "sync-check")
     racy.locator(".lm-TabBar-tab", has_text="Source").first.click()
     marked = racy.locator(".ks-src-line[title]")
@@ -104,4 +90,4 @@ def test_notebook_09_shows_the_kernels_timeline_findings_and_marked_source(lab):
     m = lab.wait_figures_fit(0)
     assert m["width"] < 760, m
     _shot(lab, 0, "timeline-800px")
-    _layout_ok(lab, 0, "800 px")
+    lab.assert_layout_ok(index=0, where="800 px")

@@ -19,13 +19,6 @@ pytestmark = pytest.mark.slow
 ARTIFACTS = Path(os.environ.get("KS_UI_ARTIFACTS", Path(__file__).resolve().parents[2] / "artifacts" / "ui"))
 
 
-def _done(lab) -> None:
-    lab.page.wait_for_function(
-        """() => ![...document.querySelectorAll('.jp-InputPrompt')].some(e => e.innerText.includes('*'))
-             && window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'""",
-        timeout=BOOT_MS * 3)
-
-
 def _shot(lab, name: str, selector: str = ".ks-studio") -> None:
     """A screenshot of the first `selector` element of the Studio (the whole Studio by default)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -39,19 +32,12 @@ def _shot(lab, name: str, selector: str = ".ks-studio") -> None:
     lab.page.wait_for_timeout(300)
 
 
-def _layout_ok(lab, where: str) -> None:
-    m = lab.studio_layout()
-    assert m["overflowing"] == [], f"{where}: wider than their box: {m['overflowing']}"
-    assert m["pastRight"] == [], f"{where}: past the Studio's right edge: {m['pastRight']}"
-    assert m["cut"] == [], f"{where}: text cut: {m['cut']}"
-
-
 def test_advice_apply_and_what_if_in_the_browser(lab):
     lab.set_viewport(1100)
     lab.open(lab.write_notebook("insight.ipynb", studio_notebook(design_cell("mla", flags="--target ascend910b2"))))
     lab.run_all()
     lab.wait_panel("mla", timeout_ms=BOOT_MS)
-    _done(lab)
+    lab.wait_ran()
     lab.wait_studio_drawn()
     studio = lab.page.locator(".ks-studio").first
     studio.scroll_into_view_if_needed()
@@ -60,7 +46,7 @@ def test_advice_apply_and_what_if_in_the_browser(lab):
     lab.page.wait_for_selector(".ks-studio .ks-advice", timeout=STEP_MS)
     rows = studio.locator(".ks-advice")
     assert rows.count() >= 2 and "&rarr;" not in rows.first.inner_text() and "→" in rows.first.inner_text()
-    _layout_ok(lab, "advice")
+    lab.assert_layout_ok("advice")
     _shot(lab, "advice", ".ks-studio .ks-advice-strip")
 
     # the first move that fits and saves time: its row states the gain; Apply; "what changed" shows it
@@ -86,5 +72,5 @@ def test_advice_apply_and_what_if_in_the_browser(lab):
     text = studio.locator(".ks-whatif").inner_text()
     assert "ascend910b4" in text and "ascend950" in text
     lab.page.wait_for_timeout(800)
-    _layout_ok(lab, "what if, side by side")
+    lab.assert_layout_ok("what if, side by side")
     _shot(lab, "what-if", ".ks-studio .ks-whatif")

@@ -13,7 +13,7 @@ import pytest
 
 from kernelstudio.notebook.views.multi import MULTI_COLORS
 
-from .lab import BOOT_MS, STEP_MS
+from .lab import STEP_MS
 
 pytestmark = pytest.mark.slow
 
@@ -27,14 +27,6 @@ _EXPOSED_JS = """color => { const p = document.querySelector('.ks-multi-studio .
   const t = p._fullData[0]; const c = t.marker.color; let sum = 0;
   for (let i = 0; i < t.x.length; i++) if (c[i] === color) sum += t.x[i];
   return sum; }"""
-
-
-def _done(lab) -> None:
-    """Wait until run-all has run every cell (no prompt shows [*]) and the kernel is idle."""
-    lab.page.wait_for_function(
-        """() => ![...document.querySelectorAll('.jp-InputPrompt')].some(e => e.innerText.includes('*'))
-             && window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'""",
-        timeout=BOOT_MS * 3)
 
 
 def _shot(lab, name: str) -> Path:
@@ -59,13 +51,6 @@ def _exposed_card(lab) -> float:
     return float(m.group(1).replace(",", ""))
 
 
-def _layout_ok(lab, where: str) -> None:
-    m = lab.studio_layout()
-    assert m["overflowing"] == [], f"{where}: wider than their box: {m['overflowing']}"
-    assert m["pastRight"] == [], f"{where}: past the Studio's right edge: {m['pastRight']}"
-    assert m["cut"] == [], f"{where}: text cut: {m['cut']}"
-
-
 def test_notebook_08_moving_the_tile_count_shrinks_the_exposed_communication(lab):
     shutil.copy(NOTEBOOK, lab.root / "mc2.ipynb")
     lab.set_viewport(1500, 950)
@@ -73,14 +58,14 @@ def test_notebook_08_moving_the_tile_count_shrinks_the_exposed_communication(lab
     lab.side_panel(False)  # a multi-device design has no Ascend C for the panel yet: give the notebook the room
     lab.run_all()
     lab.page.wait_for_timeout(1000)
-    _done(lab)
+    lab.wait_ran()
     lab.wait_studio_drawn()
     lab.page.locator(STUDIO).first.scroll_into_view_if_needed()
     lab.page.wait_for_function(f"c => ({_EXPOSED_JS})(c) > 0", arg=MULTI_COLORS["exposed"], timeout=STEP_MS)
     figure_before = lab.page.evaluate(_EXPOSED_JS, MULTI_COLORS["exposed"])
     card_before = _exposed_card(lab)
     assert figure_before == pytest.approx(8 * card_before, rel=1e-3)  # 8 devices, each its exposed bars
-    _layout_ok(lab, "1 tile")
+    lab.assert_layout_ok("1 tile")
     _shot(lab, "timeline-1-tile")
 
     cards = lab.page.locator(f"{STUDIO} .ks-cards").inner_text()
@@ -95,22 +80,22 @@ def test_notebook_08_moving_the_tile_count_shrinks_the_exposed_communication(lab
     assert "tiles 1 → 2" in lab.page.locator(f"{STUDIO} .ks-changed").inner_text()
     hidden = lab.page.evaluate(_EXPOSED_JS, MULTI_COLORS["hidden"])
     assert hidden > 0, "two tiles: the first tile's AllReduce runs under the second tile's matmul"
-    _layout_ok(lab, "2 tiles")
+    lab.assert_layout_ok("2 tiles")
     _shot(lab, "timeline-2-tiles")
 
     # a device's compute per pipe, then the sweep and the link tabs
     lab.page.locator(f"{STUDIO} .widget-toggle-button", has_text="device 0").click()
     lab.page.wait_for_function("() => [...document.querySelectorAll('.ks-multi-studio .ytick text')]"
                                ".some(e => e.textContent.includes('CUBE'))", timeout=STEP_MS)
-    _layout_ok(lab, "device 0 expanded")
+    lab.assert_layout_ok("device 0 expanded")
     _shot(lab, "timeline-device0-pipes")
     lab.studio_tab("Tile sweep")
     lab.wait_figures_fit()
-    _layout_ok(lab, "sweep")
+    lab.assert_layout_ok("sweep")
     _shot(lab, "sweep")
     lab.studio_tab("Link")
     assert "assumed" in lab.page.locator(f"{STUDIO} .ks-link").inner_text()
-    _layout_ok(lab, "link")
+    lab.assert_layout_ok("link")
     _shot(lab, "link")
     lab.studio_tab("Timeline")
 
@@ -120,7 +105,7 @@ def test_notebook_08_moving_the_tile_count_shrinks_the_exposed_communication(lab
     banner = lab.page.locator(f"{STUDIO} .ks-banner").inner_text()
     assert "do not split into 9 tiles" in banner and "last good setting" in banner
     assert _exposed_card(lab) == card_after
-    _layout_ok(lab, "banner")
+    lab.assert_layout_ok("banner")
     _shot(lab, "refused-9-tiles")
     lab.execute("get_studio('tp_allreduce').set_knobs(tiles=4)")
     lab.page.wait_for_selector(f"{STUDIO} .ks-banner", state="detached", timeout=STEP_MS)
@@ -132,5 +117,5 @@ def test_notebook_08_moving_the_tile_count_shrinks_the_exposed_communication(lab
         lab.studio_tab(tab)
         m = lab.wait_figures_fit()
         assert m["width"] < 760, m
-        _layout_ok(lab, f"800 px, {tab}")
+        lab.assert_layout_ok(f"800 px, {tab}")
     _shot(lab, "timeline-800px")

@@ -24,14 +24,6 @@ TABS = ("Timeline", "Memory flow", "Roofline", "Fused DAG", "Passes", "Ascend C"
 FIGURE_TABS = ("Timeline", "Roofline")  # plotly figures; the memory flow is an SVG in HTML
 
 
-def _done(lab) -> None:
-    """Wait until run-all has run every cell (no prompt shows [*]) and the kernel is idle."""
-    lab.page.wait_for_function(
-        """() => ![...document.querySelectorAll('.jp-InputPrompt')].some(e => e.innerText.includes('*'))
-             && window.jupyterapp.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'""",
-        timeout=BOOT_MS * 3)
-
-
 def _fits(lab, where: str, shots: Path | None = None) -> dict:
     """Every tab of the first Studio: no overflow, nothing past its right edge, no cut text, figures fit;
     with `shots`, a screenshot of the Studio on each tab is saved there."""
@@ -72,7 +64,7 @@ def test_figures_follow_the_cell_and_nothing_overflows(lab):
     assert not lab.left_collapsed(), "a fresh workspace shows the file browser"
     lab.run_all()
     lab.wait_panel("mla_prolog_lite", timeout_ms=BOOT_MS)
-    _done(lab)
+    lab.wait_ran()
     # At 1,100 px the panel opening by itself would leave the notebook ~350 px: it collapsed the sidebar.
     assert lab.left_collapsed()
     notebook = lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.node.offsetWidth")
@@ -130,7 +122,7 @@ def test_a_wide_window_keeps_the_sidebar_and_a_narrow_one_keeps_the_panel_closed
     lab.wait_notebook("wide.ipynb")
     lab.page.evaluate("() => window.jupyterapp.shell.collapseRight()")
     lab.run_all()
-    _done(lab)
+    lab.wait_ran()
     lab.wait_studio_drawn()
     lab.page.wait_for_timeout(1000)
     assert lab.panel().get("visible") == "false"
@@ -147,7 +139,7 @@ def test_autotune_notebook_runs_twice_without_a_page_error(lab):
             lab.restart_kernel()
         lab.run_all()
         lab.page.wait_for_timeout(1000)
-        _done(lab)
+        lab.wait_ran()
         lab.wait_studio_drawn()  # widget views render after the kernel went idle
         lab.page.wait_for_timeout(1000)
         lab.errors.check()
