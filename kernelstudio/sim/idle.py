@@ -27,6 +27,7 @@ TAIL = "no work left (the pipe is done)"
 _TAIL = TAIL
 _TOL = 1e-9
 _FLAG = "(its set had not arrived)"  # how the simulator words flag waits
+_PIPE_FLAG = re.compile(r"wait_flag (\w+)->")  # a wait on a flag set by another pipe of the same core
 _CORE_RE = re.compile(r"core(\d+)\.(cube|vec)core(\d+)")
 
 
@@ -52,7 +53,7 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
     shown = set(numbers if cores is None else numbers[:cores])
     why_text = ev.why_text
     gaps: list[dict[str, Any]] = []
-    asks: list[tuple[int, float, bool]] = []  # per gap: (core, time, flag wait) whose releaser to find
+    asks: list[tuple[int, float, bool, str]] = []  # per gap: (core, time, cross-core flag wait, set pipe)
     asked: list[int] = []  # the gap of each ask
     sync_asks: list[tuple[dict[str, Any], int, float]] = []  # gaps that waited at a SyncAll
     flow = pipes.index("FLOWCTRL") if "FLOWCTRL" in pipes else -1
@@ -82,7 +83,8 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
                 sync_asks.append((gap, int(kern[i0]), t))
                 gaps.append(gap)
                 continue
-            asks.append((ci, t, cause.endswith(_FLAG)))
+            same = _PIPE_FLAG.match(cause)  # a pipe flag: set by a pipe of this core
+            asks.append((ci, t, cause.endswith(_FLAG) and not same, LANES.get(same.group(1), "") if same else ""))
             asked.append(len(gaps))
             gaps.append(gap)
         last = float(en.max())
@@ -117,18 +119,19 @@ def _last_arrivals(c: dict, labels: tuple, pipes: list, texts: tuple,
 
 
 def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,
-               asks: list[tuple[int, float, bool]]) -> list[str]:
-    """For each (core, time, flag wait): the instruction that let the waiting one start then. A queue
-    wait is released on the same core; a flag wait by the other cores of the AI core, at the end of the
-    core's last flag wait (those cores searched in turn). Each core's events are sorted by end time once,
-    and all the asks that search a core search it together."""
+               asks: list[tuple[int, float, bool, str]]) -> list[str]:
+    """For each (core, time, cross-core flag wait, set pipe): the instruction that let the waiting one start
+    then. A queue wait is released on the same core, a pipe flag wait by the work of its setting pipe there
+    (the set fires when that pipe's earlier work ends); a cross-core flag wait by the other cores of the AI
+    core, at the end of the core's last flag wait (those cores searched in turn). Each core's events are
+    sorted by end time once, and all the asks that search a core search it together."""
     out = [""] * len(asks)
     if not asks:
         return out
     core, pipe, end = c["core"], c["pipe"], c["end_us"]
-    times = np.array([t for _, t, _ in asks])
+    times = np.array([a[1] for a in asks])
     mine: dict[int, list[int]] = {}
-    for a, (ci, _, _) in enumerate(asks):
+    for a, (ci, *_) in enumerate(asks):
         mine.setdefault(ci, []).append(a)
     of_number: dict[int, list[int]] = {}
     for i, lab in enumerate(labels):
@@ -160,9 +163,10 @@ def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,
             lo = np.searchsorted(ends, ts - _TOL).tolist()
             hi = np.searchsorted(ends, ts + _TOL).tolist()
             for (a, _), l_, h in zip(items, lo, hi, strict=True):
+                setter = asks[a][3]
                 for i in idx[l_:h][::-1].tolist():
                     p = pipes[int(pipe[i])]
-                    if p not in ("SCALAR", "LAUNCH"):
+                    if p == setter if setter else p not in ("SCALAR", "LAUNCH"):
                         out[a] = f"{labels[cj]} {p}: {texts[int(c['instr'][i])]}"
                         done.add(a)
                         break

@@ -197,6 +197,27 @@ def test_a_pipe_all_barrier_makes_every_pipe_wait(tmp_path, twin_cache):
     assert not list(base.events.where(core="core0.veccore0", pipe="FLOW"))
 
 
+def test_a_pipe_flag_wait_is_released_by_the_setting_pipe_at_its_line(twin_cache):
+    """add_flags orders MTE2 -> V -> MTE3 with SetFlag/WaitFlag pairs: each wait of V on MTE2 is released
+    by the second DataCopy of the tile (line 35), and each wait of MTE3 on V by the Add, both on the same
+    core; the idle table names them."""
+    from kernelstudio.sim.idle import idle_breakdown, idle_gaps
+
+    x = halves(8192)
+    k = ks.ascendc.load(KERNELS / "add_flags" / "add_flags.cpp", kernel="add_flags",
+                        args=[x, x, ks.ascendc.out(x.shape, "float16")], block_dim=4, cache_dir=twin_cache,
+                        tiling={"blockLength": 2048, "tileLength": 512})
+    gaps = [g for g in idle_gaps(k.sim) if g["core"] == "core0.veccore0" and "wait_flag" in g["cause"]]
+    on_v = [g for g in gaps if g["pipe"] == "VECTOR"]
+    on_mte3 = [g for g in gaps if g["pipe"] == "MTE3"]
+    assert len(on_v) == 4 and len(on_mte3) == 4  # one per tile
+    assert all(g["released_by"].startswith("core0.veccore0 MTE2: copy") and "add_flags.cpp:35" in g["released_by"]
+               for g in on_v), on_v
+    assert all(g["released_by"].startswith("core0.veccore0 VECTOR: Add") for g in on_mte3), on_mte3
+    rows = [r for r in idle_breakdown(k.sim) if r["core"] == "core0.veccore0" and r["pipe"] == "VECTOR"]
+    assert any("released by core0.veccore0 MTE2" in c["cause"] for c in rows[0]["causes"])
+
+
 def test_matmul_api_kernel_times_its_cube_work_at_the_users_lines(twin_cache):
     prog, log, params = _generated(GENERATED["matmul_bias_gelu_tails"], twin_cache)
     res = simulate_log(log, params, target="ascend910b2")
