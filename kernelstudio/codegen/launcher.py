@@ -2,8 +2,10 @@
 
 main.cpp fills no tiling itself: like the CANN runtime, it runs each operator's TilingFunc (tiling_func.py,
 through `ks_twin::host::run_tiling`) and launches with the block dim, tiling key, tiling blob and workspace
-size it returns. A program that takes its rows at run time (`Kernel.runtime_rows`) has main.cpp size its
-buffers from the row dimensions in `dims.txt` (written by `ks.twin.run`; the lowered ones without it).
+size it returns. Before that it checks, as a graph build would, that the operator's InferShape and
+InferDataType (infer_func.py) give the shapes and data types of the buffers it allocated. A program that
+takes its rows at run time (`Kernel.runtime_rows`) has main.cpp size its buffers from the row dimensions in
+`dims.txt` (written by `ks.twin.run`; the lowered ones without it).
 
 Conv kernels read their operands in NC1HWC0 and FRACTAL_Z (conv.py): main.cpp does on the CPU the transform
 CANN's TransData does before each conv launch (`ks_twin::host::nchw_to_nc1hwc0`, `weights_to_fractal_z`) and
@@ -19,7 +21,7 @@ from .conv import GmFormat, gm_formats
 from .kernel import entry_signature, kernel_params
 from .naming import names_of
 from .scope import runtime_rows
-from .tiling_func import io_params
+from .tiling_func import GE_DTYPES, io_params
 from .writer import Writer, camel
 
 __all__ = ["main_source", "RUNTIME_DIMS_FILE"]
@@ -154,6 +156,10 @@ def _launch(w: Writer, prog: Program, k: Kernel) -> None:
             storage = ", {" + ", ".join("{" + ", ".join(
                 ["lead[0]" if rt is not None and p in rt.tensors else str(formats[p].storage_shape[0]),
                  *map(str, formats[p].storage_shape[1:])]) + "}" if p in formats else "{}" for p in inputs) + "}"
+        types = ["{" + ", ".join(GE_DTYPES[prog.tensor(p).dtype] for p in group) + "}" for group in (inputs, outputs)]
+        w("// as a graph build would: the operator's InferShape and InferDataType give the buffers' shapes and types",
+          f'ks_twin::host::check_inference("{names.op_type}", {_shapes(prog, inputs)}, {_shapes(prog, outputs)}, '
+          f"{types[0]}, {types[1]});")
         w(f'ks_twin::host::Launch launch = ks_twin::host::run_tiling("{names.op_type}", {_shapes(prog, inputs)}, '
           f"{_shapes(prog, outputs)}, platform{storage});",
           "uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(launch.tiling.size()));",

@@ -1,4 +1,5 @@
-"""The host source `op_host/<name>.cpp`: TilingFunc and the OpDef of one kernel.
+"""The host source `op_host/<name>.cpp`: TilingFunc, the graph-mode InferShape and InferDataType
+(infer_func.py) and the OpDef of one kernel.
 
 Written the CANN way: TilingFunc fills the tiling data (tiling_header.py) through `set_` accessors and takes
 the TCubeTiling from the Matmul tiling API (`matmul_tiling::MultiCoreMatmulTiling`) with the schedule's tiles
@@ -25,6 +26,7 @@ from ..tileir.hints import RuntimeRows
 from ..tileir.program import Copy, Kernel, Program, walk
 from .conv import gm_formats
 from .highlevel import HighLevelPlan, high_level_tiling_fill
+from .infer_func import infer_functions, infer_registration
 from .kernel import kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
 from .naming import names_of
@@ -187,7 +189,8 @@ def cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, int
 
 def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
                 keyed: Callable[[Writer, str], None] | None = None) -> str:
-    """TilingFunc (block dim, tiling values, workspace size) and the OpDef of one kernel. `keyed(w, var)`, for
+    """TilingFunc (block dim, tiling values, workspace size), InferShape and InferDataType (infer_func.py) and
+    the OpDef of one kernel. `keyed(w, var)`, for
     a kernel with run-time rows, writes the tiling of each key instead (tune/dynamic_code.py): it sets every
     field of `var` but the run-time ones (`runtime_locals`), and the locals `key`, `tiles`, `blockDim`,
     `wsBytes` (and `rowTiles` for a matmul kernel)."""
@@ -225,6 +228,8 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
               f"{'wsBytes' if keyed is not None else workspace_expr(prog, k, rt)};",
               "return ge::GRAPH_SUCCESS;")
     w("")
+    infer_functions(w, prog, inputs, outputs, runtime_rows(prog))
+    w("")
     with w.block("namespace ops", "}  // namespace ops"):
         with w.block(f"class {name} : public OpDef", "};"):
             w("public:")
@@ -237,7 +242,8 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
                         dt = GE_DTYPES[prog.tensor(p).dtype]
                         fmt = formats[p].ge if p in formats else "ge::FORMAT_ND"
                         w(f'this->{kind}("{p}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{{fmt}}});')
-                w("this->AICore().SetTiling(optiling::TilingFunc);",
+                w("// graph mode: output shapes and data types from the inputs'", infer_registration(),
+                  "this->AICore().SetTiling(optiling::TilingFunc);",
                   f'this->AICore().AddConfig("{_soc(prog.target)}");')
         w(f"OP_ADD({name});")
     return w.text()

@@ -1,8 +1,11 @@
-// Host operator registration of the kernelstudio twin: the ge/gert types a TilingFunc sees, ops::OpDef
-// with OP_ADD, and a registry the CPU launcher uses to run each operator's TilingFunc (ks_twin/host.h).
+// Host operator registration of the kernelstudio twin: the ge/gert types a TilingFunc, an InferShape and an
+// InferDataType function see, ops::OpDef with OP_ADD, and a registry the CPU launcher uses to run each
+// operator's functions (ks_twin/host.h).
 //
-// On CANN the operator package registers OpDef classes and the runtime calls the TilingFunc given to
-// AICore().SetTiling with a gert::TilingContext before each launch; the twin does the same in-process.
+// On CANN the operator package registers OpDef classes; the graph engine calls the functions given to
+// SetInferShape / SetInferDataType (gert::InferShapeContext, gert::InferDataTypeContext) when it builds a
+// graph, and the runtime calls the TilingFunc given to AICore().SetTiling with a gert::TilingContext before
+// each launch; the twin does the same in-process.
 #if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
 #error "register/op_def_registry.h is a host header (OpDef and TilingContext): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
 #endif
@@ -26,7 +29,9 @@ namespace ge {
 using graphStatus = uint32_t;
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
-enum DataType { DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_BF16 = 27 };
+enum DataType {
+    DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_BF16 = 27, DT_UNDEFINED = 28
+};
 enum Format { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_NC1HWC0 = 3, FORMAT_FRACTAL_Z = 4 };
 }  // namespace ge
 
@@ -46,6 +51,14 @@ public:
         return n;
     }
     void AppendDim(int64_t d) { dims_.push_back(d); }
+    void SetDimNum(size_t n) { dims_.resize(n, 0); }
+    void SetDim(size_t i, int64_t d)
+    {
+        if (i < dims_.size()) dims_[i] = d;
+    }
+    const std::vector<int64_t>& Dims() const { return dims_; }  // twin only: the dimensions as a vector
+    bool operator==(const Shape& o) const { return dims_ == o.dims_; }
+    bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
 
 private:
     std::vector<int64_t> dims_;
@@ -117,12 +130,56 @@ private:
     std::vector<size_t> workspaces_;
 };
 
+// What a graph engine's shape inference hands the operator: its input shapes (origin shapes) and one output
+// shape per output for the function to set.
+class InferShapeContext {
+public:
+    InferShapeContext(std::vector<Shape> inputs, size_t outputs) : inputs_(std::move(inputs)), outputs_(outputs) {}
+    size_t GetComputeNodeInputNum() const { return inputs_.size(); }
+    const Shape* GetInputShape(size_t i) const { return i < inputs_.size() ? &inputs_[i] : nullptr; }
+    const Shape* GetRequiredInputShape(size_t i) const { return GetInputShape(i); }
+    Shape* GetOutputShape(size_t i) { return i < outputs_.size() ? &outputs_[i] : nullptr; }
+    size_t GetComputeNodeOutputNum() const { return outputs_.size(); }
+
+private:
+    std::vector<Shape> inputs_;
+    std::vector<Shape> outputs_;
+};
+
+// What a graph engine's data type inference hands the operator: its input data types, and one output data
+// type per output for the function to set (DT_UNDEFINED until set).
+class InferDataTypeContext {
+public:
+    InferDataTypeContext(std::vector<ge::DataType> inputs, size_t outputs)
+        : inputs_(std::move(inputs)), outputs_(outputs, ge::DT_UNDEFINED)
+    {
+    }
+    ge::DataType GetInputDataType(size_t i) const { return i < inputs_.size() ? inputs_[i] : ge::DT_UNDEFINED; }
+    ge::DataType GetRequiredInputDataType(size_t i) const { return GetInputDataType(i); }
+    ge::DataType GetOutputDataType(size_t i) const { return i < outputs_.size() ? outputs_[i] : ge::DT_UNDEFINED; }
+    ge::graphStatus SetOutputDataType(size_t i, ge::DataType dt)
+    {
+        if (i >= outputs_.size()) return ge::GRAPH_FAILED;
+        outputs_[i] = dt;
+        return ge::GRAPH_SUCCESS;
+    }
+    size_t GetComputeNodeOutputNum() const { return outputs_.size(); }
+
+private:
+    std::vector<ge::DataType> inputs_;
+    std::vector<ge::DataType> outputs_;
+};
+
 }  // namespace gert
 
 namespace ks_twin::host {
 using TilingFunc = ge::graphStatus (*)(gert::TilingContext*);
+using InferShapeFunc = ge::graphStatus (*)(gert::InferShapeContext*);
+using InferDataTypeFunc = ge::graphStatus (*)(gert::InferDataTypeContext*);
 struct OpEntry {
     TilingFunc tiling = nullptr;
+    InferShapeFunc infer_shape = nullptr;
+    InferDataTypeFunc infer_dtype = nullptr;
     std::vector<std::string> inputs, outputs, configs;
 };
 // Operators registered by OP_ADD in any translation unit (one registry per program).
@@ -177,6 +234,16 @@ public:
         return param_;
     }
     OpAICoreDef& AICore() { return core_; }
+    OpDef& SetInferShape(ks_twin::host::InferShapeFunc f)
+    {
+        ks_twin::host::registry()[type_].infer_shape = f;
+        return *this;
+    }
+    OpDef& SetInferDataType(ks_twin::host::InferDataTypeFunc f)
+    {
+        ks_twin::host::registry()[type_].infer_dtype = f;
+        return *this;
+    }
 
 private:
     std::string type_;
