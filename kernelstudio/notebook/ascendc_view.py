@@ -1,7 +1,8 @@
 """The Studio of a user's own Ascend C: a twin run (`ks.ascendc.load`) with its simulated timeline and idle causes,
 the sync checker's findings with their file:line, and the source with those lines marked.
 
-`AscendCStudio(kernel)` shows one AscendCKernel; the target list offers the profiles of the chip the twin compiled
+`AscendCStudio(kernel, measured=None)` shows one AscendCKernel (with `measured`, msprof's output folder of the same
+kernel, a Measured tab: measured_view.py); the target list offers the profiles of the chip the twin compiled
 for (another chip's memory sizes would change the run itself: re-run with `--target`), and L2 cold / warm re-times
 the same call log. A refused choice shows its error over the views it already has.
 """
@@ -11,17 +12,20 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import ipywidgets as W
 
 from ..ascendc.buffers import buffer_bars
+from ..ascendc.measured import MeasuredComparison, compare_measured
+from ..ascendc.msprof import read_msprof
 from ..core.errors import KernelStudioError
 from ..hw import get as get_profile
 from ..hw import names as target_names
 from ..sim.results import busiest_pipe
 from . import render as R
 from . import views as V
+from .measured_view import MeasuredView
 from .render.base import CSS, MONO
 from .timeline_view import TimelineView
 from .views.roofline import run_roofline
@@ -109,7 +113,7 @@ class AscendCStudio(W.VBox):
     """One run of a user's kernel: header, target and L2 controls, cards, and the Timeline / Sync / Source tabs."""
 
     def __init__(self, kernel: Any, *, sources: dict[str, str] | None = None, checked: bool = False,
-                 title: str | None = None) -> None:
+                 title: str | None = None, measured: Any = None) -> None:
         self.kernel = kernel
         self.title = title or kernel.name  # the %%ascend_c NAME; the entry's own name when it differs is shown too
         self.checked = checked  # the outputs were compared with a reference (load raised if they differed)
@@ -134,6 +138,11 @@ class AscendCStudio(W.VBox):
         self.source_view = W.HTML(source_html(self.sources, self.findings))
         self.tabs = W.Tab(children=[self.timeline_view, self.roofline, self.sync_view, self.source_view])
         self.tabs.titles = _TABS
+        self.measured = read_msprof(measured) if measured is not None else None  # msprof's run, if given
+        self.comparison: MeasuredComparison | None = None
+        self.measured_view = MeasuredView()
+        if self.measured is not None:
+            self._add_measured_tab()
         self.target.observe(lambda ch: self.retime(), names="value")
         self.l2.observe(lambda ch: self.retime(), names="value")
         controls = W.HBox([self.target, self.l2], layout=W.Layout(flex_flow="row wrap", align_items="center"))
@@ -141,6 +150,19 @@ class AscendCStudio(W.VBox):
         self.add_class("ks-studio")
         self.add_class("ks-ascendc")
         self._show()
+
+    def show_measured(self, measured: Any) -> MeasuredComparison:
+        """Read msprof's outputs of this kernel (an OPPROF_* folder or one of its files) and show them next to the
+        simulation: the Measured tab and the measured time by the simulated one; returns the comparison."""
+        self.measured = read_msprof(measured)
+        self._add_measured_tab()
+        self._show()  # sets self.comparison
+        return cast(MeasuredComparison, self.comparison)
+
+    def _add_measured_tab(self) -> None:
+        if self.measured_view not in self.tabs.children:
+            self.tabs.children = (*self.tabs.children, self.measured_view)
+            self.tabs.titles = (*_TABS, "Measured")
 
     def retime(self) -> None:
         """Simulate the call log again on the chosen target and L2 protocol; an error keeps the last views."""
@@ -174,7 +196,7 @@ class AscendCStudio(W.VBox):
                                           "busy time over the kernel's own time (the launch gap left out) on the "
                                           "cores it ran on")
             + _card(str(n), "sync findings", "races, lost signals, hangs, deadlocks, redundant barriers")
-            + "</div>")
+            + self._measured_card() + "</div>")
         notes = sim.stats.get("trace_notes", [])
         if notes:
             self.cards.value += (f'<div style="{CSS} color:#868e96;">not timed: '
@@ -185,12 +207,26 @@ class AscendCStudio(W.VBox):
         tl = V.timeline_data(sim, gaps=gaps)
         self.timeline_view.update({"timeline": tl, "idle": V.idle_table(sim, tl["groups"], gaps=gaps)}, sim=sim)
 
+    def _measured_card(self) -> str:
+        """The measured task time by the simulated one (and the Measured tab redrawn), when msprof's run is given."""
+        if self.measured is None:
+            return ""
+        self.comparison = cmp = compare_measured(self.kernel, self.measured, sim=self.sim)
+        self.measured_view.update(cmp)
+        if cmp.measured_task_us is None:
+            return _card("-", "measured (no OpBasicInfo.csv)", "msprof's Task Duration is in OpBasicInfo.csv")
+        return _card(f"{cmp.measured_task_us:,.2f} us", f"measured by msprof, x{cmp.task_ratio:.2f} the simulated "
+                     "kernel", "Task Duration of OpBasicInfo.csv over the simulated kernel time (launch gap left "
+                     "out); the Measured tab compares pipe by pipe")
+
     def summary(self) -> str:
         """Plain text of what the Studio shows (for terminals and tests)."""
         pipe, util = _busiest(self.sim)
         lines = [f"{self.title}: {self.sim.time_us:,.2f} us on {self.target.value} (L2 {self.l2.value}), "
                  f"busiest pipe {pipe} {util:.0%}, {len(self.findings)} sync findings"]
         lines += [str(f) for f in self.findings]
+        if self.comparison is not None:
+            lines.append(self.comparison.table())
         return "\n".join(lines)
 
 
