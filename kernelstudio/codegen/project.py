@@ -99,7 +99,17 @@ def _shapes_text(prog: Program) -> str:
             "uses the lowered ones.")
 
 
-def _readme(prog: Program) -> str:
+def _keys_text(keys: list[str]) -> str:
+    """The README's paragraph on the tiling keys of a multi-bucket operator (DynamicKernel)."""
+    if not keys:
+        return ""
+    listing = "\n".join(f"- {k}" for k in keys)
+    return ("\n\n## Shape buckets\n\nOne operator serves every shape bucket: its TilingFunc picks the tiling "
+            "key from the run-time row count and fills that bucket's tiling, and the kernel runs the bucket's code "
+            "under `TILING_KEY_IS(key)`:\n\n" + listing)
+
+
+def _readme(prog: Program, keys: list[str] | None = None) -> str:
     names = op_names(prog)
     kernels = "\n".join(f"- `{n.op_type}` (kernel {k.name}: {k.family}, {k.kernel_type}, block dim {k.block_dim}): "
                         f"`{n.kernel_file}`, `{n.host_file}`, `{n.tiling_file}`"
@@ -127,7 +137,14 @@ Target: `{prog.target}`. Operators (one kernel each), launched in this order:
 5. Call it through aclnn (`aclnn{first}GetWorkspaceSize` / `aclnn{first}`) or from PyTorch via
    torch_npu's custom-op registration.
 
-{_shapes_text(prog)}
+{_shapes_text(prog)}{_keys_text(keys or [])}
+
+## Graph mode
+
+Each operator registers InferShape and InferDataType (`SetInferShape` / `SetInferDataType` in its
+`op_host/<name>.cpp`), which CANN's graph engine calls when it builds a graph: the output shapes follow the
+input shapes as described above (an unknown row dimension, -1, passes through), the data types are the ones
+listed, and other inputs fail (GRAPH_FAILED).
 
 ## Run on the CPU without an NPU
 
@@ -142,17 +159,19 @@ executes, per core (`kernelstudio.twin.CallLog.read("calls.log")` parses the fil
 """
 
 
-def project_files(prog: Program, files: dict[str, str]) -> dict[str, str]:
-    """The generated files plus CMakeLists.txt, the msOpGen JSON and the README."""
+def project_files(prog: Program, files: dict[str, str], keys: list[str] | None = None) -> dict[str, str]:
+    """The generated files plus CMakeLists.txt, the msOpGen JSON and the README (which lists `keys`, the
+    tiling keys of a multi-bucket operator, when given)."""
     all_files = dict(files)
     all_files["CMakeLists.txt"] = _cmake(prog)
     all_files[f"{project_name(prog)}.json"] = json.dumps(op_json(prog), indent=4) + "\n"
-    all_files["README.md"] = _readme(prog)
+    all_files["README.md"] = _readme(prog, keys)
     return all_files
 
 
-def write_project(prog: Program, out: Path, files: dict[str, str], *, overwrite: bool = False,
-                  extra: dict[str, str] | None = None) -> Path:
+def write_project(prog: Program, out: str | Path, files: dict[str, str], *, overwrite: bool = False,
+                  extra: dict[str, str] | None = None, keys: list[str] | None = None,
+                  what: str = "export_project") -> Path:
     """Write the project files (and `extra` ones) under `out` (see `kernelstudio.core.files.write_tree`)."""
-    check_name("export_project", prog.name)
-    return write_tree(out, {**project_files(prog, files), **(extra or {})}, overwrite=overwrite)
+    check_name(what, prog.name)
+    return write_tree(out, {**project_files(prog, files, keys), **(extra or {})}, overwrite=overwrite, what=what)

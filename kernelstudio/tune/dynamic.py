@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -66,6 +67,19 @@ def _holds(b: Bucket, shape: Mapping[str, int]) -> bool:
         return bool(ans)
     raise TuneError(f"bucket {b.name!r}: its predicate returned {type(ans).__name__} {ans!r} for {dims}; it must "
                     "return True or False (reduce an array with .all() or .any())")
+
+
+def _check_probe(probe: object, what: str) -> None:
+    """`probe` (row counts whose bucket is read from the predicates) as DynamicKernel.codegen takes it."""
+    from .dynamic_code import MAX_PROBE
+
+    if isinstance(probe, bool) or not isinstance(probe, int) or probe < 1:
+        raise TuneError(f"{what}: probe={probe!r} must be a positive int (row counts whose bucket is read from "
+                        "the predicates)")
+    if probe > MAX_PROBE:
+        raise TuneError(f"{what}: probe={probe:,} would call the bucket predicates {probe:,} times (about a second "
+                        f"per million); at most {MAX_PROBE:,}: row counts past the probe take the last range's "
+                        "bucket, so probe as far as the buckets change")
 
 
 def default_buckets(rows: str, cols: str | None) -> tuple[Bucket, ...]:
@@ -326,16 +340,27 @@ class DynamicKernel:
         must be the kernel's row count; give the other dimensions in `fixed`. Covers designs that lower to
         one kernel taking its rows at run time: a row-tiled vector kernel, a matmul with its epilogue, a conv
         along its batch (see tune/dynamic_code.py); others raise UnsupportedError."""
-        from .dynamic_code import MAX_PROBE, dynamic_bundle
+        from .dynamic_code import dynamic_bundle
 
-        if isinstance(probe, bool) or not isinstance(probe, int) or probe < 1:
-            raise TuneError(f"DynamicKernel.codegen: probe={probe!r} must be a positive int (row counts whose "
-                            "bucket is read from the predicates)")
-        if probe > MAX_PROBE:
-            raise TuneError(f"DynamicKernel.codegen: probe={probe:,} would call the bucket predicates {probe:,} "
-                            f"times (about a second per million); at most {MAX_PROBE:,}: row counts past the probe "
-                            "take the last range's bucket, so probe as far as the buckets change")
+        _check_probe(probe, "DynamicKernel.codegen")
         return dynamic_bundle(self, dim or self.dims[0], fixed, probe)
+
+    def export_project(self, out_dir: str | Path, dim: str | None = None, *, overwrite: bool = False,
+                       probe: int = 1 << 16, **fixed: int) -> Path:
+        """Write the CANN custom-operator project of `codegen(dim, probe=probe, **fixed)` into `out_dir`, as
+        `ks.export_project` does for one design: the multi-bucket kernel (one `TILING_KEY_IS` branch per
+        bucket), its host source whose TilingFunc picks the bucket from the run-time row count (with
+        InferShape and InferDataType for graph mode), main.cpp, CMakeLists.txt, the msOpGen JSON and a
+        README that lists the keys. `out_dir` must be empty or new unless `overwrite=True`; returns it."""
+        from ..codegen.project import write_project
+        from .dynamic_code import dynamic_parts
+
+        what = "DynamicKernel.export_project"
+        _check_probe(probe, what)
+        if not isinstance(overwrite, bool):
+            raise TuneError(f"{what}: overwrite must be True or False, got {overwrite!r}")
+        prog, bundle, keys = dynamic_parts(self, dim or self.dims[0], fixed, probe)
+        return write_project(prog, out_dir, dict(bundle.files), overwrite=overwrite, keys=keys, what=what)
 
     def __repr__(self) -> str:
         tuned = ", ".join(f"{b}: {self.configs[b]}" for b in self.configs) or "none"

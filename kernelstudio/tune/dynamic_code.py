@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..codegen.bundle import CodeBundle
     from ..tileir.program import Kernel, Program
 
-__all__ = ["KeyRange", "row_ranges", "dynamic_bundle", "PROBE", "MAX_PROBE"]
+__all__ = ["KeyRange", "row_ranges", "dynamic_bundle", "dynamic_parts", "PROBE", "MAX_PROBE"]
 
 PROBE = 1 << 16
 MAX_PROBE = 1 << 20  # predicate calls codegen makes at most (one per row count)
@@ -75,6 +75,13 @@ def _kernel(prog: Program, bucket: str, shape: Mapping[str, int]) -> Kernel:
 
 def dynamic_bundle(dk: Any, dim: str, fixed: Mapping[str, int], probe: int = PROBE) -> CodeBundle:
     """See `DynamicKernel.codegen`."""
+    return dynamic_parts(dk, dim, fixed, probe)[1]
+
+
+def dynamic_parts(dk: Any, dim: str, fixed: Mapping[str, int],
+                  probe: int = PROBE) -> tuple[Program, CodeBundle, list[str]]:
+    """`dynamic_bundle`'s bundle with the first bucket's program (the operator's interface) and one line per
+    key (its bucket, row ranges and configuration)."""
     from ..codegen import codegen
     from ..codegen.bundle import CodeBundle
     from ..codegen.kernel import kernel_text, launch_lines
@@ -182,8 +189,9 @@ def dynamic_bundle(dk: Any, dim: str, fixed: Mapping[str, int], probe: int = PRO
     files[names.kernel_file] = head + body + kernel_file
     files[names.host_file] = host_source(prog0, k0, keyed=keyed)
     files[names.tiling_file] = tiling_header(prog0, dataclasses.replace(k0, tiling=tuple(merged.items())))
-    return CodeBundle(name=bundle.name, files=files, inputs=bundle.inputs, outputs=bundle.outputs,
-                      target=bundle.target, profile=bundle.profile, workspace_bytes=bundle.workspace_bytes)
+    return prog0, CodeBundle(name=bundle.name, files=files, inputs=bundle.inputs, outputs=bundle.outputs,
+                             target=bundle.target, profile=bundle.profile,
+                             workspace_bytes=bundle.workspace_bytes), [line.removeprefix("//   ") for line in lines[1:]]
 
 
 def _key(ranges: list[KeyRange], bucket: str) -> int:
