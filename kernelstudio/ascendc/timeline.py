@@ -43,7 +43,7 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import hw
 from ..core.dtypes import BLOCK_BYTES, block_bytes, itemsize
@@ -79,6 +79,7 @@ from ..tileir.program import (
 from ..tileir.vector_ops import OPS, REDUCE_APIS
 from ..twin.calllog import Call, CallLog
 from .sync import MEMORY
+from .trace_mix import SECOND_OBJECT, serve_on_cube, served_by_cube
 from .trace_rows import ROW_APIS, expand_rows, row_api
 
 __all__ = ["TraceError", "trace_program", "simulate_log", "twin_target", "DTYPES", "API_COSTS"]
@@ -446,8 +447,12 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
         by_core: dict[tuple[int, str], list[Call]] = {}
         for c in calls:
             by_core.setdefault((c.block, c.core), []).append(c)
-        for (block, core), seq in sorted(by_core.items()):
-            body = tuple(tr.stmts(seq))
+        served = served_by_cube(calls) if launch.mode == "MIX_MODE" else 0
+        cube_side = {q.name(i) for q in info.queues.values() if q.memory != "UB" for i in range(q.num)}
+        streams = (serve_on_cube(by_core, tr.stmts, _VIA_GM, cube_side.__contains__) if served
+                   else {key: tr.stmts(seq) for key, seq in by_core.items()})
+        for (block, core), stmts in sorted(streams.items()):
+            body = tuple(stmts)
             if not body:
                 continue
             if core == "AIC":
@@ -467,6 +472,8 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
                           _QUEPOS.get(q.pos, QuePos.VECIN if q.memory == "UB" else QuePos.A1),
                           CoreType.AIV if q.memory == "UB" else CoreType.AIC, f"{q.pos} queue buffer {i}")
                    for q in info.queues.values() for i in range(q.num)]
+        if served:  # vector core 1's Matmul object: its own copy of each cube-side queue buffer
+            buffers += [replace(b, name=b.name + SECOND_OBJECT) for b in buffers if b.name in cube_side]
         buffers += [Buffer(n, _MEMORY_TIER[m], "int8", 1, 32, 1, None,
                            CoreType.AIV if m == "UB" else CoreType.AIC, "not a queue buffer")
                     for m, n in info.scratch.items()]
@@ -476,12 +483,14 @@ def trace_program(log: CallLog, params: Mapping[str, Sequence[GmTensor | None]],
             bufmap = {b.name: b for b in buffers}
             aic, aiv = list(expand_rows(tuple(aic), bufmap, launch.kernel)), list(expand_rows(tuple(aiv), bufmap,
                                                                                                launch.kernel))
-        on_aiv = sum(1 for c in calls if c.core != "AIC" and int(c.args.get("internal", 0)) == 1
-                     and c.api in ("Mmad", "LoadData", "Fixpipe"))
-        if on_aiv:  # a MIX kernel's Matmul object called from vector code: the AIC serves it on the chip
-            notes.append(f"{launch.kernel}: the Matmul API called from the vector cores: its cube work ({on_aiv:,} "
-                         "calls) is timed on the calling vector core's lanes, not on the cube core that serves it on "
-                         "the chip; this kernel's timeline and time are not the chip's")
+        if served:
+            notes.append(f"{launch.kernel}: the Matmul API called from the vector cores: its cube work ({served:,} "
+                         "calls) is served by each block's AIC, one cross-core request per Iterate / GetTensorC run "
+                         "(the AIC takes its two vector cores' requests in turn)")
+        elif launch.mode != "MIX_MODE" and (on_aiv := sum(1 for c in calls if c.core != "AIC" and int(
+                c.args.get("internal", 0)) == 1 and c.api in ("Mmad", "LoadData", "Fixpipe"))):
+            notes.append(f"{launch.kernel}: the Matmul API's cube work ({on_aiv:,} calls) logged by a vector core of "
+                         f"a {launch.mode} launch, which has no cube core: timed on the vector core's lanes")
         if tr.via_gm:
             tensors.setdefault(_VIA_GM, GmTensor(_VIA_GM, (max(1, tr.via_gm // 4),), "float32", "workspace"))
             notes.append(f"{launch.kernel}: GetTensorC to a local tensor priced as L0C -> GM -> UB ({tr.via_gm:,} B): "

@@ -340,8 +340,20 @@ def test_a_matmul_api_c_tile_to_a_local_tensor_goes_through_gm_on_a_separated_ch
     notes = sim.stats["trace_notes"]
     assert f"matmul_leakyrelu: GetTensorC to a local tensor priced as L0C -> GM -> UB ({tiles * tile_bytes:,} B): " \
            "ascend910b2 has no L0C -> UB path" in notes
-    # this sample calls the Matmul object from its vector code (MIX): the trace says its cube work is misplaced
-    assert any("called from the vector cores" in n and "not the chip's" in n for n in notes), notes
+    # this sample calls the Matmul object from its vector code (MIX): the block's AIC serves it
+    assert any("called from the vector cores" in n and "served by each block's AIC" in n for n in notes), notes
+    cube_work = [e for e in sim.events if e.pipe in ("M", "MTE1", "FIX")]
+    assert cube_work and all(".cubecore" in e.core for e in cube_work)
+    assert {e.core for e in sim.events if e.pipe == "M"} == {"core0.cubecore0", "core1.cubecore0"}
+    # each vector core waits for the cube's answer once per C tile it reads in
+    for core in ("core0.veccore0", "core1.veccore1"):
+        waits = [e for e in sim.events.where(core=core, pipe="FLOW")]
+        assert len(waits) == tiles // 4, (core, len(waits))
+    # a block where only vector core 0 calls its object: core 1 asks for nothing and never holds the cube
+    alone = CallLog([c for c in k.log.calls if c.core != "AIV1"], k.log.launches)
+    one = simulate_log(alone, {k.name: k._param_tensors()}, target="ascend910b2")
+    assert one.metrics["cube_flops"] == m * n * kk  # the two AIV0 objects' halves of the C tiles
+    assert not list(one.events.where(core="core0.veccore1", pipe="FLOW")) and one.time_us < sim.time_us
     back_in = [e for e in sim.events if e.instr.startswith("copy") and "<- gm.(C tiles through GM)" in e.instr]
     out = [e for e in sim.events if e.pipe == "FIX" and "gm.(C tiles through GM) <-" in e.instr]
     assert back_in and out and {e.pipe for e in back_in} == {"MTE2"}
