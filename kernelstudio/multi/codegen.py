@@ -12,7 +12,16 @@ lowered for the long tile with its rows taken at run time: its kernel class goes
 TilingFunc and tiling struct to `op_host/`, and the MC2 TilingFunc runs that TilingFunc for the long and the
 short tile and keeps both results (as CANN's MC2 tiling keeps a matmul tiling for its tile and its tail).
 An epilogue (bias, the residual add, RmsNorm) is the single-chip generator's vector kernel for it
-(`op_kernel/mc2_epilogue.h`), run by the vector cores on the collective's result after the last `Wait`.
+(`op_kernel/mc2_epilogue.h`), run by the vector cores on the collective's result. After the matmul loop,
+tile after tile, core 0 `Wait`s for that tile's collective and the vector cores run the epilogue on its
+rows, as CANN's MatmulAllReduceAddRmsNorm does (op_kernel/add_rms_norm_kernel.h: the vector cores take each
+tile HCCL has finished, after the matmul loop); the model's epilogue events are these (timeline.py).
+AllGatherMatmul's bias runs once over the whole output after the last gathered tile.
+
+The communication engine: "aicpu" keeps HCCL's client on cube core 0; "aiv" declares the client on vector
+core 0 (Hccl's HcclServerConfig{CoreType::ON_AIV, 0}), the communicator's collectives run on vector cores
+(HCCL's op expansion mode AIV, a host-side setting of the communicator) and the epilogue is lowered for the
+vector cores they leave. On the twin both engines move and reduce the data in the client's Commit / Wait.
 """
 
 from __future__ import annotations
@@ -28,7 +37,15 @@ from ..dsl import matmul, placeholder, rms_norm
 from ..plan.create import create_schedule
 from ..plan.depth import lower
 from .design import Mc2Design
-from .mc2_source import host_source, kernel_source, launcher_source, out_rows, tiling_header
+from .mc2_source import (
+    comm_cores,
+    host_source,
+    kernel_source,
+    launcher_source,
+    out_rows,
+    per_tile_epilogue,
+    tiling_header,
+)
 
 __all__ = ["Mc2Code", "codegen", "Mc2Tiling", "mc2_tiling"]
 
@@ -145,8 +162,11 @@ def _has_epilogue(design: Mc2Design) -> bool:
 
 
 def _epilogue_program(design: Mc2Design) -> Any:
-    """The single-chip program of the epilogue on the collective's result y: [+ bias] [+ add] [RmsNorm]."""
-    d, rows = design, out_rows(design)
+    """The single-chip program of the epilogue on the collective's result y: [+ bias] [+ add] [RmsNorm], over
+    a long tile's rows (rows taken at run time) when it runs tile by tile, else over the whole output; on the
+    vector cores the communication engine leaves (all but aiv_comm_cores in AIV mode), as the model times it."""
+    d = design
+    rows = mc2_tiling(d).tile_m if per_tile_epilogue(d) else out_rows(d)
     y = placeholder((rows, d.n), d.dtype, name="y")
     out = y
     if d.bias is not None:
@@ -157,7 +177,11 @@ def _epilogue_program(design: Mc2Design) -> Any:
         gamma = placeholder((d.n,), d.dtype, name="gamma") if d.gamma is not None else None
         out = rms_norm(out, gamma, eps=d.eps)
     prof = d.cluster.profile
-    return lower(create_schedule(out, target=prof), target=prof, name=_EPILOGUE_OP)
+    s = create_schedule(out, target=prof)
+    cores = prof.aiv_cores - comm_cores(d)
+    if cores < prof.aiv_cores:
+        s[out].parallel(0, cores=cores)
+    return lower(s, target=prof, name=_EPILOGUE_OP)
 
 
 @dataclass(frozen=True, slots=True)

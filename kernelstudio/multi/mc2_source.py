@@ -14,8 +14,8 @@ _HCCL_DTYPE = {"float16": "AscendC::HCCL_DATA_TYPE_FP16", "bfloat16": "AscendC::
 _GE_DTYPE = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16"}
 _COLLECTIVE = {"matmul_allreduce": "AllReduce", "all_gather_matmul": "AllGather",
                "matmul_reduce_scatter": "ReduceScatter"}
-_FIELDS = ("rankDim", "rankM", "rankK", "rankN", "tileM", "tileCnt", "tailM", "tailCnt", "tailFirst", "userOffset",
-           "resultOffset")
+_FIELDS = ("rankDim", "rankM", "rankK", "rankN", "tileM", "tileCnt", "tailM", "tailCnt", "tailFirst", "commCores",
+           "userOffset", "resultOffset")
 
 
 def out_rows(design: Any) -> int:
@@ -29,6 +29,18 @@ def _sides(design: Any) -> list[tuple[str, str]]:
     """(tensor name, member) of the epilogue's inputs the operator takes: bias, add, gamma."""
     return [(t.name, m) for t, m in ((design.bias, "biasGm_"), (design.add, "addGm_"), (design.gamma, "gammaGm_"))
             if t is not None]
+
+
+def per_tile_epilogue(design: Any) -> bool:
+    """Whether the epilogue runs tile by tile as each tile's collective finishes (MatmulAllReduce and
+    MatmulReduceScatter, as CANN's MatmulAllReduceAddRmsNorm does) rather than once over the whole output
+    (AllGatherMatmul, whose tiles are multiplied after their gathers)."""
+    return design.kind != "all_gather_matmul"
+
+
+def comm_cores(design: Any) -> int:
+    """Vector cores the communication engine holds: the link's aiv_comm_cores in AIV mode, else none."""
+    return design.cluster.link.aiv_comm_cores if design.schedule.engine == "aiv" else 0
 
 
 def _params(design: Any) -> list[str]:
@@ -62,6 +74,15 @@ def kernel_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: A
     if epi is not None:
         w(f'#include "{epi.snake}.h"  // the epilogue on the collective\'s result: kernelstudio\'s {epi.cls}')
     w("")
+    if d.schedule.engine == "aiv":
+        w("// Communication engine AIV: the communicator runs its collectives on vector cores (op expansion mode AIV,",
+          "// set on the host: HcclCommConfig or HCCL_OP_EXPANSION_MODE=AIV), which hold "
+          f"{comm_cores(d)} of them (tiling commCores);",
+          "// the kernel's HCCL client is vector core 0 and the epilogue is tiled for the vector cores left.",
+          "static constexpr AscendC::HcclServerConfig kHcclClient = {AscendC::CoreType::ON_AIV, 0};", "")
+    else:
+        w("// Communication engine AI CPU: the AI CPU server runs the collectives; the kernel's HCCL client is cube "
+          "core 0.", "")
     params = _params(d)
     w("template <typename TilingData>  // " + f"{op_type}TilingData, as GET_TILING_DATA fills it")
     with w.block(f"class Kernel{op_type}", "};"):
@@ -74,7 +95,8 @@ def kernel_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: A
             _tile_matmul(w, d, tile)
             _finish(w, d, epi)
             w("", "using DataT = " + ctype(d.dtype) + ";", "TilingData tiling_;",
-              "AscendC::Hccl<AscendC::HCCL_SERVER_TYPE_AICPU> hccl_;",
+              "AscendC::Hccl<AscendC::HCCL_SERVER_TYPE_AICPU, kHcclClient> hccl_;" if d.schedule.engine == "aiv"
+              else "AscendC::Hccl<AscendC::HCCL_SERVER_TYPE_AICPU> hccl_;",
               "AscendC::HcclHandle tileHandle_ = -1;  // the long tiles' collective (repeat = tileCnt)",
               "AscendC::HcclHandle tailHandle_ = -1;  // the short tile's (repeat = tailCnt)",
               "bool notify_ = false;  // core 0: HCCL's client",
@@ -111,7 +133,8 @@ def _init(w: Writer, d: Any, params: list[str], epi: Any) -> None:
             w("resultGm_ = AscendC::GetUserWorkspace(workspace) + tiling_.resultOffset;  // the epilogue writes y")
         else:
             w("resultGm_ = yGm_;")
-        w("notify_ = ASCEND_IS_AIC && AscendC::GetBlockIdx() == 0;  // HCCL's client works on core 0",
+        core = "AIV" if d.schedule.engine == "aiv" else "AIC"
+        w(f"notify_ = ASCEND_IS_{core} && AscendC::GetBlockIdx() == 0;  // HCCL's client: {core} core 0",
           "hccl_.Init(AscendC::GetHcclContext<0>());", "rank_ = hccl_.GetRankId();")
         w("// the first row of the long tiles and of the short tile")
         w("const uint32_t tileStart = tiling_.tailFirst ? tiling_.tailM : 0;",
@@ -203,23 +226,45 @@ def _tile_matmul(w: Writer, d: Any, tile: Any) -> None:
 
 def _finish(w: Writer, d: Any, epi: Any) -> None:
     w("")
+    per_tile = epi is not None and per_tile_epilogue(d)
     with w.block("__aicore__ inline void Finish()"):
-        if d.kind != "all_gather_matmul":
+        if per_tile:
+            w("// the epilogue tile by tile, as each tile's collective finishes (as CANN's MatmulAllReduceAddRmsNorm "
+              "takes", "// each tile from HCCL after the matmul loop): its rows of the result, on the vector cores")
+            with w.block("for (uint32_t i = 0, row = 0; i < tiling_.tileCnt + tiling_.tailCnt; ++i)"):
+                _loop_head(w)
+                with w.block("if (notify_)"):
+                    w("hccl_.Wait(tail ? tailHandle_ : tileHandle_);  // tile i of the result is in on this rank")
+                w("AscendC::SyncAll<false>();")
+                with w.block("if ASCEND_IS_AIV"):
+                    w("Epilogue(row, tail);")
+                w("row += rows;")
+        elif d.kind != "all_gather_matmul":
             with w.block("if (notify_)"):
                 w("for (uint32_t i = 0; i < tiling_.tileCnt; ++i) hccl_.Wait(tileHandle_);",
                   "for (uint32_t i = 0; i < tiling_.tailCnt; ++i) hccl_.Wait(tailHandle_);")
         w("AscendC::SyncAll<false>();")
         with w.block("if (notify_)"):
             w("hccl_.Finalize();  // no more tasks: the server ends after the last one")
-        if epi is not None:
-            members = {"y": "resultGm_", "bias": "biasGm_", "add": "addGm_", "gamma": "gammaGm_"}
-            n_in = len(epi.shapes[0])
-            args = [members[n] for n in epi.params[:n_in]] + ["yGm_"] * (len(epi.params) - n_in)
+        if epi is not None and not per_tile:
             w("// the epilogue on the vector cores, over this rank's whole result")
             with w.block("if ASCEND_IS_AIV"):
-                with w.block("if (AscendC::GetBlockIdx() < tiling_.epilogueTiling.blockDim)"):
-                    w(f"{epi.cls} op;", f"op.Init({', '.join(args)}, workspace_, tiling_.epilogueTiling);",
-                      "op.Process();")
+                w("Epilogue(0, false);")
+    if epi is None:
+        return
+    members = {"y": "resultGm_", "bias": "biasGm_", "add": "addGm_", "gamma": "gammaGm_"}
+    n_in = len(epi.shapes[0])
+    off = " + " + _bytes("row", "tiling_.rankN")
+    args = [members[n] + (off if n in ("y", "add") else "") for n in epi.params[:n_in]]
+    args += ["yGm_" + off] * (len(epi.params) - n_in)
+    w("", "// the epilogue over `rows` rows of the result from `row` on, with the long or the short tile's tiling")
+    with w.block("__aicore__ inline void Epilogue(uint64_t row, bool tail)"):
+        if per_tile:
+            w("const auto& t = tail ? tiling_.epilogueTailTiling : tiling_.epilogueTiling;")
+        else:
+            w("(void)tail;", "const auto& t = tiling_.epilogueTiling;")
+        with w.block("if (AscendC::GetBlockIdx() < t.blockDim)"):
+            w(f"{epi.cls} op;", f"op.Init({', '.join(args)}, workspace_, t);", "op.Process();")
 
 
 def tiling_header(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any = None) -> str:
@@ -243,7 +288,12 @@ def tiling_header(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: A
             w(f"TILING_DATA_FIELD_DEF_STRUCT({tile.tiling_struct}, tileTiling);  // the long tiles' matmul",
               f"TILING_DATA_FIELD_DEF_STRUCT({tile.tiling_struct}, tailTiling);  // the short tile's")
             if epi is not None:
-                w(f"TILING_DATA_FIELD_DEF_STRUCT({epi.tiling_struct}, epilogueTiling);  // the epilogue over y")
+                if per_tile_epilogue(design):
+                    w(f"TILING_DATA_FIELD_DEF_STRUCT({epi.tiling_struct}, epilogueTiling);  // the epilogue of a long "
+                      "tile", f"TILING_DATA_FIELD_DEF_STRUCT({epi.tiling_struct}, epilogueTailTiling);  // of the "
+                      "short tile")
+                else:
+                    w(f"TILING_DATA_FIELD_DEF_STRUCT({epi.tiling_struct}, epilogueTiling);  // the epilogue over y")
         w("END_TILING_DATA_DEF;", "", f"REGISTER_TILING_DATA_CLASS({op_type}, {op_type}TilingData)")
     w(f"#endif  // {guard}")
     return w.text()
@@ -274,12 +324,19 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any
               "workspace = launch.workspace_bytes > workspace ? launch.workspace_bytes : workspace;", "return true;")
         w("")
         if epi is not None:
-            w(f"// the epilogue's tiling over this rank's {epi.shapes[1][0][0]} output rows: its own operator's "
-              f"TilingFunc ({epi.op_type})")
-            with w.block(f"static bool EpilogueTiling(gert::TilingContext* context, {epi.tiling_struct}& out, "
-                         "size_t& workspace)"):
+            names = epi.params
+            n_in = len(epi.shapes[0])
+
+            def shapes(group: Any, offset: int) -> str:  # the row tensors take `rows`; bias and gamma are (n,)
+                dims = [("{rows, " + str(sh[1]) + "}") if (offset + i >= n_in or names[offset + i] in ("y", "add"))
+                        else "{" + ", ".join(map(str, sh)) + "}" for i, sh in enumerate(group)]
+                return "{" + ", ".join(dims) + "}"
+
+            w(f"// the epilogue's tiling over `rows` rows of the result: its own operator's TilingFunc ({epi.op_type})")
+            with w.block(f"static bool EpilogueTiling(gert::TilingContext* context, int64_t rows, "
+                         f"{epi.tiling_struct}& out, size_t& workspace)"):
                 w(f'const ks_twin::host::Launch launch = ks_twin::host::run_tiling("{epi.op_type}", '
-                  f"{_shape_list(epi.shapes[0])}, {_shape_list(epi.shapes[1])}, *context->GetPlatformInfo());")
+                  f"{shapes(epi.shapes[0], 0)}, {shapes(epi.shapes[1], n_in)}, *context->GetPlatformInfo());")
                 with w.block("if (launch.tiling.size() != sizeof(out))"):
                     w("return false;")
                 w("std::memcpy(&out, launch.tiling.data(), sizeof(out));",
@@ -295,7 +352,7 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any
                     w("return ge::GRAPH_FAILED;")
             w(f"{op_type}TilingData tiling;")
             values = dict(rankDim=p, rankM=d.m, rankK=d.k, rankN=d.n, tileM=t.tile_m, tileCnt=t.tile_cnt,
-                          tailM=t.tail_m, tailCnt=t.tail_cnt, tailFirst=int(t.tail_first))
+                          tailM=t.tail_m, tailCnt=t.tail_cnt, tailFirst=int(t.tail_first), commCores=comm_cores(d))
             for f in _FIELDS[:len(values)]:
                 w(f"tiling.set_{f}({values[f]});")
             w("size_t workspace = 0;")
@@ -304,11 +361,17 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any
             if t.tail_cnt:
                 with w.block(f"if (!TileTiling(context, {t.tail_m}, tiling.tailTiling, workspace))"):
                     w("return ge::GRAPH_FAILED;")
+            dims = ["tiling.tileTiling.get_blockDim()"] + (["tiling.tailTiling.get_blockDim()"] if t.tail_cnt else [])
             if epi is not None:
-                with w.block("if (!EpilogueTiling(context, tiling.epilogueTiling, workspace))"):
+                per_tile = per_tile_epilogue(d)
+                with w.block(f"if (!EpilogueTiling(context, {t.tile_m if per_tile else out_rows(d)}, "
+                             "tiling.epilogueTiling, workspace))"):
                     w("return ge::GRAPH_FAILED;")
-            dims = ["tiling.tileTiling.blockDim"] + (["tiling.tailTiling.blockDim"] if t.tail_cnt else [])
-            dims += ["(tiling.epilogueTiling.blockDim + 1) / 2"] if epi is not None else []
+                dims.append("(tiling.epilogueTiling.get_blockDim() + 1) / 2")
+                if per_tile and t.tail_cnt:
+                    with w.block(f"if (!EpilogueTiling(context, {t.tail_m}, tiling.epilogueTailTiling, workspace))"):
+                        w("return ge::GRAPH_FAILED;")
+                    dims.append("(tiling.epilogueTailTiling.get_blockDim() + 1) / 2")
             w(f"uint32_t blockDim = {dims[0]};")
             for other in dims[1:]:
                 w(f"blockDim = {other} > blockDim ? {other} : blockDim;")

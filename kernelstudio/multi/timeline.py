@@ -3,8 +3,9 @@ the points the MC2 kernel synchronises (op_kernel/matmul_all_reduce_base.h).
 
 Compute, then communicate (MatmulAllReduce, MatmulReduceScatter): tile i's matmul, then SyncAll of
 every core, then Commit of tile i's collective; the engine (the AI CPU server, or vector cores in AIV
-mode) runs the collectives one after another, each an issue and the steps of its algorithm; an
-epilogue after the reduce runs on the vector cores once its tile's data is in; Wait once at the end.
+mode) runs the collectives one after another, each an issue and the steps of its algorithm. After the
+matmul loop the vector cores run the epilogue tile by tile, each once its tile's collective is done (the
+generated code's Wait per tile, then the epilogue on its rows, as CANN's MatmulAllReduceAddRmsNorm does).
 Communicate, then compute (AllGatherMatmul): the local rows' matmul runs while the gathers run; tile
 i's matmul on the gathered rows starts once its gather is done and the cube is free.
 
@@ -145,6 +146,7 @@ def run_timeline(order: str, tiles: Sequence[TileWork], *, devices: int, launch_
     ev: list[Event] = []
     cube = engine = vec = launch_us
     if order == "compute_first":
+        done = []  # when each tile's collective has finished
         for i, w in enumerate(tiles):
             ev.append(Event(0, "compute", f"matmul tile {i}", i, cube, cube + w.compute_us))
             cube += w.compute_us
@@ -152,8 +154,10 @@ def run_timeline(order: str, tiles: Sequence[TileWork], *, devices: int, launch_
                 ev.append(Event(0, "sync", f"SyncAll (tile {i})", i, cube, cube + sync_us))
                 cube += sync_us  # Commit of tile i after every core has arrived
             engine = _comm(ev, i, max(cube, engine), issue_us, w.steps)
+            done.append(engine)
+        for i, w in enumerate(tiles):  # after the matmul loop, each tile once its collective is done
             if w.epilogue_us:
-                start = max(engine, vec)
+                start = max(done[i], cube, vec)
                 ev.append(Event(0, "epilogue", f"epilogue tile {i}", i, start, start + w.epilogue_us))
                 vec = start + w.epilogue_us
     else:

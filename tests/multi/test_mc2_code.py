@@ -108,27 +108,98 @@ def test_bf16_is_moved_as_bfp16():
     assert "using DataT = bfloat16_t;" in code.files["op_kernel/matmul_all_reduce.cpp"]
 
 
-def test_epilogue_is_the_single_chip_vector_kernel_after_the_last_wait():
+def _finish_loop(kernel: str) -> str:
+    """The per-tile loop of the kernel's Finish(), or '' when Finish has none."""
+    finish = kernel[kernel.index("void Finish()"):kernel.index("void Epilogue(") if "void Epilogue(" in kernel
+                    else len(kernel)]
+    head = "for (uint32_t i = 0, row = 0; i < tiling_.tileCnt + tiling_.tailCnt; ++i)"
+    return finish[finish.index(head):finish.index("Finalize()")] if head in finish else ""
+
+
+def test_epilogue_is_the_single_chip_vector_kernel_tile_by_tile():
     b = ks.placeholder((256,), "float16", name="bias")
     r = ks.placeholder((640, 256), "float16", name="resid")
     g = ks.placeholder((256,), "float16", name="gamma")
-    code = M.codegen(_design(bias=b, add=r, rms_norm=g))
+    code = M.codegen(_design(bias=b, add=r, rms_norm=g, tiles=3, tail="back"))
     assert [t.name for t in code.inputs] == ["x", "w", "bias", "resid", "gamma"]
     kernel = code.files["op_kernel/matmul_all_reduce.cpp"]
     assert '#include "mc2_epilogue.h"' in kernel
     assert "namespace mc2_epilogue {" in code.files["op_kernel/mc2_epilogue.h"]
     assert "hccl_.AllReduce(yGm_ + " in kernel and "resultGm_ + " in kernel  # partials in y, the sum in workspace
-    finish = kernel[kernel.index("void Finish()"):]
-    assert finish.index("Finalize()") < finish.index("if ASCEND_IS_AIV") < finish.index(
-        "op.Init(resultGm_, biasGm_, addGm_, gammaGm_, yGm_, workspace_, tiling_.epilogueTiling);")
-    assert "TILING_DATA_FIELD_DEF_STRUCT(Mc2EpilogueTilingData, epilogueTiling);" in code.files[
-        "op_host/matmul_all_reduce_tiling.h"]
+    # after the matmul loop, per tile: core 0 waits for that tile's collective, every core meets, the vector cores
+    # run the epilogue on its rows; then Finalize
+    loop = _finish_loop(kernel)
+    assert loop.index("hccl_.Wait(tail ? tailHandle_ : tileHandle_);") < loop.index("AscendC::SyncAll<false>();") \
+        < loop.index("if ASCEND_IS_AIV") < loop.index("Epilogue(row, tail);") < loop.index("row += rows;")
+    epilogue = kernel[kernel.index("void Epilogue("):]
+    row = "static_cast<uint64_t>(row) * tiling_.rankN * sizeof(DataT)"
+    assert (f"op.Init(resultGm_ + {row}, biasGm_, addGm_ + {row}, gammaGm_, yGm_ + {row}, workspace_, t);"
+            in epilogue)  # the row tensors from the tile's first row; bias and gamma whole
+    assert "tail ? tiling_.epilogueTailTiling : tiling_.epilogueTiling" in epilogue
+    header = code.files["op_host/matmul_all_reduce_tiling.h"]
+    assert "TILING_DATA_FIELD_DEF_STRUCT(Mc2EpilogueTilingData, epilogueTiling);" in header
+    assert "TILING_DATA_FIELD_DEF_STRUCT(Mc2EpilogueTilingData, epilogueTailTiling);" in header
     host = code.files["op_host/matmul_all_reduce.cpp"]
-    assert "EpilogueTiling(context, tiling.epilogueTiling, workspace)" in host
-    assert "(tiling.epilogueTiling.blockDim + 1) / 2" in host  # two AIVs per block
+    assert "EpilogueTiling(context, 256, tiling.epilogueTiling, workspace)" in host  # the long tile's rows
+    assert "EpilogueTiling(context, 128, tiling.epilogueTailTiling, workspace)" in host  # the short tile's
+    assert "(tiling.epilogueTiling.get_blockDim() + 1) / 2" in host  # two AIVs per block
     plain = M.codegen(_design())
     assert "mc2_epilogue" not in " ".join(plain.files) and "resultGm_ = yGm_;" in plain.files[
         "op_kernel/matmul_all_reduce.cpp"]
+    assert _finish_loop(plain.files["op_kernel/matmul_all_reduce.cpp"]) == ""
+
+
+FAST = dict(mesh_alpha_us=0.01, mesh_link_bytes_per_s=1e15, mesh_reduce_bytes_per_s=1e15, aicpu_issue_us=0.01)
+
+
+@pytest.mark.parametrize(("tiles", "tail", "engine", "fast"), [
+    (1, "auto", "aicpu", False), (3, "front", "aicpu", False), (2, "back", "aiv", False), (5, "back", "aicpu", False),
+    (3, "back", "aicpu", True)])  # fast: a link so quick that each tile's collective ends before the next matmul
+def test_model_and_code_place_the_epilogue_alike(tiles, tail, engine, fast):
+    """The model's epilogue events are the code's: one per tile, in tile order, each after that tile's
+    collective and after the whole matmul loop (where the code's per-tile Wait and epilogue sit)."""
+    r = ks.placeholder((640, 256), "float16", name="resid")
+    x, w = ks.placeholder((640, 256), "float16", name="x"), ks.placeholder((256, 256), "float16", name="w")
+    cluster = M.Cluster(2).with_link(**FAST) if fast else M.Cluster(2)
+    d = M.matmul_allreduce(x, w, cluster=cluster, tiles=tiles, tail=tail, engine=engine, add=r, rms_norm=True)
+    kernel = M.codegen(d).files["op_kernel/matmul_all_reduce.cpp"]
+    loop = _finish_loop(kernel)
+    assert loop.count("Epilogue(row, tail);") == 1 and loop.count("hccl_.Wait(") == 1  # one of each per tile
+    t = M.mc2_tiling(d)
+    ev = d.sim.events[0]
+    epi = [e for e in ev if e.lane == "epilogue"]
+    assert [e.tile for e in epi] == list(range(t.tile_cnt + t.tail_cnt))  # as many as the loop runs, in its order
+    loop_end = max(e.end_us for e in ev if e.lane in ("compute", "sync"))
+    for e in epi:
+        comm_end = max(c.end_us for c in ev if c.lane == "comm" and c.tile == e.tile)
+        assert e.start_us >= max(comm_end, loop_end) - 1e-9
+    assert all(a.end_us <= b.start_us + 1e-9 for a, b in zip(epi, epi[1:], strict=False))  # one after another
+    if fast:  # tile 0's collective is long done when the loop ends: its epilogue waits for the loop, not the link
+        first_comm_end = max(c.end_us for c in ev if c.lane == "comm" and c.tile == 0)
+        assert first_comm_end < loop_end and epi[0].start_us == pytest.approx(loop_end)
+    # the whole-output form (AllGatherMatmul's bias) has no per-tile loop
+    ag = _design("all_gather_matmul", bias=ks.placeholder((256,), "float16", name="bias"))
+    assert _finish_loop(M.codegen(ag).files["op_kernel/all_gather_matmul.cpp"]) == ""
+
+
+def test_aiv_engine_moves_the_client_to_a_vector_core_and_leaves_hccl_its_cores():
+    r = ks.placeholder((640, 256), "float16", name="resid")
+    aicpu, aiv = (M.codegen(_design(add=r, rms_norm=True, engine=e)) for e in ("aicpu", "aiv"))
+    k_cpu, k_aiv = (c.files["op_kernel/matmul_all_reduce.cpp"] for c in (aicpu, aiv))
+    assert "AscendC::Hccl<AscendC::HCCL_SERVER_TYPE_AICPU> hccl_;" in k_cpu
+    assert "notify_ = ASCEND_IS_AIC && AscendC::GetBlockIdx() == 0;" in k_cpu
+    assert "static constexpr AscendC::HcclServerConfig kHcclClient = {AscendC::CoreType::ON_AIV, 0};" in k_aiv
+    assert "AscendC::Hccl<AscendC::HCCL_SERVER_TYPE_AICPU, kHcclClient> hccl_;" in k_aiv
+    assert "notify_ = ASCEND_IS_AIV && AscendC::GetBlockIdx() == 0;" in k_aiv
+    cores = M.Cluster(2).link.aiv_comm_cores
+    assert "tiling.set_commCores(0);" in aicpu.files["op_host/matmul_all_reduce.cpp"]
+    assert f"tiling.set_commCores({cores});" in aiv.files["op_host/matmul_all_reduce.cpp"]
+    # the epilogue is lowered for the vector cores HCCL leaves, as the model times it
+    def epi_cores(code) -> int:
+        m = re.search(r"blockDim = tiles < (\d+) \? tiles : \d+;", code.files["op_host/mc2_epilogue.cpp"])
+        return int(m.group(1))
+    prof = M.Cluster(2).profile
+    assert epi_cores(aicpu) == prof.aiv_cores and epi_cores(aiv) == prof.aiv_cores - cores
 
 
 def test_refusals_name_the_thing_and_a_way_out():

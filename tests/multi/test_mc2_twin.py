@@ -17,11 +17,12 @@ M = ks.multi
 K = N = 256  # k at MC2's minimum; n = 256 puts a 128-row tile at HCCL's 64 KB minimum
 
 
-def _design(kind: str, devices: int, rows: int, tiles: int, tail: str = "auto", dtype: str = "float16"):
+def _design(kind: str, devices: int, rows: int, tiles: int, tail: str = "auto", dtype: str = "float16",
+            engine: str = "aicpu"):
     m = rows * devices if kind == "matmul_reduce_scatter" else rows
     x = ks.placeholder((m, K), dtype, name="x")
     w = ks.placeholder((K, N), dtype, name="w")
-    return getattr(M, kind)(x, w, cluster=M.Cluster(devices), tiles=tiles, tail=tail)
+    return getattr(M, kind)(x, w, cluster=M.Cluster(devices), tiles=tiles, tail=tail, engine=engine)
 
 
 def _f32(a) -> np.ndarray:
@@ -41,10 +42,20 @@ CASES = [  # kind, devices, rows (per rank block for ReduceScatter), tiles, tail
 ]
 
 
-@pytest.mark.parametrize(("kind", "devices", "rows", "tiles", "tail"), CASES,
-                         ids=[f"{c[0]}-{c[1]}dev-{c[3]}tiles-{c[4]}" for c in CASES])
-def test_generated_operator_equals_golden(kind, devices, rows, tiles, tail, twin_cache: Path):
-    d = _design(kind, devices, rows, tiles, tail)
+AIV_CASES = [  # the AIV engine: HCCL's client on vector core 0
+    ("matmul_allreduce", 2, 640, 3, "back", "aiv"),
+    ("matmul_reduce_scatter", 4, 384, 2, "front", "aiv"),
+    ("all_gather_matmul", 4, 512, 2, "back", "aiv"),
+    ("matmul_allreduce", 8, 512, 2, "auto", "aiv"),
+]
+
+
+@pytest.mark.parametrize(("kind", "devices", "rows", "tiles", "tail", "engine"),
+                         [(*c, "aicpu") for c in CASES] + AIV_CASES,
+                         ids=[f"{c[0]}-{c[1]}dev-{c[3]}tiles-{c[4]}" for c in CASES]
+                         + [f"{c[0]}-{c[1]}dev-{c[3]}tiles-{c[4]}-aiv" for c in AIV_CASES])
+def test_generated_operator_equals_golden(kind, devices, rows, tiles, tail, engine, twin_cache: Path):
+    d = _design(kind, devices, rows, tiles, tail, engine=engine)
     inputs = d.random_inputs(seed=devices)
     got, want = M.run_twin(d, inputs, cache_dir=twin_cache), d.evaluate(inputs)
     if kind == "all_gather_matmul":
@@ -113,18 +124,21 @@ def test_finalize_with_a_repeat_left_uncommitted(twin_cache: Path):
         M.run_twin(d, d.random_inputs(), code=code, cache_dir=twin_cache)
 
 
-EPILOGUES = [  # kind, devices, rows, tiles, epilogue: b = bias, a = residual add, g = RmsNorm with gamma, n = without
-    ("matmul_allreduce", 2, 640, 3, "b"),
-    ("matmul_allreduce", 4, 640, 2, "bag"),
-    ("matmul_allreduce", 8, 512, 1, "an"),
-    ("matmul_reduce_scatter", 4, 384, 3, "b"),
-    ("all_gather_matmul", 2, 640, 3, "b"),
+EPILOGUES = [  # kind, devices, rows, tiles, epilogue: b = bias, a = residual add, g = RmsNorm with gamma, n = without;
+    # then the engine (tile by tile: a short tile's epilogue has a tiling of its own)
+    ("matmul_allreduce", 2, 640, 3, "b", "aicpu"),
+    ("matmul_allreduce", 4, 640, 2, "bag", "aicpu"),
+    ("matmul_allreduce", 8, 512, 1, "an", "aicpu"),
+    ("matmul_reduce_scatter", 4, 384, 3, "b", "aicpu"),
+    ("all_gather_matmul", 2, 640, 3, "b", "aicpu"),
+    ("matmul_allreduce", 2, 640, 3, "bag", "aiv"),
+    ("matmul_allreduce", 4, 640, 5, "ag", "aicpu"),
 ]
 
 
-@pytest.mark.parametrize(("kind", "devices", "rows", "tiles", "epi"), EPILOGUES,
-                         ids=[f"{c[0]}-{c[1]}dev-{c[4]}" for c in EPILOGUES])
-def test_epilogue_after_the_collective_equals_golden(kind, devices, rows, tiles, epi, twin_cache: Path):
+@pytest.mark.parametrize(("kind", "devices", "rows", "tiles", "epi", "engine"), EPILOGUES,
+                         ids=[f"{c[0]}-{c[1]}dev-{c[3]}tiles-{c[4]}-{c[5]}" for c in EPILOGUES])
+def test_epilogue_after_the_collective_equals_golden(kind, devices, rows, tiles, epi, engine, twin_cache: Path):
     m = rows * devices if kind == "matmul_reduce_scatter" else rows
     x, w = ks.placeholder((m, K), "float16", name="x"), ks.placeholder((K, N), "float16", name="w")
     kw = {}
@@ -134,7 +148,7 @@ def test_epilogue_after_the_collective_equals_golden(kind, devices, rows, tiles,
         kw["add"] = ks.placeholder((m, N), "float16", name="resid")
     if "g" in epi or "n" in epi:
         kw["rms_norm"] = ks.placeholder((N,), "float16", name="gamma") if "g" in epi else True
-    d = getattr(M, kind)(x, w, cluster=M.Cluster(devices), tiles=tiles, **kw)
+    d = getattr(M, kind)(x, w, cluster=M.Cluster(devices), tiles=tiles, engine=engine, **kw)
     inputs = d.random_inputs(seed=devices)
     got, want = M.run_twin(d, inputs, cache_dir=twin_cache), d.evaluate(inputs)
     if kind == "all_gather_matmul":
@@ -142,3 +156,14 @@ def test_epilogue_after_the_collective_equals_golden(kind, devices, rows, tiles,
     # golden adds the bias to the float sum and rounds once; the code rounds the collective's result, then the
     # epilogue rounds again: within 2 ulp of fp16
     np.testing.assert_allclose(_f32(got), _f32(want), rtol=2e-3, atol=2e-3)
+
+
+def test_a_client_declared_on_a_vector_core_ignores_the_other_cores(twin_cache: Path):
+    """Hccl<..., HcclServerConfig{ON_AIV, 0}>: the calls of every other core do nothing, so a kernel that does
+    not gate them itself still runs each collective once per rank."""
+    d = _design("matmul_allreduce", 2, 384, 2, "back", engine="aiv")
+    code = _broken(d, "if (notify_) {", "if (true) {")
+    assert "if (notify_)" not in next(v for k, v in code.files.items() if k.endswith("all_reduce.cpp"))
+    inputs = d.random_inputs(seed=3)
+    np.testing.assert_allclose(_f32(M.run_twin(d, inputs, code=code, cache_dir=twin_cache)), _f32(d.evaluate(inputs)),
+                               rtol=2e-3, atol=2e-3)

@@ -82,6 +82,7 @@ struct World {
     bool initialised = false;
     bool finalised = false;
     int prep_core = -1;  // 0: AIC, 1: AIV (the core type that prepared, which must commit and wait too)
+    int64_t client_block = 0;  // the block whose core is HCCL's client (an Hccl HcclServerConfig's blockId)
 };
 
 inline World& world()
@@ -157,10 +158,11 @@ inline void require_core0(const char* api)
 {
     const CoreCtx& c = ctx();
     if (!c.active) fail("hccl", "%s called outside a kernel launched by ICPU_RUN_KF", api);
-    if (c.block_idx != 0) {
-        fail("hccl", "%s on %s (block index %lld) of rank %u: HCCL's client works on core 0 only; guard the call "
-             "with `if (AscendC::GetBlockIdx() == 0)` (and ASCEND_IS_AIC or ASCEND_IS_AIV)", api, core_name(),
-             static_cast<long long>(c.block_idx), world().rank);
+    if (c.block_idx != world().client_block) {
+        fail("hccl", "%s on %s (block index %lld) of rank %u: HCCL's client works on core %lld only; guard the call "
+             "with `if (AscendC::GetBlockIdx() == %lld)` (and ASCEND_IS_AIC or ASCEND_IS_AIV)", api, core_name(),
+             static_cast<long long>(c.block_idx), world().rank, static_cast<long long>(world().client_block),
+             static_cast<long long>(world().client_block));
     }
     const int type = c.type == CoreType::AIC ? 0 : 1;
     World& w = world();

@@ -30,6 +30,17 @@ enum HcclReduceOp : uint32_t { HCCL_REDUCE_SUM = 0, HCCL_REDUCE_PROD = 1, HCCL_R
 
 enum HcclServerType : uint32_t { HCCL_SERVER_TYPE_AICPU = 0 };
 
+// Which core sends the client's messages: DEFAULT (the kernel gates the calls itself, e.g. on GetBlockIdx()),
+// or the core of that type and block id only; the client's calls on any other core do nothing.
+enum class CoreType : uint8_t { DEFAULT, ON_AIV, ON_AIC };
+
+struct HcclServerConfig {
+    CoreType type;
+    int64_t blockId;
+};
+
+static constexpr HcclServerConfig DEFAULT_CFG = {CoreType::DEFAULT, 0};
+
 // The communication context the runtime hands a kernel (one per group); on the twin a marker: the rank's
 // world lives in ks_twin::hccl.
 template <int index> inline GM_ADDR GetHcclContext()
@@ -39,12 +50,13 @@ template <int index> inline GM_ADDR GetHcclContext()
     return context;
 }
 
-template <HcclServerType serverType = HCCL_SERVER_TYPE_AICPU> class Hccl {
+template <HcclServerType serverType = HCCL_SERVER_TYPE_AICPU, const auto& config = DEFAULT_CFG> class Hccl {
 public:
     __aicore__ inline void Init(GM_ADDR context, __gm__ void* initTiling = nullptr)
     {
         (void)context;
         (void)initTiling;
+        if (config.type != CoreType::DEFAULT) ks_twin::hccl::world().client_block = config.blockId;
         ks_twin::hccl::init("Hccl::Init");
     }
 
@@ -53,6 +65,7 @@ public:
                                            HcclReduceOp op, uint8_t repeat = 1)
     {
         check_op("AllReduce", op);
+        if (!working()) return -1;
         return ks_twin::hccl::prepare(ks_twin::hccl::Kind::AllReduce, sendBuf, recvBuf, count, 0, dataType,
                                       bytes_of("AllReduce", dataType), repeat, commit);
     }
@@ -61,6 +74,7 @@ public:
     __aicore__ inline HcclHandle AllGather(GM_ADDR sendBuf, GM_ADDR recvBuf, uint64_t sendCount,
                                            HcclDataType dataType, uint64_t strideCount, uint8_t repeat = 1)
     {
+        if (!working()) return -1;
         return ks_twin::hccl::prepare(ks_twin::hccl::Kind::AllGather, sendBuf, recvBuf, sendCount, strideCount,
                                       dataType, bytes_of("AllGather", dataType), repeat, commit);
     }
@@ -71,13 +85,20 @@ public:
                                                uint8_t repeat = 1)
     {
         check_op("ReduceScatter", op);
+        if (!working()) return -1;
         return ks_twin::hccl::prepare(ks_twin::hccl::Kind::ReduceScatter, sendBuf, recvBuf, recvCount, strideCount,
                                       dataType, bytes_of("ReduceScatter", dataType), repeat, commit);
     }
 
-    __aicore__ inline void Commit(HcclHandle handleId) { ks_twin::hccl::commit(handleId); }
-    __aicore__ inline int32_t Wait(HcclHandle handleId) { return ks_twin::hccl::wait(handleId); }
-    __aicore__ inline void Finalize() { ks_twin::hccl::finalize(); }
+    __aicore__ inline void Commit(HcclHandle handleId)
+    {
+        if (working()) ks_twin::hccl::commit(handleId);
+    }
+    __aicore__ inline int32_t Wait(HcclHandle handleId) { return working() ? ks_twin::hccl::wait(handleId) : 0; }
+    __aicore__ inline void Finalize()
+    {
+        if (working()) ks_twin::hccl::finalize();
+    }
     __aicore__ inline uint32_t GetRankId() const { return ks_twin::hccl::world().rank; }
     __aicore__ inline uint32_t GetRankDim() const
     {
@@ -86,6 +107,14 @@ public:
     }
 
 private:
+    // The core the config names (every core with DEFAULT: the kernel gates the calls itself)
+    static bool working()
+    {
+        if (config.type == CoreType::DEFAULT) return true;
+        const ks_twin::CoreCtx& c = ks_twin::ctx();
+        const bool aiv = c.type == ks_twin::CoreType::AIV;
+        return (config.type == CoreType::ON_AIV) == aiv && c.block_idx == config.blockId;
+    }
     static void check_op(const char* api, HcclReduceOp op)
     {
         if (op != HCCL_REDUCE_SUM) {
