@@ -25,7 +25,7 @@ __all__ = ["measured_html", "measured_lanes", "measured_figure", "MeasuredView",
 MEASURED, PREDICTED = "#343a40", "#adb5bd"  # the pair of bars of a row: msprof's, the simulator's
 _ORDER = ("MTE2", "MTE1", "CUBE", "FIXP", "VECTOR", "MTE3", "SCALAR", "FLOWCTRL")
 _LANE_OF = {"M": "CUBE", "V": "VECTOR", "S": "SCALAR", "FIX": "FIXP", "FLOW": "FLOWCTRL"}
-_BAR_PX = 160
+_BAR_PX = 120
 _LANE_PX, _MARGIN_PX = 17, 76
 
 
@@ -51,8 +51,8 @@ def measured_html(cmp: MeasuredComparison) -> str:
         task = ('<div class="ks-measured-task" style="color:#868e96; margin:2px 0 6px 0;">no OpBasicInfo.csv: no '
                 "task time to compare</div>")
     top = max([v for r in cmp.rows for v in (r.measured_us, r.predicted_us) if v] or [1.0])
-    cell = "padding:1px 8px; text-align:{};"
-    head = "".join(f'<th style="{cell.format(a)}">{h}</th>' for h, a in (
+    cell = "padding:1px 8px; white-space:nowrap; text-align:{};"
+    head = "".join(f'<th style="padding:1px 8px; text-align:{a};">{h}</th>' for h, a in (
         ("unit", "left"), ("pipe", "left"), ("measured us", "right"), ("predicted us", "right"),
         ("measured / predicted", "right"), ("", "left")))
     body = []

@@ -37,8 +37,8 @@ def test_table_pairs_each_pipes_bars_on_one_scale(vector_sim):
     widths = {(who, float(v)): int(w) for who, v, w in
               re.findall(r'title="(measured|predicted) ([\d,.]+) us" style="height:6px; margin:1px 0; width:(\d+)px',
                          page.replace(",", ""))}
-    assert widths[("measured", 155.431)] == 160  # the longest time spans the bar
-    assert widths[("measured", 109.278)] == round(160 * 109.277779 / 155.431107)
+    assert widths[("measured", 155.431)] == 120  # the longest time spans the bar
+    assert widths[("measured", 109.278)] == round(120 * 109.277779 / 155.431107)
     assert MEASURED in page and PREDICTED in page
     assert "x" in page and f"{cmp.row('vector', 'V').ratio:.2f}x" in page
     assert "topk_custom_0" in page  # the note that the operators differ
