@@ -14,7 +14,6 @@ Stage 7, one of the three readers of the TileIR. It may import core/, hw/ and ti
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from ..core.checks import as_bool
@@ -40,7 +39,7 @@ ANALYSES: list[Analysis] = [*_TILEIR_ANALYSES, ("name_operators", "operator, cla
 
 def generate_files(prog: Program, *, high_level: bool = False) -> dict[str, str]:
     """Every generated file of `prog`, by relative path. `high_level`: see `codegen`."""
-    return _files(_fixed_where_high_level(prog) if high_level else prog, high_level)
+    return _files(prog, high_level)
 
 
 def _files(prog: Program, high_level: bool) -> dict[str, str]:
@@ -74,8 +73,6 @@ def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
 
     prog = need(prog, Program, "codegen")
     high_level = _flag(high_level, "codegen")
-    if high_level:
-        prog = _fixed_where_high_level(prog)
     rt = runtime_rows(prog)
     specs = {t.name: TensorSpec(t.name, t.shape, t.dtype, rt.dims if rt is not None and t.name in rt.tensors else 0)
              for t in prog.tensors}
@@ -91,15 +88,6 @@ def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
     )
 
 
-def _fixed_where_high_level(prog: Program) -> Program:
-    """`prog` with the kernels the high-level API writes kept at their lowered rows: the API's tilings are
-    computed on the host for the lowered tile and tail, so their code does not take another row count."""
-    kernels = tuple(dataclasses.replace(k, runtime_rows=None)
-                    if k.runtime_rows is not None and isinstance(high_level_plan(prog, k), HighLevelPlan) else k
-                    for k in prog.kernels)
-    return prog if kernels == prog.kernels else dataclasses.replace(prog, kernels=kernels)
-
-
 def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = False, high_level: bool = False) -> Path:
     """Write a CANN custom-operator project for `prog` into `out_dir`; returns the directory.
 
@@ -110,8 +98,6 @@ def export_project(prog: Program, out_dir: str | Path, *, overwrite: bool = Fals
 
     prog = need(prog, Program, "export_project")
     high_level = _flag(high_level, "export_project")
-    if high_level:
-        prog = _fixed_where_high_level(prog)
     return write_project(prog, out_dir, _files(prog, high_level), overwrite=overwrite)
 
 

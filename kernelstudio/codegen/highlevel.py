@@ -8,6 +8,8 @@ tiling fields), and computes each tile with one API call on the queue tensors in
 (half or float; the API computes in float inside). gamma and beta are loaded once per core; a missing one
 is a row of ones or zeros. The API's tiling structs are filled on the host by the API's tiling functions,
 for a full tile and (when the rows leave one) for the last, shorter tile, and travel in the tiling data.
+A kernel that takes its rows at run time (`Kernel.runtime_rows`, as the basic code does) reads its row count,
+tiles and block dim from the tiling, and TilingFunc fills the last tile's API tiling for the run's tail.
 The tmp buffer given to the API is sized from the API's minimum and maximum temporary space (the twin's
 formulas, `tiling/norm_tiling.h`), as much of the maximum as UB leaves; TilingFunc asks the API for its
 minimum again and fails when the kernel's buffer is smaller.
@@ -26,7 +28,7 @@ from ..tileir.capacity import profile_of
 from ..tileir.program import Kernel, Program, Tier
 from .kernel import HELPERS, KERNEL_TYPES, entry_signature, head_comments, kernel_params, launch_lines
 from .naming import names_of, param_names
-from .scope import Scope
+from .scope import Scope, runtime_rows
 from .writer import Writer, c_float, ctype
 
 __all__ = ["HighLevelPlan", "high_level_plan", "high_level_kernel_source", "high_level_tiling_fields",
@@ -46,8 +48,8 @@ def _pad32(nbytes: int) -> int:
 def tmp_row_bytes(name: str, cols_p: int, dtype: str) -> int:
     """Temporary space one row needs (the twin's GetXxxMinTmpSize, `include/tiling/norm_tiling.h`)."""
     half = itemsize(dtype) == 2
-    if name == "softmax":
-        return cols_p * 4 + 64
+    if name == "softmax":  # a block of the row's max and sum, the row and 64 more, as float32
+        return (32 // itemsize(dtype) + cols_p + 64) * 4
     if name == "layer_norm":
         return (3 if half else 2) * cols_p * 4
     return (2 if half else 1) * cols_p * 4 + 32
@@ -68,6 +70,12 @@ class HighLevelPlan:
     tail_rows: int  # rows of the last tile when it is shorter, else 0
     depth: int
     tmp_bytes: int
+    runtime: bool = False  # the rows are the run's: the last tile's length is known at run time only
+
+    @property
+    def has_tail(self) -> bool:
+        """Whether the kernel carries a second API tiling for a shorter last tile."""
+        return self.runtime or self.tail_rows > 0
 
     @property
     def api(self) -> str:
@@ -113,7 +121,8 @@ def high_level_plan(prog: Program, k: Kernel) -> HighLevelPlan | str:
     cols_p = -(-cols // per) * per
     depth = max((b.depth for b in k.buffers if b.queue is not None and b.tier is Tier.UB), default=1)
     tail = rows % tr
-    plan = HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, 0)
+    runtime = runtime_rows(prog) is not None
+    plan = HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, 0, runtime)
     profile = profile_of(prog)  # the profile it was lowered for: a user's ub_bytes override holds here too
     row = tmp_row_bytes(comp.name, cols_p, dtype)
     ub = profile.capacity_bytes("UB")
@@ -122,7 +131,7 @@ def high_level_plan(prog: Program, k: Kernel) -> HighLevelPlan | str:
     if tmp < row:
         return (f"UB ({ub} B) leaves {free} B for the API's tmp buffer after the tiles, below the "
                 f"{row} B one {cols}-wide row needs")
-    return HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, tmp)
+    return HighLevelPlan(k, comp.name, dtype, rows, cols, cols_p, tr, tail, depth, tmp, runtime)
 
 
 def _ub_without_tmp(p: HighLevelPlan) -> int:
@@ -136,44 +145,58 @@ def _ub_without_tmp(p: HighLevelPlan) -> int:
 def high_level_tiling_fields(p: HighLevelPlan) -> list[str]:
     """The API's tiling structs in the kernel's tiling data: a full tile's and the last tile's."""
     out = [f"TILING_DATA_FIELD_DEF_STRUCT({p.struct}, {p.field});"]
-    if p.tail_rows:
+    if p.has_tail:
         out.append(f"TILING_DATA_FIELD_DEF_STRUCT({p.struct}, {p.tail_field});")
     return out
 
 
 def high_level_tiling_fill(w: Writer, var: str, p: HighLevelPlan) -> None:
     """TilingFunc lines: each tiling struct from the API's host tiling function, for the tmp buffer the
-    kernel gives the API, after checking that buffer against the API's minimum."""
-    size, tmp = itemsize(p.dtype), p.tmp_bytes
+    kernel gives the API, after checking that buffer against the API's minimum. With run-time rows, the last
+    tile's struct is filled for the run's tail (`rows` is TilingFunc's local), when there is one."""
+    tmp = p.tmp_bytes
     w(f"// {p.api} tiling from the API's host tiling functions, for the {tmp}-byte tmp buffer the kernel gives it")
-    for rows, field in ((p.tile_rows, p.field), (p.tail_rows, p.tail_field)):
-        if not rows:
-            continue
-        w(f"{{  // {rows} rows")
+    w(f"{{  // {p.tile_rows} rows")
+    with w.indented():
+        _api_tiling(w, var, p, p.field, str(p.tile_rows))
+    w("}")
+    if p.runtime:
+        w("// the last tile's rows, from the run's row count (none when the tiles divide the rows)")
+        with w.block(f"if (rows % {p.tile_rows} != 0)"):
+            w(f"const int64_t tailRows = rows % {p.tile_rows};")
+            _api_tiling(w, var, p, p.tail_field, "tailRows")
+    elif p.tail_rows:
+        w(f"{{  // {p.tail_rows} rows")
         with w.indented():
-            if p.name == "softmax":
-                w(f"const ge::Shape srcShape({{{rows}, {p.cols_p}}});",
-                  f"const uint32_t minTmp = AscendC::GetSoftMaxMinTmpSize(srcShape, {size}, false);")
-                with w.block(f"if (minTmp > {tmp})"):
-                    w("return ge::GRAPH_FAILED;  // the kernel's tmp buffer is below the API's minimum")
-                w(f"AscendC::SoftMaxTilingFunc(srcShape, {size}, {tmp}, {var}.{field});")
-            elif p.name == "layer_norm":
-                w(f"const ge::Shape srcShape({{1, {rows}, {p.cols_p}, {p.cols}}});  // B, S, H, original H",
-                  "uint32_t maxTmp = 0, minTmp = 0;",
-                  f"AscendC::GetLayerNormMaxMinTmpSize(srcShape, {size}, false, maxTmp, minTmp);")
-                with w.block(f"if (minTmp > {tmp})"):
-                    w("return ge::GRAPH_FAILED;  // the kernel's tmp buffer is below the API's minimum")
-                w(f"AscendC::GetLayerNormNDTilingInfo(srcShape, {tmp}, {size}, false, {var}.{field});")
-            else:
-                w(f"const ge::Shape srcShape({{1, {rows}, {p.cols_p}}});",
-                  f"const ge::Shape originShape({{1, {rows}, {p.cols}}});", "uint32_t maxTmp = 0, minTmp = 0;")
-                with w.block(f"if (!AscendC::GetRmsNormMaxMinTmpSize(srcShape, {size}, maxTmp, minTmp) || "
-                             f"minTmp > {tmp})"):
-                    w("return ge::GRAPH_FAILED;  // the kernel's tmp buffer is below the API's minimum")
-                with w.block(f"if (!AscendC::GetRmsNormTilingInfo(srcShape, originShape, {tmp}, {size}, "
-                             f"{var}.{field}))"):
-                    w("return ge::GRAPH_FAILED;")
+            _api_tiling(w, var, p, p.tail_field, str(p.tail_rows))
         w("}")
+
+
+def _api_tiling(w: Writer, var: str, p: HighLevelPlan, field: str, rows: str) -> None:
+    """One API tiling struct for tiles of `rows` (C++ text) rows."""
+    size, tmp = itemsize(p.dtype), p.tmp_bytes
+    if p.name == "softmax":
+        w(f"const ge::Shape srcShape({{{rows}, {p.cols_p}}});",
+          f"const uint32_t minTmp = AscendC::GetSoftMaxMinTmpSize(srcShape, {size}, false);")
+        with w.block(f"if (minTmp > {tmp})"):
+            w("return ge::GRAPH_FAILED;  // the kernel's tmp buffer is below the API's minimum")
+        w(f"AscendC::SoftMaxTilingFunc(srcShape, {size}, {tmp}, {var}.{field});")
+    elif p.name == "layer_norm":
+        w(f"const ge::Shape srcShape({{1, {rows}, {p.cols_p}, {p.cols}}});  // B, S, H, original H",
+          "uint32_t maxTmp = 0, minTmp = 0;",
+          f"AscendC::GetLayerNormMaxMinTmpSize(srcShape, {size}, false, maxTmp, minTmp);")
+        with w.block(f"if (minTmp > {tmp})"):
+            w("return ge::GRAPH_FAILED;  // the kernel's tmp buffer is below the API's minimum")
+        w(f"AscendC::GetLayerNormNDTilingInfo(srcShape, {tmp}, {size}, false, {var}.{field});")
+    else:
+        w(f"const ge::Shape srcShape({{1, {rows}, {p.cols_p}}});",
+          f"const ge::Shape originShape({{1, {rows}, {p.cols}}});", "uint32_t maxTmp = 0, minTmp = 0;")
+        with w.block(f"if (!AscendC::GetRmsNormMaxMinTmpSize(srcShape, {size}, maxTmp, minTmp) || "
+                     f"minTmp > {tmp})"):
+            w("return ge::GRAPH_FAILED;  // the kernel's tmp buffer is below the API's minimum")
+        with w.block(f"if (!AscendC::GetRmsNormTilingInfo(srcShape, originShape, {tmp}, {size}, "
+                     f"{var}.{field}))"):
+            w("return ge::GRAPH_FAILED;")
 
 
 # ---- kernel side -------------------------------------------------------------------------------------
@@ -229,10 +252,11 @@ def high_level_kernel_source(prog: Program, p: HighLevelPlan) -> str:
                 for n in scope.tiling:
                     w(f"{f(n)} = static_cast<int32_t>(tiling.{f(n)});")
                 w(f"apiTiling = tiling.{p.field};  // {p.tile_rows} rows")
-                if p.tail_rows:
-                    w(f"apiTailTiling = tiling.{p.tail_field};  // the last tile's {p.tail_rows} rows")
+                if p.has_tail:
+                    w(f"apiTailTiling = tiling.{p.tail_field};  // the last tile's "
+                      + ("rows, when the run leaves a shorter one" if p.runtime else f"{p.tail_rows} rows"))
                 for n in params:
-                    w(f"{scope.gm_name(n)}.SetGlobalBuffer((__gm__ {t}*)({pnames[n]}), {prog.tensor(n).size});")
+                    w(f"{scope.gm_name(n)}.SetGlobalBuffer((__gm__ {t}*)({pnames[n]}), {_gm_size(scope, n)});")
                 w("blockIdx = AscendC::GetBlockIdx();", "blockNum = AscendC::GetBlockNum();",
                   f"pipe.InitBuffer(inQueueX, BUFFER_NUM, {tile_bytes});  // {p.tile_rows} x {p.cols_p} {t}: "
                   f"{comp.x} from GM",
@@ -265,7 +289,7 @@ def high_level_kernel_source(prog: Program, p: HighLevelPlan) -> str:
             for n in scope.tiling:
                 w(f"int32_t {f(n)};")
             w(f"{p.struct} apiTiling;")
-            if p.tail_rows:
+            if p.has_tail:
                 w(f"{p.struct} apiTailTiling;")
             w("AscendC::TQue<AscendC::QuePosition::VECIN, BUFFER_NUM> inQueueX;",
               "AscendC::TQue<AscendC::QuePosition::VECOUT, BUFFER_NUM> outQueueY;")
@@ -284,6 +308,14 @@ def high_level_kernel_source(prog: Program, p: HighLevelPlan) -> str:
         w("GET_TILING_DATA(tilingData, tiling);", f"KERNEL_TASK_TYPE_DEFAULT({KERNEL_TYPES[k.kernel_type]});",
           *launch_lines(prog, k, names.cls))
     return w.text()
+
+
+def _gm_size(scope: Scope, n: str) -> str:
+    """Elements of GM tensor `n`: its lowered size, or the run's rows times its row for one that takes them."""
+    size, rt = scope.prog.tensor(n).size, scope.runtime
+    if rt is None or n not in rt.tensors:
+        return str(size)
+    return f"{scope.field_name(rt.rows)} * {size // scope.tiling[rt.rows]}"
 
 
 def _methods(w: Writer, scope: Scope, p: HighLevelPlan, affine: list[tuple[str, str, float]]) -> None:
@@ -335,11 +367,12 @@ def _methods(w: Writer, scope: Scope, p: HighLevelPlan, affine: list[tuple[str, 
             w(f"AscendC::LocalTensor<{t}> meanLocal = meanBuf.Get<{t}>();",
               f"AscendC::LocalTensor<{t}> varianceLocal = varianceBuf.Get<{t}>();")
         w(f"// {comp.name} of each row in one high-level call ({HONESTY})")
-        if p.tail_rows:
+        if p.has_tail:
             with w.block(f"if (rlen == {f('tile_rows')})"):
                 w(_call(p, "apiTiling"))
             with w.block("else", "}"):
-                w(f"{_call(p, 'apiTailTiling')}  // the last tile: {p.tail_rows} rows")
+                w(f"{_call(p, 'apiTailTiling')}  // the last tile: "
+                  + ("the run's tail rows" if p.runtime else f"{p.tail_rows} rows"))
         else:
             w(_call(p, "apiTiling"))
         w("outQueueY.EnQue(yLocal);", "inQueueX.FreeTensor(xLocal);")
