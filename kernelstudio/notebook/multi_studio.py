@@ -3,14 +3,17 @@
 
 Controls from the cell's knobs (tile count, tail, engine, algorithm, device count: whatever the cell made a
 knob), the cards, a per-device timeline (compute collapsed to a lane per device, expanded to its pipes on a
-click; communication hidden and exposed shaded apart), the tile-count sweep and the link figures with their
-sources. Moving a control re-runs the cell; a setting CANN's rules refuse shows its error in the banner and
-keeps the last good views, as the single-chip Studio does.
+click; communication hidden and exposed shaded apart), the tile-count sweep, the link figures with their
+sources and the generated MC2 Ascend C (ks.multi.codegen: kernel, tiling, host, the sub-operators and the
+rank launcher), redrawn while its tab is open and on opening it after a move. Moving a control re-runs
+the cell; a setting CANN's rules refuse shows its error in the banner and keeps the last good views, as the
+single-chip Studio does.
 """
 
 from __future__ import annotations
 
 import base64
+import html
 import json
 from collections.abc import Callable
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 import ipywidgets as W
 
 from ..core.errors import KernelStudioError
+from ..multi.codegen import codegen as mc2_codegen
 from ..multi.design import Mc2Design
 from . import render as R
 from .cell import CellError
@@ -25,11 +29,12 @@ from .live import LiveControls
 from .render import multi as RM
 from .session import StudioSession
 from .studio import _control
+from .views import code as VC
 from .views import multi as VM
 
 __all__ = ["MultiStudio"]
 
-_TABS = ("Timeline", "Tile sweep", "Link")
+_TABS = ("Timeline", "Tile sweep", "Link", "Ascend C")
 
 
 class MultiStudio(LiveControls, W.VBox):
@@ -72,10 +77,17 @@ class MultiStudio(LiveControls, W.VBox):
         self.sweep_note = W.HTML()
         self.sweep_title = W.HTML()
         self.link = W.HTML()
+        self.file_pick = W.ToggleButtons(style={"button_width": "auto"})
+        self.code_view = W.HTML()
+        self.files: dict[str, str] = {}
+        self._code_of: Any = None  # the design whose code the tab shows
         self.tabs = W.Tab(children=[W.VBox([self.expand_box, self.legend, self.timeline]),
-                                    W.VBox([self.sweep_title, self.sweep, self.sweep_note]), self.link])
+                                    W.VBox([self.sweep_title, self.sweep, self.sweep_note]), self.link,
+                                    W.VBox([self.file_pick, self.code_view])])
         self.tabs.titles = _TABS
         self.tabs.selected_index = 0
+        self.file_pick.observe(lambda ch: self._show_file(), names="value")
+        self.tabs.observe(lambda ch: self._draw_code(), names="selected_index")
         super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
                                  layout=W.Layout(align_items="center", flex_flow="row wrap")),
                           self.controls, self.tune_box, self.banner, self.cards, self.changed, self.tabs])
@@ -175,9 +187,47 @@ class MultiStudio(LiveControls, W.VBox):
         self.sweep_note.value = RM.sweep_note_html(self.data["sweep"])
         self.sweep_title.value = RM.sweep_title_html(self.data["sweep"])
         self.link.value = RM.link_html(self.data["link"])
+        self._draw_code()
         self.trace_link.value = ""
         for fn in self.listeners:
             fn(self)
+
+    # --- the generated code ---------------------------------------------------------------------
+    def code_files(self) -> dict[str, str]:
+        """path -> text of the design's generated MC2 operator: the MC2 kernel, its tiling header and host
+        file first, then the sub-operators' files and main.cpp (the rank launcher)."""
+        d = self.session.design
+        if not isinstance(d, Mc2Design):
+            return {}
+        files = mc2_codegen(d).files
+        first = [p for p in files if p.startswith(("op_kernel/", "op_host/")) and not p.split("/")[1].startswith(
+            "mc2_")]
+        return {p: files[p] for p in (*first, *(p for p in files if p not in first))}
+
+    def _draw_code(self) -> None:
+        """Fill the Ascend C tab from the design shown, when that tab is open and behind it."""
+        d = self.session.design
+        if self.tabs.selected_index != _TABS.index("Ascend C") or d is self._code_of or not isinstance(d, Mc2Design):
+            return
+        try:
+            self.files = self.code_files()
+        except KernelStudioError as e:  # a design the MC2 generator does not emit: say so in the tab
+            self.files, self._code_of = {}, d
+            self.file_pick.options = []
+            self.code_view.value = (f'<div class="ks-code-refused" style="color:#c92a2a;">no generated code at this '
+                                    f"setting: {html.escape(str(e))}</div>")
+            return
+        self._code_of = d
+        current = self.file_pick.value
+        if list(self.file_pick.options) != list(self.files):
+            self.file_pick.options = list(self.files)
+        self.file_pick.value = current if current in self.files else next(iter(self.files))
+        self._show_file()
+
+    def _show_file(self) -> None:
+        path = self.file_pick.value
+        if path in self.files:
+            self.code_view.value = R.code_html(VC.highlight_cpp(self.files[path]))
 
     def _offer_trace(self) -> None:
         d = self.session.design

@@ -192,3 +192,34 @@ out = ks.multi.{op}(x, w, cluster=ks.multi.Cluster(devices=4), tiles=knob("tiles
     assert split.schedule.tiles == 4 and st.error is None
     assert _exposed_in_figure(st) == pytest.approx(split.exposed_comm_us, abs=1e-6)
     assert split.exposed_comm_us < unsplit.exposed_comm_us
+
+
+def test_the_ascend_c_tab_shows_the_mc2_code_and_follows_the_controls(tp):
+    sh, st, _ = tp
+    tab = st.tabs.titles.index("Ascend C")
+    assert st.files == {} and st.code_view.value == ""  # drawn when opened, not before
+    st.tabs.selected_index = tab
+    d = sh.user_ns["tp"]
+    want = ks.multi.codegen(d).files
+    assert set(st.files) == set(want) and all(st.files[p] == want[p] for p in want)
+    assert list(st.file_pick.options)[:3] == ["op_kernel/matmul_all_reduce.cpp", "op_host/matmul_all_reduce_tiling.h",
+                                              "op_host/matmul_all_reduce.cpp"]
+    assert st.file_pick.value == "op_kernel/matmul_all_reduce.cpp"
+    shown = st.code_view.value
+    assert "Commit" in shown and "Wait" in shown and "SyncAll" in shown and "ks-code" in shown
+    assert "1 tile(s)" in shown
+    st._knob_widgets["tiles"].value = 4  # the open tab follows the tile count
+    assert st.code_view.value != shown and "4 tile(s)" in st.code_view.value
+    st.file_pick.value = "op_host/matmul_all_reduce.cpp"
+    assert "tiling.set_tileCnt(4);" in st.files["op_host/matmul_all_reduce.cpp"]
+    assert "set_tileCnt" in st.code_view.value
+    st._knob_widgets["engine"].value = "aiv"  # the file picked stays picked; its text is the new design's
+    assert st.file_pick.value == "op_host/matmul_all_reduce.cpp"
+    assert "tiling.set_commCores(" in st.files["op_host/matmul_all_reduce.cpp"]
+    assert "kHcclClient" in st.files["op_kernel/matmul_all_reduce.cpp"]
+    st.tabs.selected_index = 0  # a move while the tab is closed leaves it behind, and opening it catches up
+    st._knob_widgets["tiles"].value = 8
+    assert "8 tile(s)" not in st.files["op_kernel/matmul_all_reduce.cpp"]
+    st.tabs.selected_index = tab
+    assert "8 tile(s)" in st.files["op_kernel/matmul_all_reduce.cpp"]
+    assert st.files == ks.multi.codegen(sh.user_ns["tp"]).files
