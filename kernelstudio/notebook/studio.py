@@ -169,6 +169,22 @@ class Studio(LiveControls, W.VBox):
             self.insight_box.children = (self.advice_strip, *self.insight_box.children)
         return self.advice_strip
 
+    def show_measured(self, measured: Any) -> Any:
+        """msprof's outputs of this design's kernel (an OPPROF_* folder or one of its files) in a Measured tab, next
+        to the simulation of the setting shown (redrawn as knobs move); returns the comparison."""
+        from ..ascendc.measured import compare_measured
+        from ..ascendc.msprof import read_msprof
+        from .measured_view import MeasuredView
+
+        run = read_msprof(measured)
+        if "Measured" not in self.tabs.titles:
+            self.measured_view = MeasuredView()
+            self.tabs.children = (*self.tabs.children, self.measured_view)
+            self.tabs.titles = (*_TABS, "Measured")
+        self._drawers["Measured"] = lambda: self.measured_view.update(compare_measured(self._prev, run))
+        self._drawers["Measured"]()
+        return self.measured_view.cmp
+
     def open_what_if(self) -> Any:
         """Show the what-if panel (the profile's numbers as controls, chips side by side) under the controls."""
         if self.what_if_panel is None:

@@ -94,3 +94,32 @@ def test_own_kernel_studio_shows_the_measurement(twin_cache):
     st.show_measured(WRITTEN / "PipeUtilization.csv")  # no task time, no trace
     assert "measured (no OpBasicInfo.csv)" in st.cards.value and st.measured_view.lanes_box.layout.display == "none"
     assert st.tabs.titles.count("Measured") == 1
+
+
+def test_design_studio_shows_the_measurement_and_follows_the_setting():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "kernelstudio")
+    magics = sh.magics_manager.registry["AscendKernelMagics"]
+    cell = ('x = placeholder((8, 4096), "float16", name="x")\nout = x * 2.0 + 1.0\ns = create_schedule(out)\n'
+            's[out].parallel(0, cores=knob("cores", 8, [4, 8]))\n')
+    try:
+        with capture_output():
+            assert sh.run_cell(f"%%ascend_kernel measured_vec\n{cell}").success
+        st = magics.studios["measured_vec"]
+        titles = st.tabs.titles
+        cmp = st.show_measured(WRITTEN)
+        assert st.tabs.titles == (*titles, "Measured") and st.tabs.children[-1] is st.measured_view
+        assert cmp.sim is st._prev.sim and cmp.measured_task_us == 3.25
+        assert "ks-measured-table" in st.measured_view.table.value
+        d4 = st.session.rebuild({"cores": 4})
+        st._show(d4)  # a knob move: the Measured tab is behind until opened
+        st.tabs.selected_index = len(st.tabs.children) - 1
+        assert st.measured_view.cmp.sim is d4.sim
+        st.show_measured(DATA / "hamming_topk")  # another run: the tab is kept, its data replaced
+        assert st.tabs.titles.count("Measured") == 1 and st.measured_view.cmp.measured_task_us == 155.740005
+    finally:
+        magics.studios.clear()
+        sh.user_ns.pop("measured_vec", None)
