@@ -1,6 +1,7 @@
 """The multi-device Studio in a real browser: notebook 08 run top to bottom in JupyterLab, the tile count moved
-with the keyboard, and the exposed communication shrinking on the per-device timeline; a split CANN refuses
-shows the banner over the last good views. Screenshots of each tab go to artifacts/ui/ (KS_UI_ARTIFACTS)."""
+with the keyboard, and the exposed communication shrinking on the per-device timeline; the Ascend C tab shows
+the MC2 code and follows the tile count; a split CANN refuses shows the banner over the last good views.
+Screenshots of each tab go to artifacts/ui/ (KS_UI_ARTIFACTS)."""
 
 from __future__ import annotations
 
@@ -97,6 +98,27 @@ def test_notebook_08_moving_the_tile_count_shrinks_the_exposed_communication(lab
     assert "assumed" in lab.page.locator(f"{STUDIO} .ks-link").inner_text()
     lab.assert_layout_ok("link")
     _shot(lab, "link")
+
+    # the generated MC2 code at 1,100 px: Commit per tile and Wait, following the tile count
+    lab.set_viewport(1100)
+    lab.page.wait_for_timeout(500)
+    lab.studio_tab("Ascend C")
+    code = lab.page.locator(f"{STUDIO} .ks-code")
+    code.wait_for(timeout=STEP_MS)
+    text = code.inner_text()
+    assert "hccl_.Commit(" in text and "hccl_.Wait(" in text and "SyncAll" in text
+    assert "in 2 tile(s)" in text
+    lab.assert_layout_ok("Ascend C, 1100 px")
+    _shot(lab, "ascend-c-1100px")
+    lab.move_slider("tiles")  # 2 -> 3 tiles: the code follows
+    lab.page.wait_for_function(f"() => document.querySelector('{STUDIO} .ks-code').innerText.includes('in 3 tile(s)')",
+                               timeout=STEP_MS)
+    assert "hccl_.Commit(" in code.inner_text()
+    lab.assert_layout_ok("Ascend C, 3 tiles")
+    lab.move_slider("tiles", "ArrowLeft")  # back to 2 tiles
+    lab.page.wait_for_function(f"() => document.querySelector('{STUDIO} .ks-code').innerText.includes('in 2 tile(s)')",
+                               timeout=STEP_MS)
+    lab.set_viewport(1500)
     lab.studio_tab("Timeline")
 
     # a split CANN refuses: the banner over the last good views, which stay
