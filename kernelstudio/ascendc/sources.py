@@ -178,8 +178,9 @@ def tiling_struct(files: Mapping[str, str], entry: Entry) -> TilingStruct | None
 
 
 def tiling_setters(struct: TilingStruct, values: Mapping[str, object], var: str) -> list[str]:
-    """C++ statements that fill `var` (a pointer to the struct) from `values` through its set_ accessors,
-    as a CANN TilingFunc does; nested dicts fill a struct field (`TCubeTiling`) the same way."""
+    """C++ statements that fill `var` (a pointer to the struct) from `values` through its set_ accessors (an
+    array field through the pointer its get_ returns), as a CANN TilingFunc does; nested dicts fill a struct
+    field (`TCubeTiling`) the same way."""
     lines = []
     for key, value in values.items():
         kind = struct.fields.get(key) if isinstance(key, str) else None
@@ -198,7 +199,7 @@ def tiling_setters(struct: TilingStruct, values: Mapping[str, object], var: str)
             if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
                 raise InputError(f"ks.ascendc.load: tiling field {key!r} is an array; give it a list of numbers")
             for i, v in enumerate(value):
-                lines.append(f"{var}->{key}[{i}] = {_literal(f'{key}[{i}]', v)};")
+                lines.append(f"{var}->get_{key}()[{i}] = {_literal(f'{key}[{i}]', v)};")
         else:
             lines.append(f"{var}->set_{key}({_literal(key, value)});")
     return lines

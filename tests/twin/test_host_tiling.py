@@ -148,8 +148,9 @@ def test_the_twin_matmul_tiling_api(tmp_path: Path) -> None:
                     str(tmp_path / "probe")], check=True, capture_output=True)
     lines = dict(line.split(" ", 1) for line in subprocess.run(
         [str(tmp_path / "probe")], check=True, capture_output=True, text=True).stdout.splitlines())
-    # the fixed split is kept; 64x64 fp16 fractals fit L0A/L0B twice, 64x128 fp32 fits L0C twice
-    assert lines["fixed"].split() == ["0", "8", "128", "256", "64", "128", "64", "2", "2"]
+    # the fixed split is kept; 64x64 fp16 fractals fit L0A/L0B twice, 64x128 fp32 fits L0C twice; 4 x 4 blocks
+    # of 128 x 256 cover C: usedCoreNum = mDim * nDim
+    assert lines["fixed"].split() == ["0", "16", "128", "256", "64", "128", "64", "2", "2"]
     # no fixed split: base block up to 128 x 256 within the (16-padded) block, and the largest baseK (a
     # multiple of 16) whose A and B fractals double-buffer in 64 KiB: 112 x 1008 x 2 x 2 B > 64 KiB, so 144
     m, n, k = (int(v) for v in lines["free"].split()[1:])

@@ -56,19 +56,26 @@ def test_host_class_lists_the_same_fields_and_is_its_own_type() -> None:
 
 @pytest.mark.twin
 def test_offsets_compiled_match_cann_order(tmp_path: Path) -> None:
-    """The compiler's view: every field of both at 4 x its CANN index, 200 bytes in all; two types."""
-    checks = "\n".join(f"static_assert(offsetof(TCubeTiling, {f}) == {4 * i}, \"{f}\");\n"
-                       f"static_assert(offsetof(optiling::TCubeTiling, {f}) == {4 * i}, \"host {f}\");"
+    """The compiler's view: every field of the kernel struct at 4 x its CANN index, 200 bytes in all; the host
+    class (private fields, as CANN's) the same size, and each set_<field> lands on the kernel struct's field."""
+    checks = "\n".join(f"static_assert(offsetof(TCubeTiling, {f}) == {4 * i}, \"{f}\");"
                        for i, f in enumerate(CANN_ORDER))
+    sets = "\n".join(f"    h.set_{f}({i + 1});" for i, f in enumerate(CANN_ORDER))
+    reads = " ||\n".join(f"        k.{f} != {i + 1} || h.get_{f}() != {i + 1}" for i, f in enumerate(CANN_ORDER))
     src = tmp_path / "layout.cpp"
-    src.write_text(f'#include <cstddef>\n#include <type_traits>\n#include "tiling/tiling_api.h"\n{checks}\n'
+    src.write_text(f'#include <cstddef>\n#include <cstring>\n#include <type_traits>\n#include "tiling/tiling_api.h"\n'
+                   f"{checks}\n"
                    "static_assert(sizeof(TCubeTiling) == 200, \"size\");\n"
                    "static_assert(sizeof(optiling::TCubeTiling) == 200, \"host size\");\n"
                    "static_assert(!std::is_same<TCubeTiling, optiling::TCubeTiling>::value, \"two types\");\n"
-                   "static_assert(std::is_trivially_copyable<optiling::TCubeTiling>::value, \"a blob\");\n")
-    proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", *chip_flags("ascend910b2"), f"-I{include_dir()}",
-                           str(src)], capture_output=True, text=True, timeout=120)
+                   "static_assert(std::is_trivially_copyable<optiling::TCubeTiling>::value, \"a blob\");\n"
+                   f"int main()\n{{\n    optiling::TCubeTiling h;\n{sets}\n    TCubeTiling k;\n"
+                   f"    h.SaveToBuffer(&k, sizeof k);\n    return ({reads}) ? 1 : 0;\n}}\n")
+    exe = tmp_path / "layout"
+    proc = subprocess.run([CXX, "-std=c++17", *chip_flags("ascend910b2"), f"-I{include_dir()}", str(src), "-o",
+                           str(exe)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
+    assert subprocess.run([str(exe)], timeout=60).returncode == 0
 
 
 def test_code_generator_sets_fields_by_name_in_cann_order() -> None:

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "securec.h"
+
 // Reads exactly bufferSize bytes; a missing or short file is reported on stderr and returns false.
 inline bool ReadFile(const std::string& filePath, size_t& fileSize, void* buffer, size_t bufferSize)
 {

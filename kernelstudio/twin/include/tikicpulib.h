@@ -4,6 +4,7 @@
 #define KS_TWIN_TIKICPULIB_H
 
 #include "kernel_operator.h"
+#include "securec.h"  // memcpy_s and friends, which CPU-debug launchers use to fill tiling
 
 #define ICPU_SET_TILING_KEY(key) (::ks_twin::launch_state().tiling_key = static_cast<uint64_t>(key))
 #define ICPU_RUN_KF(func, blockdim, ...) \

@@ -3,7 +3,7 @@
 //
 // CANN fills the host class on the host and the kernel copies the tiling blob into the plain struct
 // ::TCubeTiling (kernel_tiling/kernel_tiling.h) word by word, so the layout is part of the contract; the
-// static_asserts below pin the two to it.
+// static_asserts below (LayoutMatchesKernelStruct) pin the two to it.
 #if defined(KS_TWIN_KERNEL_UNIT) && !defined(KS_TWIN_TILING_STRUCTS)
 #error "tiling/tiling_api.h is a host header (TilingFunc and the Matmul tiling API): a kernel source (op_kernel/*.cpp) cannot include it, as on CANN; kernels include kernel_operator.h and lib/... headers, and read their tiling with GET_TILING_DATA"
 #endif
@@ -39,33 +39,48 @@
     X(CLayoutInfoN) X(CLayoutInfoG) X(CLayoutInfoS2) X(BatchNum) X(mxTypePara)
 
 namespace optiling {
-// The host tiling-data class the Matmul tiling API fills (GetTiling), with set_/get_ accessors and
-// SaveToBuffer as CANN's has; its layout is the kernel struct ::TCubeTiling's, field by field.
+// The host tiling-data class the Matmul tiling API fills (GetTiling): as CANN's, its fields are private behind
+// set_/get_ accessors, and SaveToBuffer writes the blob; its layout is the kernel struct ::TCubeTiling's,
+// field by field (checked in LayoutMatchesKernelStruct).
 class TCubeTiling {
 public:
-#define KS_TWIN_TCUBE_MEMBER(f) \
-    int32_t f = 0; \
+#define KS_TWIN_TCUBE_ACCESSORS(f) \
     void set_##f(int32_t v) { f = v; } \
     int32_t get_##f() const { return f; }
+    KS_TWIN_TCUBE_FIELDS(KS_TWIN_TCUBE_ACCESSORS)
+#undef KS_TWIN_TCUBE_ACCESSORS
+    size_t GetDataSize() const { return sizeof(*this); }
+    void SaveToBuffer(void* buf, size_t cap) const
+    {
+        std::memcpy(buf, static_cast<const void*>(this), cap < sizeof(*this) ? cap : sizeof(*this));
+    }
+    static constexpr bool LayoutMatchesKernelStruct();
+
+private:
+#define KS_TWIN_TCUBE_MEMBER(f) int32_t f = 0;
     KS_TWIN_TCUBE_FIELDS(KS_TWIN_TCUBE_MEMBER)
 #undef KS_TWIN_TCUBE_MEMBER
-    size_t GetDataSize() const { return sizeof(*this); }
-    void SaveToBuffer(void* buf, size_t cap) const { std::memcpy(buf, this, cap < sizeof(*this) ? cap : sizeof(*this)); }
 };
-}  // namespace optiling
 
 // The host class and the kernel struct are one blob: same size, every field at the same offset.
-static_assert(sizeof(optiling::TCubeTiling) == sizeof(::TCubeTiling), "optiling::TCubeTiling and TCubeTiling differ in size");
+constexpr bool TCubeTiling::LayoutMatchesKernelStruct()
+{
+    static_assert(sizeof(TCubeTiling) == sizeof(::TCubeTiling), "optiling::TCubeTiling and TCubeTiling differ in size");
 #define KS_TWIN_TCUBE_SAME_OFFSET(f) \
-    static_assert(offsetof(optiling::TCubeTiling, f) == offsetof(::TCubeTiling, f), "TCubeTiling field " #f " moved");
-KS_TWIN_TCUBE_FIELDS(KS_TWIN_TCUBE_SAME_OFFSET)
+    static_assert(offsetof(TCubeTiling, f) == offsetof(::TCubeTiling, f), "TCubeTiling field " #f " moved");
+    KS_TWIN_TCUBE_FIELDS(KS_TWIN_TCUBE_SAME_OFFSET)
 #undef KS_TWIN_TCUBE_SAME_OFFSET
+    return true;
+}
+static_assert(TCubeTiling::LayoutMatchesKernelStruct(), "optiling::TCubeTiling has TCubeTiling's layout");
+}  // namespace optiling
 
 // ---- matmul_tiling: the host Matmul tiling API -----------------------------------------------------
 // The twin implements the calls a TilingFunc makes to fill a TCubeTiling for one core's C block:
 // types, shapes, the single-core shape, a fixed base split (SetFixSplit) and GetTiling. It does not
-// search core splits or base blocks the way CANN's does: without SetSingleShape one core takes the whole
-// problem, and without SetFixSplit the base block is the largest that fits L0 (see GetTiling).
+// search base blocks the way CANN's does: MatmulApiTiling gives one core the whole problem,
+// MultiCoreMatmulTiling splits it over its SetDim cores (below), and without SetFixSplit the base block is
+// the largest that fits L0 (see Fill).
 namespace matmul_tiling {
 
 enum class DataType : int32_t {
@@ -231,7 +246,13 @@ public:
     int64_t GetTiling(optiling::TCubeTiling& tiling) { return FillHost(tiling, m_, n_, k_, 1); }
 };
 
-// Several cores: SetDim cores, each taking a singleCoreM x singleCoreN block (SetSingleShape).
+// Several cores: SetDim gives the cores the tiling may use; GetTiling splits C into mDim x nDim blocks
+// (mDim * nDim <= dim), each core taking singleCoreM = ceil(M / mDim) rows and singleCoreN = ceil(N / nDim)
+// columns (the edge cores' blocks are cut with SetTail), and writes usedCoreNum = mDim * nDim, as CANN's
+// documented multi-core split does. SetSingleShape fixes a core's block instead (usedCoreNum is then the
+// number of such blocks that cover C, mDim * nDim as GetCoreNum documents); GetCoreNum reports the split.
+// The twin's choice among splits (CANN's search is not documented): the most cores, then the least A + B a
+// core loads (singleCoreM + singleCoreN), then more cores along M.
 class MultiCoreMatmulTiling : public MatmulApiTilingBase {
 public:
     using MatmulApiTilingBase::MatmulApiTilingBase;
@@ -250,32 +271,59 @@ public:
     }
     int32_t GetSingleShape(int32_t& m, int32_t& n, int32_t& k) const
     {
-        m = singleM_ > 0 ? singleM_ : m_, n = singleN_ > 0 ? singleN_ : n_, k = singleK_ > 0 ? singleK_ : k_;
+        Split s = split();
+        m = s.m, n = s.n, k = singleK_ > 0 ? singleK_ : k_;
         return 0;
     }
     int32_t GetCoreNum(int32_t& dim, int32_t& mDim, int32_t& nDim) const
     {
-        int32_t m = 0, n = 0, k = 0;
-        GetSingleShape(m, n, k);
-        mDim = (m_ + m - 1) / m, nDim = (n_ + n - 1) / n, dim = dim_;
+        Split s = split();
+        mDim = s.mDim, nDim = s.nDim, dim = s.mDim * s.nDim;
         return 0;
     }
     int64_t GetTiling(::TCubeTiling& tiling)
     {
-        int32_t m = 0, n = 0, k = 0;
-        GetSingleShape(m, n, k);
-        // a core's block may reach past the problem (a group of C tiles at the edge): SetTail cuts it
-        return Fill(tiling, m, n, k, dim_);
+        const Split s = split();
+        return Fill(tiling, s.m, s.n, singleK_ > 0 ? singleK_ : k_, s.mDim * s.nDim);
     }
     int64_t GetTiling(optiling::TCubeTiling& tiling)
     {
         ::TCubeTiling t;
         const int64_t r = GetTiling(t);
-        if (r == 0) std::memcpy(static_cast<void*>(&tiling), &t, sizeof(t));  // one layout (see the static_asserts)
+        if (r == 0) std::memcpy(static_cast<void*>(&tiling), &t, sizeof(t));  // one layout (see LayoutMatchesKernelStruct)
         return r;
     }
 
 private:
+    struct Split {
+        int32_t mDim = 1, nDim = 1, m = 0, n = 0;
+    };
+    static int32_t ceil_div(int32_t a, int32_t b) { return (a + b - 1) / b; }
+    Split split() const
+    {
+        Split best;
+        best.m = singleM_ > 0 ? singleM_ : m_, best.n = singleN_ > 0 ? singleN_ : n_;
+        if (m_ <= 0 || n_ <= 0) return best;
+        if (singleM_ > 0 || singleN_ > 0) {  // the caller's block: as many cores as it takes to cover C
+            best.mDim = ceil_div(m_, best.m), best.nDim = ceil_div(n_, best.n);
+            return best;
+        }
+        const int32_t mMax = ceil_div(m_, 16), nMax = ceil_div(n_, 16);  // a core takes at least one 16 x 16 tile
+        bool found = false;
+        for (int32_t md = 1; md <= dim_ && md <= mMax; ++md) {
+            for (int32_t nd = 1; md * nd <= dim_ && nd <= nMax; ++nd) {
+                Split s;
+                s.mDim = md, s.nDim = nd, s.m = ceil_div(m_, md), s.n = ceil_div(n_, nd);
+                const int32_t cores = md * nd, bestCores = best.mDim * best.nDim;
+                const bool better = !found || cores > bestCores ||
+                                    (cores == bestCores && (s.m + s.n < best.m + best.n ||
+                                                            (s.m + s.n == best.m + best.n && md > best.mDim)));
+                if (better) best = s, found = true;
+            }
+        }
+        return best;
+    }
+
     int32_t dim_ = 1, singleM_ = -1, singleN_ = -1, singleK_ = -1;
 };
 

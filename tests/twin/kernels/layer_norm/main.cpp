@@ -17,12 +17,12 @@ int32_t main()
         !ReadFile("beta.bin", fileSize, beta, pBytes)) {
         return 1;
     }
-    tiling->cols = cols;
-    tiling->colsAligned = (cols + 15) / 16 * 16;
-    tiling->rowsPerCore = rows / blockDim;
-    tiling->tileRows = 4;
-    tiling->invCols = 1.0f / cols;
-    tiling->eps = 1e-5f;
+    tiling->set_cols(cols);
+    tiling->set_colsAligned((cols + 15) / 16 * 16);
+    tiling->set_rowsPerCore(rows / blockDim);
+    tiling->set_tileRows(4);
+    tiling->set_invCols(1.0f / cols);
+    tiling->set_eps(1e-5f);
 
     AscendC::SetKernelMode(KernelMode::AIV_MODE);
     ICPU_RUN_KF(layer_norm, blockDim, x, gamma, beta, y, nullptr, (uint8_t*)tiling);

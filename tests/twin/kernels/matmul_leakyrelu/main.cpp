@@ -21,22 +21,22 @@ int32_t main()
         !ReadFile("bias.bin", fileSize, bias, biasBytes)) {
         return 1;
     }
-    tiling->alpha = 0.1f;
+    tiling->set_alpha(0.1f);
     optiling::TCubeTiling& t = tiling->cubeTilingData;  // the host tiling-data class
-    t.usedCoreNum = 4;
-    t.M = M;
-    t.N = N;
-    t.Ka = K;
-    t.Kb = K;
-    t.singleCoreM = M / 2;
-    t.singleCoreN = N / 2;
-    t.singleCoreK = K;
-    t.baseM = 32;
-    t.baseN = 16;
-    t.baseK = 32;
-    t.depthA1 = 2;
-    t.depthB1 = 2;
-    t.isBias = 1;
+    t.set_usedCoreNum(4);
+    t.set_M(M);
+    t.set_N(N);
+    t.set_Ka(K);
+    t.set_Kb(K);
+    t.set_singleCoreM(M / 2);
+    t.set_singleCoreN(N / 2);
+    t.set_singleCoreK(K);
+    t.set_baseM(32);
+    t.set_baseN(16);
+    t.set_baseK(32);
+    t.set_depthA1(2);
+    t.set_depthB1(2);
+    t.set_isBias(1);
 
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
     ICPU_RUN_KF(matmul_leakyrelu, blockDim, a, b, bias, c, workspace, (uint8_t*)tiling);

@@ -19,20 +19,20 @@ int32_t main()
     using Tiling = optiling::MatmulRowreduceCustomTilingData;
     auto* tiling = (Tiling*)AscendC::GmAlloc(sizeof(Tiling));
     if (!ReadFile("a.bin", fileSize, a, aBytes) || !ReadFile("b.bin", fileSize, b, bBytes)) return 1;
-    tiling->rowsPerVector = M / blockDim / 2;
+    tiling->set_rowsPerVector(M / blockDim / 2);
     optiling::TCubeTiling& t = tiling->cubeTilingData;  // the host tiling-data class
-    t.usedCoreNum = blockDim;
-    t.M = M;
-    t.N = N;
-    t.Ka = K;
-    t.Kb = K;
-    t.singleCoreM = M / blockDim;
-    t.singleCoreN = N;
-    t.singleCoreK = K;
-    t.baseM = 32;  // 48 rows -> tiles of 32 and a 16-row tail
-    t.baseN = 48;  // 80 cols -> tiles of 48 and a 32-col tail
-    t.baseK = 64;
-    t.isBias = 0;
+    t.set_usedCoreNum(blockDim);
+    t.set_M(M);
+    t.set_N(N);
+    t.set_Ka(K);
+    t.set_Kb(K);
+    t.set_singleCoreM(M / blockDim);
+    t.set_singleCoreN(N);
+    t.set_singleCoreK(K);
+    t.set_baseM(32);  // 48 rows -> tiles of 32 and a 16-row tail
+    t.set_baseN(48);  // 80 cols -> tiles of 48 and a 32-col tail
+    t.set_baseK(64);
+    t.set_isBias(0);
 
     AscendC::SetKernelMode(KernelMode::MIX_MODE);
     ICPU_RUN_KF(matmul_rowreduce, blockDim, a, b, rowSum, rowMax, workspace, (uint8_t*)tiling);

@@ -12,6 +12,7 @@
 #elif !defined(KS_TWIN_PLATFORM_ASCENDC_H)
 #define KS_TWIN_PLATFORM_ASCENDC_H
 
+#include <cctype>
 #include <cstdint>
 
 #include "../../ks_twin/chip.h"
@@ -33,6 +34,17 @@ struct PlatFormInfos {
     uint64_t hbm = KS_HBM_BYTES;
 };
 }  // namespace fe
+
+namespace ks_twin {
+// Chip names compared without case ("Ascend910B2" and "ascend910b2" are one chip).
+inline bool same_soc(const char* a, const char* b)
+{
+    for (; *a != 0 && *b != 0; ++a, ++b) {
+        if (std::tolower(static_cast<unsigned char>(*a)) != std::tolower(static_cast<unsigned char>(*b))) return false;
+    }
+    return *a == *b;
+}
+}  // namespace ks_twin
 
 namespace platform_ascendc {
 
@@ -73,6 +85,23 @@ public:
 
 private:
     fe::PlatFormInfos info_{};
+};
+
+// The platform of code that has no TilingContext (a high-level API's tiling function, a test's main): one
+// PlatformAscendC of the chip the twin was compiled for. CANN's GetInstance(customSocVersion) picks a chip by
+// name; the twin knows only the one it was built for, so a name other than it gives nullptr.
+class PlatformAscendCManager {
+public:
+    static PlatformAscendC* GetInstance()
+    {
+        static PlatformAscendC instance{};
+        return &instance;
+    }
+    static PlatformAscendC* GetInstance(const char* customSocVersion)
+    {
+        if (customSocVersion == nullptr || ks_twin::same_soc(customSocVersion, KS_SOC_NAME)) return GetInstance();
+        return nullptr;
+    }
 };
 
 }  // namespace platform_ascendc
