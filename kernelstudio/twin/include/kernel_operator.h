@@ -3,6 +3,7 @@
 #define KS_TWIN_KERNEL_OPERATOR_H
 
 #include "kernel_tiling/kernel_tiling.h"
+#include "ks_twin/atomic.h"
 #include "ks_twin/copy.h"
 #include "ks_twin/cube_basic.h"
 #include "ks_twin/layout.h"
@@ -89,6 +90,11 @@ inline GM_ADDR GetSysWorkSpacePtr()
 #define ASCEND_IS_AIC (::ks_twin::ctx().type == ::ks_twin::CoreType::AIC)
 #define ASCEND_IS_AIV (::ks_twin::ctx().type == ::ks_twin::CoreType::AIV)
 #define KERNEL_TASK_TYPE_DEFAULT(type) ::ks_twin::check_task_type(type)
+// ASSERT(cond) in kernel code: a false condition stops the run with the condition, its line and the core.
+#define ASSERT(cond)                                                                                        \
+    ((cond) ? (void)0                                                                                       \
+            : ::ks_twin::fail("assert", "ASSERT(%s) failed at %s:%d on %s", #cond, __FILE__, __LINE__,      \
+                              ::ks_twin::core_name()))
 #define TILING_KEY_IS(k) (::ks_twin::launch_state().tiling_key == static_cast<uint64_t>(k))
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef KS_TWIN_COPY_H
 #define KS_TWIN_COPY_H
 
+#include "atomic.h"
 #include "pipe.h"
 
 namespace AscendC {
@@ -139,7 +140,8 @@ template <class T> inline void DataCopy(const GlobalTensor<T>& dst, const LocalT
     src.check_aligned(api, "the source");
     src.check(0, count, api);
     dst.check(0, count, api);
-    std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), count * sizeof(T));
+    ks_twin::gm_store<T>(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()), reinterpret_cast<const uint8_t*>(src.GetPhyAddr()),
+                         1, count * sizeof(T), 0, 0, api);
 }
 
 template <class T> inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
@@ -203,8 +205,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     src.check_aligned(api, "the source");
     src.check(0, ks_twin::span(p.blockCount, row, sp) / sizeof(T), api);
     dst.check(0, ks_twin::elems_for<T>(ks_twin::span(p.blockCount, row, dp)), api);
-    ks_twin::copy_rows(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()),
-                       reinterpret_cast<const uint8_t*>(src.GetPhyAddr()), p.blockCount, row, sp, dp);
+    ks_twin::gm_store<T>(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()),
+                         reinterpret_cast<const uint8_t*>(src.GetPhyAddr()), p.blockCount, row, sp, dp, api);
 }
 
 template <class T>
@@ -302,8 +304,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     src.check_aligned(api, "the source");
     src.check(0, ks_twin::span(p.blockCount, p.blockLen, up) / sizeof(T), api);
     dst.check(0, ks_twin::span(p.blockCount, p.blockLen, gp) / sizeof(T), api);
-    ks_twin::copy_rows(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()),
-                       reinterpret_cast<const uint8_t*>(src.GetPhyAddr()), p.blockCount, p.blockLen, up, gp);
+    ks_twin::gm_store<T>(reinterpret_cast<uint8_t*>(dst.GetPhyAddr()),
+                         reinterpret_cast<const uint8_t*>(src.GetPhyAddr()), p.blockCount, p.blockLen, up, gp, api);
 }
 
 template <class T>

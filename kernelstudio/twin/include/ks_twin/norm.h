@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "../kernel_tiling/kernel_tiling.h"
@@ -88,17 +89,22 @@ inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTe
                 info.srcK, info.oriSrcM, info.oriSrcK, sharedTmpBuffer.GetSize());
     ks_twin::require_vector(api);
     ::ks_twin::norm::check_row(api, info.srcK, info.oriSrcK, sizeof(T));
-    if (info.srcM != tiling.srcM || info.srcK != tiling.srcK || info.oriSrcM > info.srcM) {
-        ks_twin::fail("tiling", "SoftMax on %s: the SoftMaxTiling was made for %u x %u but SoftMaxShapeInfo says "
-                      "srcM=%u, srcK=%u, oriSrcM=%u; call SoftMaxTilingFunc with this shape", ks_twin::core_name(),
-                      tiling.srcM, tiling.srcK, info.srcM, info.srcK, info.oriSrcM);
+    if (info.oriSrcM > info.srcM) {
+        ks_twin::fail("bounds", "SoftMax on %s: SoftMaxShapeInfo has oriSrcM=%u rows of data in srcM=%u; oriSrcM "
+                      "must be at most srcM", ks_twin::core_name(), info.oriSrcM, info.srcM);
     }
-    if (tiling.splitM == 0) {
+    const uint32_t minTmp = ::ks_twin::norm::softmax_row_bytes(info.srcK, sizeof(T));
+    ::ks_twin::norm::check_tmp(api, sharedTmpBuffer.GetSize(), minTmp, "GetSoftMaxMinTmpSize");
+    // As CANN's kernel does: a call on another shape than its tiling's gets a tiling computed for its shape
+    // and the sharedTmpBuffer it was given.
+    const bool own = info.srcM == tiling.srcM && info.srcK == tiling.srcK;
+    const SoftMaxTiling used = own ? tiling : ::ks_twin::norm::softmax_tiling(info.srcM, info.srcK, sizeof(T),
+                                                                              sharedTmpBuffer.GetSize());
+    if (used.splitM == 0) {
         ks_twin::fail("tiling", "SoftMax on %s: the SoftMaxTiling has splitM = 0: SoftMaxTilingFunc got less work "
-                      "space than GetSoftMaxMinTmpSize = %u bytes; pass at least that", ks_twin::core_name(),
-                      ::ks_twin::norm::softmax_row_bytes(info.srcK));
+                      "space than GetSoftMaxMinTmpSize = %u bytes for %u x %u; pass at least that",
+                      ks_twin::core_name(), minTmp, info.srcM, info.srcK);
     }
-    ::ks_twin::norm::check_tmp(api, sharedTmpBuffer.GetSize(), ::ks_twin::norm::softmax_row_bytes(info.srcK), "GetSoftMaxMinTmpSize");
     sharedTmpBuffer.check_aligned(api, "sharedTmpBuffer");
     const uint32_t rows = info.oriSrcM, k = info.srcK, block = 32 / sizeof(T);
     ks_twin::vec_operand(srcTensor, rows * k, api, "srcTensor");
@@ -120,6 +126,39 @@ inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTe
             sumTensor.GetPhyAddr()[r * block + j] = static_cast<T>(fs);
         }
     }
+}
+
+// AdjustSoftMaxRes: every row of softMaxRes (srcM x srcK of the shape info) whose max equals `from` (the bit
+// pattern of a T2 value: 16 bits for half) is set to `to`; true when at least one row was. stepSizeMode 0 reads
+// a row's max at the start of its 32-byte block of maxTensor (as SoftMax writes it), non-zero one element a row.
+template <typename T1, typename T2, bool isDataFormatNZ = false, uint8_t stepSizeMode = 0>
+inline bool AdjustSoftMaxRes(const LocalTensor<T1>& softMaxRes, const LocalTensor<T2>& maxTensor, const uint32_t from,
+                             const T1 to, const SoftMaxShapeInfo& softmaxShapeInfo, ks_twin::Site site = ks_twin::Site())
+{
+    KS_TWIN_SITE(site);
+    ::ks_twin::norm::check_dtype<T1>("AdjustSoftMaxRes");
+    ::ks_twin::norm::check_dtype<T2>("AdjustSoftMaxRes");
+    static_assert(!isDataFormatNZ, "the twin's AdjustSoftMaxRes reads ND data only");
+    const char* api = "AdjustSoftMaxRes";
+    const uint32_t rows = softmaxShapeInfo.srcM, k = softmaxShapeInfo.srcK;
+    const uint32_t step = stepSizeMode == 0 ? 32 / sizeof(T2) : 1;
+    KS_TWIN_OPERAND('w', softMaxRes, static_cast<uint64_t>(rows) * k * sizeof(T1));
+    KS_TWIN_OPERAND('r', maxTensor, static_cast<uint64_t>(rows) * step * sizeof(T2));
+    KS_TWIN_LOG("AdjustSoftMaxRes", "dtype=%s count=%u rows=%u", ks_twin::type_name<T1>(), rows * k, rows);
+    ks_twin::require_vector(api);
+    ::ks_twin::norm::check_row(api, k, k, sizeof(T1));
+    ks_twin::vec_operand(softMaxRes, rows * k, api, "softMaxRes");
+    ks_twin::vec_operand(maxTensor, (rows == 0 ? 0 : (rows - 1) * step + 1), api, "maxTensor");
+    bool changed = false;
+    for (uint32_t r = 0; r < rows; ++r) {
+        const T2 m = maxTensor.GetPhyAddr()[r * step];
+        uint32_t bits = 0;
+        std::memcpy(&bits, &m, sizeof(T2));
+        if (bits != from) continue;
+        changed = true;
+        for (uint32_t i = 0; i < k; ++i) softMaxRes.GetPhyAddr()[r * k + i] = to;
+    }
+    return changed;
 }
 
 // LayerNorm over [B, S, H]: per row, mean and (biased) variance of the first originalHLength elements,

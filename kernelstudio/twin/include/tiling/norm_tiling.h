@@ -70,15 +70,15 @@ namespace AscendC {
 // ---- SoftMax: srcShape {M, K} (K the 32-byte aligned last axis) --------------------------------------
 inline uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isReuseSource)
 {
-    (void)dataTypeSize, (void)isReuseSource;
-    return ks_twin::norm::softmax_row_bytes(ks_twin::norm::rows_cols(srcShape).second);
+    (void)isReuseSource;
+    return ks_twin::norm::softmax_row_bytes(ks_twin::norm::rows_cols(srcShape).second, dataTypeSize);
 }
 
 inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize, const bool isReuseSource)
 {
-    (void)dataTypeSize, (void)isReuseSource;
+    (void)isReuseSource;
     auto rc = ks_twin::norm::rows_cols(srcShape);
-    return static_cast<uint32_t>(rc.first * ks_twin::norm::softmax_row_bytes(rc.second));
+    return static_cast<uint32_t>(rc.first * ks_twin::norm::softmax_row_bytes(rc.second, dataTypeSize));
 }
 
 // Rows of one pass = localWorkSpaceSize / (one row's work space); splitM = 0 when not even one row fits.
@@ -86,19 +86,8 @@ inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataType
                               const uint32_t localWorkSpaceSize, SoftMaxTiling& softmaxTiling)
 {
     auto rc = ks_twin::norm::rows_cols(srcShape);
-    const uint32_t m = static_cast<uint32_t>(rc.first), k = static_cast<uint32_t>(rc.second);
-    const uint32_t block = dataTypeSize == 0 ? 0 : 32 / dataTypeSize;
-    SoftMaxTiling t;
-    t.srcM = m, t.srcK = k, t.srcSize = m * k;
-    t.outMaxM = m, t.outMaxK = block, t.outMaxSize = m * block;
-    uint32_t split = localWorkSpaceSize / ks_twin::norm::softmax_row_bytes(k);
-    if (split > m) split = m;
-    t.splitM = split, t.splitK = k, t.splitSize = split * k;
-    t.reduceM = split, t.reduceK = block, t.reduceSize = split * block;
-    t.rangeM = split == 0 ? 0 : m / split;
-    t.tailM = split == 0 ? 0 : m % split;
-    t.tailSplitSize = t.tailM * k, t.tailReduceSize = t.tailM * block;
-    softmaxTiling = t;
+    softmaxTiling = ks_twin::norm::softmax_tiling(static_cast<uint32_t>(rc.first), static_cast<uint32_t>(rc.second),
+                                                  dataTypeSize, localWorkSpaceSize);
 }
 
 // ---- LayerNorm (normalized output, mean and variance): srcShape {B, S, H[, originalH]} ----------------

@@ -1,0 +1,135 @@
+"""Kernel APIs official Ascend C code calls that the twin runs as CANN documents them: SoftMax on another
+shape than its tiling's (recomputed, as CANN does) with CANN's minimum temporary space, AdjustSoftMaxRes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kernelstudio.codegen import CodeBundle, TensorSpec
+from kernelstudio.core.errors import TwinError
+from kernelstudio.twin import run
+from kernelstudio.twin.runner import CXX, chip_flags, include_dir
+
+from .conftest import load_bundle
+
+pytestmark = pytest.mark.twin
+
+SOFTMAX = load_bundle(
+    "softmax_custom", (TensorSpec("x", (64, 32), "float16"),),
+    (TensorSpec("y", (64, 32), "float16"), TensorSpec("adjusted", (2,), "int32")),
+)
+
+
+def _softmax_input() -> np.ndarray:
+    x = np.random.default_rng(7).standard_normal((64, 32)).astype(np.float16)
+    x[32:] = np.minimum(x[32:], np.float16(1.5))  # core 1: no row's max is 2.0
+    x[5] = -1.0
+    x[5, 3] = 2.0  # row 5's max is exactly 2.0 (and row 1's, by chance): AdjustSoftMaxRes sets them to 0
+    return x
+
+
+def test_softmax_on_a_core_s_rows_recomputes_the_whole_tensor_s_tiling(twin_cache: Path) -> None:
+    x = _softmax_input()
+    y, adjusted = run(SOFTMAX, {"x": x}, cache_dir=twin_cache)
+    xf = x.astype(np.float32)
+    e = np.exp(xf - xf.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    hit = x.max(axis=1) == np.float16(2.0)
+    assert hit.nonzero()[0].tolist() == [1, 5]
+    want[hit] = 0.0
+    np.testing.assert_allclose(y.astype(np.float32), want, rtol=2e-3, atol=1e-4)
+    assert adjusted.tolist() == [1, 0]
+
+
+def test_softmax_refuses_a_tmp_buffer_below_cann_s_minimum(twin_cache: Path) -> None:
+    files = dict(SOFTMAX.files)
+    files["main.cpp"] = files["main.cpp"].replace("tiling->set_tmpBytes(tmpBytes);",
+                                                  "tiling->set_tmpBytes(tmpBytes - 32);")
+    small = CodeBundle(SOFTMAX.name, files, SOFTMAX.inputs, SOFTMAX.outputs)
+    # one 32-wide half row: (32 / 2 + 32 + 64) float32 = 448 bytes
+    with pytest.raises(TwinError, match=r"bounds: SoftMax on AIV of block 0: sharedTmpBuffer holds 416 bytes but "
+                                        r"the API needs at least 448 .*GetSoftMaxMinTmpSize"):
+        run(small, {"x": _softmax_input()}, cache_dir=twin_cache)
+
+
+SIZES_PROBE = r"""
+#include <cstdio>
+#include "tiling/tiling_api.h"
+int main() {
+    SoftMaxTiling t;
+    std::printf("min %u %u\n", AscendC::GetSoftMaxMinTmpSize(ge::Shape({2, 256}), 2, false),
+                AscendC::GetSoftMaxMinTmpSize(ge::Shape({2, 256}), 4, false));
+    std::printf("max %u\n", AscendC::GetSoftMaxMaxTmpSize(ge::Shape({2, 256}), 2, false));
+    AscendC::SoftMaxTilingFunc(ge::Shape({100, 64}), 2, 20 * 576, t);
+    std::printf("split %u %u %u\n", t.splitM, t.rangeM, t.tailM);
+    AscendC::SoftMaxTilingFunc(ge::Shape({100, 64}), 2, 500, t);
+    std::printf("none %u\n", t.splitM);
+    return 0;
+}
+"""
+
+
+def test_softmax_temporary_sizes_follow_cann_s_rule(tmp_path: Path) -> None:
+    src = tmp_path / "sizes.cpp"
+    src.write_text(SIZES_PROBE)
+    subprocess.run([CXX, "-std=c++17", *chip_flags("ascend910b2"), f"-I{include_dir()}", str(src), "-o",
+                    str(tmp_path / "sizes")], check=True, capture_output=True)
+    out = subprocess.run([str(tmp_path / "sizes")], check=True, capture_output=True, text=True).stdout
+    lines = {line.split(" ", 1)[0]: line.split()[1:] for line in out.splitlines()}
+    assert lines["min"] == ["1344", "1312"]  # (16 + 256 + 64) x 4 for half, (8 + 256 + 64) x 4 for float
+    assert lines["max"] == ["2688"]          # every row
+    # 20 rows of (16 + 64 + 64) x 4 = 576 bytes fit: 16 rows a pass (a multiple of 8), 6 passes, 4 left
+    assert lines["split"] == ["16", "6", "4"]
+    assert lines["none"] == ["0"]
+
+
+ATOMIC = load_bundle(
+    "add_atomic", (TensorSpec("x", (4, 2048), "float32"), TensorSpec("y", (4, 2048), "float32")),
+    (TensorSpec("z", (2048,), "float32"), TensorSpec("w", (2048,), "float32")), workspace_bytes=1024,
+)
+
+
+def _atomic_inputs() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(11)
+    return {"x": rng.standard_normal((4, 2048)).astype(np.float32),
+            "y": rng.standard_normal((4, 2048)).astype(np.float32)}
+
+
+def test_atomic_add_accumulates_every_core_into_gm_and_init_global_memory_fills(twin_cache: Path) -> None:
+    inputs = _atomic_inputs()
+    z, w = run(ATOMIC, inputs, cache_dir=twin_cache)
+    want = (inputs["x"] + inputs["y"]).sum(axis=0)
+    np.testing.assert_allclose(z, want, rtol=1e-6, atol=1e-5)  # the cores' order of float sums is the twin's
+    assert (w == np.float32(1.0)).all()
+
+
+def _atomic_with(old: str, new: str) -> CodeBundle:
+    files = dict(ATOMIC.files)
+    path = "op_kernel/add_atomic.cpp"
+    assert old in files[path]
+    files[path] = files[path].replace(old, new)
+    return CodeBundle(ATOMIC.name, files, ATOMIC.inputs, ATOMIC.outputs, workspace_bytes=1024)
+
+
+def test_without_atomic_add_the_last_core_s_store_wins(twin_cache: Path) -> None:
+    inputs = _atomic_inputs()
+    z, _ = run(_atomic_with("SetAtomicAdd<float>();", ""), inputs, cache_dir=twin_cache)
+    rows = inputs["x"] + inputs["y"]
+    assert any(np.array_equal(z, rows[b]) for b in range(4))  # one core's row, not the sum
+
+
+def test_an_atomic_mode_of_another_type_is_refused(twin_cache: Path) -> None:
+    with pytest.raises(TwinError, match=r"launch: DataCopy\(GM <- VECOUT, count=2048\) on AIV of block \d: atomic add "
+                                        r"is set for half .* but the move stores float"):
+        run(_atomic_with("SetAtomicAdd<float>();", "SetAtomicAdd<half>();"), _atomic_inputs(), cache_dir=twin_cache)
+
+
+def test_a_failed_assert_names_its_condition_line_and_core(twin_cache: Path) -> None:
+    bad = _atomic_with("ASSERT(length % (GetBlockNum() * 8) == 0);", "ASSERT(length % 3 == 0);")
+    with pytest.raises(TwinError, match=r"assert: ASSERT\(length % 3 == 0\) failed at .*add_atomic\.cpp:11 on AIV "
+                                        r"of block \d"):
+        run(bad, _atomic_inputs(), cache_dir=twin_cache)
