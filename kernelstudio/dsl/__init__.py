@@ -5,6 +5,7 @@ Stage 3. It may import core/ and ir/; fusion/ is its sibling and neither imports
 
 from __future__ import annotations
 
+from .cache import scatter
 from .composites import gelu, layer_norm, rms_norm, rope, silu, softmax
 from .ops import (
     abs,
@@ -57,7 +58,7 @@ __all__ = [
     # layout
     "reshape", "transpose", "broadcast_to", "split", "concat",
     # index / MoE
-    "topk", "gather",
+    "topk", "gather", "scatter",
     # composites
     "softmax", "layer_norm", "rms_norm", "gelu", "silu", "rope",
 ]

@@ -12,6 +12,7 @@ compute them all. Rules are data (fusion/rules.py); each kernel records why each
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -192,7 +193,7 @@ class _Group:
         self.deps: set[int] = set()
 
 
-_LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER}
+_LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER, Op.SCATTER}
 
 
 def slice_view(n: Node) -> bool:
@@ -272,8 +273,10 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
         elif slice_view(n):  # a strided window of the input, read into UB; elementwise consumers join it
             g = _Group(len(groups), n, "vector", n.shape, closed=False)
         elif n.op in _LAYOUT_OPS or (n.info.kind is Kind.REDUCE and not _is_row_reduce(n)):
-            g = _Group(len(groups), n, "vector", n.inputs[0].shape if n.info.kind is Kind.REDUCE else n.shape,
-                       closed=True)
+            space = n.inputs[0].shape if n.info.kind is Kind.REDUCE else n.shape
+            if n.op is Op.SCATTER:  # tokens x their row: the values written, not the cache
+                space = (n.inputs[2].shape[0], math.prod(n.inputs[2].shape[1:]))
+            g = _Group(len(groups), n, "vector", space, closed=True)
             if n.info.kind is Kind.REDUCE:  # iterate the reduction as [outer, reduced, inner]
                 g.space, g.row_dims = _reduce_space(n)
             if n.op is Op.BROADCAST_TO:

@@ -20,7 +20,8 @@ __all__ = ["NATIVE_OPS", "COMPUTE_DTYPES", "LAYOUT_LOWERED", "native_blockers", 
 NATIVE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.NEG, Op.ABS, Op.RELU, Op.SQUARE,
                         Op.LEAKY_RELU, Op.RESHAPE, Op.BROADCAST_TO, Op.SLICE, Op.WHERE, Op.CONST})
 COMPUTE_DTYPES = ("auto", "float16", "float32")  # the values of the compute_dtype directive
-LAYOUT_LOWERED = (Op.TRANSPOSE, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER)  # ops lowered on their own (lower/layout.py)
+LAYOUT_LOWERED = (Op.TRANSPOSE, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER,  # ops lowered on their own
+                  Op.SCATTER)  # (lower/layout.py, scatter.py)
 
 
 def lowered_apart(fk: FusedKernel) -> bool:

@@ -27,7 +27,8 @@ RULES: tuple[FusionRule, ...] = (
     FusionRule("cube_root", False,
                "a matmul/conv starts its own kernel: one Cube computation per kernel"),
     FusionRule("layout_boundary", False,
-               "reshape/transpose/broadcast_to/split/concat/topk/gather change the iteration space: own kernel"),
+               "reshape/transpose/broadcast_to/split/concat/topk/gather/scatter change the iteration space: own "
+               "kernel"),
     FusionRule("slice_window", False,
                "a split part along the last axis (or of whole rows) starts a vector kernel that reads its band of "
                "the input with one strided copy per tile; its elementwise consumers join it"),

@@ -28,7 +28,8 @@ Precision semantics (a promise to users):
 float tensors from a standard normal, divided by sqrt(K) for placeholders used as the second
 (weight) operand of matmul (K = contraction length) or conv2d (K = I*kh*kw), so products stay
 near unit scale; |N(0,1)| + 0.5 for inputs of log, sqrt, rsqrt, reciprocal and divisors of div;
-0 or 1 for where conditions; valid indices in [0, dim) for gather indices; small integers
+0 or 1 for where conditions; valid indices in [0, dim) for gather indices, distinct cache slots for the
+index of a scatter (as many as it has rows, drawn from every slot of the cache); small integers
 (int8 in [-4, 4], int32 in [-8, 8]) otherwise. Roles are found through cast/reshape/transpose/
 broadcast_to between the placeholder and its use.
 """
@@ -124,6 +125,49 @@ def _gather(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
     return np.take(x, idx, axis=ax)
 
 
+def scatter_slots(cache_shape: Sequence[int], layout: str) -> tuple[int, int, int]:
+    """(slots, block size, row elements) of a paged cache: PA_BSND (blocks, block size, *row), PA_NZ
+    (blocks, row / c0, block size, c0)."""
+    if layout == "PA_NZ":
+        nb, chunks, bs, c0 = cache_shape
+        return nb * bs, bs, chunks * c0
+    nb, bs = cache_shape[0], cache_shape[1]
+    return nb * bs, bs, math.prod(cache_shape[2:])
+
+
+def scatter_offsets(slots: np.ndarray, cache_shape: Sequence[int], layout: str) -> np.ndarray:
+    """The flat element offsets in the cache of each slot's row: one row of offsets per slot."""
+    _, bs, row = scatter_slots(cache_shape, layout)
+    j = np.arange(row)
+    if layout == "PA_NZ":
+        c0 = cache_shape[3]
+        b, o = slots // bs, slots % bs
+        return (b * row * bs)[:, None] + (j // c0 * bs * c0)[None, :] + (o * c0)[:, None] + (j % c0)[None, :]
+    return slots[:, None] * row + j[None, :]
+
+
+def _scatter(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    cache, idx, values = args
+    layout = n.attr("layout")
+    slots, _, row = scatter_slots(cache.shape, layout)
+    who = f"scatter{' ' + n.name if n.name else ''}"
+    flat = np.asarray(idx).reshape(-1).astype(np.int64)
+    bad = (flat < 0) | (flat >= slots)
+    if bad.any():
+        t = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{who}: token {t} has cache slot {int(flat[t])}, outside [0, {slots}) (blocks x block "
+                         f"size of the cache {_fmt(cache.shape)}); pass slots in [0, {slots})")
+    uniq, counts = np.unique(flat, return_counts=True)
+    if (counts > 1).any():
+        s = int(uniq[counts > 1][0])
+        a, b = np.flatnonzero(flat == s)[:2].tolist()
+        raise InputError(f"{who}: tokens {a} and {b} both write cache slot {s}; each slot takes one token (the "
+                         "cores write their tokens in parallel); give every token its own slot")
+    out = np.array(cache, copy=True).reshape(-1)
+    out[scatter_offsets(flat, cache.shape, layout)] = np.asarray(values).reshape(len(flat), row)
+    return out.reshape(cache.shape)
+
+
 GOLDEN: dict[Op, Rule] = {
     Op.PLACEHOLDER: lambda n, a: a[0],  # the evaluator passes the fed value as the only arg
     Op.CONST: lambda n, a: np.asarray(n.attr("value")),
@@ -161,6 +205,7 @@ GOLDEN: dict[Op, Rule] = {
     Op.CONCAT: lambda n, a: np.concatenate(a, axis=n.attr("axis")),
     Op.TOPK: _topk,
     Op.GATHER: _gather,
+    Op.SCATTER: _scatter,
 }
 
 
@@ -281,10 +326,11 @@ def _source(node: Node) -> Node | None:
     return node if node.op is Op.PLACEHOLDER else None
 
 
-def _roles(graph: Graph) -> tuple[dict[Node, int], dict[Node, int], set[Node], set[Node]]:
-    """(weight -> K, indices -> dim, positive inputs, where conditions)."""
+def _roles(graph: Graph) -> tuple[dict[Node, int], dict[Node, int], set[Node], set[Node], dict[Node, int]]:
+    """(weight -> K, indices -> dim, positive inputs, where conditions, scatter slots -> cache slots)."""
     weight: dict[Node, int] = {}
     index: dict[Node, int] = {}
+    slots: dict[Node, int] = {}
     positive: set[Node] = set()
     cond: set[Node] = set()
     for n in graph.nodes:
@@ -301,13 +347,17 @@ def _roles(graph: Graph) -> tuple[dict[Node, int], dict[Node, int], set[Node], s
             dim = n.inputs[0].shape[n.attr("axis")]
             if (p := _source(n.inputs[1])) is not None:
                 index[p] = min(index.get(p, dim), dim)
+        elif n.op is Op.SCATTER:
+            total = scatter_slots(n.inputs[0].shape, n.attr("layout"))[0]
+            if (p := _source(n.inputs[1])) is not None:
+                slots[p] = min(slots.get(p, total), total)
         elif n.op is Op.WHERE and (p := _source(n.inputs[0])) is not None:
             cond.add(p)
         elif n.op in (Op.LOG, Op.SQRT, Op.RSQRT, Op.RECIPROCAL, Op.DIV):
             p = _source(n.inputs[-1])  # the divisor for div
             if p is not None:
                 positive.add(p)
-    return weight, index, positive, cond
+    return weight, index, positive, cond, slots
 
 
 def random_inputs(outputs: object, seed: int = 0) -> dict[str, np.ndarray]:
@@ -316,13 +366,15 @@ def random_inputs(outputs: object, seed: int = 0) -> dict[str, np.ndarray]:
         raise InputError(f"random_inputs: seed must be an int >= 0, got {seed!r}")
     nodes, _ = as_nodes(outputs)
     graph = Graph(nodes)
-    weight, index, positive, cond = _roles(graph)
+    weight, index, positive, cond, slots = _roles(graph)
     out: dict[str, np.ndarray] = {}
     for name, p in named_placeholders(graph, "random_inputs").items():
         rng = np.random.default_rng([int(seed), zlib.crc32(name.encode())])
         isfloat = p.dtype in FLOAT_DTYPES
-        if p in index:
-            v: np.ndarray = rng.integers(0, index[p], size=p.shape)
+        if p in slots:  # distinct slots: as many as the tokens, from the whole cache
+            v: np.ndarray = rng.choice(slots[p], size=p.size, replace=False).reshape(p.shape)
+        elif p in index:
+            v = rng.integers(0, index[p], size=p.shape)
         elif p in cond:
             v = rng.integers(0, 2, size=p.shape)
         elif isfloat:

@@ -58,6 +58,7 @@ class Op(enum.Enum):
     # index / MoE
     TOPK = "topk"  # attrs: k, axis, which ("values" | "indices")
     GATHER = "gather"  # inputs (x, indices); attrs: axis
+    SCATTER = "scatter"  # inputs (cache, index, values); attrs: layout, inplace (the input it updates: 0)
 
 
 class Kind(enum.Enum):
@@ -112,4 +113,5 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.CONCAT: OpInfo(Kind.LAYOUT, Unit.VECTOR),
     Op.TOPK: OpInfo(Kind.INDEX, Unit.VECTOR),  # vector Sort + extract
     Op.GATHER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven moves
+    Op.SCATTER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven rows into a paged cache, in place
 }

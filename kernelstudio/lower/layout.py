@@ -34,6 +34,7 @@ from ..tileir.program import (
     WaitFlag,
 )
 from .config import KernelConfig
+from .scatter import lower_scatter_kernel
 from .slices import SLICE_OPS, lower_slice_kernel
 from .vector_body import ident
 
@@ -81,6 +82,8 @@ def lower_layout_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         return _topk(fk, names, cfg)
     if n.op is Op.GATHER:
         return _gather(fk, names, cfg)
+    if n.op is Op.SCATTER:
+        return lower_scatter_kernel(fk, names, cfg)
     if n.op in SLICE_OPS:
         return lower_slice_kernel(fk, names, cfg)
     raise UnsupportedError(f"kernel {fk.name}: {n.op.value} is not a layout kernel")

@@ -28,6 +28,7 @@ from .cube.kernel import lower_cube_kernel
 from .directive_checks import check_directives_act
 from .families import lower_vector_kernel
 from .layout import lower_axis_reduce, lower_layout_kernel
+from .scatter import alias_in_place, check_in_place
 from .tile_order import auto_swizzle
 from .tiling import SMALLER_FOR_TWO_SLOTS, auto_tiles, check_capacity, resolve_directives, validate_tiles
 from .vector_body import ident
@@ -42,6 +43,7 @@ class _Ctx:
         self.schedule, self.profile, self.name = schedule, profile, name
         g = schedule.graph
         self.names: dict[Node, str] = {n: ident(g.names[n]) for n in g.nodes}
+        alias_in_place(g, self.names)  # a scatter's result is the cache it updates
         self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
         self.tiles: dict[str, dict] = {}  # auto/user tiles decided by split_loop, applied in stages
         self.emitted: dict[tuple[str, KernelConfig], tuple[Kernel, GmTensor | None]] = {}
@@ -222,6 +224,8 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
     for name, fk in ctx.kernels.items():
         k, ws = _emit_full(ctx, name, cfgs[name])
         for o in fk.outputs:
+            if ctx.names[o] in tensors:  # updated in place: the input tensor it names
+                continue
             role = "output" if o in g.outputs else "intermediate"
             tensors[ctx.names[o]] = GmTensor(ctx.names[o], o.shape, o.dtype, role)
         if ws is not None:
@@ -293,6 +297,7 @@ def lower(schedule: Schedule, target: str | HardwareProfile = DEFAULT_TARGET, *,
     why = needs_other_chip(schedule, profile)
     if why:
         raise UnsupportedError(why)
+    check_in_place(schedule.graph)
     ctx = _Ctx(schedule, profile, name or default_name(schedule))
     cfgs: Configs = {}
     steps: list[tuple[str, Configs]] = []

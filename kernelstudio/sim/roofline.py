@@ -42,6 +42,8 @@ def compulsory_bytes(prog: Program) -> list[tuple[int, int]]:
             t = prog.tensor(name)
             if t.role == "output":
                 written += t.nbytes
+            elif t.role == "input" and name in prog.outputs:  # updated in place: the rows the kernel writes
+                written += int(dict(k.tiling).get("inplace_bytes", t.nbytes))
         out.append((read, written))
     return out
 
