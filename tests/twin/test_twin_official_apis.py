@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import kernelstudio as ks
 from kernelstudio.codegen import CodeBundle, TensorSpec
 from kernelstudio.core.errors import TwinError
 from kernelstudio.twin import run
@@ -133,3 +134,87 @@ def test_a_failed_assert_names_its_condition_line_and_core(twin_cache: Path) -> 
     with pytest.raises(TwinError, match=r"assert: ASSERT\(length % 3 == 0\) failed at .*add_atomic\.cpp:11 on AIV "
                                         r"of block \d"):
         run(bad, _atomic_inputs(), cache_dir=twin_cache)
+
+
+ABS_PAD = load_bundle("abs_pad", (TensorSpec("x", (16, 15), "float16"),), (TensorSpec("y", (16, 16), "float16"),))
+
+
+def test_pad_widens_rows_to_whole_blocks_before_abs(twin_cache: Path) -> None:
+    x = np.random.default_rng(3).standard_normal((16, 15)).astype(np.float16)
+    y = run(ABS_PAD, {"x": x}, cache_dir=twin_cache)
+    want = np.zeros((16, 16), np.float16)
+    want[:, :15] = np.abs(x)
+    np.testing.assert_array_equal(y, want)
+
+
+def _abs_pad_with(path: str, old: str, new: str) -> CodeBundle:
+    files = dict(ABS_PAD.files)
+    assert old in files[path]
+    files[path] = files[path].replace(old, new)
+    return CodeBundle(ABS_PAD.name, files, ABS_PAD.inputs, ABS_PAD.outputs)
+
+
+@pytest.mark.parametrize(("path", "old", "new", "error"), [
+    ("main.cpp", "tiling->set_tmpBytes(minTmp);", "tiling->set_tmpBytes(minTmp - 32);",
+     r"bounds: Pad on AIV of block 0: sharedTmpBuffer holds 992 bytes but the API needs at least 1024 "
+     r"\(GetPadMaxMinTmpSize\)"),
+    ("op_kernel/abs_pad.cpp", "PadParams params{0, static_cast<uint16_t>(paddedWidth - width), 0};",
+     "PadParams params{0, 2, 0};", r"bounds: Pad on AIV of block 0: leftPad 0 \+ valid width 15 \+ rightPad 2 = 17, "
+                                   r"but a padded row is 16 elements"),
+], ids=["tmp-below-minimum", "pad-past-the-row"])
+def test_pad_refuses_what_cann_documents_against(path: str, old: str, new: str, error: str, twin_cache: Path) -> None:
+    x = np.zeros((16, 15), np.float16)
+    with pytest.raises(TwinError, match=error):
+        run(_abs_pad_with(path, old, new), {"x": x}, cache_dir=twin_cache)
+
+
+ADD_BROADCAST = load_bundle(
+    "add_broadcast",
+    (TensorSpec("x", (16, 64), "float16"), TensorSpec("y", (1, 64), "float16"), TensorSpec("s", (16, 1), "float16")),
+    (TensorSpec("z", (16, 64), "float16"),),
+)
+
+
+def test_broadcast_along_rows_and_columns_then_add(twin_cache: Path) -> None:
+    rng = np.random.default_rng(4)
+    x, y, s = (rng.standard_normal(shape).astype(np.float16) for shape in ((16, 64), (1, 64), (16, 1)))
+    z = run(ADD_BROADCAST, {"x": x, "y": y, "s": s}, cache_dir=twin_cache)
+    want = ((x + y).astype(np.float16) + s).astype(np.float16)  # two half adds, each rounded
+    np.testing.assert_array_equal(z, want)
+
+
+def test_broadcast_refuses_a_tmp_buffer_below_cann_s_minimum(twin_cache: Path) -> None:
+    files = dict(ADD_BROADCAST.files)
+    files["main.cpp"] = files["main.cpp"].replace("tiling->set_tmpBytes(rowMin > colMin ? rowMin : colMin);",
+                                                  "tiling->set_tmpBytes(rowMin);")
+    small = CodeBundle(ADD_BROADCAST.name, files, ADD_BROADCAST.inputs, ADD_BROADCAST.outputs)
+    x, y, s = np.zeros((16, 64), np.float16), np.zeros((1, 64), np.float16), np.zeros((16, 1), np.float16)
+    # [16, 1] -> [16, 64] half: one 16 x 16 block of brcb results (512 B); [1, 64] -> [16, 64] needs 32 B
+    with pytest.raises(TwinError, match=r"bounds: Broadcast on AIV of block 0: sharedTmpBuffer holds 32 bytes but the "
+                                        r"API needs at least 512 for \[16, 1\] -> \[16, 64\]"):
+        run(small, {"x": x, "y": y, "s": s}, cache_dir=twin_cache)
+
+
+def _kernel_sources(name: str) -> dict[str, str]:
+    root = Path(__file__).parent / "kernels" / name
+    return {p.name: p.read_text() for p in (root / "op_kernel" / f"{name}.cpp", root / "op_host" / f"{name}_tiling.h")}
+
+
+def test_the_trace_front_end_times_the_new_calls() -> None:
+    """Each new call logs its operands and count, so a loaded kernel's simulation prices it (as one
+    elementwise pass where the cost model has no curve of its own, named in the trace notes)."""
+    rng = np.random.default_rng(5)
+    x, y, s = (rng.standard_normal(shape).astype(np.float16) for shape in ((16, 64), (1, 64), (16, 1)))
+    brc = ks.ascendc.load(_kernel_sources("add_broadcast"), args=(x, y, s, ks.ascendc.out((16, 64), "float16")),
+                          tiling={"rows": 16, "cols": 64, "tmpBytes": 512},
+                          reference=lambda x, y, s: (x + y).astype(np.float16) + s)
+    assert [c.api for c in brc.log.select(api="Broadcast")] == ["Broadcast", "Broadcast"]
+    assert "Broadcast x2" in " ".join(brc.sim.stats["trace_notes"]) and brc.sim.time_us > 0
+    xa, ya = rng.standard_normal((4, 2048)).astype(np.float32), rng.standard_normal((4, 2048)).astype(np.float32)
+    atomic = ks.ascendc.load(_kernel_sources("add_atomic"), block_dim=4,
+                             args=(xa, ya, ks.ascendc.out(2048, "float32"), ks.ascendc.out(2048, "float32")),
+                             tiling={"length": 2048, "initValue": 2.0})
+    assert {c.api for c in atomic.log.calls} >= {"SetAtomicAdd", "SetAtomicNone", "InitGlobalMemory"}
+    assert atomic.sim.time_us > 0
+    np.testing.assert_allclose(atomic.outputs["z"], (xa + ya).sum(axis=0), rtol=1e-6, atol=1e-5)
+    assert (atomic.outputs["w"] == 2.0).all()

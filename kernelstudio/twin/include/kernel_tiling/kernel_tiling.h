@@ -166,12 +166,44 @@ struct TopkTiling {
     uint32_t vreduceIdxMask1 = 0;
 };
 
+// PadTiling: the fields CANN's PadTilingFunc sets, in the order it sets them (CANN's open host tiling source,
+// asc-devkit impl/adv_api/tiling/pad/pad_tiling_impl.cpp); the twin fills the shape fields (srcHeight,
+// srcWidth, srcOriWidth) and the work space it was made for (tmpBuffer2Offset: twin, bytes) and reads those.
+struct PadTiling {
+    uint32_t srcHeight = 0;
+    uint32_t srcWidth = 0;
+    uint32_t srcOriWidth = 0;
+    uint32_t widthWithoutLastBlock = 0;
+    uint32_t blocksPerRow = 0;
+    uint32_t heightTiling = 0;
+    uint32_t heightFractal = 0;
+    uint32_t heightFractalTail = 0;
+    uint32_t mainLoopOffset = 0;
+    uint32_t tailBlockOffset = 0;
+    uint32_t tmpBuffer1BlockNum = 0;
+    uint32_t tmpBuffer1RowNum = 0;
+    uint32_t tmpBuffer2Offset = 0;
+    uint32_t widthTiling = 0;
+    uint32_t widthFractal = 0;
+    uint32_t widthFractalTail = 0;
+    uint32_t widthFractalTailAlingned = 0;  // CANN's spelling
+    uint32_t brcbTiling = 0;
+    uint32_t brcbFractal = 0;
+    uint32_t brcbFractalTail = 0;
+    uint32_t maxRepeatTimes = 0;
+    uint32_t brcbTilingRepeatTimes = 0;
+    uint32_t brcbTilingRepeatTimesTail = 0;
+    uint32_t brcbFractalTailRepeatTimes = 0;
+    uint32_t brcbFractalTailRepeatTimesTail = 0;
+};
+
 namespace optiling {}  // GET_TILING_DATA looks the registered struct up there
 
 // CANN also names the kernel structs in AscendC::tiling.
 namespace AscendC {
 namespace tiling {
 using ::LayerNormTiling;
+using ::PadTiling;
 using ::RmsNormTiling;
 using ::SoftMaxTiling;
 using ::TCubeTiling;

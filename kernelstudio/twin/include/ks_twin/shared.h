@@ -61,6 +61,40 @@ inline uint32_t rmsnorm_row_bytes(uint64_t h, uint32_t typeSize)
 }
 }  // namespace norm
 
+// Pad's minimum and maximum work space, CANN's GetPadMaxMinTmpSize rule (asc-devkit
+// impl/adv_api/tiling/pad/pad_tiling_impl.cpp): two buffers of 16 blocks (min), or of every element rounded up
+// to 16 (max), each element widened to one 32-byte block.
+inline uint32_t pad_min_bytes(uint32_t typeSize) { return typeSize == 0 ? 0 : 16u * (32u / typeSize) * 2u * typeSize; }
+inline uint32_t pad_max_bytes(uint64_t height, uint64_t width, uint32_t typeSize)
+{
+    if (typeSize == 0 || height * width == 0) return 0;
+    return static_cast<uint32_t>(((height * width - 1) / 16 + 1) * 16 * (32 / typeSize) * 2 * typeSize);
+}
+
+// Broadcast's minimum and maximum work space on the 910B family, CANN's GetBroadCastMaxMinTmpSize rule
+// (asc-devkit impl/adv_api/tiling/pad/broadcast_tiling.cpp) for a [rows, 1] or [1, cols] source broadcast to
+// [rows, cols] (dims 1 or 2), 2- or 4-byte elements: none when nothing is broadcast or the source is one
+// element; one block along axis 0; along axis 1 a block per element for the brcb step (rounded to 8 rows at
+// most) plus, for an unaligned row, a copy of the padded rows.
+inline void broadcast_tmp_bytes(uint64_t srcRows, uint64_t srcCols, uint64_t rows, uint64_t cols, uint32_t typeSize,
+                                uint32_t& maxValue, uint32_t& minValue)
+{
+    maxValue = minValue = 0;
+    if (typeSize == 0 || srcRows * srcCols == rows * cols || srcRows * srcCols == 1) return;
+    if (srcCols != 1 || cols == 1) {  // axis 0: [1, cols] -> [rows, cols]
+        maxValue = minValue = 32;
+        return;
+    }
+    const uint64_t per = 32 / typeSize, rows8 = (rows + 7) / 8 * 8, colsAligned = (cols + per - 1) / per * per;
+    const uint64_t brcbMin = per * per * typeSize, brcbMax = rows8 * per * typeSize;
+    if (cols % per == 0) {
+        minValue = static_cast<uint32_t>(brcbMin), maxValue = static_cast<uint32_t>(brcbMax);
+    } else {
+        minValue = static_cast<uint32_t>(brcbMin + per * colsAligned * typeSize);
+        maxValue = static_cast<uint32_t>(brcbMax + rows * colsAligned * typeSize);
+    }
+}
+
 // Twin sizing of TopK's tmpLocal: two (value, index) proposal areas of 8 bytes per element (Sort32 output
 // and the MrgSort ping-pong) plus one row of int32 indices, rounded up to 32 bytes. Min and max are equal.
 inline uint32_t topk_tmp_bytes(int32_t inner, int32_t outter)

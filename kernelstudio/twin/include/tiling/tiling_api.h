@@ -23,6 +23,7 @@
 #include "../register/tilingdata_base.h"
 #include "platform/platform_ascendc.h"
 #include "norm_tiling.h"
+#include "pad_tiling.h"
 #include "topk_tiling.h"
 
 // The TCubeTiling fields in CANN's order, for the host class and the layout checks below.
