@@ -79,7 +79,9 @@ class CodeBundle:
             files[str(p)] = text
         if "main.cpp" not in files:
             raise InputError(f"bundle {self.name!r} has no main.cpp; files are {sorted(files)}")
-        names = [t.name for t in (*self.inputs, *self.outputs)]
+        # an output may be an input updated in place (the same tensor: main.cpp writes back what it read)
+        inputs = {t.name: t for t in self.inputs}
+        names = [t.name for t in self.inputs] + [t.name for t in self.outputs if inputs.get(t.name) != t]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise InputError(f"bundle {self.name!r}: tensor names {dup} are used more than once")

@@ -122,9 +122,10 @@ def lower_scatter_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelCon
         Free(v_b), Free(i_b))
     loop = Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), body,
                 comment=f"parallel_loop: {total} tiles over {bd} cores")
-    tiling = (("tokens", tokens), ("row", row), ("slots", slots), ("block_size", bs), ("tile_rows", tr),
-              ("tile_cols", tc), ("inplace_bytes", tokens * row * itemsize(n.dtype)), ("tiles", total),
-              ("block_dim", bd))
+    # tiling names of their own (a user's tensor may be called "slots" or "tokens")
+    tiling = (("scatter_tokens", tokens), ("scatter_row", row), ("cache_slots", slots), ("cache_block_size", bs),
+              ("tile_rows", tr), ("tile_cols", tc), ("inplace_bytes", tokens * row * itemsize(n.dtype)),
+              ("tiles", total), ("block_dim", bd))
     return Kernel(name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
                   params=(co, ii, vi), buffers=tuple(bufs), aiv=(loop,), tiling=tiling,
                   ops=tuple(names[m] for m in fk.nodes), vec_per_block=1,

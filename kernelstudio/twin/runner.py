@@ -436,7 +436,8 @@ def run(
             if lead is not None:
                 inside(work, RUNTIME_DIMS_FILE).write_text(" ".join(map(str, lead)) + "\n")
             for spec in code.outputs:
-                inside(work, f"{spec.name}.bin").unlink(missing_ok=True)
+                if spec.name not in storage:  # not an input the kernel updates in place
+                    inside(work, f"{spec.name}.bin").unlink(missing_ok=True)
             log_path.unlink(missing_ok=True)
         except OSError as e:
             raise os_error(e, work, "write the run's files in") from None
