@@ -35,8 +35,8 @@ def scatter(cache: Tensor, index: Tensor, values: Tensor, layout: str = "PA_BSND
     """`cache` with row t of `values` written to the slot `index[t]`, for every token t (module doc).
 
     index: int32 (T,), distinct slots in [0, blocks * block_size) (checked when evaluated); values:
-    (T, *row) of the cache's dtype, its row as many elements as a slot holds (PA_BSND: the same trailing
-    dims as the cache's)."""
+    (T, *row) of the cache's dtype, its row as many elements as a slot holds (a (T, 512) row fills a
+    (blocks, block_size, 1, 512) cache: no reshape needed)."""
     nm = check_name("scatter", name)
     c = _tensor("scatter", "cache", cache)
     idx = _tensor("scatter", "index", index)
@@ -59,9 +59,9 @@ def scatter(cache: Tensor, index: Tensor, values: Tensor, layout: str = "PA_BSND
         raise ShapeError(f"scatter: values {v.describe()} must be (T, *row) with T = {tokens} rows, one per index")
     row = math.prod(v.shape[1:])
     if layout == "PA_BSND":
-        if c.ndim < 3 or tuple(c.shape[2:]) != tuple(v.shape[1:]):
-            raise ShapeError(f"scatter: a PA_BSND cache is (blocks, block_size, *row) with the values' row "
-                             f"{list(v.shape[1:])}; got cache {c.describe()}")
+        if c.ndim < 3 or math.prod(c.shape[2:]) != row:
+            raise ShapeError(f"scatter: a PA_BSND cache is (blocks, block_size, *row) with rows of the values' "
+                             f"{row} elements; got cache {c.describe()}")
     else:
         c0 = BLOCK_BYTES // itemsize(c.dtype)
         if c.ndim != 4 or c.shape[3] != c0 or c.shape[1] * c0 != row:
