@@ -5,6 +5,7 @@
     r.time_us, r.compute_us, r.comm_us, r.exposed_comm_us, r.serial_us, r.sim.events[device]
     code = ks.multi.codegen(r)                               # MC2 Ascend C: Hccl Prepare / Commit per tile / Wait
     y = ks.multi.run_twin(r, inputs)                         # every device a process on the twin's in-memory HCCL
+    ks.multi.export_project(r, "out/mc2")                    # the CANN project: op_host, op_kernel, CMake, JSON
 
 Each device's compute is the single-chip flow (create_schedule, lower, simulate) per tile; the
 communication is HCCL's alpha-beta-gamma steps per algorithm on the link model, on a lane of its own,
@@ -24,12 +25,13 @@ from .errors import ClusterError, LinkError, TilingError
 from .link import ALGORITHMS, LINK_FIELDS, Link, get_link, link_names
 from .on_twin import run_twin
 from .ops import all_gather_matmul, matmul_allreduce, matmul_reduce_scatter
+from .project import export_project
 from .tiling import ALIGN_ROWS, MAX_TILES, MIN_COMM_BYTES
 from .timeline import Event, MultiSim
 
 __all__ = [
     "Cluster", "Link", "get_link", "link_names", "matmul_allreduce", "all_gather_matmul", "matmul_reduce_scatter",
-    "Mc2Design", "Mc2Schedule", "codegen", "run_twin", "Mc2Code", "Mc2Tiling", "mc2_tiling",
+    "Mc2Design", "Mc2Schedule", "codegen", "run_twin", "export_project", "Mc2Code", "Mc2Tiling", "mc2_tiling",
     "MultiSim", "Event", "Step", "collective_steps",
     "ClusterError", "LinkError", "TilingError",
     "ALGORITHMS", "ENGINES", "KINDS", "COLLECTIVES", "DEVICE_COUNTS", "LINK_FIELDS", "MAX_TILES", "ALIGN_ROWS",

@@ -396,20 +396,66 @@ def host_source(design: Any, t: Any, op_type: str, mc2: str, tile: Any, epi: Any
               f"currentWorkspace[0] = (workspace > lib ? workspace : lib) + {partial + result};")
             w("return ge::GRAPH_SUCCESS;")
     w("")
+    _infer(w, d)
+    w("")
+    n_in = 2 + len(_sides(d))
     with w.block("namespace ops", "}  // namespace ops"):
         w(f"class {op_type} : public OpDef {{", "    public:")
         with w.indented():
             with w.block(f"explicit {op_type}(const char* name) : OpDef(name)"):
                 dt = _GE_DTYPE[d.dtype]
-                for name in (d.x.name, d.w.name):
-                    w(f'this->Input("{name}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{ge::FORMAT_ND}});')
-                for name in _params(d)[2:]:
-                    w(f'this->Output("{name}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{ge::FORMAT_ND}});')
-                w("// on CANN an MC2 operator also names its communication group: Attr(\"group\") and "
+                for i, name in enumerate(_params(d)):
+                    kind = "Input" if i < n_in else "Output"
+                    w(f'this->{kind}("{name}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{ge::FORMAT_ND}});')
+                w("// graph mode: output shapes and data types from the inputs'",
+                  "this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);",
+                  "// on CANN an MC2 operator also names its communication group: Attr(\"group\") and "
                   "MC2().HcclGroup(\"group\")",
                   "this->AICore().SetTiling(optiling::TilingFunc);", 'this->AICore().AddConfig("ascend910b");')
         w("};", f"OP_ADD({op_type});")
     return w.text()
+
+
+def _out_shapes(d: Any) -> list[tuple[str, tuple[int, int]]]:
+    """(name, shape) of one rank's outputs."""
+    p = d.cluster.devices
+    if d.kind == "all_gather_matmul":
+        return [("y", (d.m * p, d.n)), ("gather_out", (d.m * p, d.k))]
+    return [("y", (out_rows(d), d.n))]
+
+
+def _infer(w: Writer, d: Any) -> None:
+    """InferShape / InferDataType: the shapes the tiling was generated for, one rank's."""
+    p = d.cluster.devices
+    ins = [(d.x.name, (d.m, d.k)), (d.w.name, (d.k, d.n))] + [
+        (t.name, shape) for t, shape in ((d.bias, (d.n,)), (d.add, (d.m, d.n)), (d.gamma, (d.n,))) if t is not None]
+    outs = _out_shapes(d)
+    ge_dt = _GE_DTYPE[d.dtype].removeprefix("ge::")
+    with w.block("namespace ge", "}  // namespace ge"):
+        w(f"// Output shapes from one rank's input shapes ({p} ranks); the tiling was generated for these shapes "
+          "and no others.")
+        with w.block("static graphStatus InferShape(gert::InferShapeContext* context)"):
+            for i, (name, shape) in enumerate(ins):
+                dims = " || ".join(f"{name}Shape->GetDim({j}) != {v}" for j, v in enumerate(shape))
+                w(f"const gert::Shape* {name}Shape = context->GetInputShape({i});")
+                with w.block(f"if ({name}Shape == nullptr || {name}Shape->GetDimNum() != {len(shape)} || {dims})"):
+                    w("return GRAPH_FAILED;")
+            for i, (name, shape) in enumerate(outs):
+                w(f"gert::Shape* {name}Out = context->GetOutputShape({i});")
+                with w.block(f"if ({name}Out == nullptr)"):
+                    w("return GRAPH_FAILED;")
+                w(f"{name}Out->SetDimNum({len(shape)});", *(f"{name}Out->SetDim({j}, {v});"
+                                                           for j, v in enumerate(shape)))
+            w("return GRAPH_SUCCESS;")
+        w("", f"// Output data types: {d.dtype}, for {d.dtype} inputs.")
+        with w.block("static graphStatus InferDataType(gert::InferDataTypeContext* context)"):
+            cond = " || ".join(f"context->GetInputDataType({i}) != {ge_dt}" for i in range(len(ins)))
+            with w.block(f"if ({cond})"):
+                w("return GRAPH_FAILED;")
+            for i in range(len(outs)):
+                with w.block(f"if (context->SetOutputDataType({i}, {ge_dt}) != GRAPH_SUCCESS)"):
+                    w("return GRAPH_FAILED;")
+            w("return GRAPH_SUCCESS;")
 
 
 def launcher_source(design: Any, op_type: str, mc2: str, staging: int, ins: tuple[Any, ...],
@@ -451,6 +497,10 @@ def launcher_source(design: Any, op_type: str, mc2: str, staging: int, ins: tupl
                 w("return 1;")
         shapes = "{" + ", ".join("{" + ", ".join(map(str, s.shape)) + "}" for s in ins) + "}"
         oshapes = "{" + ", ".join("{" + ", ".join(map(str, s.shape)) + "}" for s in outs) + "}"
+        dt = _GE_DTYPE[d.dtype]
+        types = ["{" + ", ".join(dt for _ in group) + "}" for group in (ins, outs)]
+        w("// as a graph build would: the operator's InferShape and InferDataType give the buffers' shapes and types",
+          f'ks_twin::host::check_inference("{op_type}", {shapes}, {oshapes}, {types[0]}, {types[1]});')
         w(f'ks_twin::host::Launch launch = ks_twin::host::run_tiling("{op_type}", {shapes}, {oshapes}, platform);',
           "uint8_t* tiling = static_cast<uint8_t*>(AscendC::GmAlloc(launch.tiling.size()));",
           "std::memcpy(tiling, launch.tiling.data(), launch.tiling.size());",
