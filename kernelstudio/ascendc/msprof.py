@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -456,8 +457,9 @@ def _union(spans: list[tuple[float, float]]) -> float:
     return total
 
 
-def _core_key(label: str) -> tuple:
-    import re
+_CORE = re.compile(r"core(\d+)\.(cube|vec)core(\d+)")
 
-    m = re.fullmatch(r"core(\d+)\.(cube|vec)core(\d+)", label)
+
+def _core_key(label: str) -> tuple:
+    m = _CORE.fullmatch(label)
     return (int(m.group(1)), m.group(2) != "cube", int(m.group(3)), "") if m else (1 << 30, 0, 0, label)
