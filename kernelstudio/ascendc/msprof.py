@@ -252,10 +252,11 @@ def _pipe_column(col: str) -> tuple[tuple[str, str], str] | None:
 
 
 # ---- trace.json --------------------------------------------------------------------------------------------
-def read_trace(path: str | os.PathLike[str]) -> MeasuredTrace:
+def read_trace(path: str | os.PathLike[str], *, core: str | None = None) -> MeasuredTrace:
     """The complete ("X") events of a simulator trace.json, each on its core and lane. A process is a core and a
     thread a pipe: by their names when pid/tid are strings, else through the process_name/thread_name metadata
-    (the event's `cat` when a thread has no name)."""
+    (the event's `cat` when a thread has no name). `core` names a process the file leaves unnamed (a per-core
+    trace.json in its `coreN.veccoreM/` folder)."""
     name, text = _read(path)
     try:
         doc = json.loads(text)
@@ -286,10 +287,10 @@ def read_trace(path: str | os.PathLike[str]) -> MeasuredTrace:
         if dur < 0:
             raise MsprofFormatError(f"{name}: traceEvents[{i}] has dur {dur:g}; expected a duration in us >= 0")
         pid, tid = ev.get("pid"), ev.get("tid")
-        core = pid if isinstance(pid, str) else procs.get(pid, f"pid {pid}")
+        where = pid if isinstance(pid, str) else procs.get(pid, core or f"pid {pid}")
         lane = tid if isinstance(tid, str) else threads.get((pid, tid)) or (
             ev["cat"] if isinstance(ev.get("cat"), str) else f"tid {tid}")
-        spans.append(TraceSpan(core, lane, LANE_PIPES.get(lane.upper()), float(ts), float(ts) + float(dur),
+        spans.append(TraceSpan(where, lane, LANE_PIPES.get(lane.upper()), float(ts), float(ts) + float(dur),
                                str(ev.get("name", ""))))
     if not spans:
         raise MsprofFormatError(f"{name}: no complete (\"ph\": \"X\") event among its {len(events)} events; "
@@ -309,10 +310,12 @@ def _number(ev: dict, key: str, name: str, i: int) -> float:
 def read_msprof(path: str | os.PathLike[str] | MsprofRun) -> MsprofRun:
     """msprof's outputs for one kernel: a folder holding OpBasicInfo.csv / PipeUtilization.csv / trace.json (an
     `OPPROF_*` folder, its `simulator/` folder, or a folder with exactly one `OPPROF_*` in it), or one such
-    file. At least one of the three must be there."""
+    file. At least one of the three must be there. With no summary trace.json, the per-core ones in
+    `simulator/coreN.{cube,vec}coreM/` are read together."""
     if isinstance(path, MsprofRun):
         return path
     p = Path(os.fspath(path))
+    per_core: list[tuple[str, Path]] = []
     if not p.exists():
         raise MsprofFormatError(f"{p}: no such file or folder; give msprof's OPPROF_* output folder or one of its "
                                 "OpBasicInfo.csv, PipeUtilization.csv, trace.json")
@@ -331,6 +334,9 @@ def read_msprof(path: str | os.PathLike[str] | MsprofRun) -> MsprofRun:
                 k = _kind(f)
                 if k is not None and f.is_file():
                     found.setdefault(k, f)
+        per_core = _per_core_traces(folder) if "trace" not in found else []
+        if per_core:
+            found["trace"] = per_core[0][1].parent.parent
         if not found:
             raise MsprofFormatError(f"{folder}: no OpBasicInfo.csv, PipeUtilization.csv or trace.json in it (nor in "
                                     "its simulator/ folder); give the OPPROF_* folder msprof op wrote")
@@ -342,8 +348,22 @@ def read_msprof(path: str | os.PathLike[str] | MsprofRun) -> MsprofRun:
                                     f"({', '.join(r.op_name for r in rows[:6])}); expected one kernel's run")
         basic = rows[0]
     pipes = read_pipe_utilization(found["pipes"]) if "pipes" in found else None
-    trace = read_trace(found["trace"]) if "trace" in found else None
+    if "trace" in found and found["trace"].is_dir():
+        parts = [read_trace(f, core=name) for name, f in per_core]
+        trace: MeasuredTrace | None = MeasuredTrace(tuple(s for t in parts for s in t.spans), str(found["trace"]),
+                                                    sum(t.ignored for t in parts))
+    else:
+        trace = read_trace(found["trace"]) if "trace" in found else None
     return MsprofRun(basic, pipes, trace, str(p), MappingProxyType({k: str(v) for k, v in found.items()}))
+
+
+def _per_core_traces(folder: Path) -> list[tuple[str, Path]]:
+    """(core, path) of each `simulator/coreN.{cube,vec}coreM/trace.json` of an OPPROF_* folder (or its simulator/)."""
+    sim = folder if folder.name == "simulator" else folder / "simulator"
+    if not sim.is_dir():
+        return []
+    return sorted(((d.name, d / "trace.json") for d in sim.iterdir()
+                   if _CORE.fullmatch(d.name) and (d / "trace.json").is_file()), key=lambda t: _core_key(t[0]))
 
 
 def _opprof_folder(p: Path) -> Path:

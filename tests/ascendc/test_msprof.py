@@ -200,3 +200,22 @@ def test_loaded_kernel_next_to_msprofs_run_of_it(twin_cache):
     warm = ks.ascendc.compare_measured(k, WRITTEN / "add_flags", sim=k.simulate(l2="warm"))
     assert warm.sim is not cmp.sim and warm.measured_task_us == 3.25
     assert json.dumps(cmp.to_dict())
+
+
+def test_per_core_traces_are_read_together_when_there_is_no_summary(tmp_path):
+    """msprof op simulator also writes simulator/coreN.veccoreM/trace.json; a process they leave unnamed is the
+    folder's core."""
+    sim = tmp_path / "OPPROF_1" / "simulator"
+    for core, dur in (("core0.veccore0", 0.5), ("core1.veccore0", 0.75)):
+        (sim / core).mkdir(parents=True)
+        (sim / core / "trace.json").write_text(json.dumps({"traceEvents": [
+            {"ph": "M", "name": "thread_name", "pid": 0, "tid": 3, "args": {"name": "MTE2"}},
+            {"ph": "X", "name": "MOV_OUT_TO_UB", "pid": 0, "tid": 3, "ts": 1.0, "dur": dur},
+            {"ph": "i", "name": "mark", "pid": 0, "tid": 3, "ts": 1.0}]}))
+    for where in (tmp_path, sim):
+        run = ks.ascendc.read_msprof(where)
+        assert run.trace.cores == ["core0.veccore0", "core1.veccore0"] and run.trace.ignored == 2
+        assert [run.trace.busy_us(c, "MTE2") for c in run.trace.cores] == [0.5, 0.75]
+    (sim / "trace.json").write_text(json.dumps([{"ph": "X", "pid": "core0.veccore0", "tid": "VECTOR", "ts": 0,
+                                                 "dur": 1}]))
+    assert ks.ascendc.read_msprof(tmp_path).trace.cores == ["core0.veccore0"]  # the summary wins
