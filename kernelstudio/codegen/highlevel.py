@@ -49,7 +49,7 @@ def tmp_row_bytes(name: str, cols_p: int, dtype: str) -> int:
     """Temporary space one row needs (the twin's GetXxxMinTmpSize, `include/tiling/norm_tiling.h`)."""
     half = itemsize(dtype) == 2
     if name == "softmax":  # a block of the row's max and sum, the row and 64 more, as float32
-        return (32 // itemsize(dtype) + cols_p + 64) * 4
+        return (block_elems(dtype) + cols_p + 64) * 4
     if name == "layer_norm":
         return (3 if half else 2) * cols_p * 4
     return (2 if half else 1) * cols_p * 4 + 32

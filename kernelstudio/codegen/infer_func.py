@@ -18,15 +18,18 @@ from ..tileir.hints import RuntimeRows
 from ..tileir.program import Program
 from .writer import Writer, camel
 
-__all__ = ["infer_functions", "infer_registration", "INFER_SHAPE", "INFER_DTYPE"]
+__all__ = ["infer_functions", "infer_registration", "INFER_SHAPE", "INFER_DTYPE", "GE_DTYPES"]
 
 INFER_SHAPE = "ge::InferShape"  # the names the OpDef registers
 INFER_DTYPE = "ge::InferDataType"
 
 
-def _dt(dtype: str) -> str:
-    from .tiling_func import GE_DTYPES
+# ge::DataType of each element type (OpDef, InferDataType, the launcher's check)
+GE_DTYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "float32": "ge::DT_FLOAT",
+             "int8": "ge::DT_INT8", "int32": "ge::DT_INT32"}
 
+
+def _dt(dtype: str) -> str:
     return GE_DTYPES[dtype].removeprefix("ge::")
 
 
@@ -38,9 +41,9 @@ def infer_functions(w: Writer, prog: Program, inputs: list[str], outputs: list[s
     free = rt.dims if rt is not None and lead_in is not None else 0
     with w.block("namespace ge", "}  // namespace ge"):
         if free:
-            w(f"// Output shapes from the input shapes: the first {free} dimension(s) of "
-              f"{', '.join(p for p in rt.tensors)} are the run's rows (those of {lead_in}); every other "  # type: ignore[union-attr]
-              "dimension is fixed as lowered.")
+            scaled = [p for p in (*inputs, *outputs) if p in rt.tensors]  # type: ignore[union-attr]
+            w(f"// Output shapes from the input shapes: the first {free} dimension(s) of {', '.join(scaled)} are "
+              f"the run's rows (those of {lead_in}); every other dimension is fixed as lowered.")
         else:
             w("// Output shapes from the input shapes: the operator was lowered for these shapes only.")
         with w.block("static graphStatus InferShape(gert::InferShapeContext* context)"):

@@ -90,7 +90,8 @@ def _shapes_text(prog: Program) -> str:
         return ("The tiling functions were generated for the shapes below; TilingFunc rejects other shapes (re-run "
                 f"kernelstudio for them):\n\n{listing}")
     what, rows = ("its batch", "images") if rt.rows == "batch" else ("its row count", "rows")
-    return (f"The operator takes {what} at run time: {', '.join(f'`{t}`' for t in rt.tensors)} may have any "
+    scaled = [t for t in rt.tensors if prog.tensor(t).role != "workspace"]  # a whole-C workspace follows them
+    return (f"The operator takes {what} at run time: {', '.join(f'`{t}`' for t in scaled)} may have any "
             f"first {rt.dims} dimension(s) (the same in all of them; the kernel's {rows} are their product), and "
             "TilingFunc computes the tiles and the block dim from them. Every other dimension is fixed as "
             f"below (lowered shapes; TilingFunc rejects other fixed dimensions):\n\n{listing}\n\n"

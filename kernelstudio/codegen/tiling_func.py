@@ -26,7 +26,7 @@ from ..tileir.hints import RuntimeRows
 from ..tileir.program import Copy, Kernel, Program, walk
 from .conv import gm_formats
 from .highlevel import HighLevelPlan, high_level_tiling_fill
-from .infer_func import infer_functions, infer_registration
+from .infer_func import GE_DTYPES, infer_functions, infer_registration
 from .kernel import kernel_params, workspace_layout
 from .layout import topk_spec, topk_tiling_call
 from .naming import names_of
@@ -37,8 +37,6 @@ from .writer import Writer, camel
 __all__ = ["host_source", "io_params", "workspace_bytes", "workspace_expr", "runtime_locals", "tile_lines",
            "cube_fill", "GE_DTYPES", "API_CUBE_FIELDS"]
 
-GE_DTYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "float32": "ge::DT_FLOAT",
-             "int8": "ge::DT_INT8", "int32": "ge::DT_INT32"}
 MM_DTYPES = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "float32": "DT_FLOAT", "int8": "DT_INT8",
              "int32": "DT_INT32"}
 # TCubeTiling fields the Matmul tiling API derives from the shapes and the fixed split; TilingFunc sets the
@@ -250,7 +248,13 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
 
 
 def workspace_expr(prog: Program, k: Kernel, rt: RuntimeRows | None) -> str:
-    """The user workspace bytes TilingFunc asks for: the lowered size, or one slot block per core of the run."""
+    """The user workspace bytes TilingFunc asks for: the lowered size, one slot block per core of the run, or
+    (a sync_all kernel's whole-C workspace, one of `rt.tensors`) the run's rows of it."""
+    scaled = [p for p in workspace_layout(prog, k) if rt is not None and p in rt.tensors]
+    if rt is not None and scaled:
+        (ws,) = scaled  # the only workspace tensor of such a kernel
+        per_row = prog.tensor(ws).nbytes // dict(k.tiling)[rt.rows]
+        return f"(static_cast<size_t>(rows) * {per_row} + 511) / 512 * 512"  # the run's rows of C
     if rt is None or not rt.ws_per_core:
         return str(workspace_bytes(prog, k))
     return f"(static_cast<size_t>(blockDim) * {rt.ws_per_core} + 511) / 512 * 512"  # a slot block per core

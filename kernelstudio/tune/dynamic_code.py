@@ -174,8 +174,7 @@ def dynamic_parts(dk: Any, dim: str, fixed: Mapping[str, int],
               f"{dim} {r.lo}..{r.hi}" + ("+" if last else ""))
             with w.indented():
                 w(f"key = {r.key};", *tile_lines("", dict(k.tiling).get(rt.tile, 1), rt.cores, rt))
-                if rt.ws_per_core:
-                    w(f"wsBytes = {workspace_expr(p, k, rt)};")
+                w(f"wsBytes = {workspace_expr(p, k, rt)};")
                 for f, v in k.tiling:
                     if f not in rt.names:
                         w(f"{var}.set_{camel(f)}({v});")

@@ -161,12 +161,13 @@ def test_the_exported_readme_says_which_dims_are_the_runs(tmp_path):
     assert "TilingFunc rejects other shapes" in (ks.export_project(fixed, tmp_path / "q") / "README.md").read_text()
 
 
-def test_high_level_kernels_keep_their_lowered_rows():
-    # the API's tilings are computed on the host for the lowered tile and tail: such code keeps its shape
+def test_high_level_kernels_take_their_rows_at_run_time_too():
+    # with or without the option the code reads its rows from dims.txt (test_runtime_high_level.py runs them)
     prog = ks.lower(ks.create_schedule(softmax(45, 100)), "ascend910b2")
     assert prog.kernels[0].runtime_rows is not None
-    code = codegen(prog, high_level=True)
-    assert "AscendC::SoftMax" in code.files[next(p for p in code.files if p.startswith("op_kernel/"))]
-    assert all(t.runtime_dims == 0 for t in (*code.inputs, *code.outputs))
-    assert "dims.txt" not in code.files["main.cpp"]
-    assert any(t.runtime_dims for t in codegen(prog).inputs)  # without the option it takes its rows
+    for high_level in (True, False):
+        code = codegen(prog, high_level=high_level)
+        kernel = code.files[next(p for p in code.files if p.startswith("op_kernel/"))]
+        assert ("AscendC::SoftMax" in kernel) is high_level
+        assert all(t.runtime_dims == 1 for t in (*code.inputs, *code.outputs))
+        assert "dims.txt" in code.files["main.cpp"]

@@ -136,13 +136,22 @@ def _to_gm(p: CubePlan, lets: list[Stmt], walk: TileWalk) -> tuple[Kernel, GmTen
     if not p.sync:
         return _kernel(p, aic, (), "AIC_ONLY", 1, (cs.a_name, cs.b_name, out_name), (names[out_node],), walk, None)
     per_aiv = p.per_aiv
-    ws = GmTensor(p.ws_name, (cs.batch * cs.M, cs.N), p.ws_dtype, "workspace")
+    # with M at run time (p.rt) the workspace holds the run's rows and each AIV's share is computed from M and
+    # the launch's block dim; the epilogue's chunks keep the lowered share's size
+    lead = tuple(cs.root.inputs[0].shape[:-1]) if p.rt is not None else (cs.batch * cs.M,)
+    ws = GmTensor(p.ws_name, (*lead, cs.N), p.ws_dtype, "workspace")
     aic = (*aic, SyncAll("sync_all: every C tile is in the workspace before any AIV reads a row"))
     vb, pre, chunk_loop, _, vr, vc = mixed_epilogue(p.fk, names, cs, p.cfg, None, True, AIV_PER_BLOCK * per_aiv, tn,
                                                    p.ws_name, p.ws_dtype, p.slot_base)
-    aiv = (*pre, SyncAll("sync_all: wait for every C tile"),
-           Let("m0", E.mul(E.add(E.mul(Var("blk"), AIV_PER_BLOCK), Var("sub")), per_aiv)), Let("bi", Const(0)),
-           Let("rs", Const(0)), Let("rl", E.max(0, E.min(per_aiv, E.sub(cs.batch * cs.M, Var("m0"))))),
+    share: list[Stmt] = []
+    rows_of_aiv: Expr | int = per_aiv
+    if p.rt is not None:
+        aivs = E.mul(Var("block_dim"), AIV_PER_BLOCK)
+        share = [Let("aiv_rows", E.div(E.add(cs.m_expr, E.sub(aivs, 1)), aivs))]
+        rows_of_aiv = Var("aiv_rows")
+    aiv = (*pre, SyncAll("sync_all: wait for every C tile"), *share,
+           Let("m0", E.mul(E.add(E.mul(Var("blk"), AIV_PER_BLOCK), Var("sub")), rows_of_aiv)), Let("bi", Const(0)),
+           Let("rs", Const(0)), Let("rl", E.max(0, E.min(rows_of_aiv, E.sub(E.mul(cs.batch, cs.m_expr), Var("m0"))))),
            chunk_loop)
     bufs.update(vb.buffers)
     rows = (f"full rows ({cs.N} columns) in chunks of {vr}" if vc >= cs.N else

@@ -4,7 +4,7 @@ values. kernel.py and k_loop.py write the statements from this plan."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...core.errors import ScheduleError
 from ...fusion.partition import FusedKernel
@@ -139,14 +139,17 @@ def plan_cube(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Cub
     # the code may take M at run time (kernel_facts.runtime_m_of) when one batch is dealt out in plain
     # row-major or column-major order of single tile rows; the TileIR then reads M and m_tiles from its tiling
     # (a conv: its batch, whose images the walk deals out whole)
+    # (sync_all: its whole-C workspace, [*A's leading dims, N], holds the run's rows too)
     rt = None
-    if gsm == 1 and not cfg.swizzle_group and not (cfg.aic_only or cfg.aiv_only or sync):
+    if gsm == 1 and not cfg.swizzle_group and not (cfg.aic_only or cfg.aiv_only or (sync and cs.conv)):
         unit_cols = cs.N if row_block else tn
-        ws_bytes = depth * tm * unit_cols * itemsize(cs.root.dtype) if mixed else 0
+        ws_bytes = depth * tm * unit_cols * itemsize(cs.root.dtype) if mixed and not sync else 0
         if cs.conv:
             rt = runtime_batch_of(fk, names, cfg.cores, mt_w * units_n, ws_bytes)
         elif cs.batch == 1:
             rt = runtime_m_of(fk, names, cfg.cores, units_n, ws_bytes)
+            if rt is not None and sync:
+                rt = replace(rt, tensors=(*rt.tensors, f"{ident(fk.name)}_ws"))
     if rt is not None and rt.row_tiles:
         cs.m_expr = Var("M")
     # the L1 level: one load of A (B) brings sa (sb) k tiles; the larger step must be a multiple of
