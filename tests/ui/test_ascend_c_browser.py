@@ -47,9 +47,9 @@ def test_notebook_09_shows_the_kernels_timeline_findings_and_marked_source(lab):
     lab.run_all()
     lab.page.wait_for_timeout(1000)
     lab.wait_ran()
-    lab.page.wait_for_function(
+    lab.page.wait_for_function(  # add_flags, add_racy and the four sample-shaped kernels' Studios
         """() => { const s = document.querySelectorAll('.ks-ascendc');
-             return s.length === 2 && [...s].every(x => { const p = x.querySelector('.js-plotly-plot');
+             return s.length === 6 && [...s].every(x => { const p = x.querySelector('.js-plotly-plot');
                                                           return p && p._fullLayout !== undefined; }); }""",
         timeout=BOOT_MS)
     studios = lab.page.locator(STUDIO)
