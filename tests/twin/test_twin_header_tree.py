@@ -15,9 +15,11 @@ from kernelstudio.twin import run
 from kernelstudio.twin.runner import _units, include_dir
 
 HOST_HEADERS = ("tiling/tiling_api.h", "tiling/platform/platform_ascendc.h", "register/tilingdata_base.h",
-                "register/op_def_registry.h", "tiling/norm_tiling.h", "tiling/topk_tiling.h", "tiling/pad_tiling.h")
+                "register/op_def_registry.h", "tiling/norm_tiling.h", "tiling/topk_tiling.h", "tiling/pad_tiling.h",
+                "tiling/norm_grad_tiling.h")
 LIB_HEADERS = ("lib/matmul_intf.h", "lib/activation/softmax.h", "lib/normalization/layernorm.h",
-               "lib/normalization/rmsnorm.h", "lib/sort/topk.h", "lib/pad/pad.h", "lib/pad/broadcast.h")
+               "lib/normalization/rmsnorm.h", "lib/sort/topk.h", "lib/pad/pad.h", "lib/pad/broadcast.h",
+               "lib/normalization/layernormgrad.h", "lib/normalization/layernormgradbeta.h")
 
 KERNEL = """#include "kernel_operator.h"
 {includes}

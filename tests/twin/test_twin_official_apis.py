@@ -218,3 +218,47 @@ def test_the_trace_front_end_times_the_new_calls() -> None:
     assert atomic.sim.time_us > 0
     np.testing.assert_allclose(atomic.outputs["z"], (xa + ya).sum(axis=0), rtol=1e-6, atol=1e-5)
     assert (atomic.outputs["w"] == 2.0).all()
+
+
+LN_GRAD = load_bundle(
+    "layer_norm_grad",
+    (TensorSpec("dy", (1, 8, 32), "float32"), TensorSpec("x", (1, 8, 32), "float32"),
+     TensorSpec("variance", (1, 8), "float32"), TensorSpec("mean", (1, 8), "float32"),
+     TensorSpec("gamma", (32,), "float32")),
+    (TensorSpec("pd_x", (1, 8, 32), "float32"), TensorSpec("res_for_gamma", (1, 8, 32), "float32"),
+     TensorSpec("pd_gamma", (32,), "float32"), TensorSpec("pd_beta", (32,), "float32")),
+)
+
+
+def test_layer_norm_grad_and_grad_beta_follow_cann_s_formulas(twin_cache: Path) -> None:
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((1, 8, 32)).astype(np.float32)
+    dy = rng.standard_normal((1, 8, 32)).astype(np.float32)
+    gamma = rng.standard_normal(32).astype(np.float32)
+    mean, var = x.mean(axis=-1), x.var(axis=-1)
+    pd_x, res, pd_gamma, pd_beta = run(LN_GRAD, {"dy": dy, "x": x, "variance": var, "mean": mean, "gamma": gamma},
+                                       cache_dir=twin_cache)
+    # the documented formulas, in float64
+    x64, dy64, g64, eps, h = x.astype(np.float64), dy.astype(np.float64), gamma.astype(np.float64), 1e-5, 32
+    m, v = mean.astype(np.float64)[..., None], var.astype(np.float64)[..., None]
+    x1, x2, rstd = dy64 * g64, x64 - m, (v + eps) ** -0.5
+    pd_var = (-0.5 * x1 * x2 * rstd ** 3).sum(-1, keepdims=True)
+    pd_mean = (-x1 * rstd).sum(-1, keepdims=True) + pd_var / h * (-2.0 * x2).sum(-1, keepdims=True)
+    want_x = x1 * rstd + pd_var * 2.0 / h * x2 + pd_mean / h
+    np.testing.assert_allclose(pd_x, want_x, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(res, x2 * rstd, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(pd_gamma, (dy64 * x2 * rstd).sum(axis=(0, 1)), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(pd_beta, dy64.sum(axis=(0, 1)), rtol=1e-5, atol=1e-5)
+
+
+def test_layer_norm_grad_refuses_a_tmp_buffer_below_its_minimum(twin_cache: Path) -> None:
+    files = dict(LN_GRAD.files)
+    files["main.cpp"] = files["main.cpp"].replace("tiling->set_tmpBytes(tmp);", "tiling->set_tmpBytes(tmp - 32);")
+    small = CodeBundle(LN_GRAD.name, files, LN_GRAD.inputs, LN_GRAD.outputs)
+    z8, z32 = np.zeros((1, 8, 32), np.float32), np.zeros(32, np.float32)
+    inputs = {"dy": z8, "x": z8, "variance": np.ones((1, 8), np.float32), "mean": np.zeros((1, 8), np.float32),
+              "gamma": z32}
+    # one float row of 32: 6 float32 rows of H = 768 bytes
+    with pytest.raises(TwinError, match=r"bounds: LayerNormGrad on AIV of block 0: sharedTmpBuffer holds 736 bytes but "
+                                        r"the API needs at least 768 .*GetLayerNormGradMaxMinTmpSize"):
+        run(small, inputs, cache_dir=twin_cache)

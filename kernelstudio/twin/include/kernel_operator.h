@@ -8,6 +8,7 @@
 #include "ks_twin/cube_basic.h"
 #include "ks_twin/layout.h"
 #include "ks_twin/norm.h"
+#include "ks_twin/norm_grad.h"
 #include "ks_twin/pad.h"
 #include "ks_twin/pipe.h"
 #include "ks_twin/repeat.h"

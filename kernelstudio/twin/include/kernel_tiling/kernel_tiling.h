@@ -166,6 +166,65 @@ struct TopkTiling {
     uint32_t vreduceIdxMask1 = 0;
 };
 
+// LayerNormGradTiling and LayerNormGradBetaTiling: CANN's fields in CANN's order (asc-devkit
+// include/adv_api/normalization/layernorm_grad_tilingdata.h, layernorm_grad_beta_tilingdata.h); the twin fills
+// the shape fields and stackBufferSize and reads those.
+struct LayerNormGradTiling {
+    uint32_t stackBufferSize = 0;
+    uint32_t bLength = 0;
+    uint32_t sLength = 0;
+    uint32_t hLength = 0;
+    uint32_t originalHLength = 0;
+    uint32_t oneCalSize = 0;
+    uint32_t nohCalSize = 0;
+    uint32_t loopNum = 0;
+    uint32_t tailSize = 0;
+    uint32_t nohTailSize = 0;
+    uint32_t tmpTensorBSHPos = 0;
+    uint32_t tmpTensorBSHSize = 0;
+    uint32_t pdVarTensorPos = 0;
+    uint32_t pdVarTensorSize = 0;
+    uint32_t pdMeanTensorPos = 0;
+    uint32_t pdMeanTensorSize = 0;
+    uint32_t x1TensorPos = 0;
+    uint32_t x1TensorSize = 0;
+    uint32_t x2TensorPos = 0;
+    uint32_t x2TensorSize = 0;
+    uint32_t x3TensorPos = 0;
+    uint32_t x3TensorSize = 0;
+    uint32_t tmpTensorPos = 0;
+    uint32_t tmpTensorSize = 0;
+    uint32_t tmpTensor1Pos = 0;
+    uint32_t tmpTensor1Size = 0;
+    uint32_t tmpTensor2Pos = 0;
+    uint32_t tmpTensor2Size = 0;
+    uint32_t lastDimValueBack = 0;
+    uint32_t lastDimValueBackMulTwo = 0;
+};
+
+struct LayerNormGradBetaTiling {
+    uint32_t stackBufferSize = 0;
+    uint32_t bLength = 0;
+    uint32_t sLength = 0;
+    uint32_t hLength = 0;
+    uint32_t originalHLength = 0;
+    uint32_t bshLength = 0;
+    uint32_t bsLength = 0;
+    uint32_t oneCalSize = 0;
+    uint32_t numberOfTmpBuf = 0;
+    uint32_t loopRound = 0;
+    uint32_t inputTailSize = 0;
+    uint32_t inputTailPos = 0;
+    uint32_t bsTailSize = 0;
+    uint32_t bshCurLength = 0;
+    uint32_t bsCurLength = 0;
+    uint32_t gammaTempTensorPos = 0;
+    uint32_t betaTempTensorPos = 0;
+    uint32_t inputDyTmpTensorPos = 0;
+    uint32_t resForGammaTmpTensorPos = 0;
+    uint32_t reserved = 0;
+};
+
 // PadTiling: the fields CANN's PadTilingFunc sets, in the order it sets them (CANN's open host tiling source,
 // asc-devkit impl/adv_api/tiling/pad/pad_tiling_impl.cpp); the twin fills the shape fields (srcHeight,
 // srcWidth, srcOriWidth) and the work space it was made for (tmpBuffer2Offset: twin, bytes) and reads those.
@@ -202,6 +261,8 @@ namespace optiling {}  // GET_TILING_DATA looks the registered struct up there
 // CANN also names the kernel structs in AscendC::tiling.
 namespace AscendC {
 namespace tiling {
+using ::LayerNormGradBetaTiling;
+using ::LayerNormGradTiling;
 using ::LayerNormTiling;
 using ::PadTiling;
 using ::RmsNormTiling;

@@ -61,6 +61,18 @@ inline uint32_t rmsnorm_row_bytes(uint64_t h, uint32_t typeSize)
 }
 }  // namespace norm
 
+// The twin's work space of one LayerNormGrad / LayerNormGradBeta row (CANN's sizing rule is not read here): as
+// many float32 rows of H as the buffers CANN's tiling header counts (LayerNormGrad: 9 for half, 6 for float;
+// LayerNormGradBeta: 4 for half, 2 for float). The minimum is one row, the maximum every row.
+inline uint32_t layernorm_grad_row_bytes(uint64_t h, uint32_t typeSize)
+{
+    return static_cast<uint32_t>((typeSize == 2 ? 9 : 6) * h * 4);
+}
+inline uint32_t layernorm_grad_beta_row_bytes(uint64_t h, uint32_t typeSize)
+{
+    return static_cast<uint32_t>((typeSize == 2 ? 4 : 2) * h * 4);
+}
+
 // Pad's minimum and maximum work space, CANN's GetPadMaxMinTmpSize rule (asc-devkit
 // impl/adv_api/tiling/pad/pad_tiling_impl.cpp): two buffers of 16 blocks (min), or of every element rounded up
 // to 16 (max), each element widened to one 32-byte block.

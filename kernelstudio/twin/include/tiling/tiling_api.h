@@ -22,6 +22,7 @@
 #include "../kernel_tiling/kernel_tiling.h"
 #include "../register/tilingdata_base.h"
 #include "platform/platform_ascendc.h"
+#include "norm_grad_tiling.h"
 #include "norm_tiling.h"
 #include "pad_tiling.h"
 #include "topk_tiling.h"
