@@ -262,3 +262,40 @@ def test_layer_norm_grad_refuses_a_tmp_buffer_below_its_minimum(twin_cache: Path
     with pytest.raises(TwinError, match=r"bounds: LayerNormGrad on AIV of block 0: sharedTmpBuffer holds 736 bytes but "
                                         r"the API needs at least 768 .*GetLayerNormGradMaxMinTmpSize"):
         run(small, inputs, cache_dir=twin_cache)
+
+
+MMAD = load_bundle("mmad_custom", (TensorSpec("a", (32, 64), "float16"), TensorSpec("b", (64, 32), "float16")),
+                   (TensorSpec("c", (32, 32), "float32"),))
+BARE_MIX = load_bundle("bare_mix", (TensorSpec("a", (32, 64), "float16"), TensorSpec("b", (64, 32), "float16")),
+                       (TensorSpec("c", (32, 32), "float32"), TensorSpec("y", (32, 32), "float32")))
+
+
+def _ab() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(8)
+    return {"a": rng.standard_normal((32, 64)).astype(np.float16),
+            "b": rng.standard_normal((64, 32)).astype(np.float16)}
+
+
+def test_mmad_on_the_cube_basic_api_is_the_matmul(twin_cache: Path) -> None:
+    ab = _ab()
+    c = run(MMAD, ab, cache_dir=twin_cache)
+    # fp16 products are exact in fp32; the twin sums k in order, as a float32 dot product does
+    want = ab["a"].astype(np.float32) @ ab["b"].astype(np.float32)
+    np.testing.assert_allclose(c, want, rtol=1e-6, atol=1e-5)
+
+
+def test_bare_mix_vector_cores_wait_for_the_cube_s_flag(twin_cache: Path) -> None:
+    ab = _ab()
+    c, y = run(BARE_MIX, ab, cache_dir=twin_cache)
+    want = ab["a"].astype(np.float32) @ ab["b"].astype(np.float32)
+    np.testing.assert_allclose(c, want, rtol=1e-6, atol=1e-5)
+    np.testing.assert_array_equal(y, np.where(c >= 0, c, c * np.float32(0.1)))  # LeakyReLU of what the AIC wrote
+    assert (c < 0).any()
+
+
+def test_bare_mix_without_the_cube_s_set_is_a_hang_the_twin_names(twin_cache: Path) -> None:
+    files = dict(BARE_MIX.files)
+    path = "op_kernel/bare_mix.cpp"
+    files[path] = files[path].replace("CrossCoreSetFlag<2, PIPE_FIX>(C_READY);", "")
+    with pytest.raises(TwinError, match=r"flag: .*CrossCoreWaitFlag"):
+        run(CodeBundle(BARE_MIX.name, files, BARE_MIX.inputs, BARE_MIX.outputs), _ab(), cache_dir=twin_cache)
