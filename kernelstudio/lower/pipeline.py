@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 from ..core.config import DEFAULT_TARGET, verify_enabled
@@ -192,21 +193,54 @@ PASSES: list[tuple[str, Callable[[_Ctx, Configs], Configs]]] = [
 ]
 
 
+# Kernels emitted by earlier lower() calls: a kernel is a function of its fused kernel, the names of the tensors
+# it touches and its config alone, and a Studio knob move lowers the same kernels for most configs again (the
+# probes of plan_memory and auto tiles, the program after each pass). Equal keys give the same (frozen) object.
+_EMITTED: OrderedDict[tuple, tuple[Kernel, GmTensor | None]] = OrderedDict()
+_EMITTED_MAX = 512
+
+
 def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTensor | None]:
     """The kernel (and workspace) for one config, emitted once per lower() (plan_memory and the final
-    program ask for the same one)."""
+    program ask for the same one), and kept across lower() calls."""
     key = (name, cfg)
     if key not in ctx.emitted:
         fk = ctx.kernels[name]
-        if fk.root is not None:
-            ctx.emitted[key] = lower_cube_kernel(fk, ctx.names, cfg)
-        elif lowered_apart(fk):
-            ctx.emitted[key] = lower_layout_kernel(fk, ctx.names, cfg), None
-        elif is_axis_reduce(fk):
-            ctx.emitted[key] = lower_axis_reduce(fk, ctx.names, cfg), None
+        gkey = (name, _kernel_key(fk, ctx.names), cfg)
+        hit = _EMITTED.get(gkey)
+        if hit is None:
+            if fk.root is not None:
+                k, ws = lower_cube_kernel(fk, ctx.names, cfg)
+            elif lowered_apart(fk):
+                k, ws = lower_layout_kernel(fk, ctx.names, cfg), None
+            elif is_axis_reduce(fk):
+                k, ws = lower_axis_reduce(fk, ctx.names, cfg), None
+            else:
+                k, ws = lower_vector_kernel(fk, ctx.names, cfg), None
+            hit = _EMITTED[gkey] = dataclasses.replace(k, does=describe(fk.nodes)), ws
+            if len(_EMITTED) > _EMITTED_MAX:
+                _EMITTED.popitem(last=False)
         else:
-            ctx.emitted[key] = lower_vector_kernel(fk, ctx.names, cfg), None
+            _EMITTED.move_to_end(gkey)
+        ctx.emitted[key] = hit
     return ctx.emitted[key]
+
+
+def _kernel_key(fk: FusedKernel, names: dict[Node, str]) -> tuple:
+    """What lowering reads of a fused kernel, by name: every node it holds or reads (op, shape, dtype,
+    attributes, inputs, composite numbered within the kernel), its space, views and boundary. Equal for the
+    same kernel of a cell run again (new Node objects and composite ids)."""
+    members = set(fk.nodes)
+    comps: dict[object, int] = {}
+    nodes = []
+    for m in dict.fromkeys(m for n in fk.nodes for m in (n, *n.inputs)):
+        comp = (m.composite.name, comps.setdefault(m.composite.uid, len(comps))) if m.composite else None
+        nodes.append((names[m], m.op, m.shape, m.dtype, m.attrs, comp,
+                      tuple(names[i] for i in m.inputs) if m in members else ()))
+    return (fk.name, fk.family, fk.space, fk.row_dims, fk.sync_all, fk.notes,
+            names[fk.root] if fk.root is not None else None, tuple(names[n] for n in fk.inputs),
+            tuple(names[n] for n in fk.outputs), tuple((names[n], v) for n, v in fk.views),
+            tuple((names[n], r.name) for n, r in fk.reasons), tuple(nodes))
 
 
 def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
@@ -230,7 +264,7 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
             tensors[ctx.names[o]] = GmTensor(ctx.names[o], o.shape, o.dtype, role)
         if ws is not None:
             tensors[ws.name] = ws
-        kernels.append(dataclasses.replace(k, does=describe(fk.nodes)))
+        kernels.append(k)
     outs = tuple(ctx.names[o] for o in g.outputs)
     return Program(ctx.name, ctx.profile.name, tuple(tensors.values()), tuple(kernels),
                    tuple(ctx.names[p] for p in g.placeholders), outs, fused=ctx.schedule.fuse)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from .program import (
     Alloc,
     Copy,
@@ -103,8 +105,14 @@ def _body(stmts: tuple[Stmt, ...], tiers: dict[str, Tier], indent: int, out: lis
             out.append(pad + instr_text(s, tiers))
 
 
+# the text of a kernel below its gm line, by the kernel object: lower() reuses the kernels it emitted for
+# a config before (pass viewers print the same kernels after every knob move), and a frozen Kernel's text
+# never changes; the entry holds the kernel, so its id stays its own
+_TEXT: OrderedDict[int, tuple[Kernel, str]] = OrderedDict()
+_TEXT_MAX = 1024
+
+
 def format_kernel(k: Kernel, prog: Program | None = None) -> str:
-    tiers = {b.name: b.tier for b in k.buffers}
     out = [f"kernel {k.name}  family={k.family}  type={k.kernel_type}  block_dim={k.block_dim}"]
     if prog is not None:
         gm = []
@@ -113,6 +121,21 @@ def format_kernel(k: Kernel, prog: Program | None = None) -> str:
             role = f" ({t.role})" if t.role in ("workspace", "intermediate") else ""
             gm.append(f"{t.name}{_shape(t.shape)}{_SHORT[t.dtype]}{role}")
         out.append("  gm      " + "  ".join(gm))
+    hit = _TEXT.get(id(k))
+    if hit is not None and hit[0] is k:
+        _TEXT.move_to_end(id(k))
+        return "\n".join(out) + hit[1]
+    text = _kernel_text(k)
+    _TEXT[id(k)] = (k, text)
+    if len(_TEXT) > _TEXT_MAX:
+        _TEXT.popitem(last=False)
+    return "\n".join(out) + text
+
+
+def _kernel_text(k: Kernel) -> str:
+    """Everything of `format_kernel` after its gm line, each line led by a newline."""
+    tiers = {b.name: b.tier for b in k.buffers}
+    out = [""]
     if k.tiling:
         out.append("  tiling  " + " ".join(f"{n}={v}" for n, v in k.tiling))
     for b in k.buffers:
