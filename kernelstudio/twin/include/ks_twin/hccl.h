@@ -82,7 +82,8 @@ struct World {
     bool initialised = false;
     bool finalised = false;
     int prep_core = -1;  // 0: AIC, 1: AIV (the core type that prepared, which must commit and wait too)
-    int64_t client_block = 0;  // the block whose core is HCCL's client (an Hccl HcclServerConfig's blockId)
+    std::atomic<int64_t> client_block{0};  // the block whose core is HCCL's client (HcclServerConfig's blockId;
+                                           // every core's Hccl::Init stores it)
 };
 
 inline World& world()
@@ -158,11 +159,12 @@ inline void require_core0(const char* api)
 {
     const CoreCtx& c = ctx();
     if (!c.active) fail("hccl", "%s called outside a kernel launched by ICPU_RUN_KF", api);
-    if (c.block_idx != world().client_block) {
+    const int64_t client = world().client_block.load(std::memory_order_relaxed);
+    if (c.block_idx != client) {
         fail("hccl", "%s on %s (block index %lld) of rank %u: HCCL's client works on core %lld only; guard the call "
              "with `if (AscendC::GetBlockIdx() == %lld)` (and ASCEND_IS_AIC or ASCEND_IS_AIV)", api, core_name(),
-             static_cast<long long>(c.block_idx), world().rank, static_cast<long long>(world().client_block),
-             static_cast<long long>(world().client_block));
+             static_cast<long long>(c.block_idx), world().rank, static_cast<long long>(client),
+             static_cast<long long>(client));
     }
     const int type = c.type == CoreType::AIC ? 0 : 1;
     World& w = world();

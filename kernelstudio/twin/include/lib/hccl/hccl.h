@@ -56,7 +56,9 @@ public:
     {
         (void)context;
         (void)initTiling;
-        if (config.type != CoreType::DEFAULT) ks_twin::hccl::world().client_block = config.blockId;
+        if (config.type != CoreType::DEFAULT) {
+            ks_twin::hccl::world().client_block.store(config.blockId, std::memory_order_relaxed);
+        }
         ks_twin::hccl::init("Hccl::Init");
     }
 
