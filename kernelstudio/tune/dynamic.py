@@ -14,7 +14,9 @@ its bucket's configuration; `explore(dim, values, **fixed)` sweeps one dimension
 bucket, the predicted time, TFLOPS, % of the roofline bound and the tail efficiency.
 
 Each shape gets a design lowered for that shape: the generated kernels hold the shape's extents, so the
-cache holds one design per (bucket, shape), not one kernel per bucket.
+cache holds one design per (bucket, shape), not one kernel per bucket. `codegen(dim, **fixed)` writes one
+operator for every bucket (a TILING_KEY_IS branch each, the key picked from the run-time rows), and
+`export_project(out_dir, dim, **fixed)` writes it as a CANN custom-operator project.
 """
 
 from __future__ import annotations
