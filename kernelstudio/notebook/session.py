@@ -12,6 +12,8 @@ runs, as an applied piece of advice). Both are kept across rebuilds until change
 
 from __future__ import annotations
 
+import dataclasses
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,8 @@ from ..plan.choose import planning_target
 from ..schedule.knobs import Knob
 from ..schedule.schedule import Directive, Schedule
 from .cell import run_cell
+
+_DESIGNS_KEPT = 16  # designs a session keeps for knob values revisited
 
 __all__ = ["StudioSession"]
 
@@ -46,6 +50,9 @@ class StudioSession:
     overrides: dict[str, Any] = field(default_factory=dict)  # profile field -> value: a what-if on the target
     directives: tuple[Directive, ...] = ()  # replayed on the cell's schedule after it runs (applied advice)
     _baseline: dict[tuple, tuple] = field(default_factory=dict, repr=False)
+    # the designs built lately, by what they were built from: a knob moved back to a value shown before is
+    # not lowered, simulated or generated again (each move still gets a Design object of its own)
+    _designs: OrderedDict[tuple, Design] = field(default_factory=OrderedDict, repr=False)
 
     def build(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
               compare: bool | None = None, strict: bool = True, l2: str | None = None,
@@ -104,7 +111,18 @@ class StudioSession:
         if res.multi is not None:
             return res.multi, res.knobs, tgt, cmp_, dict(res.values)
         sched = _with_directives(res.schedule, list(res.outputs), dirs, hw) if dirs else res.schedule
-        d = build(list(res.outputs), hw, schedule=sched, name=self.name, compare=False, l2=start)
+        key = (sched.graph.text(), sched.fuse, sched.to_json(), tgt, tuple(sorted(ovr.items())), start) \
+            if sched is not None else None  # a cell with no schedule: build makes the default one each time
+        d = self._designs.get(key) if key is not None else None
+        if d is None:
+            d = build(list(res.outputs), hw, schedule=sched, name=self.name, compare=False, l2=start)
+        else:  # its program, simulation and (once generated) code; name, knobs and baseline set below
+            d = dataclasses.replace(d, schedule=sched, unfused_schedule=None, unfused_program=None, unfused_sim=None)
+            self._designs.move_to_end(key)
+        if key is not None:
+            self._designs[key] = d  # the latest: the code a Studio generated for it comes with the next copy
+            if len(self._designs) > _DESIGNS_KEPT:
+                self._designs.popitem(last=False)
         d.name, d.knobs = self.name, dict(res.values)
         if cmp_:
             # the graph's text is its structure (composite ids renumbered per graph), a stable key
