@@ -106,8 +106,15 @@ def test_bundle_rejects_paths_outside_and_missing_main() -> None:
         CodeBundle("k", {"op_kernel/k.cpp": ""}, (), ())
     with pytest.raises(InputError, match="must be relative"):
         CodeBundle("k", {"main.cpp": "", "../evil.h": ""}, (), ())
+    x = TensorSpec("x", (1,), "float16")
     with pytest.raises(InputError, match="used more than once"):
-        CodeBundle("k", {"main.cpp": ""}, (TensorSpec("x", (1,), "float16"),), (TensorSpec("x", (1,), "float16"),))
+        CodeBundle("k", {"main.cpp": ""}, (x, x), ())
+    with pytest.raises(InputError, match="used more than once"):  # an output named as an input of another shape
+        CodeBundle("k", {"main.cpp": ""}, (x,), (TensorSpec("x", (2,), "float16"),))
+    with pytest.raises(InputError, match="used more than once"):
+        CodeBundle("k", {"main.cpp": ""}, (), (x, x))
+    in_place = CodeBundle("k", {"main.cpp": ""}, (x,), (x,))  # the input the kernel updates (a scatter's cache)
+    assert in_place.inputs == in_place.outputs == (x,)
 
 
 @pytest.mark.twin
