@@ -259,7 +259,7 @@ class Mc2Design:
         s = self.schedule
         head = (f"{self.kind} on {self.cluster.devices} x {self.cluster.target} ({s.algorithm}, {s.engine}): "
                 f"x {list(self.x.shape)} w {list(self.w.shape)} {self.dtype}, tiles {s.tiles} "
-                f"{list(self.tile_rows)} rows, short tile {s.tail}")
+                f"{list(self.tile_rows)} rows" + (f", short tile {s.tail}" if len(set(self.tile_rows)) > 1 else ""))
         return head + "\n" + self.sim.summary()
 
     def __repr__(self) -> str:

@@ -33,7 +33,7 @@ def _card(value: str, label: str, title: str = "", color: str = "") -> str:
 def multi_header_html(c: dict[str, Any]) -> str:
     """The title line: name, operator, cluster and link, tensors, the split as set."""
     rows = ", ".join(f"{r:,}" for r in c["tile_rows"])
-    short = f', short tile {c["tail"]}' if c["tiles"] > 1 else ""
+    short = f', short tile {c["tail"]}' if len(set(c["tile_rows"])) > 1 else ""  # an even split has none
     return (f'<div class="ks-header" style="{_CSS}"><b style="font-size:14px;">{html.escape(c["name"])}</b> &middot; '
             f'{c["operator"]} on {c["devices"]} x {html.escape(c["target"])} (link {html.escape(c["link"])}) '
             f'&middot; {html.escape(", ".join(c["tensors"]))} {c["dtype"]} &middot; {c["tiles"]} '
