@@ -199,6 +199,28 @@ def cube_tiling(scope: Scope) -> dict[str, int]:
     return {f: values[f] for f in TCUBE_TILING_FIELDS if f in values}  # CANN's order, as the struct lists them
 
 
+def org_shape(scope: Scope, ops: MatmulOperands, tiling: dict[str, int]) -> tuple[int, ...] | None:
+    """(orgM, orgN, orgKa, orgKb, orgKc) for the kernel-side `SetOrgShape` when A's rows or C's rows lie further
+    apart in GM than K / N (a per-head matmul: each head a column band of [M, heads * K] and [M, heads * N]);
+    None when the tiling's M, N, Ka, Kb already describe the layout."""
+    if not tiling:
+        return None
+    lda = scope.static(ops.a.stride)
+    ldc = next((scope.static(s.dst.stride) for s in walk(scope.kernel.aic)
+                if isinstance(s, Copy) and s.dst.gm and not s.src.gm), None)  # the FixPipe's C rows
+    m_, n_, ka, kb = tiling["M"], tiling["N"], tiling["Ka"], tiling["Kb"]
+    if ops.trans_a:
+        if lda != m_:
+            raise UnsupportedError(f"kernel {scope.kernel.name}: a transposed A whose k rows are {lda} elements "
+                                   f"apart (M={m_}); the Matmul reads A^T rows of orgM")
+        lda = ka
+    if ldc is None or ldc == tiling["baseN"] and ldc != n_:  # a dense workspace slot: the Matmul's own form
+        ldc = n_
+    if lda == ka and ldc == n_:
+        return None
+    return m_, n_, lda, kb, ldc
+
+
 def _mnk(scope: Scope, ops: MatmulOperands) -> tuple[int, int, int]:
     t = scope.tiling
     if all(x in t for x in ("M", "N", "K")):
@@ -224,6 +246,7 @@ class CubePart:
         self.ops = find_operands(scope, scope.kernel.aic)
         self.cube_bufs = _cube_buffers(scope)
         self.tiling = cube_tiling(scope)
+        self.org = org_shape(scope, self.ops, self.tiling)
 
     # ---- members and Init ----------------------------------------------------------------------
     def emit(self, members: Writer, init: Writer, methods: Writer) -> None:
@@ -246,6 +269,9 @@ class CubePart:
         w = methods
         with w.block("__aicore__ inline void ProcessCube()"):
             w("REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), matmulObj, &cubeTiling);")
+            if self.org is not None:
+                w("// A's rows are orgKa apart and C's orgKc apart in GM (each batch a column band of them)",
+                  f"matmulObj.SetOrgShape({', '.join(str(v) for v in self.org)});")
             self._body(sc.kernel.aic, w)
         w("")
 
@@ -314,11 +340,12 @@ class CubePart:
         m_, n_ = subst(mm.m, env), subst(mm.n, env)
         k_total = sc.var("K") if "K" in sc.tiling else str(self.tiling["Ka"])
         stride = sc.static(fix.dst.stride)
+        ldc = self.org[4] if self.org is not None else self.tiling["N"]
         dense = stride == self.tiling["baseN"] and self.tiling["singleCoreM"] <= self.tiling["baseM"] and (
             self.tiling["singleCoreN"] <= self.tiling["baseN"])
-        if stride != self.tiling["N"] and not dense:
+        if stride != ldc and not dense:
             raise UnsupportedError(f"kernel {sc.kernel.name}: C rows {fix.dst.stride} elements apart; the "
-                                   f"Matmul writes rows of N={self.tiling['N']} or one dense base tile")
+                                   f"Matmul writes rows of orgKc={ldc} or one dense base tile")
         comment = fix.comment or mm.comment
         if comment:
             w(f"// {comment}")
@@ -328,7 +355,7 @@ class CubePart:
         w(f"matmulObj.SetTensorA({a_at}, {ta});",
           f"matmulObj.SetTensorB({b_at}, {tb});",
           f"matmulObj.SetTail({sc.expr(m_)}, {sc.expr(n_)}, {k_total});",
-          *([f"matmulObj.IterateAll({sc.at(fix.dst)});"] if stride == self.tiling["N"] else [
+          *([f"matmulObj.IterateAll({sc.at(fix.dst)});"] if stride == ldc else [
               "matmulObj.Iterate();  // one base tile: written densely into the workspace slot",
               f"matmulObj.GetTensorC({sc.at(fix.dst)}, 0, true);"]),
           "matmulObj.End();")
@@ -348,7 +375,7 @@ class CubePart:
             env.pop(v, None)
         a_off = subst(self._region_of(stmts, "a").offset, env)
         b_off = subst(self._region_of(stmts, "b").offset, env)
-        if sc.static(fix.dst.stride) != self.tiling["N"]:
+        if sc.static(fix.dst.stride) != (self.org[4] if self.org is not None else self.tiling["N"]):
             raise UnsupportedError(f"kernel {sc.kernel.name}: a group of C tiles writes rows {fix.dst.stride} "
                                    f"elements apart; the Matmul writes a group into rows of N={self.tiling['N']}")
         rows = Var("gmlen") if loop.var == "gi" else Var("mlen")

@@ -26,6 +26,7 @@ from ..core.errors import DTypeError, ShapeError
 from ..ir.node import Composite, Node
 from ..ir.ops import DTYPES, FLOAT_DTYPES, Op
 from . import shapes as S
+from .per_head import PER_HEAD_AXIS, per_head_shape
 from .tensor import Tensor, bind_ops
 
 __all__ = [
@@ -422,8 +423,11 @@ def reduce_max(x: Tensor, axis: int | Sequence[int] | None = None, keepdims: boo
 
 
 def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = False,
-           name: str | None = None, *, out_dtype: str | None = None) -> Tensor:
+           name: str | None = None, *, out_dtype: str | None = None, batch_axis: int | None = None) -> Tensor:
     """a @ b over the last two dims (optionally transposed); leading dims broadcast as batch.
+
+    ``batch_axis=1``: a per-head matmul, a [rows, heads, K] @ b [heads, K, N] -> [rows, heads, N] (each
+    head's columns of a's rows times its own weight), read and written in place with no transpose.
 
     Operands meet in their promoted dtype: float16, bfloat16 or float32 (accumulated in float32, as
     the cube's L0C does) or int8 (accumulated exactly in int32). The result dtype is `out_dtype`:
@@ -434,8 +438,13 @@ def matmul(a: Tensor, b: Tensor, transpose_a: bool = False, transpose_b: bool = 
     ta, tb = _tensor("matmul", "a", a), _tensor("matmul", "b", b)
     flags = {"transpose_a": _flag("matmul", "transpose_a", transpose_a),
              "transpose_b": _flag("matmul", "transpose_b", transpose_b)}
-    shape = S.matmul_shape((_n(ta), ta.shape), (_n(tb), tb.shape), flags["transpose_a"],
-                           flags["transpose_b"])
+    if batch_axis is None:
+        shape = S.matmul_shape((_n(ta), ta.shape), (_n(tb), tb.shape), flags["transpose_a"],
+                               flags["transpose_b"])
+    else:
+        shape = per_head_shape((_n(ta), ta.shape), (_n(tb), tb.shape), batch_axis,
+                               flags["transpose_a"] or flags["transpose_b"])
+        flags["batch_axis"] = PER_HEAD_AXIS
     (ca, cb), dtype = _operands("matmul", (("a", ta), ("b", tb)))
     out = S.cube_out_dtype("matmul", S.Label(lambda: _describe(ta, tb)), dtype, out_dtype)
     return _node(Op.MATMUL, (ca, cb), shape, out, flags, nm)

@@ -90,6 +90,8 @@ def _matmul(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
         a = np.swapaxes(a, -1, -2)
     if n.attr("transpose_b"):
         b = np.swapaxes(b, -1, -2)
+    if n.attr("batch_axis", None) is not None:  # per head: a [M, heads, K] @ b [heads, K, N] -> [M, heads, N]
+        return np.swapaxes(np.matmul(np.swapaxes(a, 0, 1), b), 0, 1)
     return np.matmul(a, b)
 
 

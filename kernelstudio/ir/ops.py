@@ -47,7 +47,7 @@ class Op(enum.Enum):
     REDUCE_MEAN = "reduce_mean"
     REDUCE_MAX = "reduce_max"
     # cube
-    MATMUL = "matmul"  # attrs: transpose_a, transpose_b; leading dims broadcast as batch
+    MATMUL = "matmul"  # attrs: transpose_a, transpose_b; leading dims broadcast as batch (batch_axis=1: per head)
     CONV2D = "conv2d"  # NCHW x OIHW; attrs: stride (sh, sw), padding (pt, pb, pl, pr)
     # layout
     RESHAPE = "reshape"

@@ -52,10 +52,10 @@ def panel_load(cs: CubeShape, bufs: dict[str, Buffer], which: str, r0: Expr, rle
     cols = Const(bufs[q].cols)
     if which == "a":
         if cs.ta:  # A is [K, M]
-            src = Region(cs.a_name, E.add(off, r0), Const(K), rlen, Const(cs.M), gm=True)
+            src = Region(cs.a_name, E.add(off, r0), Const(K), rlen, Const(cs.lda), gm=True)
             dst = Region(q, Const(0), Const(K), rlen, cols)
         else:
-            src = Region(cs.a_name, E.add(off, E.mul(r0, K)), rlen, Const(K), Const(K), gm=True)
+            src = Region(cs.a_name, E.add(off, E.mul(r0, cs.lda)), rlen, Const(K), Const(cs.lda), gm=True)
             dst = Region(q, Const(0), rlen, Const(K), cols)
         what = "A's row panel (whole K), resident across the C tiles of this tile row"
     else:
@@ -96,10 +96,10 @@ def _stream(cs: CubeShape, bufs: dict[str, Buffer], which: str, tk: int, step: i
     rel = E.mul(E.sub(ko, kx), tk)  # k offset inside the slab
     if which == "a":
         if cs.ta:
-            src = Region(cs.a_name, E.add(off, E.add(E.mul(k0, cs.M), m0)), slen, mlen, Const(cs.M), gm=True)
+            src = Region(cs.a_name, E.add(off, E.add(E.mul(k0, cs.lda), m0)), slen, mlen, Const(cs.lda), gm=True)
             dst, sub = Region(q, Const(0), slen, mlen, cols), Region(q, E.mul(rel, cols), klen, mlen, cols)
         else:
-            src = Region(cs.a_name, E.add(off, E.add(E.mul(m0, K), k0)), mlen, slen, Const(K), gm=True)
+            src = Region(cs.a_name, E.add(off, E.add(E.mul(m0, cs.lda), k0)), mlen, slen, Const(cs.lda), gm=True)
             dst, sub = Region(q, Const(0), mlen, slen, cols), Region(q, rel, mlen, klen, cols)
     elif cs.tb:
         src = Region(cs.b_name, E.add(off, E.add(E.mul(n0, K), k0)), nlen, slen, Const(K), gm=True)
@@ -207,12 +207,12 @@ def l1_k_loops(cs: CubeShape, bufs: dict[str, Buffer], tk: int, sa: int, sb: int
         cols = Const(bufs[q].cols)
         if which == "a":
             if cs.ta:
-                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.M), Var("m0"))), slen, Var("mlen"),
-                             Const(cs.M), gm=True)
+                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.lda), Var("m0"))), slen, Var("mlen"),
+                             Const(cs.lda), gm=True)
                 dst = Region(q, Const(0), slen, Var("mlen"), cols)
             else:
-                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), K), k0)), Var("mlen"), slen,
-                             Const(K), gm=True)
+                src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), cs.lda), k0)), Var("mlen"), slen,
+                             Const(cs.lda), gm=True)
                 dst = Region(q, Const(0), Var("mlen"), slen, cols)
         elif cs.tb:
             src = Region(cs.b_name, E.add(b_off, E.add(E.mul(n0, K), k0)), nlen, slen, Const(K), gm=True)

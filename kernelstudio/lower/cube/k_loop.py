@@ -24,11 +24,11 @@ def c_tile(p: CubePlan, n0: Expr, nlen: Expr) -> list[Stmt]:
     if cs.conv:  # A = weights [Cout, K]
         a_src, a_valid = cs.weights(Var("m0"), Var("mlen"), k0, klen)
     elif cs.ta:
-        a_src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.M), Var("m0"))), klen, Var("mlen"),
-                       Const(cs.M), gm=True)
+        a_src = Region(cs.a_name, E.add(a_off, E.add(E.mul(k0, cs.lda), Var("m0"))), klen, Var("mlen"),
+                       Const(cs.lda), gm=True)
     else:
-        a_src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), cs.K), k0)), Var("mlen"), klen,
-                       Const(cs.K), gm=True)
+        a_src = Region(cs.a_name, E.add(a_off, E.add(E.mul(Var("m0"), cs.lda), k0)), Var("mlen"), klen,
+                       Const(cs.lda), gm=True)
     a_dims = (a_src.rows, a_src.cols)
     a1 = Region("a1", Const(0), a_dims[0], a_dims[1], Const(bufs["a1"].cols))
     a2 = Region("a2", Const(0), a_dims[0], a_dims[1], Const(bufs["a2"].cols))

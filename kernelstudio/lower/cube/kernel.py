@@ -120,8 +120,10 @@ def _to_gm(p: CubePlan, lets: list[Stmt], walk: TileWalk) -> tuple[Kernel, GmTen
     out_node = cs.root
     n0, nlen = Var("n0"), Var("nlen")
     out_name = p.ws_name if p.sync else names[out_node]
-    dst = Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.m_expr), Var("m0")), cs.N), n0),
-                 Var("mlen"), nlen, Const(cs.N), gm=True)
+    dst = (Region(out_name, cs.c_offset(Var("bi"), Var("m0"), n0), Var("mlen"), nlen, Const(cs.ldc), gm=True)
+           if not p.sync else
+           Region(out_name, E.add(E.mul(E.add(E.mul(Var("bi"), cs.m_expr), Var("m0")), cs.N), n0),
+                  Var("mlen"), nlen, Const(cs.N), gm=True))
     fix_out = Copy(dst, Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols)),
                    comment=(f"FixPipe: C tile -> workspace ({cs.acc_dtype} -> {p.ws_dtype})" if p.sync else
                             f"FixPipe: {out_name} {cs.acc_dtype} -> {out_node.dtype}"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ...core.errors import ScheduleError
+from ...core.errors import ScheduleError, UnsupportedError
 from ...fusion.partition import FusedKernel
 from ...ir.node import Node
 from ...ir.ops import itemsize
@@ -112,6 +112,13 @@ class CubePlan:
 def plan_cube(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> CubePlan:
     """The plan of a cube or cube_vector kernel, its cube buffers declared and its tiling values set."""
     cs = CubeShape(fk, names)
+    if cs.per_head and fk.family == "cube_vector":
+        raise UnsupportedError(
+            f"kernel {fk.name}: the per-head matmul {names[cs.root]} (batch_axis=1, {cs.batch} heads of "
+            f"{cs.M}x{cs.K} @ {cs.K}x{cs.N}) writes its heads' column bands of [{cs.M}, {cs.batch}, {cs.N}] in "
+            f"place; a fused epilogue would need those rows {cs.ldc} elements apart, which the vector epilogue does "
+            f"not address yet: keep the epilogue out of the fusion (create_schedule(..., keep_out=["
+            f"{names[cs.root]}]) or fuse=False)")
     tm, tn, tk = min(cfg.tile_m, _pad16(cs.M)), min(cfg.tile_n, _pad16(cs.N)), min(cfg.tile_k, _pad16(cs.K))
     if not cfg.aligned:
         tm, tn, tk = min(cfg.tile_m, cs.M), min(cfg.tile_n, cs.N), min(cfg.tile_k, cs.K)

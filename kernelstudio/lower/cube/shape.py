@@ -44,6 +44,7 @@ class CubeShape:
         self.in_dtype = a.dtype if a.dtype == b.dtype else "float32"
         # L0C accumulates int8 x int8 in int32, every float product in float32
         self.acc_dtype = "int32" if self.in_dtype == "int8" else "float32"
+        self.per_head = False
         if self.conv:
             n, cin, h, w = a.shape
             cout, _, kh, kw = b.shape
@@ -67,7 +68,20 @@ class CubeShape:
             for d in ob:
                 self.batch *= d
             self.ob, self.a_batch, self.b_batch = ob, a.shape[:-2], b.shape[:-2]
+            self.per_head = root.attr("batch_axis", None) is not None
+            if self.per_head:  # A [M, heads, K] @ B [heads, K, N] -> C [M, heads, N]: head bi is the batch
+                self.M, self.batch, self.N = root.shape
+                self.K, self.ob = a.shape[2], (self.batch,)
+        # leading dimensions: elements from one row of A (A^T: one k row) / of C to the next in GM
+        self.lda = (self.M if self.ta else self.K) * (self.batch if self.per_head else 1)
+        self.ldc = self.N * (self.batch if self.per_head else 1)
         self.m_expr: Expr = Const(self.M)  # M in the kernel's expressions: Var("M") when the code reads it
+
+    def c_offset(self, bi: Expr, m0: Expr, n0: Expr) -> Expr:
+        """Element offset of C's row m0, column n0 of batch `bi` (per head: head bi's column band)."""
+        if self.per_head:
+            return E.add(E.add(E.mul(bi, self.N), E.mul(m0, self.ldc)), n0)
+        return E.add(E.mul(E.add(E.mul(bi, self.m_expr), m0), self.N), n0)
 
     def weights(self, m0: Expr, mlen: Expr, k0: Expr, klen: Expr) -> tuple[Region, Expr | None]:
         """A conv's weight tile [m0, +mlen) x [k0, +klen) of the (padded) K, and its valid columns (None when the
@@ -79,6 +93,8 @@ class CubeShape:
         """Element offset of batch `bi` (flattened output batch index) in A or B."""
         if self.conv:
             return E.mul(bi, self.cin * self.h * self.w) if which == "a" else Const(0)
+        if self.per_head:  # head bi: A's column band [bi*K, +K) of every row, B's bi-th [K, N] matrix
+            return E.mul(bi, self.K if which == "a" else self.K * self.N)
         shape = self.a_batch if which == "a" else self.b_batch
         mat = self.M * self.K if which == "a" else self.K * self.N
         ob = self.ob

@@ -102,6 +102,7 @@ public:
         orgN_ = t_.N;
         orgKa_ = t_.Ka;
         orgKb_ = t_.Kb;
+        orgKc_ = 0;
         singleM_ = t_.singleCoreM;
         singleN_ = t_.singleCoreN;
         singleK_ = t_.singleCoreK;
@@ -147,12 +148,15 @@ public:
     void SetOrgShape(int orgM, int orgN, int orgK) { SetOrgShape(orgM, orgN, orgK, orgK, orgN); }
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0)
     {
-        (void)orgKc;
-        KS_TWIN_LOG("Matmul::SetOrgShape", "M=%d N=%d Ka=%d Kb=%d", orgM, orgN, orgKa, orgKb);
+        KS_TWIN_LOG("Matmul::SetOrgShape", "M=%d N=%d Ka=%d Kb=%d Kc=%d", orgM, orgN, orgKa, orgKb, orgKc);
+        if (orgKc < 0)
+            ks_twin::fail("matmul", "Matmul::SetOrgShape on %s: orgKc=%d; give C's row width in elements, or 0 "
+                          "for B's N", ks_twin::core_name(), orgKc);
         orgM_ = orgM;
         orgN_ = orgN;
         orgKa_ = orgKa;
         orgKb_ = orgKb;
+        orgKc_ = orgKc;  // C's row width in GM; 0: B's N (orgN)
     }
     void SetSingleShape(int m, int n, int k)
     {
@@ -278,10 +282,11 @@ private:
             write_tile(gm.GetPhyAddr(), t_.baseN, enAtomic != 0);
             return;
         }
-        uint64_t off = static_cast<uint64_t>(tm_) * t_.baseM * orgN_ + static_cast<uint64_t>(tn_) * t_.baseN;
-        gm.check(0, off + (rows_ - 1) * static_cast<uint64_t>(orgN_) + cols_, "Matmul::GetTensorC(GlobalTensor)");
+        const int ldc = orgKc_ > 0 ? orgKc_ : orgN_;
+        uint64_t off = static_cast<uint64_t>(tm_) * t_.baseM * ldc + static_cast<uint64_t>(tn_) * t_.baseN;
+        gm.check(0, off + (rows_ - 1) * static_cast<uint64_t>(ldc) + cols_, "Matmul::GetTensorC(GlobalTensor)");
         log_fixpipe(gm.GetPhyAddr() + off);
-        write_tile(gm.GetPhyAddr() + off, orgN_, enAtomic != 0);
+        write_tile(gm.GetPhyAddr() + off, ldc, enAtomic != 0);
     }
 
     template <class T> void set_gm(ks_twin::Operand<T>& op, const AscendC::GlobalTensor<T>& gm, bool trans)
@@ -688,7 +693,7 @@ private:
 
     TCubeTiling t_{};
     bool inited_ = false, running_ = false, has_tile_ = false;
-    int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, singleM_ = 0, singleN_ = 0, singleK_ = 0;
+    int orgM_ = 0, orgN_ = 0, orgKa_ = 0, orgKb_ = 0, orgKc_ = 0, singleM_ = 0, singleN_ = 0, singleK_ = 0;
     int roundM_ = 0, roundN_ = 0, cur_ = 0, tm_ = 0, tn_ = 0, rows_ = 0, cols_ = 0;
     ks_twin::Operand<SrcA> a_;
     ks_twin::Operand<SrcB> b_;
