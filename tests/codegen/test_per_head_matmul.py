@@ -103,27 +103,50 @@ def test_code_sets_the_org_shape_only_for_strided_heads() -> None:
     assert "SetOrgShape" not in src(1)  # one head: the plain layout the tiling's M, N, Ka, Kb describe
 
 
-def _cases() -> list[tuple[str, list[ks.Tensor], tuple[tuple[str, int], ...]]]:
-    cases = [(f"T{t}_N{n}_D{d}_H{h}", [per_head(t, n, d, h)[2]], ()) for t, n, d, h in SHAPES]
-    cases.append(("split_tiles", [per_head(37, 4, 128, 64)[2]], (("m", 16), ("n", 32), ("k", 64))))
-    _, _, y = per_head(21, 2, 128, 64)  # an epilogue after it: the cast and scale run in a vector kernel
-    cases.append(("epilogue", [ks.cast(y * 0.125, "float32")], ()))
+def _epilogues() -> dict[str, list[ks.Tensor]]:
+    """Epilogues fused after the per-head matmul (cube_vector): they read and write its head bands."""
+    _, _, y1 = per_head(21, 2, 128, 64)
+    _, _, y2 = per_head(37, 4, 32, 64)
+    _, _, y3 = per_head(19, 8, 128, 512)
+    _, _, y4 = per_head(37, 4, 32, 64)
+    return {"cast_scale": [ks.cast(y1 * 0.125, "float32")],
+            "bias_relu": [ks.relu(y2 + ks.placeholder((64,), "float16", name="b"))],
+            "rms_norm": [ks.rms_norm(y3)],  # a row reduction over each head's Hckv, as MlaProlog's norms
+            "residual": [y4 * ks.placeholder((37, 4, 64), "float16", name="r")]}
+
+
+def _cases() -> list[tuple[str, list[ks.Tensor], tuple[tuple[str, int], ...], bool | None]]:
+    cases: list[tuple[str, list[ks.Tensor], tuple[tuple[str, int], ...], bool | None]] = [
+        (f"T{t}_N{n}_D{d}_H{h}", [per_head(t, n, d, h)[2]], (), None) for t, n, d, h in SHAPES]
+    cases.append(("split_tiles", [per_head(37, 4, 128, 64)[2]], (("m", 16), ("n", 32), ("k", 64)), None))
+    cases += [(name, outs, (), True) for name, outs in _epilogues().items()]
+    _, _, y = per_head(21, 2, 128, 64)  # the unfused plan: the epilogue in a vector kernel of its own
+    cases.append(("unfused", [ks.cast(y * 0.125, "float32")], (), False))
     return cases
+
+
+@pytest.mark.parametrize("name", sorted(_epilogues()))
+def test_fused_epilogue_runs_on_the_head_bands(name: str) -> None:
+    outs = _epilogues()[name]
+    s, prog = _lower(outs, fuse=True)
+    assert [k.family for k in prog.kernels] == ["cube_vector"]
+    inp = ks.random_inputs(outs, seed=4)
+    np.testing.assert_array_equal(ks.run_tiled(prog, inp), ks.evaluate(outs[0], inp, schedule=s))
 
 
 def test_per_head_matmul_three_way(twin_cache) -> None:
     """golden == run_tiled == the generated Ascend C on the twin, every case in one binary."""
     cases = _cases()
     progs, golden, tiled, inputs = [], [], [], {}
-    for i, (_, outs, splits) in enumerate(cases):
-        _, prog = _lower(outs, splits)
+    for i, (_, outs, splits, fuse) in enumerate(cases):
+        _, prog = _lower(outs, splits, fuse)
         inp = ks.random_inputs(outs, seed=10 + i)
         progs.append(prog)
         golden.append(outputs(prog, ks.evaluate(outs, inp)))
         tiled.append(outputs(prog, ks.run_tiled(prog, inp)))
         inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
     got = twin.run(codegen(merge(progs)), inputs, cache_dir=twin_cache, by_name=True)
-    for i, ((name, _, splits), prog) in enumerate(zip(cases, progs, strict=True)):
+    for i, ((name, _, splits, _), prog) in enumerate(zip(cases, progs, strict=True)):
         for out in prog.outputs:
             rtol, atol = TOL[prog.tensor(out).dtype]
             g = np.asarray(got[f"c{i}_{out}"], dtype=np.float32)
@@ -164,16 +187,28 @@ def test_int8_heads_follow_matmul_dtypes() -> None:
         ks.matmul(q, w, batch_axis=1, out_dtype="float16")
 
 
-def test_fused_epilogue_says_how_to_keep_it_out() -> None:
+def test_sync_all_names_the_head_bands_and_the_way_out() -> None:
     _, _, y = per_head(21, 2, 32, 64)
-    z = ks.cast(y * 0.5, "float32")
+    z = ks.rms_norm(y)
+    s = ks.create_schedule(z, fuse=True)
+    s[z].sync_all(True)
+    with pytest.raises(UnsupportedError) as e:
+        ks.lower(s, target="ascend910b2")
+    for word in ("sync_all", "qn", "2 heads of 21x32 @ 32x64", "128 elements apart", "drop sync_all(True)",
+                 "keep_out=[qn]"):
+        assert word in str(e.value), (word, str(e.value))
+
+
+def test_epilogue_tensor_of_another_shape_names_it_and_the_way_out() -> None:
+    _, _, y = per_head(21, 2, 32, 64)
+    z = y * ks.placeholder((21, 2, 1), "float16", name="c")  # one value per token and head
     with pytest.raises(UnsupportedError) as e:
         ks.lower(ks.create_schedule(z, fuse=True), target="ascend910b2")
-    msg = str(e.value)
-    for word in ("qn", "2 heads", "128 elements apart", "keep_out=[qn]", "fuse=False"):
-        assert word in msg, (word, msg)
+    for word in ("c[21, 2, 1]", "qn[21, 2, 64]", "broadcast it to [21, 2, 64]", "keep_out=[qn]"):
+        assert word in str(e.value), (word, str(e.value))
     s = ks.create_schedule(z, fuse=True, keep_out=[y])  # the way out it names
     assert [k.family for k in s.kernels] == ["cube", "vector"]
     inp = ks.random_inputs(z, seed=0)
-    prog = ks.lower(s, target="ascend910b2")
-    np.testing.assert_array_equal(ks.run_tiled(prog, inp), ks.evaluate(z, inp, schedule=s))
+    np.testing.assert_array_equal(ks.run_tiled(ks.lower(s, target="ascend910b2"), inp),
+                                  ks.evaluate(z, inp, schedule=s))
+    assert [k.family for k in ks.create_schedule(z).kernels] == ["cube", "vector"]  # the cost-aware plan

@@ -3,6 +3,9 @@ core handed over in the workspace. The full lowering and the auto-schedule's UB 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ...core.errors import UnsupportedError
 from ...fusion.partition import FusedKernel
 from ...ir.node import Node
 from ...tileir.expr import Const, E, Expr, Var, ceil_div
@@ -30,7 +33,10 @@ def mixed_epilogue(fk: FusedKernel, names: dict[Node, str], cs: CubeShape, cfg: 
     # a conv that takes its batch at run time reads tensors broadcast over the images at row % Cout
     periods = {i: cs.M for i in fk.inputs if cs.conv and rt is not None and names[i] not in rt.tensors
                and i not in cs.root.inputs and fk.input_view(i) in ("col", "full") and fk.input_period(i) is None}
-    ins, outs = gm_operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base, periods)
+    if cs.per_head:
+        ins, outs = _per_head_operands(fk, names, cs, skip, col_base)
+    else:
+        ins, outs = gm_operands(fk, names, skip, E.add(row_base, Var("lr0")), col_base, periods)
     root_op = Operand(out_node, ws_name, "full", ws_dtype,
                       lambda r0, rlen, c0, clen: Region(ws_name, E.add(slot_base, E.add(
                           E.mul(E.add(Var("lr0"), r0), unit_cols), c0)), rlen, clen, Const(unit_cols), gm=True))
@@ -70,3 +76,32 @@ def mixed_epilogue(fk: FusedKernel, names: dict[Node, str], cs: CubeShape, cfg: 
                 *cc_body), comment=f"vectorize_loop: {vc} columns per vector chunk")),
             comment=f"vectorize_loop: {vr} rows per vector chunk")
     return vb, pre, chunk_loop, scheme, vr, vc
+
+
+def _per_head_operands(fk: FusedKernel, names: dict[Node, str], cs: CubeShape, skip: set[Node], col_base: Expr
+                       ) -> tuple[list[Operand], list[Operand]]:
+    """The epilogue's GM operands after a per-head matmul: C tile rows are tokens m0 + lr0 + r of head bi, so a
+    tensor of C's whole [M, heads, N] shape is read and written in head bi's column band, rows heads * N apart;
+    row vectors (one value per column) and scalars are the same for every head."""
+    ins, outs = gm_operands(fk, names, skip, Const(0), col_base)
+    ld = cs.ldc
+
+    def band(op: Operand) -> Operand:
+        if op.view in ("row", "scalar"):
+            return op
+        if op.view != "full" or tuple(op.node.shape) != tuple(cs.root.shape):
+            raise UnsupportedError(
+                f"kernel {fk.name}: {op.name}{list(op.node.shape)} in the epilogue of the per-head matmul "
+                f"{names[cs.root]}{list(cs.root.shape)}: only tensors of its whole shape, one value per column "
+                f"([{cs.N}]) or scalars follow its head bands; broadcast it to {list(cs.root.shape)} or keep the "
+                f"epilogue out of the fusion (create_schedule(..., keep_out=[{names[cs.root]}]))")
+        name = op.name
+
+        def region(r0: Expr, rlen: Expr, c0: Expr, clen: Expr) -> Region:
+            row = E.add(E.add(Var("m0"), Var("lr0")), r0)  # the token
+            return Region(name, E.add(E.add(E.mul(Var("bi"), cs.N), E.mul(row, ld)), E.add(col_base, c0)),
+                          rlen, clen, Const(ld), gm=True)
+
+        return replace(op, region=region, row_region=None)
+
+    return [band(o) for o in ins], [band(o) for o in outs]

@@ -112,13 +112,6 @@ class CubePlan:
 def plan_cube(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> CubePlan:
     """The plan of a cube or cube_vector kernel, its cube buffers declared and its tiling values set."""
     cs = CubeShape(fk, names)
-    if cs.per_head and fk.family == "cube_vector":
-        raise UnsupportedError(
-            f"kernel {fk.name}: the per-head matmul {names[cs.root]} (batch_axis=1, {cs.batch} heads of "
-            f"{cs.M}x{cs.K} @ {cs.K}x{cs.N}) writes its heads' column bands of [{cs.M}, {cs.batch}, {cs.N}] in "
-            f"place; a fused epilogue would need those rows {cs.ldc} elements apart, which the vector epilogue does "
-            f"not address yet: keep the epilogue out of the fusion (create_schedule(..., keep_out=["
-            f"{names[cs.root]}]) or fuse=False)")
     tm, tn, tk = min(cfg.tile_m, _pad16(cs.M)), min(cfg.tile_n, _pad16(cs.N)), min(cfg.tile_k, _pad16(cs.K))
     if not cfg.aligned:
         tm, tn, tk = min(cfg.tile_m, cs.M), min(cfg.tile_n, cs.N), min(cfg.tile_k, cs.K)
@@ -126,6 +119,13 @@ def plan_cube(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Cub
     mixed = fk.family == "cube_vector"
     # sync_all: the cube part is a plain matmul over every core into a whole-C workspace, then SyncAll
     sync = mixed and cfg.sync_all
+    if sync and cs.per_head:
+        raise UnsupportedError(
+            f"kernel {fk.name}: sync_all cannot apply to the per-head matmul {names[cs.root]} (batch_axis=1, "
+            f"{cs.batch} heads of {cs.M}x{cs.K} @ {cs.K}x{cs.N}): its vector cores would take rows across the "
+            f"heads' column bands, {cs.ldc} elements apart; drop sync_all(True) (the epilogue then takes each C "
+            "tile from its cube core) or keep the epilogue out of the fusion (create_schedule(..., keep_out=["
+            f"{names[cs.root]}]))")
     row_block = mixed and fk.has_row_reduction() and not cfg.aic_only and not sync
     if row_block and cfg.order_by and cfg.order[:1] != ("m",):
         raise ScheduleError(f"kernel {fk.name}: {cfg.order_by} cannot apply: its row-reduction epilogue needs "
