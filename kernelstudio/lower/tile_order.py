@@ -104,7 +104,7 @@ def tile_walk(cs: Any, tiles: int, lets: list[Stmt], row_block: bool, nt: int, s
     ia, ib = itemsize(a_node.dtype), itemsize(b_node.dtype)
     m0, mlen, n0, nlen = ((Var("gm0"), Var("gmlen"), Var("gn0"), Var("gnlen")) if grouped
                           else (Var("m0"), Var("mlen"), Var("n0"), Var("nlen")))
-    a_off, b_off = cs.batch_offset("a", Var("bi")), cs.batch_offset("b", Var("bi"))
+    a_off, b_off = cs.panel_key("a", Var("bi")), cs.panel_key("b", Var("bi"))
     if row_block:
         panels = (Panel(cs.a_name, E.add(a_off, m0), E.mul(mlen, cs.K * ia), Const(nt)),
                   Panel(cs.b_name, b_off, Const(cs.K * cs.N * ib)))

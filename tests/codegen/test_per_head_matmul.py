@@ -82,9 +82,12 @@ def test_run_tiled_matches_the_plan_aware_golden(shape: tuple[int, int, int, int
     np.testing.assert_allclose(got, _einsum(inp), rtol=TOL["float16"][0], atol=TOL["float16"][1])
 
 
-def test_simulated_gm_traffic_is_a_plus_b_plus_c() -> None:
-    """No transpose kernel and no round trip: HBM reads A and B once, FixPipe writes C once."""
-    t, heads, d, h = 45, 8, 128, 512
+@pytest.mark.parametrize("shape", [(45, 8, 128, 512), (1, 128, 128, 512), (1024, 128, 128, 512)],
+                         ids=["small", "decode", "prefill"])
+def test_simulated_gm_traffic_is_a_plus_b_plus_c(shape: tuple[int, int, int, int]) -> None:
+    """No transpose kernel and no round trip: HBM reads A and B once, FixPipe writes C once (MlaProlog's
+    N = 128 heads, D = 128, Hckv = 512 included: each head's A panels are their own in the L2 model)."""
+    t, heads, d, h = shape
     _, prog = _lower([per_head(t, heads, d, h)[2]])
     r = ks.simulate(prog)
     a, b, c = t * heads * d * 2, heads * d * h * 2, t * heads * h * 2

@@ -77,6 +77,13 @@ class CubeShape:
         self.ldc = self.N * (self.batch if self.per_head else 1)
         self.m_expr: Expr = Const(self.M)  # M in the kernel's expressions: Var("M") when the code reads it
 
+    def panel_key(self, which: str, bi: Expr) -> Expr:
+        """The offset that keys batch `bi`'s A or B panels in the L2 model (tile_order.tile_walk): its first
+        element in a dense [batch, M, K] / [batch, K, N] layout, so no two heads' A panels share a key."""
+        if self.per_head and which == "a":
+            return E.mul(bi, self.M * self.K)
+        return self.batch_offset(which, bi)
+
     def c_offset(self, bi: Expr, m0: Expr, n0: Expr) -> Expr:
         """Element offset of C's row m0, column n0 of batch `bi` (per head: head bi's column band)."""
         if self.per_head:
