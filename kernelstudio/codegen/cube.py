@@ -45,6 +45,11 @@ Our tile knobs map onto `TCubeTiling` (filled by the host TilingFunc, see `cube_
 | usedCoreNum                  | kernel block_dim                                             |
 | isBias                       | 0: bias is an epilogue vector op in our programs             |
 
+A's or C's rows further apart in GM than K / N (a per-head matmul, `batch_axis=1`: each head a column band of
+[M, heads * K] and [M, heads * N]) are told to the Matmul object by the kernel-side
+`SetOrgShape(orgM, orgN, orgKa, orgKb, orgKc)` after REGIST_MATMUL_OBJ: orgKa is A's row width and orgKc C's
+(0 or absent: B's N); the tiling keeps the problem's M, N, Ka = Kb.
+
 A kernel that takes M at run time (`Kernel.runtime_rows`, see tiling_func.py) gets M and usedCoreNum from TilingFunc
 at the run's values; the per-tile SetTail(mlen, ...) already covers the last, shorter tile row.
 
@@ -208,13 +213,15 @@ def org_shape(scope: Scope, ops: MatmulOperands, tiling: dict[str, int]) -> tupl
     lda = scope.static(ops.a.stride)
     ldc = next((scope.static(s.dst.stride) for s in walk(scope.kernel.aic)
                 if isinstance(s, Copy) and s.dst.gm and not s.src.gm), None)  # the FixPipe's C rows
+    if lda is None:
+        return None
     m_, n_, ka, kb = tiling["M"], tiling["N"], tiling["Ka"], tiling["Kb"]
     if ops.trans_a:
         if lda != m_:
             raise UnsupportedError(f"kernel {scope.kernel.name}: a transposed A whose k rows are {lda} elements "
                                    f"apart (M={m_}); the Matmul reads A^T rows of orgM")
         lda = ka
-    if ldc is None or ldc == tiling["baseN"] and ldc != n_:  # a dense workspace slot: the Matmul's own form
+    if ldc is None or (ldc == tiling["baseN"] and ldc != n_):  # a dense workspace slot: the Matmul's own form
         ldc = n_
     if lda == ka and ldc == n_:
         return None
