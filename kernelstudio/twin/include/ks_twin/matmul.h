@@ -149,9 +149,6 @@ public:
     void SetOrgShape(int orgM, int orgN, int orgKa, int orgKb, int orgKc = 0)
     {
         KS_TWIN_LOG("Matmul::SetOrgShape", "M=%d N=%d Ka=%d Kb=%d Kc=%d", orgM, orgN, orgKa, orgKb, orgKc);
-        if (orgKc < 0)
-            ks_twin::fail("matmul", "Matmul::SetOrgShape on %s: orgKc=%d; give C's row width in elements, or 0 "
-                          "for B's N", ks_twin::core_name(), orgKc);
         orgM_ = orgM;
         orgN_ = orgN;
         orgKa_ = orgKa;
