@@ -122,6 +122,7 @@ def _cases() -> list[tuple[str, list[ks.Tensor], tuple[tuple[str, int], ...], bo
     cases: list[tuple[str, list[ks.Tensor], tuple[tuple[str, int], ...], bool | None]] = [
         (f"T{t}_N{n}_D{d}_H{h}", [per_head(t, n, d, h)[2]], (), None) for t, n, d, h in SHAPES]
     cases.append(("split_tiles", [per_head(37, 4, 128, 64)[2]], (("m", 16), ("n", 32), ("k", 64)), None))
+    cases.append(("bfloat16", [per_head(19, 4, 128, 512, "bfloat16")[2]], (), None))  # MlaProlog's dtype
     cases += [(name, outs, (), True) for name, outs in _epilogues().items()]
     _, _, y = per_head(21, 2, 128, 64)  # the unfused plan: the epilogue in a vector kernel of its own
     cases.append(("unfused", [ks.cast(y * 0.125, "float32")], (), False))
