@@ -150,13 +150,14 @@ def test_per_head_matmul_three_way(twin_cache) -> None:
         tiled.append(outputs(prog, ks.run_tiled(prog, inp)))
         inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
     got = twin.run(codegen(merge(progs)), inputs, cache_dir=twin_cache, by_name=True)
-    for i, ((name, _, splits, _), prog) in enumerate(zip(cases, progs, strict=True)):
+    for i, ((name, _, splits, fuse), prog) in enumerate(zip(cases, progs, strict=True)):
         for out in prog.outputs:
             rtol, atol = TOL[prog.tensor(out).dtype]
             g = np.asarray(got[f"c{i}_{out}"], dtype=np.float32)
             np.testing.assert_allclose(tiled[i][out], golden[i][out], rtol=rtol, atol=atol, err_msg=f"{name} tiled")
             np.testing.assert_allclose(g, golden[i][out], rtol=rtol, atol=atol, err_msg=f"{name} twin")
-            if not splits:  # the auto-schedule's tiles: bit for bit (split k tiles may add in another order)
+            if not splits and fuse is None:  # the matmul alone on the auto-schedule's tiles: bit for bit (split
+                # k tiles may add in another order, a vector epilogue's rsqrt may round apart by an ulp)
                 np.testing.assert_array_equal(g, tiled[i][out], err_msg=f"{name} twin vs run_tiled")
 
 
