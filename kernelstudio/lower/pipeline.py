@@ -197,7 +197,7 @@ PASSES: list[tuple[str, Callable[[_Ctx, Configs], Configs]]] = [
 # it touches and its config alone, and a Studio knob move lowers the same kernels for most configs again (the
 # probes of plan_memory and auto tiles, the program after each pass). Equal keys give the same (frozen) object.
 _EMITTED: OrderedDict[tuple, tuple[Kernel, GmTensor | None]] = OrderedDict()
-_EMITTED_MAX = 512
+_EMITTED_MAX = 128  # a few knob settings of a design (a larger heap slows every garbage collection)
 
 
 def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTensor | None]:

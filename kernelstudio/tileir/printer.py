@@ -109,7 +109,7 @@ def _body(stmts: tuple[Stmt, ...], tiers: dict[str, Tier], indent: int, out: lis
 # a config before (pass viewers print the same kernels after every knob move), and a frozen Kernel's text
 # never changes; the entry holds the kernel, so its id stays its own
 _TEXT: OrderedDict[int, tuple[Kernel, str]] = OrderedDict()
-_TEXT_MAX = 1024
+_TEXT_MAX = 128
 
 
 def format_kernel(k: Kernel, prog: Program | None = None) -> str:
