@@ -18,6 +18,7 @@ from ..tileir.expr import (
     Bin,
     Const,
     Expr,
+    Var,
     has_load,
     is_multiple,
     simplify,
@@ -26,7 +27,7 @@ from ..tileir.expr import (
 )
 from ..tileir.hints import RuntimeRows
 from ..tileir.memo import KernelMemo
-from ..tileir.program import Buffer, If, Kernel, Loop, Program, Region, Tier
+from ..tileir.program import Buffer, If, Kernel, Let, Loop, Program, Region, Tier, walk
 from .writer import Writer, camel, ctype
 
 __all__ = ["Scope", "BLOCK_VARS", "static_value", "is_multiple", "runtime_rows"]
@@ -79,6 +80,7 @@ class Scope:
         self.static_env = ({n: v for n, v in self.tiling.items() if n not in self.runtime.names}
                            if self.runtime is not None else self.tiling)
         self._texts: dict[Expr, str] = {}  # expr() answers: equal expressions print alike in one scope
+        self._lets = _let_values(self.kernel)
         self._buffers = {b.name: b for b in self.kernel.buffers}
         self._fields = {n: camel(n) for n in self.tiling}
         self._members = _member_names(self.kernel, set(self._fields.values()) | {
@@ -131,7 +133,23 @@ class Scope:
         return static_value(e, self.static_env)
 
     def multiple(self, e: Expr, n: int) -> bool:
-        return is_multiple(e, n, self.static_env)
+        """Whether `e` is a multiple of `n` for every value of its loop variables, reading through the
+        kernel's Lets (a variable every binding of which is a multiple is one)."""
+        return self._multiple(e, n, frozenset())
+
+    def _multiple(self, e: Expr, n: int, seen: frozenset[str]) -> bool:
+        if is_multiple(e, n, self.static_env):
+            return True
+        if type(e) is Var:
+            values = self._lets.get(e.name)
+            return bool(values) and e.name not in seen and all(
+                self._multiple(v, n, seen | {e.name}) for v in values)
+        if type(e) is Bin:
+            if e.op in ("+", "-", "min", "max"):
+                return self._multiple(e.a, n, seen) and self._multiple(e.b, n, seen)
+            if e.op == "*":
+                return self._multiple(e.a, n, seen) or self._multiple(e.b, n, seen)
+        return False
 
     # ---- tensors -------------------------------------------------------------------------------
     def buffer(self, name: str) -> Buffer:
@@ -278,3 +296,15 @@ def declare(w: Writer, scope: Scope, buf: str, declared: set[str]) -> str:
         return name
     declared.add(buf)
     return f"AscendC::LocalTensor<{ctype(scope.buffer(buf).dtype)}> {name}"
+
+
+def _let_values(k: Kernel) -> dict[str, tuple[Expr, ...]]:
+    """Every value each Let variable of `k` is bound to; a name also used as a loop variable has none."""
+    values: dict[str, list[Expr]] = {}
+    loops: set[str] = set()
+    for s in walk((*k.aic, *k.aiv)):
+        if isinstance(s, Let):
+            values.setdefault(s.var, []).append(s.value)
+        elif isinstance(s, Loop):
+            loops.add(s.var)
+    return {n: tuple(v) for n, v in values.items() if n not in loops}

@@ -67,9 +67,14 @@ def lower_vector_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         rows_first = cfg.order[:1] == ("rows",) or cfg.order[:1] == (0,)
         ri = E.div(Var("t"), ct) if rows_first else E.mod(Var("t"), rt)
         ci = E.mod(Var("t"), ct) if rows_first else E.div(Var("t"), rt)
-        lets = [Let("r0", E.mul(ri, tr)), Let("rlen", E.min(tr, E.sub(R, Var("r0")))),
+        # a one-row tile has one row (rlen 1), and a kernel of one tile row starts at row 0: constants,
+        # so its regions are one contiguous run (one count-form call, a plain DataCopy)
+        r0: Expr = Const(0) if rt == 1 else Var("r0")
+        rlen: Expr = Const(1) if tr == 1 else Var("rlen")
+        lets = ([Let("r0", E.mul(ri, tr))] if rt > 1 else []) + (
+            [Let("rlen", E.min(tr, E.sub(R, r0)))] if tr > 1 else []) + [
                 Let("c0", E.mul(ci, tc)), Let("clen", E.min(tc, E.sub(C, Var("c0"))))]
-        body = vb.chunk(Var("r0"), Var("rlen"), Var("c0"), Var("clen"))
+        body = vb.chunk(r0, rlen, Var("c0"), Var("clen"))
         scheme = ""
     loop = Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (*lets, *body),
                 comment=f"parallel_loop: {total} tiles of {tr}x{tc} over {bd} cores")

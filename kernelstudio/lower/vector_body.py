@@ -10,6 +10,10 @@ Kernels with row reductions use one of two schemes:
 - full-row: the chunk spans every column; inputs are read once and all ops run on resident rows.
 - multi-pass: the chunk spans part of a row; pass p streams the columns to finish the row
   statistics of level p (mean, then variance, ...), and the last pass computes the outputs.
+
+In the full-row scheme an output's last op writes the output queue's tensor itself when nothing
+later reads its value and it has the output's dtype (as a hand-written kernel does: no scratch
+tile and copy); otherwise the value is copied or cast into the queue.
 """
 
 from __future__ import annotations
@@ -296,17 +300,49 @@ class VectorBody:
             vals[o.node] = ub
             frees.append(Free(qname))
 
-    def _store(self, o: Operand, val: Region, r0: Expr, rlen: Expr, c0: Expr, clen: Expr,
-               compute: list[Stmt], copy_out: list[Stmt]) -> None:
+    def _out_queue(self, o: Operand) -> str:
         qname = f"out_{ident(o.name)}"
         if qname not in self.buffers:
             self._buffer(qname, o.view, o.dtype, QuePos.VECOUT, f"{o.name} to GM")
+        return qname
+
+    def _copy_out(self, o: Operand, r0: Expr, rlen: Expr, c0: Expr, clen: Expr) -> list[Stmt]:
+        qname = self._out_queue(o)
+        ub = self.region(qname, o.view, rlen, clen)
+        return [DeQue(qname), Copy(o.region(r0, rlen, c0, clen), ub, comment=f"copy out {o.name}"), Free(qname)]
+
+    def _store(self, o: Operand, val: Region, r0: Expr, rlen: Expr, c0: Expr, clen: Expr,
+               compute: list[Stmt], copy_out: list[Stmt]) -> None:
+        qname = self._out_queue(o)
         ub = self.region(qname, o.view, rlen, clen)
         op = "cast" if o.dtype != self.cdt else "copy"
         compute += [Alloc(qname), VecOp(op, ub, (val,), comment=f"{o.name} {self.cdt} -> {o.dtype}"),
                     EnQue(qname)]
-        copy_out += [DeQue(qname), Copy(o.region(r0, rlen, c0, clen), ub, comment=f"copy out {o.name}"),
-                     Free(qname)]
+        copy_out += self._copy_out(o, r0, rlen, c0, clen)
+
+    def _writer_of(self, n: Node) -> Node:
+        """The node whose op writes output `n`'s queue: `n`, or for a cast to the compute dtype its
+        input already has (no op of its own) that input, when it is computed here and read only by `n`."""
+        if n.op is not Op.CAST or n.attr("scale") is not None or n.dtype != self.cdt:
+            return n
+        (x,) = n.inputs
+        readers = [m for m in self.nodes if x in m.inputs]
+        if (x not in self.nodes or x in self.inputs or readers != [n] or self.views[x] != self.views[n]
+                or any(o.node is x for o in self.outputs) or x.op is Op.CONST):
+            return n
+        return x
+
+    def _direct_outputs(self, last: dict[Node, int]) -> dict[Node, Operand]:
+        """Outputs whose op may write the output queue's tensor itself (no scratch tile and copy): the
+        node is computed here in the output's dtype and view, nothing after it reads it, and it is the
+        only output of that node."""
+        count: dict[Node, int] = {}
+        for o in self.outputs:
+            count[o.node] = count.get(o.node, 0) + 1
+        own = set(self.nodes)
+        return {o.node: o for o in self.outputs
+                if o.node in own and o.node not in self.inputs and count[o.node] == 1 and last.get(o.node) is None
+                and o.dtype == self.cdt and self.views[o.node] == o.view and o.node.op is not Op.CONST}
 
     # ---- schemes ---------------------------------------------------------------------------
     def _last_uses(self, order: Sequence[Node]) -> dict[Node, int]:
@@ -341,13 +377,28 @@ class VectorBody:
                 self._load(o, r0, rlen, c0, clen, copy_in, compute, vals, frees)
         keep = {o.node for o in self.outputs}
         last = self._last_uses(self.nodes)
+        direct = self._direct_outputs(last)
+        into = {self._writer_of(n): o for n, o in direct.items()}  # node -> the queue it computes into
         for idx, n in enumerate(self.nodes):
-            vals[n] = self.emit_node(n, vals, rlen, clen, compute)
+            o = direct.get(n)
+            if n in into:  # computed straight into the output queue's tensor
+                qname = self._out_queue(into[n])
+                compute.append(Alloc(qname))
+                vals[n] = self.emit_node(n, vals, rlen, clen, compute, dst_buf=qname)
+            elif o is not None:  # a cast to the dtype its input already has: the input is the value
+                vals[n] = vals[n.inputs[0]]
+            else:
+                vals[n] = self.emit_node(n, vals, rlen, clen, compute)
+            if o is not None:
+                compute.append(EnQue(self._out_queue(o)))
             for i in dict.fromkeys(n.inputs):  # in input order: the buffers freed, so the ones reused, never vary
                 if last.get(i) == idx and i not in keep and i in vals and i not in self.inputs:
                     self._release(vals[i].buf)
         for o in self.outputs:
-            self._store(o, vals[o.node], r0, rlen, c0, clen, compute, copy_out)
+            if direct.get(o.node) is o:
+                copy_out += self._copy_out(o, r0, rlen, c0, clen)
+            else:
+                self._store(o, vals[o.node], r0, rlen, c0, clen, compute, copy_out)
         for n in self.nodes:
             if n not in keep and last.get(n) is None and vals[n].buf in self.buffers:
                 self._release(vals[n].buf)

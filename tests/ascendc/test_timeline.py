@@ -259,8 +259,8 @@ ROW_API = {"softmax": "SoftMax", "layer_norm": "LayerNorm", "rms_norm": "RmsNorm
 def test_row_api_kernel_times_as_the_designed_kernel(name, dtype, twin_cache):
     """The kernel written with the row API (codegen high_level=True) vs the designed kernel of the same op, on whole
     rows of 512: the API's vector work is the designed body's op sequence, so V is busy as long, less the float32 ->
-    float32 copies the designed basic code issues (a float32 gamma kept in its own buffer, a result copied into the
-    out queue) and the API does not; the copies, MTE2 and MTE3 are the same."""
+    float32 copies the designed basic code issues (a float32 gamma kept in its own buffer; the last op writes the out
+    queue itself) and the API does not; MTE2 and MTE3 are the same."""
     out = _row_design(name, dtype)
     prog = ks.lower(ks.create_schedule(out), target="ascend910b2")
     code = codegen(prog, high_level=True)
@@ -273,7 +273,7 @@ def test_row_api_kernel_times_as_the_designed_kernel(name, dtype, twin_cache):
     traced = simulate_log(log, params, target="ascend910b2")
     assert traced.stats["trace_notes"] == []
     copies = sum(e.end_us - e.start_us for e in designed.events.where(pipe="V") if e.instr.startswith("copy "))
-    assert (copies > 0) == (dtype == "float32")
+    assert (copies > 0) == (dtype == "float32" and name != "softmax")  # softmax has no gamma
     assert traced.metrics["pipes"]["V"]["busy_us"] == pytest.approx(designed.metrics["pipes"]["V"]["busy_us"] - copies,
                                                                     rel=0.01)
     for pipe in ("MTE2", "MTE3"):
