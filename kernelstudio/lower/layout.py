@@ -5,7 +5,6 @@ split's parts and concat (slices.py).
 
 from __future__ import annotations
 
-from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
@@ -36,18 +35,11 @@ from ..tileir.program import (
 from .config import KernelConfig
 from .scatter import lower_scatter_kernel
 from .slices import SLICE_OPS, lower_slice_kernel
+from .ub import ub_buffer as _ub
+from .ub import whole_blocks as _pad
 from .vector_body import ident
 
 __all__ = ["lower_layout_kernel", "lower_axis_reduce"]
-
-def _pad(n: int, dtype: str) -> int:
-    per = block_elems(dtype)
-    return max(-(-n // per) * per, per)
-
-
-def _ub(name: str, dtype: str, rows: int, cols: int, depth: int, q: QuePos | None, purpose: str) -> Buffer:
-    return Buffer(name, Tier.UB, dtype, rows, _pad(cols, dtype), depth if q else 1, q, CoreType.AIV, purpose)
-
 
 def _arrive(src: Region, dst: Region, src_dtype: str, cdt: str, rows: int, cols: int,
             comment: str) -> tuple[list[Stmt], list[Buffer]]:

@@ -22,9 +22,7 @@ from ..ir.ops import Op
 from ..tileir.expr import Const, E, Load, Var
 from ..tileir.program import (
     Alloc,
-    Buffer,
     Copy,
-    CoreType,
     DeQue,
     EnQue,
     Free,
@@ -36,10 +34,10 @@ from ..tileir.program import (
     Region,
     SetFlag,
     Stmt,
-    Tier,
     WaitFlag,
 )
 from .config import KernelConfig
+from .ub import ub_buffer
 from .vector_body import ident
 
 __all__ = ["lower_scatter_kernel", "alias_in_place", "check_in_place"]
@@ -67,11 +65,6 @@ def check_in_place(graph: Graph) -> None:
                 "reader its own copy of the cache")
 
 
-def _ub(name: str, dtype: str, rows: int, cols: int, depth: int, q: QuePos, purpose: str) -> Buffer:
-    per = BLOCK_BYTES // itemsize(dtype)
-    return Buffer(name, Tier.UB, dtype, rows, max(-(-cols // per) * per, per), depth, q, CoreType.AIV, purpose)
-
-
 def lower_scatter_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
     n = fk.nodes[0]
     cache, ind, vals = n.inputs
@@ -87,8 +80,9 @@ def lower_scatter_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelCon
     total = rt * ct
     bd = max(1, min(cfg.cores, total))
     co, ii, vi = names[cache], names[ind], names[vals]
-    bufs = [_ub(f"in_{ident(ii)}", ind.dtype, 1, tr, cfg.depth, QuePos.VECIN, f"slots of this tile's tokens ({ii})"),
-            _ub(f"in_{ident(vi)}", vals.dtype, tr, tc, cfg.depth, QuePos.VECIN, f"rows of {vi} to write")]
+    bufs = [ub_buffer(f"in_{ident(ii)}", ind.dtype, 1, tr, cfg.depth, QuePos.VECIN,
+                      f"slots of this tile's tokens ({ii})"),
+            ub_buffer(f"in_{ident(vi)}", vals.dtype, tr, tc, cfg.depth, QuePos.VECIN, f"rows of {vi} to write")]
     i_b, v_b = bufs[0].name, bufs[1].name
     v_cols = bufs[1].cols
     src = Region(v_b, E.mul(Var("r"), v_cols), Const(1), Var("clen"), Const(v_cols))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
@@ -23,9 +22,7 @@ from ..ir.ops import Op
 from ..tileir.expr import Const, E, Var
 from ..tileir.program import (
     Alloc,
-    Buffer,
     Copy,
-    CoreType,
     DeQue,
     EnQue,
     Free,
@@ -37,10 +34,10 @@ from ..tileir.program import (
     Region,
     SetFlag,
     Stmt,
-    Tier,
     WaitFlag,
 )
 from .config import KernelConfig
+from .ub import ub_buffer
 from .vector_body import ident
 
 __all__ = ["lower_slice_kernel", "SLICE_OPS"]
@@ -103,9 +100,8 @@ def lower_slice_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfi
     shapes = [_tiles(b, cfg) for b in bands]
     tr = max(s[0] for s in shapes)
     tc = max(s[1] for s in shapes)
-    per = block_elems(n.dtype)
-    buf = Buffer(f"move_{ident(names[n])}", Tier.UB, n.dtype, tr, max(-(-tc // per) * per, per), cfg.depth,
-                 QuePos.VECOUT, CoreType.AIV, f"a tile of {names[n]} on its way through UB")
+    buf = ub_buffer(f"move_{ident(names[n])}", n.dtype, tr, tc, cfg.depth, QuePos.VECOUT,
+                    f"a tile of {names[n]} on its way through UB")
     totals = [rt * ct for _, _, rt, ct in shapes]
     bd = max(1, min(cfg.cores, max(totals)))
     loops: list[Stmt] = []
