@@ -118,9 +118,9 @@ def lower_scatter_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelCon
                 comment=f"parallel_loop: {total} tiles over {bd} cores")
     # tiling names of their own (a user's tensor may be called "slots" or "tokens")
     tiling = (("scatter_tokens", tokens), ("scatter_row", row), ("cache_slots", slots), ("cache_block_size", bs),
-              ("tile_rows", tr), ("tile_cols", tc), ("inplace_bytes", tokens * row * itemsize(n.dtype)),
-              ("tiles", total), ("block_dim", bd))
+              ("tile_rows", tr), ("tile_cols", tc), ("tiles", total), ("block_dim", bd))
     return Kernel(name=ident(fk.name), family="vector", kernel_type="AIV_ONLY", block_dim=bd,
                   params=(co, ii, vi), buffers=tuple(bufs), aiv=(loop,), tiling=tiling,
                   ops=tuple(names[m] for m in fk.nodes), vec_per_block=1,
+                  inplace_bytes=tokens * row * itemsize(n.dtype),
                   notes=(f"scatter of {tokens} rows of {row} into a {layout} cache of {slots} slots, in place",))

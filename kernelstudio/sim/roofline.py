@@ -43,7 +43,7 @@ def compulsory_bytes(prog: Program) -> list[tuple[int, int]]:
             if t.role == "output":
                 written += t.nbytes
             elif t.role == "input" and name in prog.outputs:  # updated in place: the rows the kernel writes
-                written += int(dict(k.tiling).get("inplace_bytes", t.nbytes))
+                written += k.inplace_bytes
         out.append((read, written))
     return out
 

@@ -407,6 +407,7 @@ class Kernel:
     tile_walk: TileWalk | None = None  # cube kernels: the order C tiles are dealt out and what each reads (L2 model)
     runtime_rows: RuntimeRows | None = None  # vector kernels whose code can take another row count
     row_composite: RowComposite | None = None  # vector kernels that are one row composite, over full rows
+    inplace_bytes: int = 0  # bytes it writes into an input it updates in place (a scatter's rows): compulsory
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:
