@@ -26,7 +26,8 @@ INFER_DTYPE = "ge::InferDataType"
 
 # ge::DataType of each element type (OpDef, InferDataType, the launcher's check)
 GE_DTYPES = {"float16": "ge::DT_FLOAT16", "bfloat16": "ge::DT_BF16", "float32": "ge::DT_FLOAT",
-             "int8": "ge::DT_INT8", "int32": "ge::DT_INT32"}
+             "int8": "ge::DT_INT8", "int32": "ge::DT_INT32",
+             "int64": "ge::DT_INT64"}
 
 
 def _dt(dtype: str) -> str:

@@ -15,7 +15,7 @@ __all__ = ["Writer", "ctype", "camel", "pascal", "c_float", "C_TYPES"]
 INDENT = "    "
 
 C_TYPES = {"float16": "half", "bfloat16": "bfloat16_t", "float32": "float", "int8": "int8_t",
-           "int32": "int32_t"}
+           "int32": "int32_t", "int64": "int64_t"}
 
 
 def ctype(dtype: str) -> str:

@@ -21,9 +21,9 @@ __all__ = ["DTYPES", "FLOAT_DTYPES", "BLOCK_BYTES", "REPEAT_BYTES", "itemsize", 
            "numpy_dtype", "storage_dtype", "compute_dtype", "is_float", "round_to", "to_bf16_bits", "from_bf16_bits",
            "check_dtype", "BFLOAT16"]
 
-DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "int8", "int32")
+DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32", "int8", "int32", "int64")  # int64: index data only
 FLOAT_DTYPES: tuple[str, ...] = ("float16", "bfloat16", "float32")
-_ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 1, "int32": 4}
+_ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "int8": 1, "int32": 4, "int64": 8}
 BLOCK_BYTES = 32  # one data block: the unit of every UB/L1 move and of a vector instruction's stride
 REPEAT_BYTES = 256  # one vector repeat: 8 blocks
 
@@ -56,6 +56,7 @@ _NUMPY = {
     "float32": np.float32,
     "int8": np.int8,
     "int32": np.int32,
+    "int64": np.int64,
 }
 
 

@@ -6,6 +6,7 @@ Stage 3. It may import core/ and ir/; fusion/ is its sibling and neither imports
 from __future__ import annotations
 
 from .cache import scatter
+from .grouped import grouped_matmul
 from .composites import gelu, layer_norm, rms_norm, rope, silu, softmax
 from .ops import (
     abs,
@@ -58,7 +59,7 @@ __all__ = [
     # layout
     "reshape", "transpose", "broadcast_to", "split", "concat",
     # index / MoE
-    "topk", "gather", "scatter",
+    "topk", "gather", "scatter", "grouped_matmul",
     # composites
     "softmax", "layer_norm", "rms_norm", "gelu", "silu", "rope",
 ]

@@ -42,7 +42,7 @@ Operand = Tensor | int | float
 _COMPOSITE: ContextVar[Composite | None] = ContextVar("kernelstudio_composite", default=None)
 _placeholder_uids = itertools.count()
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
-_INT_RANGE = {"int8": (-128, 127), "int32": (-(2**31), 2**31 - 1)}
+_INT_RANGE = {"int8": (-128, 127), "int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 @contextmanager

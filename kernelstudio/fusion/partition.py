@@ -263,7 +263,8 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
 
     def new_group(n: Node, why: str) -> _Group:
         if n.info.kind is Kind.CUBE:
-            g = _Group(len(groups), n, "cube", n.shape, closed=False)
+            # a grouped matmul's kernel takes no epilogue (its rows' groups are data)
+            g = _Group(len(groups), n, "cube", n.shape, closed=n.op is Op.GROUPED_MATMUL)
         elif n.op is Op.TOPK and (sib := next((g for g in groups if g.closed and g.nodes[0].op is Op.TOPK
                                                 and g.nodes[0].inputs == n.inputs
                                                 and g.nodes[0].attr("k") == n.attr("k")

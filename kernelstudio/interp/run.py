@@ -133,8 +133,12 @@ class _Machine:
                           f"pass indices in [0, {rows})")
 
     def _loader(self, core: _Core):
+        gm = self.gm
+
         def load(buf: str, index: int) -> int:
-            return int(core.slots[buf][core.bound[buf]][index])
+            if buf in core.slots:
+                return int(core.slots[buf][core.bound[buf]][index])
+            return int(gm[buf][index])  # a scalar read of GM (a grouped matmul's group list)
         return load
 
     # ---- statements --------------------------------------------------------------------------

@@ -29,7 +29,8 @@ float tensors from a standard normal, divided by sqrt(K) for placeholders used a
 (weight) operand of matmul (K = contraction length) or conv2d (K = I*kh*kw), so products stay
 near unit scale; |N(0,1)| + 0.5 for inputs of log, sqrt, rsqrt, reciprocal and divisors of div;
 0 or 1 for where conditions; valid indices in [0, dim) for gather indices, distinct cache slots for the
-index of a scatter (as many as it has rows, drawn from every slot of the cache); small integers
+index of a scatter (as many as it has rows, drawn from every slot of the cache), a grouped matmul's group
+list spreading x's rows over its groups at random (counts or their cumsum); small integers
 (int8 in [-4, 4], int32 in [-8, 8]) otherwise. Roles are found through cast/reshape/transpose/
 broadcast_to between the placeholder and its use.
 """
@@ -47,6 +48,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from ..core import dtypes as _dt
 from ..core.errors import InputError
 from .graph import Graph, as_nodes
+from .grouped import grouped_matmul_rule, random_group_list
 from .node import Node
 from .ops import FLOAT_DTYPES, Op
 
@@ -208,6 +210,7 @@ GOLDEN: dict[Op, Rule] = {
     Op.TOPK: _topk,
     Op.GATHER: _gather,
     Op.SCATTER: _scatter,
+    Op.GROUPED_MATMUL: grouped_matmul_rule,
 }
 
 
@@ -353,6 +356,9 @@ def _roles(graph: Graph) -> tuple[dict[Node, int], dict[Node, int], set[Node], s
             total = scatter_slots(n.inputs[0].shape, n.attr("layout"))[0]
             if (p := _source(n.inputs[1])) is not None:
                 slots[p] = min(slots.get(p, total), total)
+        elif n.op is Op.GROUPED_MATMUL:  # its weights [E, K, N]: K
+            if (p := _source(n.inputs[1])) is not None:
+                weight[p] = max(weight.get(p, 1), n.inputs[1].shape[1])
         elif n.op is Op.WHERE and (p := _source(n.inputs[0])) is not None:
             cond.add(p)
         elif n.op in (Op.LOG, Op.SQRT, Op.RSQRT, Op.RECIPROCAL, Op.DIV):
@@ -369,12 +375,16 @@ def random_inputs(outputs: object, seed: int = 0) -> dict[str, np.ndarray]:
     nodes, _ = as_nodes(outputs)
     graph = Graph(nodes)
     weight, index, positive, cond, slots = _roles(graph)
+    lists = {p: (n.inputs[0].shape[0], n.attr("group_list_type")) for n in graph.nodes
+             if n.op is Op.GROUPED_MATMUL and (p := _source(n.inputs[2])) is not None}
     out: dict[str, np.ndarray] = {}
     for name, p in named_placeholders(graph, "random_inputs").items():
         rng = np.random.default_rng([int(seed), zlib.crc32(name.encode())])
         isfloat = p.dtype in FLOAT_DTYPES
-        if p in slots:  # distinct slots: as many as the tokens, from the whole cache
-            v: np.ndarray = rng.choice(slots[p], size=p.size, replace=False).reshape(p.shape)
+        if p in lists:  # a grouped matmul's group list: the rows spread over the groups at random
+            v: np.ndarray = random_group_list(rng, p.size, *lists[p])
+        elif p in slots:  # distinct slots: as many as the tokens, from the whole cache
+            v = rng.choice(slots[p], size=p.size, replace=False).reshape(p.shape)
         elif p in index:
             v = rng.integers(0, index[p], size=p.shape)
         elif p in cond:

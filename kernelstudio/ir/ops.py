@@ -59,6 +59,7 @@ class Op(enum.Enum):
     TOPK = "topk"  # attrs: k, axis, which ("values" | "indices")
     GATHER = "gather"  # inputs (x, indices); attrs: axis
     SCATTER = "scatter"  # inputs (cache, index, values); attrs: layout, inplace (the input it updates: 0)
+    GROUPED_MATMUL = "grouped_matmul"  # inputs (x, weights, group_list); attrs: group_list_type, plan_sizes
 
 
 class Kind(enum.Enum):
@@ -114,4 +115,5 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.TOPK: OpInfo(Kind.INDEX, Unit.VECTOR),  # vector Sort + extract
     Op.GATHER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven moves
     Op.SCATTER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven rows into a paged cache, in place
+    Op.GROUPED_MATMUL: OpInfo(Kind.CUBE, Unit.CUBE),  # MoE experts: x's rows by group, each @ its weights
 }

@@ -19,12 +19,13 @@ from ..fusion.precision import is_axis_reduce, lowered_apart, native_float16
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
 from ..ir.node import Node
-from ..ir.ops import Kind, itemsize
+from ..ir.ops import Kind, Op, itemsize
 from ..schedule.schedule import Schedule
 from ..tileir.printer import format_program
 from ..tileir.program import GmTensor, Kernel, Program
 from ..tileir.verify import verify
 from .config import KernelConfig
+from .cube.grouped import lower_grouped_kernel
 from .cube.kernel import lower_cube_kernel
 from .directive_checks import check_directives_act
 from .families import lower_vector_kernel
@@ -209,7 +210,9 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
         gkey = (name, _kernel_key(fk, ctx.names), cfg)
         hit = _EMITTED.get(gkey)
         if hit is None:
-            if fk.root is not None:
+            if fk.root is not None and fk.root.op is Op.GROUPED_MATMUL:
+                k, ws = lower_grouped_kernel(fk, ctx.names, cfg)
+            elif fk.root is not None:
                 k, ws = lower_cube_kernel(fk, ctx.names, cfg)
             elif lowered_apart(fk):
                 k, ws = lower_layout_kernel(fk, ctx.names, cfg), None

@@ -44,6 +44,7 @@ from ..tileir.vec_calls import WORK, calls_of
 from .errors import SimulationError
 from .loop_keys import analyse_loop, sizes_exprs, touched
 from .program import (
+    zero_load,
     K_ALLOC,
     K_CSET,
     K_CWAIT,
@@ -269,4 +270,18 @@ def compile_side(prog: Program, kernel: Kernel, kidx: int, side: str,
     stmts = kernel.aic if side == "aic" else kernel.aiv
     c.body(stmts, -1, "", -1)
     depths = [kernel.buffer(n).depth for n in c.queue_bufs]
-    return CoreProgram(side, c.ops, stmts, c.loops, c.queue_bufs, depths, c.count, scalar_sid)
+    return CoreProgram(side, c.ops, stmts, c.loops, c.queue_bufs, depths, c.count, scalar_sid,
+                       planned_load(kernel))
+
+
+def planned_load(kernel: Kernel):
+    """The simulator's scalar reads: the kernel's planned values of a GM tensor it reads (a grouped matmul's
+    group list), else 0 (`zero_load`: the simulator has no data)."""
+    planned = dict(kernel.planned_loads)
+    if not planned:
+        return zero_load
+
+    def load(buf: str, index: int) -> int:
+        values = planned.get(buf)
+        return values[index] if values is not None and 0 <= index < len(values) else 0
+    return load

@@ -269,7 +269,7 @@ class Runner:
                 pc += 1
             elif kind == K_LET:
                 if op[3]:  # reads a buffer (ordered by an explicit WaitFlag(..., S) before it)
-                    env[op[1]] = op[2](env, zero_load)
+                    env[op[1]] = op[2](env, self.prog.load or zero_load)
                 else:
                     env[op[1]] = op[2](env)
                 t += issue_cycles

@@ -78,6 +78,7 @@ class CoreProgram:
     depths: list[int]
     instrs: int  # static instruction count
     scalar_sid: int  # static entry for the scalar unit's issue spans
+    load: Callable[[str, int], int] | None = None  # scalar reads of GM the kernel plans (Kernel.planned_loads)
 
 
 # the static instruction text of a SyncAll (the views name the barrier by it)

@@ -33,7 +33,7 @@ from .program import (
 
 __all__ = ["format_program", "format_kernel", "instr_text", "region_text"]
 
-_SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "i8", "int32": "i32"}
+_SHORT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "i8", "int32": "i32", "int64": "i64"}
 
 
 def _shape(shape: tuple[int, ...]) -> str:

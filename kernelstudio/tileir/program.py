@@ -408,6 +408,9 @@ class Kernel:
     runtime_rows: RuntimeRows | None = None  # vector kernels whose code can take another row count
     row_composite: RowComposite | None = None  # vector kernels that are one row composite, over full rows
     inplace_bytes: int = 0  # bytes it writes into an input it updates in place (a scatter's rows): compulsory
+    # values the simulator takes for scalar reads (Load) of these GM tensors, which it cannot see (a grouped matmul's
+    # planned group list); the interpreter and the code read the data
+    planned_loads: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:

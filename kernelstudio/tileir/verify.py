@@ -496,7 +496,8 @@ class _Checker:
         if t is Load:
             if not self.side:
                 self.fail(f"reads buffer {e.buf} in {field} outside the kernel body", s)
-            self.own_buffer(e.buf, s, field)
+            if e.buf not in self.gm or e.buf not in self.k.params:  # a scalar read of a GM parameter is one too
+                self.own_buffer(e.buf, s, field)
             self.expr(e.index, s, field)
             return None
         self.fail(f"has {field}={e!r}: not an index expression (Var, Const, Bin or Load)", s)
