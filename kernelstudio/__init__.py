@@ -68,6 +68,7 @@ from .plan.build import Design, build
 from .plan.create import create_schedule
 from .plan.debug import debug
 from .plan.depth import lower
+from .plan.grouped_load import GroupedLoad, grouped_load
 from .schedule.knobs import knob, knob_values
 from .schedule.rounding import evaluate
 from .schedule.schedule import Directive, Schedule
@@ -85,7 +86,7 @@ __all__ = [
     "square", "erf", "tanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "cast", "where",
     "reduce_sum", "reduce_mean", "reduce_max", "softmax", "layer_norm", "rms_norm",
     "reshape", "transpose", "broadcast_to", "split", "concat", "rope", "conv2d", "matmul", "topk", "gather", "scatter",
-    "grouped_matmul",
+    "grouped_matmul", "grouped_load", "GroupedLoad",
     "evaluate", "random_inputs", "format_graph", "to_dot",
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
     "lower", "PASSES", "ANALYSES", "format_program", "run_tiled", "debug",

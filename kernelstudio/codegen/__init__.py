@@ -22,6 +22,7 @@ from ..tileir.analyses import ANALYSES as _TILEIR_ANALYSES
 from ..tileir.analyses import Analysis
 from ..tileir.program import Program
 from .bundle import CodeBundle, TensorSpec
+from .grouped import grouped_kernel_source, is_grouped
 from .highlevel import HighLevelPlan, high_level_kernel_source, high_level_plan
 from .kernel import kernel_source
 from .launcher import main_source
@@ -47,7 +48,10 @@ def _files(prog: Program, high_level: bool) -> dict[str, str]:
     for k in prog.kernels:
         n = names_of(prog, k)
         plan = high_level_plan(prog, k) if high_level else None
-        if isinstance(plan, HighLevelPlan):
+        if is_grouped(k):  # its tile list comes from the group list at run time (grouped.py)
+            files[n.kernel_file] = grouped_kernel_source(prog, k)
+            plan = None
+        elif isinstance(plan, HighLevelPlan):
             files[n.kernel_file] = high_level_kernel_source(prog, plan)
         else:
             src = kernel_source(prog, k)

@@ -6,8 +6,8 @@ Stage 3. It may import core/ and ir/; fusion/ is its sibling and neither imports
 from __future__ import annotations
 
 from .cache import scatter
-from .grouped import grouped_matmul
 from .composites import gelu, layer_norm, rms_norm, rope, silu, softmax
+from .grouped import grouped_matmul
 from .ops import (
     abs,
     add,

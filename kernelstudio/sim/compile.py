@@ -44,7 +44,6 @@ from ..tileir.vec_calls import WORK, calls_of
 from .errors import SimulationError
 from .loop_keys import analyse_loop, sizes_exprs, touched
 from .program import (
-    zero_load,
     K_ALLOC,
     K_CSET,
     K_CWAIT,
@@ -64,6 +63,7 @@ from .program import (
     CoreProgram,
     LoopInfo,
     StaticInstr,
+    zero_load,
 )
 
 __all__ = ["compile_side"]

@@ -14,6 +14,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
     """Everything about one core's run that can change its timing (sizes, trip counts, branches,
     flags), with loops compressed into runs of equal-key iterations; None if too large to tell."""
     ops = cp.ops
+    load = cp.load or zero_load  # a kernel's planned scalar reads (a grouped matmul's group sizes) shape its run
     out: list = []
     append = out.append
     left = [budget]
@@ -29,7 +30,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
                 append(tuple([f(env) for f in op[3]]))
                 pc += 1
             elif k == K_LET:
-                env[op[1]] = op[2](env, zero_load)
+                env[op[1]] = op[2](env, load)
                 pc += 1
             elif k == K_IF:
                 c = bool(op[1](env))
@@ -58,7 +59,7 @@ def fingerprint(cp: CoreProgram, env: dict, budget: int = 100_000) -> tuple | No
                     for v in vals:
                         inner[var] = v
                         for name, f in lets:
-                            inner[name] = f(inner, zero_load)
+                            inner[name] = f(inner, load)
                         key = tuple([f(inner) for f in key_fns])
                         if key != prev:
                             append(("run", key))
@@ -89,7 +90,7 @@ def top_loop_bounds(cp: CoreProgram, env: dict) -> dict[int, tuple[int, int]]:
         op = ops[pc]
         k = op[0]
         if k == K_LET:
-            env[op[1]] = op[2](env, zero_load)
+            env[op[1]] = op[2](env, cp.load or zero_load)
             pc += 1
         elif k == K_IF:
             pc = pc + 1 if op[1](env) else op[2]

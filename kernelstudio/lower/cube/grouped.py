@@ -102,7 +102,8 @@ def lower_grouped_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelCon
                  nt, total, bd, cfg.depth, None, grp, grp.sa, grp.sb)
     _declare_buffers(p)
     tiling = (("M", M), ("N", N), ("K", K), ("batch", 1), ("groups", G), ("tile_m", tm), ("tile_n", tn),
-              ("tile_k", tk), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total), ("block_dim", bd))
+              ("tile_k", tk), ("n_tiles", nt), ("k_tiles", kt), ("tiles", total), ("block_dim", bd),
+              ("cumsum", int(root.attr("group_list_type") == "cumsum")))
     if sa > 1 or sb > 1:
         tiling += (("step_ka", sa), ("step_kb", sb))
     list_type = root.attr("group_list_type")
