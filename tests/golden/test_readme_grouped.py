@@ -1,0 +1,18 @@
+"""The README's grouped matmul example prints what its ```text block shows."""
+
+from __future__ import annotations
+
+from .readme import example, rebinds
+
+HEADING = "## MoE experts: `ks.grouped_matmul`"
+
+
+def test_readme_grouped_example_prints_what_it_shows() -> None:
+    _, printed, shown = example(HEADING)
+    assert printed == shown
+
+
+def test_readme_grouped_example_names_no_name_a_later_block_reads() -> None:
+    """README blocks run in one namespace (test_readme_runs): the example leaves x, y, d and out alone."""
+    code, _, _ = example(HEADING)
+    assert not rebinds(code, "x|y|d|out|twin|result|tiled|q|w")
