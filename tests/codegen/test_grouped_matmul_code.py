@@ -88,3 +88,19 @@ def test_host_tiling_carries_the_cube_tiling_and_the_group_count() -> None:
     header = next(v for k, v in files.items() if k.endswith("_tiling.h"))
     assert "TILING_DATA_FIELD_DEF(uint32_t, groups);" in header
     assert "TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);" in header
+
+
+def test_twin_zeroes_rows_past_the_total_in_chunks_over_the_vector_cores(twin_cache) -> None:
+    # float32 rows of 512: 8 rows per zero tile, 181 rows past the total: 23 chunks over 6 AIVs
+    x = ks.placeholder((200, 32), "float32", name="x")
+    w = ks.placeholder((2, 32, 512), "float32", name="w")
+    g = ks.placeholder((2,), "int32", name="group_list")
+    out = ks.grouped_matmul(x, w, g, name="y")
+    s = ks.create_schedule(out)
+    s[out].parallel(cores=3)
+    prog = ks.lower(s, target="ascend910b2")
+    inp = ks.random_inputs(out, seed=2)
+    inp["group_list"] = np.array([19, 0], np.int32)
+    got = np.asarray(twin.run(codegen(prog), inp, cache_dir=twin_cache), np.float32)
+    np.testing.assert_allclose(got, ks.evaluate(out, inp), rtol=1e-5, atol=1e-5)
+    assert (got[19:] == 0).all()

@@ -195,3 +195,31 @@ def test_one_hot_plan_is_slower_than_the_even_split_and_imbalance_is_their_ratio
 def test_grouped_load_refuses_another_tensor() -> None:
     with pytest.raises(UnsupportedError, match="not the result of ks.grouped_matmul"):
         ks.grouped_load(ks.relu(_gmm()))
+
+
+def test_rows_past_the_total_are_zeroed_in_chunks_over_every_vector_core() -> None:
+    # float32 rows of 512: 8 rows per 16 KB zero tile, 181 rows past the total: 23 chunks over the AIVs
+    out = _gmm(dtype="float32", m=200, e=2, k=32, n=512)
+    s = ks.create_schedule(out)
+    s[out].parallel(cores=3)
+    prog = ks.lower(s)
+    assert dict(prog.kernels[0].tiling)["zero_rows"] == 8
+    inp = ks.random_inputs(out, seed=1)
+    inp["group_list"] = np.array([19, 0], np.int32)
+    got = ks.run_tiled(prog, inp)
+    np.testing.assert_allclose(got, ks.evaluate(out, inp), rtol=1e-5, atol=1e-5)
+    assert (got[19:] == 0).all() and np.abs(got[:19]).sum() > 0
+
+
+def test_tile_knobs_and_double_buffering_act_on_the_kernel() -> None:
+    out = _gmm()
+    s = ks.create_schedule(out)
+    s[out].split("m", 32).split("n", 64).split("k", 64).parallel(cores=4).double_buffer(False)
+    k = ks.lower(s).kernels[0]
+    t = dict(k.tiling)
+    assert (t["tile_m"], t["tile_n"], t["tile_k"], t["block_dim"]) == (32, 64, 64, 4)
+    assert {b.name: b.depth for b in k.buffers if b.name in ("a1", "b1", "a2", "b2")} == dict.fromkeys(
+        ("a1", "b1", "a2", "b2"), 1)
+    s[out].double_buffer(True)
+    k2 = ks.lower(s).kernels[0]
+    assert {b.name: b.depth for b in k2.buffers if b.name in ("a1", "b1")} == {"a1": 2, "b1": 2}
