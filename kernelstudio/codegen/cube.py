@@ -260,6 +260,18 @@ class CubePart:
         if self.conv is not None:
             self.conv.emit(members, init, methods)
             return
+        self.declare(members, init)
+        w = methods
+        with w.block("__aicore__ inline void ProcessCube()"):
+            w("REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), matmulObj, &cubeTiling);")
+            if self.org is not None:
+                w("// A's rows are orgKa apart and C's orgKc apart in GM (each batch a column band of them)",
+                  f"matmulObj.SetOrgShape({', '.join(str(v) for v in self.org)});")
+            self._body(self.scope.kernel.aic, w)
+        w("")
+
+    def declare(self, members: Writer, init: Writer) -> None:
+        """The Matmul object's types, the object and its TCubeTiling (members), the tiling copied in Init."""
         sc, ops = self.scope, self.ops
         a_t = ctype(sc.prog.tensor(ops.a.buf).dtype)
         b_t = ctype(sc.prog.tensor(ops.b.buf).dtype)
@@ -273,14 +285,6 @@ class CubePart:
                 "matmul::Matmul<AType, BType, CType, BiasType> matmulObj;",
                 "TCubeTiling cubeTiling;")
         init("cubeTiling = tiling.cubeTilingData;")
-        w = methods
-        with w.block("__aicore__ inline void ProcessCube()"):
-            w("REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), matmulObj, &cubeTiling);")
-            if self.org is not None:
-                w("// A's rows are orgKa apart and C's orgKc apart in GM (each batch a column band of them)",
-                  f"matmulObj.SetOrgShape({', '.join(str(v) for v in self.org)});")
-            self._body(sc.kernel.aic, w)
-        w("")
 
     def _c_dtype(self) -> str:
         for s in walk(self.scope.kernel.aic):

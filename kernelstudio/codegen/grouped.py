@@ -47,10 +47,8 @@ def grouped_kernel_source(prog: Program, k: Kernel) -> str:
     fields = ("M", "N", "K", "groups", "tile_m", "tile_n", "n_tiles", "zero_rows")
     f = {n: sc.field_name(n) for n in fields}
     gm = {p: sc.gm_name(p) for p in k.params}
-    members, init, methods = Writer(), Writer(), Writer()
-    cube.emit(members, init, methods)
-    # the Matmul part's ProcessCube walks the TileIR's tiles generically; this kernel has its own
-    methods.lines.clear()
+    members, init = Writer(), Writer()
+    cube.declare(members, init)  # the Matmul's types and tiling as any matmul kernel has them; ProcessCube is ours
     w = Writer()
     w(*head_comments(prog, k))
     w("#ifndef ASCENDC_CUBE_ONLY",
