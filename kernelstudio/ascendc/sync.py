@@ -21,8 +21,10 @@ issues in program order, so a scalar access is ordered before every later call; 
 everything issued to pipe A so far (and what A has waited for), the WaitFlag<A_B>(id) that consumes it makes
 pipe B wait for that; PipeBarrier<PIPE_ALL> waits for everything issued; a queue hand-off (EnQue -> DeQue,
 FreeTensor -> AllocTensor of the same buffer) orders everything issued before it before everything after it.
-Not modelled: GM hazards between pipes or cores, the Matmul high-level API's internal moves (its calls log
-no operands), bit-level masks and repeat strides (an operand's span is what it covers).
+Between cores (sync_gm.py): a GM write on one core and a read of overlapping bytes of the same kernel
+parameter on another that no CrossCoreSetFlag -> CrossCoreWaitFlag chain or SyncAll orders is a **race**
+naming both cores. Not modelled: GM hazards between the pipes of one core, bit-level masks and repeat strides
+(an operand's span is what it covers).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 
 from ..core.errors import InputError
 from ..twin.calllog import Call, CallLog
+from .sync_gm import gm_races
 
 __all__ = ["KINDS", "PIPES", "CallSite", "Finding", "check_sync", "format_findings"]
 
@@ -54,9 +57,11 @@ class CallSite:
     what: str
     site: str | None
     index: int
+    on: str | None = None  # the core, in a finding that spans cores ("AIV0 of block 0")
 
     def __str__(self) -> str:
-        return f"{self.what} at {self.site or 'an unrecorded line'} (the core's call #{self.index + 1})"
+        whose = f"{self.on}'s" if self.on else "the core's"
+        return f"{self.what} at {self.site or 'an unrecorded line'} ({whose} call #{self.index + 1})"
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,32 @@ def check_sync(log: CallLog | Iterable[Call], *, kernel: str | None = None) -> l
         blocks[(name, launch, block)][core] = seq
     for (name, _launch, block), per_core in blocks.items():
         found += _cross_core(name, block, per_core)
+    launches: dict[tuple[str, int], dict[tuple[int, str], list[Call]]] = defaultdict(dict)
+    for (name, launch, block, core), seq in cores.items():
+        launches[(name, launch)][(block, core)] = seq
+    for (name, _launch), per_core in launches.items():
+        found += _gm_findings(name, per_core)
     return _merge(found)
+
+
+def _gm_findings(kernel: str, per_core: dict[tuple[int, str], list[Call]]) -> list[Finding]:
+    """The launch's unordered GM write / read pairs between cores, as race findings naming both cores."""
+    out = []
+    for w, r, (lo, hi) in gm_races(per_core):
+        first, second = sorted((w, r), key=lambda a: (a.core, a.index))
+        sites = tuple(CallSite(_describe(per_core[a.core][a.index]), per_core[a.core][a.index].site, a.index,
+                               f"{a.core[1]} of block {a.core[0]}") for a in (first, second))
+        wname, rname = (f"{a.core[1]} of block {a.core[0]}" for a in (w, r))
+        param = f"kernel parameter {w.param} (counting from 0)"
+        fix = ("CrossCoreSetFlag on the writing core after the write and CrossCoreWaitFlag on the reading core "
+               "before the read" if w.core[0] == r.core[0] else "a SyncAll between them")
+        out.append(Finding("race", kernel, first.core[0], first.core[1], sites,
+                           f"GM race between cores: {wname} writes bytes [{lo}, {hi}) of {param} "
+                           f"({sites[(first, second).index(w)].what}) and {rname} reads them "
+                           f"({sites[(first, second).index(r)].what}) with nothing ordering the two cores; "
+                           f"on the chip they run independently, so the read may see the old or a half-written "
+                           f"value. Add {fix}"))
+    return out
 
 
 # ---- one core: ordering, flags, queues ---------------------------------------------------------------

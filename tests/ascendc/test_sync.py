@@ -17,6 +17,7 @@ from .conftest import KERNELS, TWIN_KERNELS, halves, line_of, seeded
 
 FLAGS_DIR, PREFETCH_DIR = KERNELS / "add_flags", KERNELS / "add_prefetch"
 ROWREDUCE_DIR = TWIN_KERNELS / "matmul_rowreduce"
+BARE_MIX_DIR = TWIN_KERNELS / "bare_mix"
 PREFETCH = "op_kernel/add_prefetch.cpp"
 ROWREDUCE = "op_kernel/matmul_rowreduce.cpp"
 
@@ -36,6 +37,13 @@ def _rowreduce(path, twin_cache):
     return ks.ascendc.load(path, args=[a, b, ks.ascendc.out(m, "float32"), ks.ascendc.out(m, "float32")],
                            tiling={"rowsPerVector": m // blocks // 2, "cubeTilingData": cube}, block_dim=blocks,
                            cache_dir=twin_cache, timeout_s=30)
+
+
+def _bare_mix(path, twin_cache):
+    rng = np.random.default_rng(8)
+    a, b = rng.standard_normal((32, 64)).astype(np.float16), rng.standard_normal((64, 32)).astype(np.float16)
+    return ks.ascendc.load(path, args=[a, b, ks.ascendc.out((32, 32), "float32"), ks.ascendc.out((32, 32), "float32")],
+                           cache_dir=twin_cache)
 
 
 def _only(findings, kind):
@@ -153,6 +161,46 @@ def test_a_cross_core_wait_cycle_is_a_deadlock_naming_the_cycle(tmp_path, twin_c
                             line_of(text, "CrossCoreWaitFlag(SYNC_AIC_AIV_FLAG)", 1)]
 
 
+def test_a_removed_cross_core_wait_is_a_gm_race_naming_both_cores_and_lines(tmp_path, twin_cache):
+    wait = "            CrossCoreWaitFlag(C_READY);\n"
+    path, text = seeded(tmp_path, BARE_MIX_DIR, "op_kernel/bare_mix.cpp", wait, "")
+    findings = _bare_mix(path.parent.parent, twin_cache).check_sync()
+    [race] = findings  # the AIC's Fixpipe of C against each AIV's DataCopy of its rows of C (merged: same lines)
+    assert race.kind == "race" and race.occurrences == 2 and race.block == 0
+    assert _lines(race) == [line_of(text, "Fixpipe<float, float, CFG_ROW_MAJOR>(cGm"),
+                            line_of(text, "DataCopy(c, cGm[offset]")]
+    assert [c.on for c in race.calls] == ["AIC of block 0", "AIV0 of block 0"]
+    assert [c.what for c in race.calls] == ["Fixpipe", "DataCopy(VECIN <- GM)"]
+    assert "GM race between cores: AIC of block 0 writes bytes [0, 2048) of kernel parameter 2" in race.message
+    assert "AIV0 of block 0 reads them" in race.message and "CrossCoreWaitFlag on the reading core" in race.message
+    assert "AIV0 of block 0's call #" in str(race)
+
+
+def test_the_unmodified_bare_mix_orders_its_gm_hand_off(twin_cache):
+    assert _bare_mix(BARE_MIX_DIR, twin_cache).check_sync() == []
+
+
+def _gm(core: str, api: str, args: str, gm: str, site: str) -> str:
+    return _c(core, api, args, site, gm)
+
+
+def test_gm_races_between_blocks_need_a_sync_all_and_respect_rows():
+    write = _gm("AIV", "DataCopy", "dst=GM src=VECOUT dtype=float count=64", "gm=1:0+256", "k.cpp:10")
+    read = "C | k | 1 | AIV | 1 | DataCopy | dst=VECIN src=GM dtype=float count=64 | k.cpp:12 | gm=1:128+256"
+    sync0 = _c("AIV", "SyncAll", "isAIVOnly=1", "k.cpp:11")
+    sync1 = "C | k | 1 | AIV | 1 | SyncAll | isAIVOnly=1 | k.cpp:11 | -"
+    [f] = check_sync(_log(write, read))
+    assert f.kind == "race" and f.lines == ("k.cpp:10", "k.cpp:12") and "bytes [128, 256)" in f.message
+    assert [c.on for c in f.calls] == ["AIV of block 0", "AIV of block 1"] and "a SyncAll between" in f.message
+    assert check_sync(_log(write, sync0, sync1, read)) == []
+    # block 0 writes the even 64-byte rows, block 1 reads the odd ones: no byte in common
+    even = _gm("AIV", "DataCopyPad", "dst=GM src=VECOUT dtype=float", "gm=1:0+256 gmrows=4x64/128", "k.cpp:10")
+    odd = ("C | k | 1 | AIV | 1 | DataCopyPad | dst=VECIN src=GM dtype=float | k.cpp:12 | "
+           "gm=1:64+256 gmrows=4x64/128")
+    assert check_sync(_log(even, odd)) == []
+    assert check_sync(_log(even, odd.replace("gm=1:64+", "gm=1:128+"))) != []
+
+
 # ---- no false positives -------------------------------------------------------------------------------
 def test_the_unmodified_samples_have_no_findings(twin_cache):
     assert _vector(FLAGS_DIR, twin_cache).check_sync() == []
@@ -165,13 +213,38 @@ def test_the_unmodified_samples_have_no_findings(twin_cache):
     assert add.check_sync() == []
 
 
-@pytest.mark.parametrize("name", sorted(REFERENCE))
+def _sync_all_rms():
+    from ..codegen.test_sync_all import _mm_norm, _sync
+    out = _mm_norm(40, 256, 128, "rms_norm")
+    return out, _sync(out, double=False)
+
+
+def _matmul_leaky_relu():
+    a = ks.placeholder((96, 64), "float16", name="a")
+    b = ks.placeholder((64, 80), "float16", name="b")
+    out = ks.leaky_relu(ks.matmul(a, b), 0.1)
+    return out, ks.lower(ks.create_schedule(out, fuse=True))
+
+
+# generated kernels whose cores hand data to each other through GM: (graph, lowered program)
+GM_HAND_OFF = {"sync_all_rms_norm": _sync_all_rms, "matmul_leaky_relu": _matmul_leaky_relu}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE) + sorted(GM_HAND_OFF))
 def test_generated_reference_kernels_have_no_findings(name, twin_cache):
-    out = REFERENCE[name]()
-    code = ks.codegen(ks.lower(ks.create_schedule(out)))
+    if name in GM_HAND_OFF:
+        out, prog = GM_HAND_OFF[name]()
+    else:
+        out = REFERENCE[name]()
+        prog = ks.lower(ks.create_schedule(out))
+    code = ks.codegen(prog)
     _, log = ks.twin.run(code, ks.random_inputs(out, seed=0), log_calls=True, cache_dir=twin_cache)
     assert any(c.site for c in log), "the twin records call sites"
     assert check_sync(log) == [], format_findings(check_sync(log))
+    if name in GM_HAND_OFF:  # the hand-off is what orders the cores: without its waits the reads race
+        unordered = [c for c in log.calls if c.api not in ("CrossCoreWaitFlag", "SyncAll")]
+        assert {f.kind for f in check_sync(unordered)} == {"race"}
+        assert any("GM race between cores" in f.message for f in check_sync(unordered))
 
 
 # ---- hand-written logs (no compiler) --------------------------------------------------------------------

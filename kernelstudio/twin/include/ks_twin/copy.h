@@ -172,6 +172,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     KS_TWIN_SITE(site);
     KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.dstStride) * 32ull));
     KS_TWIN_GM(src, static_cast<uint64_t>(p.blockCount) * p.blockLen * 32ull);  // the bytes moved
+    KS_TWIN_GM_ROWS(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.srcStride) * 32ull);
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(dst.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
@@ -194,6 +195,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     KS_TWIN_SITE(site);
     KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.srcStride) * 32ull));
     KS_TWIN_GM(dst, static_cast<uint64_t>(p.blockCount) * p.blockLen * 32ull);  // the bytes moved
+    KS_TWIN_GM_ROWS(p.blockCount, p.blockLen * 32ull, (p.blockLen + p.dstStride) * 32ull);
     char api[128];
     std::snprintf(api, sizeof api, "DataCopy(GM <- %s, {blockCount=%u, blockLen=%u, srcStride=%u, dstStride=%u})",
                   ks_twin::position_name(src.GetPosition()), p.blockCount, p.blockLen, p.srcStride, p.dstStride);
@@ -248,6 +250,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
         const uint64_t row = ks_twin::round32((pad.leftPadding + p.blockLen / sizeof(T) + pad.rightPadding) * sizeof(T));
         KS_TWIN_OPERAND('w', dst, ks_twin::span(p.blockCount, row, row + p.dstStride * 32ull));
         KS_TWIN_GM(src, static_cast<uint64_t>(p.blockCount) * p.blockLen);  // the bytes moved
+        KS_TWIN_GM_ROWS(p.blockCount, p.blockLen, p.blockLen + static_cast<uint64_t>(p.srcStride));
     }
     KS_TWIN_LOG("DataCopyPad", "dst=%s src=GM dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u isPad=%d", ks_twin::position_name(dst.GetPosition()),
                 ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad ? 1 : 0);
@@ -291,6 +294,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
         const uint64_t row = ks_twin::round32(p.blockLen);
         KS_TWIN_OPERAND('r', src, ks_twin::span(p.blockCount, p.blockLen, row + p.srcStride * 32ull));
         KS_TWIN_GM(dst, static_cast<uint64_t>(p.blockCount) * p.blockLen);  // the bytes moved
+        KS_TWIN_GM_ROWS(p.blockCount, p.blockLen, p.blockLen + static_cast<uint64_t>(p.dstStride));
     }
     KS_TWIN_LOG("DataCopyPad", "dst=GM src=%s dtype=%s blockCount=%u blockLen=%u srcStride=%u dstStride=%u", ks_twin::position_name(src.GetPosition()),
                 ks_twin::type_name<T>(), p.blockCount, p.blockLen, p.srcStride, p.dstStride);

@@ -192,6 +192,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
                         static_cast<uint64_t>(p.nValue - 1) * p.dstNzNStride * c0 + c0;
         KS_TWIN_OPERAND('w', dst, last * sizeof(T));
         KS_TWIN_GM(src, static_cast<uint64_t>(p.ndNum) * p.nValue * p.dValue * sizeof(T));  // the bytes read
+        if (p.ndNum == 1) KS_TWIN_GM_ROWS(p.nValue, p.dValue * sizeof(T), static_cast<uint64_t>(p.srcDValue) * sizeof(T));
     }
     char api[200];
     std::snprintf(api, sizeof api, "DataCopy(%s <- GM, Nd2NzParams{ndNum=%u, nValue=%u, dValue=%u, "
@@ -441,6 +442,7 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
         KS_TWIN_OPERAND('r', src, ((static_cast<uint64_t>(p.nSize - 1) / 16) * p.srcStride * 16 +
                                    static_cast<uint64_t>(p.mSize) * 16) * sizeof(U));
         KS_TWIN_GM(dst, static_cast<uint64_t>(p.mSize) * p.nSize * sizeof(T));  // the bytes written
+        KS_TWIN_GM_ROWS(p.mSize, p.nSize * sizeof(T), static_cast<uint64_t>(p.dstStride) * sizeof(T));
     }
     char api[200];
     std::snprintf(api, sizeof api, "Fixpipe(GM <- %s, FixpipeParamsV220{nSize=%u, mSize=%u, srcStride=%u, "

@@ -275,14 +275,14 @@ private:
         require_tile("GetTensorC(GlobalTensor)");
         if (enSequentialWrite) {
             gm.check(0, static_cast<uint64_t>(t_.baseM) * t_.baseN, "Matmul::GetTensorC(GlobalTensor)");
-            log_fixpipe(gm.GetPhyAddr());
+            log_fixpipe(gm.GetPhyAddr(), t_.baseN);
             write_tile(gm.GetPhyAddr(), t_.baseN, enAtomic != 0);
             return;
         }
         const int ldc = orgKc_ > 0 ? orgKc_ : orgN_;
         uint64_t off = static_cast<uint64_t>(tm_) * t_.baseM * ldc + static_cast<uint64_t>(tn_) * t_.baseN;
         gm.check(0, off + (rows_ - 1) * static_cast<uint64_t>(ldc) + cols_, "Matmul::GetTensorC(GlobalTensor)");
-        log_fixpipe(gm.GetPhyAddr() + off);
+        log_fixpipe(gm.GetPhyAddr() + off, ldc);
         write_tile(gm.GetPhyAddr() + off, ldc, enAtomic != 0);
     }
 
@@ -644,13 +644,14 @@ private:
         qa2_.cur = qb2_.cur = -1;
     }
 
-    // The current C tile out of L0C: to GM at `dst` (Fixpipe), or into a local tensor.
-    void log_fixpipe(const DstC* dst)
+    // The current C tile out of L0C: to GM at `dst` (Fixpipe, rows `ldc` elements apart), or into a local tensor.
+    void log_fixpipe(const DstC* dst, int ldc)
     {
         if (ks_twin::g_call_log == nullptr || qc_.cur < 0) return;
         const uint64_t c_at = qc_.start + qc_.cur * qc_.slot, c_bytes = static_cast<uint64_t>(rows_) * cols_ * sizeof(Acc);
         KS_TWIN_REF("r=CO1:%llu+%llu", static_cast<unsigned long long>(c_at), static_cast<unsigned long long>(c_bytes));
         ks_twin::note_gm(dst, static_cast<uint64_t>(rows_) * cols_ * sizeof(DstC));
+        ks_twin::note_gm_rows(rows_, cols_ * sizeof(DstC), static_cast<uint64_t>(ldc) * sizeof(DstC));
         KS_TWIN_LOG("Fixpipe", "dst=GM src=CO1 dtype=%s nSize=%d mSize=%d internal=1", ks_twin::type_name<DstC>(),
                     cols_, rows_);
         free_c();

@@ -563,6 +563,15 @@ inline void note_gm(const void* p, uint64_t bytes)
     note_ref("gm=?+%llu", static_cast<unsigned long long>(bytes));
 }
 
+// The row form of a strided GM access, after its note_gm: `gmrows=<rows>x<row bytes>/<pitch bytes>` (rows
+// `pitch` bytes apart from the gm= offset); nothing when the rows are contiguous or there is one.
+inline void note_gm_rows(uint64_t rows, uint64_t row_bytes, uint64_t pitch_bytes)
+{
+    if (rows <= 1 || pitch_bytes == row_bytes) return;
+    note_ref("gmrows=%llux%llu/%llu", static_cast<unsigned long long>(rows), static_cast<unsigned long long>(row_bytes),
+             static_cast<unsigned long long>(pitch_bytes));
+}
+
 template <class T> inline const void* gm_arg(const T& v)
 {
     if constexpr (std::is_pointer_v<T>) {

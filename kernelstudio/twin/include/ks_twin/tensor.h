@@ -206,4 +206,13 @@ template <class T> inline void note_operand(char rw, const AscendC::LocalTensor<
         }                                                                             \
     } while (0)
 
+// Notes the row form of a strided GM access (`gmrows=<rows>x<row bytes>/<pitch bytes>`) after its KS_TWIN_GM, so a
+// reader knows which bytes it touches: nothing for one row or rows that follow one another.
+#define KS_TWIN_GM_ROWS(rows, row_bytes, pitch_bytes)                                 \
+    do {                                                                              \
+        if (__builtin_expect(::ks_twin::g_call_log != nullptr, 0)) {                  \
+            ::ks_twin::note_gm_rows((rows), (row_bytes), (pitch_bytes));              \
+        }                                                                             \
+    } while (0)
+
 #endif
