@@ -16,7 +16,8 @@ File format (tab-separated, one line each, `#` lines are comments):
   `key=value` tokens (`w=` / `r=` a written / read operand `POSITION:byte_offset+bytes`, `q=` the queue by
   its first buffer `POSITION:byte_offset`, `slot=` the queue buffer, `to=` a TQueBind's destination, `gm=`
   the GM side of a copy as `<kernel parameter index>:<byte offset from that argument>+<bytes moved>`, or
-  `?+<bytes>` outside every argument's GmAlloc buffer), `-` for none. Version 1 logs (`# ks_twin call log 1`)
+  `?+<bytes>` outside every argument's GmAlloc buffer, `gmrows=` its strided rows as
+  `<rows>x<row bytes>/<pitch bytes>`), `-` for none. Version 1 logs (`# ks_twin call log 1`)
   end at `args`; they parse with no site and no refs.
 """
 

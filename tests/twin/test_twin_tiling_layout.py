@@ -97,3 +97,43 @@ def test_code_generator_sets_fields_by_name_in_cann_order() -> None:
     for f in rest:
         assert f"tiling.cubeTilingData.set_{f}({t[f]});" in host, f
     assert "cubeTilingData" not in files["main.cpp"]  # main.cpp runs TilingFunc; it fills nothing itself
+
+
+# CANN's SoftMaxTiling (kernel_tiling.h / the host tiling-data definition): 16 uint32 fields in this order.
+SOFTMAX_ORDER = ("srcM", "srcK", "srcSize", "outMaxM", "outMaxK", "outMaxSize", "splitM", "splitK", "splitSize",
+                 "reduceM", "reduceK", "reduceSize", "rangeM", "tailM", "tailSplitSize", "tailReduceSize")
+
+
+def _compile(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
+    src = tmp_path / "probe.cpp"
+    src.write_text('#include <cstddef>\n#include <type_traits>\n#include "register/tilingdata_base.h"\n'
+                   '#include "tiling/tiling_api.h"\n' + body)
+    return subprocess.run([CXX, "-std=c++17", *chip_flags("ascend910b2"), f"-I{include_dir()}", str(src), "-o",
+                           str(tmp_path / "probe")], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.twin
+def test_host_softmax_tiling_is_private_behind_set_get_and_is_the_kernel_struct_s_blob(tmp_path: Path) -> None:
+    """As on CANN: inside a host tiling-data definition (namespace optiling) SoftMaxTiling is the tiling-data
+    class, whose fields only set_/get_ reach; SoftMaxTilingFunc fills it; its blob is the plain kernel struct."""
+    checks = "\n".join(f"static_assert(offsetof(SoftMaxTiling, {f}) == {4 * i}, \"{f}\");"
+                       for i, f in enumerate(SOFTMAX_ORDER))
+    body = (f"{checks}\n"
+            "namespace optiling {\nBEGIN_TILING_DATA_DEF(ProbeTiling)\nTILING_DATA_FIELD_DEF(uint32_t, rows);\n"
+            "TILING_DATA_FIELD_DEF_STRUCT(SoftMaxTiling, softmaxTilingData);\nEND_TILING_DATA_DEF;\n}\n"
+            "static_assert(std::is_same<decltype(optiling::ProbeTiling{}.softmaxTilingData), "
+            "optiling::SoftMaxTiling>::value, \"the host field is the class\");\n"
+            "static_assert(!std::is_same<optiling::SoftMaxTiling, SoftMaxTiling>::value, \"two types\");\n"
+            "static_assert(std::is_same<AscendC::tiling::SoftMaxTiling, SoftMaxTiling>::value, \"plain\");\n"
+            "int main()\n{\n    optiling::ProbeTiling h;\n"
+            "    AscendC::SoftMaxTilingFunc(ge::Shape({100, 64}), 2, 20 * 576, h.softmaxTilingData);\n"
+            "    SoftMaxTiling k, want;\n    AscendC::SoftMaxTilingFunc(ge::Shape({100, 64}), 2, 20 * 576, want);\n"
+            "    h.softmaxTilingData.SaveToBuffer(&k, sizeof k);\n"
+            "    return (std::memcmp(&k, &want, sizeof k) != 0 || k.splitM == 0 || "
+            "h.softmaxTilingData.get_splitM() != want.splitM || h.softmaxTilingData.get_srcM() != 100) ? 1 : 0;\n}\n")
+    proc = _compile(tmp_path, body)
+    assert proc.returncode == 0, proc.stderr
+    assert subprocess.run([str(tmp_path / "probe")], timeout=60).returncode == 0
+    direct = _compile(tmp_path, "int main()\n{\n    optiling::SoftMaxTiling h;\n    h.splitM = 8;\n"
+                                "    return static_cast<int>(h.get_splitM());\n}\n")
+    assert direct.returncode != 0 and "private" in direct.stderr  # written directly: CANN does not compile it

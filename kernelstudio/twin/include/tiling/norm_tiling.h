@@ -15,7 +15,9 @@
 #elif !defined(KS_TWIN_NORM_TILING_H)
 #define KS_TWIN_NORM_TILING_H
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -58,10 +60,48 @@ inline std::pair<uint64_t, uint64_t> rows_cols(const ge::Shape& s)
 }
 }  // namespace ks_twin::norm
 
+// The SoftMaxTiling fields in CANN's order, for the host class and its layout check.
+#define KS_TWIN_SOFTMAX_FIELDS(X) \
+    X(srcM) X(srcK) X(srcSize) X(outMaxM) X(outMaxK) X(outMaxSize) X(splitM) X(splitK) X(splitSize) \
+    X(reduceM) X(reduceK) X(reduceSize) X(rangeM) X(tailM) X(tailSplitSize) X(tailReduceSize)
+
 namespace optiling {
 using ::LayerNormTiling;
 using ::RmsNormTiling;
-using ::SoftMaxTiling;
+
+// The host tiling-data class SoftMaxTilingFunc fills: as CANN's (a tiling-data definition), its fields are
+// private behind set_/get_ accessors and SaveToBuffer writes the blob; the kernel reads the same bytes as the
+// plain struct ::SoftMaxTiling (AscendC::tiling::SoftMaxTiling), field by field (LayoutMatchesKernelStruct).
+class SoftMaxTiling {
+public:
+#define KS_TWIN_SOFTMAX_ACCESSORS(f) \
+    void set_##f(uint32_t v) { f = v; } \
+    uint32_t get_##f() const { return f; }
+    KS_TWIN_SOFTMAX_FIELDS(KS_TWIN_SOFTMAX_ACCESSORS)
+#undef KS_TWIN_SOFTMAX_ACCESSORS
+    size_t GetDataSize() const { return sizeof(*this); }
+    void SaveToBuffer(void* buf, size_t cap) const
+    {
+        std::memcpy(buf, static_cast<const void*>(this), cap < sizeof(*this) ? cap : sizeof(*this));
+    }
+    static constexpr bool LayoutMatchesKernelStruct();
+
+private:
+#define KS_TWIN_SOFTMAX_MEMBER(f) uint32_t f = 0;
+    KS_TWIN_SOFTMAX_FIELDS(KS_TWIN_SOFTMAX_MEMBER)
+#undef KS_TWIN_SOFTMAX_MEMBER
+};
+
+constexpr bool SoftMaxTiling::LayoutMatchesKernelStruct()
+{
+    static_assert(sizeof(SoftMaxTiling) == sizeof(::SoftMaxTiling), "optiling::SoftMaxTiling and SoftMaxTiling differ");
+#define KS_TWIN_SOFTMAX_SAME_OFFSET(f) \
+    static_assert(offsetof(SoftMaxTiling, f) == offsetof(::SoftMaxTiling, f), "SoftMaxTiling field " #f " moved");
+    KS_TWIN_SOFTMAX_FIELDS(KS_TWIN_SOFTMAX_SAME_OFFSET)
+#undef KS_TWIN_SOFTMAX_SAME_OFFSET
+    return true;
+}
+static_assert(SoftMaxTiling::LayoutMatchesKernelStruct(), "optiling::SoftMaxTiling has SoftMaxTiling's layout");
 }  // namespace optiling
 
 
@@ -82,12 +122,24 @@ inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const uint32_t d
 }
 
 // Rows of one pass = localWorkSpaceSize / (one row's work space); splitM = 0 when not even one row fits.
+// Two forms, as CANN has them: the host tiling-data class (optiling::SoftMaxTiling, a field of a
+// TILING_DATA_FIELD_DEF_STRUCT) and the plain struct (AscendC::tiling::SoftMaxTiling).
 inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize,
-                              const uint32_t localWorkSpaceSize, SoftMaxTiling& softmaxTiling)
+                              const uint32_t localWorkSpaceSize, ::SoftMaxTiling& softmaxTiling)
 {
     auto rc = ks_twin::norm::rows_cols(srcShape);
     softmaxTiling = ks_twin::norm::softmax_tiling(static_cast<uint32_t>(rc.first), static_cast<uint32_t>(rc.second),
                                                   dataTypeSize, localWorkSpaceSize);
+}
+
+inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize,
+                              const uint32_t localWorkSpaceSize, optiling::SoftMaxTiling& softmaxTiling)
+{
+    ::SoftMaxTiling t;
+    SoftMaxTilingFunc(srcShape, dataTypeSize, localWorkSpaceSize, t);
+#define KS_TWIN_SOFTMAX_SET(f) softmaxTiling.set_##f(t.f);
+    KS_TWIN_SOFTMAX_FIELDS(KS_TWIN_SOFTMAX_SET)
+#undef KS_TWIN_SOFTMAX_SET
 }
 
 // ---- LayerNorm (normalized output, mean and variance): srcShape {B, S, H[, originalH]} ----------------
