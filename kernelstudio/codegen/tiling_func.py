@@ -142,7 +142,8 @@ def tile_lines(decl: str, tile_rows: int, cores: int, rt: RuntimeRows | None = N
                 "per image",
                 f"{decl}blockDim = tiles < {cores} ? tiles : {cores};  // the schedule's cores at most"]
     if rt is not None and rt.row_tiles:
-        lines = [f"{decl}rowTiles = {row_tiles};  // tile rows of {tile_rows}",
+        what = "group rows (l1_c_steps)" if rt.row_tiles == "m_groups" else "tile rows"
+        lines = [f"{decl}rowTiles = {row_tiles};  // {what} of {tile_rows}",
                  f"{decl}tiles = rowTiles" + (f" * {rt.per_row_tile};  // {rt.per_row_tile} C tiles along n in each"
                                                if rt.per_row_tile > 1 else ";  // one row block each")]
     else:

@@ -73,7 +73,7 @@ def test_the_lowered_shape_is_priced_and_interpreted_as_before() -> None:
 
 def _mm_rms_sync(m: int, n: int, k: int):
     s = ks.create_schedule(_mm_norm(m, n, k, "rms_norm"), fuse=True)
-    # single tile rows per unit (groups of several tile rows keep the lowered M)
+    # single tile rows per unit (test_grouped_sync_all_kernel_runs_at_other_m: groups of several)
     s[s.kernels[0].name].sync_all(True).split("m", ks.knob("tile_m", 32, [16, 32, 64])).l1_c_steps(1, 1)
     return s
 
@@ -93,3 +93,30 @@ def test_a_dynamic_kernel_of_sync_all_buckets_runs_each_bucket(twin_cache) -> No
         got = twin.run(code, inputs, cache_dir=twin_cache)
         np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(ks.evaluate(out, inputs), np.float32),
                                    rtol=2e-2, atol=2e-2, err_msg=f"M={m}")
+
+
+def test_grouped_sync_all_kernel_runs_at_other_m(twin_cache) -> None:
+    """l1_c_steps groups of 2 x 2 C tiles: the walk deals out group rows of 2 tile rows, counted from M at run
+    time (m_groups of group_m rows), as single tile rows are; the tail group holds one tile row or part of one."""
+    def build(m: int):
+        return _mm_norm(m, 256, 128, "rms_norm")
+
+    s = ks.create_schedule(build(40), fuse=True)
+    s[s.kernels[0].name].sync_all(True).split("m", 16).split("n", 64).l1_c_steps(2, 2)
+    prog = ks.lower(s, "ascend910b2")
+    (k,) = prog.kernels
+    tiling = dict(k.tiling)
+    assert (k.runtime_rows.tile, k.runtime_rows.row_tiles, k.runtime_rows.per_row_tile) == ("group_m", "m_groups", 2)
+    assert (tiling["group_m"], tiling["m_groups"], tiling["step_m"]) == (32, 2, 2)
+    code = codegen(prog)
+    host = code.files[names_of(prog, k).host_file]
+    assert "rowTiles = static_cast<uint32_t>((rows + 31) / 32);  // group rows (l1_c_steps) of 32" in host
+    assert "tiling.set_mGroups(rowTiles);" in host
+    for m in (40, 1, 16, 33, 100, 333):  # the lowered M, one row, one tile row, a 1-row tail, 4 and 11 groups
+        out = build(m)
+        inputs = ks.random_inputs(out, seed=m)
+        got = twin.run(code, inputs, cache_dir=twin_cache)
+        want = ks.evaluate(out, inputs)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=2e-2, atol=2e-2,
+                                   err_msg=f"M={m}")

@@ -89,7 +89,9 @@ def _walk(p: CubePlan) -> tuple[list[Stmt], TileWalk]:
     """The tile walk's Lets (noting the order on the plan's config) and the walk the L2 model reads."""
     cs = p.cs
     m_runtime = p.rt is not None and bool(p.rt.row_tiles)
-    lets, order_note = _walk_lets(p, cs.m_expr, Var("m_tiles") if m_runtime else None)
+    # the count of walk rows at run time: tile rows, or group rows of l1_c_steps (RuntimeRows.row_tiles)
+    row_tiles = Var(p.rt.row_tiles) if p.rt is not None and m_runtime else None
+    lets, order_note = _walk_lets(p, cs.m_expr, row_tiles)
     if order_note:
         p.cfg = p.cfg.noted(order_note)
     # the L2 model walks the lowered shape: its Lets hold no run-time values

@@ -147,8 +147,10 @@ def plan_cube(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Cub
     # row-major or column-major order of single tile rows; the TileIR then reads M and m_tiles from its tiling
     # (a conv: its batch, whose images the walk deals out whole)
     # (sync_all: its whole-C workspace, [*A's leading dims, N], holds the run's rows too)
+    # (sync_all in l1_c_steps groups: the walk deals out group rows of gsm tile rows, counted at run time in
+    # "m_groups" of "group_m" rows each)
     rt = None
-    if gsm == 1 and not cfg.swizzle_group and not (cfg.aic_only or cfg.aiv_only or (sync and cs.conv)):
+    if (gsm == 1 or sync) and not cfg.swizzle_group and not (cfg.aic_only or cfg.aiv_only or (sync and cs.conv)):
         unit_cols = cs.N if row_block else tn
         ws_bytes = depth * tm * unit_cols * itemsize(cs.root.dtype) if mixed and not sync else 0
         if cs.conv:
@@ -157,6 +159,8 @@ def plan_cube(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Cub
             rt = runtime_m_of(fk, names, cfg.cores, units_n, ws_bytes)
             if rt is not None and sync:
                 rt = replace(rt, tensors=(*rt.tensors, f"{ident(fk.name)}_ws"))
+            if rt is not None and gsm > 1:
+                rt = replace(rt, tile="group_m", row_tiles="m_groups")
     if rt is not None and rt.row_tiles:
         cs.m_expr = Var("M")
     # the L1 level: one load of A (B) brings sa (sb) k tiles; the larger step must be a multiple of
@@ -214,4 +218,6 @@ def _tiling(p: CubePlan) -> tuple[tuple[str, int], ...]:
         tiling += (("step_ka", p.sa), ("step_kb", p.sb))
     if p.grp.grouped:
         tiling += (("step_m", p.gsm), ("step_n", p.gsn))
+    if p.rt is not None and p.rt.row_tiles == "m_groups":  # the walk's unit rows and their count
+        tiling += (("group_m", p.gsm * p.tm), ("m_groups", p.mt_w))
     return tiling
