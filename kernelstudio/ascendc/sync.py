@@ -139,19 +139,15 @@ def _gm_findings(kernel: str, per_core: dict[tuple[int, str], list[Call]]) -> li
     """The launch's unordered GM write / read pairs between cores, as race findings naming both cores."""
     out = []
     for w, r, (lo, hi) in gm_races(per_core):
-        first, second = sorted((w, r), key=lambda a: (a.core, a.index))
         sites = tuple(CallSite(_describe(per_core[a.core][a.index]), per_core[a.core][a.index].site, a.index,
-                               f"{a.core[1]} of block {a.core[0]}") for a in (first, second))
-        wname, rname = (f"{a.core[1]} of block {a.core[0]}" for a in (w, r))
-        param = f"kernel parameter {w.param} (counting from 0)"
+                               f"{a.core[1]} of block {a.core[0]}") for a in (w, r))
         fix = ("CrossCoreSetFlag on the writing core after the write and CrossCoreWaitFlag on the reading core "
                "before the read" if w.core[0] == r.core[0] else "a SyncAll between them")
-        out.append(Finding("race", kernel, first.core[0], first.core[1], sites,
-                           f"GM race between cores: {wname} writes bytes [{lo}, {hi}) of {param} "
-                           f"({sites[(first, second).index(w)].what}) and {rname} reads them "
-                           f"({sites[(first, second).index(r)].what}) with nothing ordering the two cores; "
-                           f"on the chip they run independently, so the read may see the old or a half-written "
-                           f"value. Add {fix}"))
+        out.append(Finding("race", kernel, w.core[0], w.core[1], sites,
+                           f"GM race between cores: {sites[0].on} writes bytes [{lo}, {hi}) of kernel parameter "
+                           f"{w.param} (counting from 0) with {sites[0].what} and {sites[1].on} reads them with "
+                           f"{sites[1].what}, with nothing ordering the two cores; on the chip they run "
+                           f"independently, so the read may see the old or a half-written value. Add {fix}"))
     return out
 
 

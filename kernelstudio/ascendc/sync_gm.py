@@ -197,7 +197,7 @@ def gm_races(per_core: Mapping[Core, Sequence[Call]]) -> list[tuple[GmAccess, Gm
     for accesses in by_param.values():
         if not any(a.rw == "w" for a in accesses) or all(a.rw == "w" for a in accesses):
             continue
-        accesses.sort(key=lambda a: a.start)
+        accesses.sort(key=lambda a: (a.start, a.core, a.index))
         seen: set[tuple[object, ...]] = set()
         active: list[GmAccess] = []
         for b in accesses:

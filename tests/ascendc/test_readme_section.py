@@ -18,7 +18,7 @@ def test_the_examples_print_what_the_readme_shows():
     m = re.search(r"## Your own Ascend C \(`ks\.ascendc`\)\n(.*?)\n## ", README, flags=re.S)
     assert m, "README: the section '## Your own Ascend C (`ks.ascendc`)' is missing"
     blocks = re.findall(r"```python\n(.*?)```\n```text\n(.*?)```\n", m.group(1), flags=re.S)
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     ns: dict = {}
     for code, shown in blocks:
         out = io.StringIO()

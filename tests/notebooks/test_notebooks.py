@@ -36,6 +36,7 @@ EXPECTED = {
                                "add_flags.cpp:", "[lost-signal]", "designed, 8 cores",
                                "mmad_custom: max |reference - twin| = 0.0;", "busy us: MTE2", "M 0.",
                                "bare_mix: max |reference - twin| = 0.0;", "[hang]", "bare_mix.cpp:",
+                               "GM race between cores: AIC of block 0 writes", "AIV0 of block 0's call #",
                                "copy_pad: max |reference - twin| = 0.0;",
                                "add_broadcast: max |reference - twin| = 0.0;", "Broadcast x2"],
     "04_schedules.ipynb": ["cube_epilogue", "cluster", "double_buffer", "cores=4 tile_m=16", "CapacityError",
