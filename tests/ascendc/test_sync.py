@@ -226,8 +226,17 @@ def _matmul_leaky_relu():
     return out, ks.lower(ks.create_schedule(out, fuse=True))
 
 
+def _sync_all_groups():
+    from ..codegen.test_sync_all import _mm_norm
+    out = _mm_norm(40, 256, 128, "rms_norm")
+    s = ks.create_schedule(out, fuse=True)
+    s[s.kernels[0].name].sync_all(True).split("m", 16).split("n", 64).l1_c_steps(2, 2)
+    return out, ks.lower(s, "ascend910b2")
+
+
 # generated kernels whose cores hand data to each other through GM: (graph, lowered program)
-GM_HAND_OFF = {"sync_all_rms_norm": _sync_all_rms, "matmul_leaky_relu": _matmul_leaky_relu}
+GM_HAND_OFF = {"sync_all_rms_norm": _sync_all_rms, "matmul_leaky_relu": _matmul_leaky_relu,
+               "sync_all_groups": _sync_all_groups}
 
 
 @pytest.mark.parametrize("name", sorted(REFERENCE) + sorted(GM_HAND_OFF))
