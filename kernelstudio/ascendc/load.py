@@ -34,7 +34,8 @@ MAX_GM_BYTES = 1 << 34  # one argument or workspace buffer (16 GiB): more than a
 DEFAULT_WORKSPACE_BYTES = 1 << 20
 # (rtol, atol) per output dtype when the caller gives none: one rounding step of the type, integers exact.
 TOLERANCES: dict[str, tuple[float, float]] = {"float16": (1e-3, 1e-3), "bfloat16": (8e-3, 8e-3),
-                                              "float32": (1e-5, 1e-6), "int8": (0.0, 0.0), "int32": (0.0, 0.0)}
+                                              "float32": (1e-5, 1e-6), "int8": (0.0, 0.0), "int32": (0.0, 0.0),
+                                              "int64": (0.0, 0.0)}
 _MODES = {"aiv": "AIV_MODE", "aic": "AIC_MODE", "mix": "MIX_MODE"}
 _TASK_TYPE = re.compile(r"KERNEL_TASK_TYPE_DEFAULT\s*\(\s*(?P<t>\w+)\s*\)")
 _TASK_MODE = {"KERNEL_TYPE_AIV_ONLY": "AIV_MODE", "KERNEL_TYPE_AIC_ONLY": "AIC_MODE",

@@ -53,7 +53,7 @@ def c_float(value: float, dtype: str) -> str:
         lit = "NAN"
     elif math.isinf(value):
         lit = "INFINITY" if value > 0 else "-INFINITY"
-    elif dtype in ("int8", "int32"):
+    elif dtype in ("int8", "int32", "int64"):
         return str(int(value))
     else:
         lit = repr(float(value))

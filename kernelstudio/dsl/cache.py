@@ -25,16 +25,17 @@ from ..ir.ops import Op
 from .ops import _node, _tensor, check_name
 from .tensor import Tensor
 
-__all__ = ["scatter", "LAYOUTS"]
+__all__ = ["scatter", "LAYOUTS", "INDEX_DTYPES"]
 
 LAYOUTS = ("PA_BSND", "PA_NZ")
+INDEX_DTYPES = ("int32", "int64")  # CANN's cache operators take an int64 slot index
 
 
 def scatter(cache: Tensor, index: Tensor, values: Tensor, layout: str = "PA_BSND",
             name: str | None = None) -> Tensor:
     """`cache` with row t of `values` written to the slot `index[t]`, for every token t (module doc).
 
-    index: int32 (T,), distinct slots in [0, blocks * block_size) (checked when evaluated); values:
+    index: int32 or int64 (T,), distinct slots in [0, blocks * block_size) (checked when evaluated); values:
     (T, *row) of the cache's dtype, its row as many elements as a slot holds (a (T, 512) row fills a
     (blocks, block_size, 1, 512) cache: no reshape needed)."""
     nm = check_name("scatter", name)
@@ -46,8 +47,8 @@ def scatter(cache: Tensor, index: Tensor, values: Tensor, layout: str = "PA_BSND
     if c.node.op is not Op.PLACEHOLDER:
         raise UnsupportedError(f"scatter: the cache {c.describe()} is computed; a paged cache is a program input "
                                "updated in place: pass its ks.placeholder")
-    if idx.dtype != "int32":
-        raise DTypeError(f"scatter: index {idx.describe()} must be int32 (one cache slot per token); use "
+    if idx.dtype not in INDEX_DTYPES:
+        raise DTypeError(f"scatter: index {idx.describe()} must be int32 or int64 (one cache slot per token); use "
                          "cast(index, 'int32')")
     if idx.ndim != 1:
         raise ShapeError(f"scatter: index {idx.describe()} must be 1-D, one slot per token (T,)")

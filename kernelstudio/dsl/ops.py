@@ -102,8 +102,17 @@ def _flag(op: str, what: str, v: object) -> bool:
     return bool(v)
 
 
+_INT64_READERS = (Op.SCATTER, Op.GROUPED_MATMUL)  # ops that read an int64 index input as it is
+
+
 def _node(op: Op, inputs: Sequence[Tensor], shape: Sequence[int], dtype: str,
           attrs: dict[str, object] | None = None, name: str = "") -> Tensor:
+    if dtype == "int64" and op is not Op.PLACEHOLDER or op not in _INT64_READERS and any(
+            t.dtype == "int64" for t in inputs):
+        who = next((t for t in inputs if t.dtype == "int64"), None)
+        raise DTypeError(f"{op.value}: {who.describe() if who is not None else 'its result'} is int64; int64 "
+                         "tensors are index inputs (a placeholder read by ks.scatter or ks.grouped_matmul) and "
+                         "nothing computes on them; give this op an int32 placeholder instead")
     return Tensor(Node(op, tuple(t.node for t in inputs), tuple(shape), dtype,
                        tuple(sorted((attrs or {}).items())), name, _COMPOSITE.get()))
 
