@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from . import ascendc, hw, multi, twin
+from . import ascendc, hw, multi, ops, twin
 from .codegen import ANALYSES, codegen, export_project
 from .core import errors
 from .core.config import VERSION
@@ -65,6 +65,7 @@ from .ir import format_graph, random_inputs, to_dot
 from .lower.pipeline import PASSES
 from .plan.advise import Advice, AdviceError, advise
 from .plan.build import Design, build
+from .plan.compare import PlanReport, compare_plans
 from .plan.create import create_schedule
 from .plan.debug import debug
 from .plan.depth import lower
@@ -81,7 +82,7 @@ from .tune.whatif import TargetComparison, what_if_sweep
 
 __all__ = [
     *errors.__all__,
-    "hw", "multi", "Tensor", "placeholder",
+    "hw", "multi", "ops", "Tensor", "placeholder",
     "add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
     "square", "erf", "tanh", "sigmoid", "relu", "leaky_relu", "gelu", "silu", "cast", "where",
     "reduce_sum", "reduce_mean", "reduce_max", "softmax", "layer_norm", "rms_norm",
@@ -91,6 +92,7 @@ __all__ = [
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
     "lower", "PASSES", "ANALYSES", "format_program", "run_tiled", "debug",
     "simulate", "SimResult", "codegen", "export_project", "twin", "ascendc", "build", "Design",
+    "compare_plans", "PlanReport",
     "tune", "DynamicKernel", "Bucket", "TuneResult", "TuneError", "designs", "save_design", "DesignDBError",
     "advise", "Advice", "AdviceError", "advise_greedy", "GreedyResult",
     "what_if", "WhatIfError", "compare_targets", "what_if_sweep",

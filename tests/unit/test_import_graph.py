@@ -17,11 +17,12 @@ PKG = Path(kernelstudio.__file__).parent
 
 # Stage of each top-level part of the package, lowest first; a module may import its own stage and the
 # stages with a smaller number. Parts that share a number are siblings and may not import each other.
-STAGES: dict[str, int] = {
+STAGES: dict[str, float] = {
     "core": 0,
     "hw": 1,
     "ir": 2,
     "dsl": 3, "fusion": 3,
+    "ops": 3.5,  # CANN operators written with the DSL: above dsl, below schedule
     "schedule": 4,
     "tileir": 5,
     "lower": 6,

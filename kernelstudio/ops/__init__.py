@@ -1,0 +1,12 @@
+"""CANN operators written as composites of the DSL's ops: each builds its placeholders with CANN's names and
+returns its outputs in CANN's order, so `ks.create_schedule(outs)` fuses it and `create_schedule(outs,
+fuse=False)` is its one-kernel-per-op baseline.
+
+Stage 3.5: it may import core/, ir/ and dsl/ (stage 3), nothing above (schedule/ is stage 4).
+"""
+
+from __future__ import annotations
+
+from .mla_prolog import MLA_CACHE_MODES, mla_prolog
+
+__all__ = ["mla_prolog", "MLA_CACHE_MODES"]
