@@ -1,0 +1,64 @@
+"""Benchmark: MlaProlog (ks.ops.mla_prolog) at DeepSeek's sizes, the fused plan vs the unfused baseline.
+
+    .venv/bin/python bench/bench_mla_prolog.py [--markdown]
+
+He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64, N = 128 heads, bfloat16, int64 cache_index, PA_BSND caches
+of BlockSize 128 with the fewest blocks that hold T tokens, on ascend910b2 (cold L2). For T = 1 (decode) to
+4096 (prefill): each plan's kernel count, simulated time, HBM bytes, % of its roofline bound and busiest pipe
+(`ks.compare_plans`), then the wall time to build, lower and simulate both plans. These are simulated
+numbers; no public figure of this plan on hardware exists to set beside them. `--markdown` prints the table
+alone (the README's block)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import kernelstudio as ks  # noqa: E402
+
+TOKENS = (1, 128, 1024, 4096)
+TARGET = "ascend910b2"
+
+
+def report(t: int) -> ks.PlanReport:
+    return ks.compare_plans(ks.ops.mla_prolog(T=t, N=128, block_size=128), TARGET, name=f"mla_prolog_t{t}")
+
+
+def rows() -> list[tuple[int, ks.PlanReport]]:
+    return [(t, report(t)) for t in TOKENS]
+
+
+def table(reps: list[tuple[int, ks.PlanReport]]) -> str:
+    head = ("T", "plan", "kernels", "time (us)", "HBM (MB)", "% of roofline", "busiest pipe")
+    body = []
+    for t, rep in reps:
+        for r in rep.rows:
+            body.append((str(t), r.plan, str(r.kernels), f"{r.time_us:,.1f}", f"{r.hbm_bytes / 1e6:,.1f}",
+                         f"{r.roofline_pct:.1f}", f"{r.busiest_pipe} {r.busiest_pipe_pct:.0f}%"))
+    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
+    line = lambda r: "  ".join(x.rjust(w) if i in (0, 2, 3, 4, 5) else x.ljust(w)  # noqa: E731
+                               for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+    return "\n".join([line(head), "  ".join("-" * w for w in widths), *(line(r) for r in body)])
+
+
+def main() -> None:
+    if "--markdown" in sys.argv:
+        print(table(rows()))
+        return
+    reps = []
+    for t in TOKENS:
+        t0 = time.perf_counter()
+        reps.append((t, report(t)))
+        print(f"T={t}: both plans built, lowered and simulated in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(f"\nMlaProlog on {TARGET}, N=128, He=7168, bfloat16, PA_BSND BlockSize 128 (simulated)")
+    print(table(reps))
+    for t in (1, 1024):
+        rep = dict(reps)[t]
+        print(f"\nT={t}: ops sharing a kernel in the fused plan\n{rep.sharing()}")
+
+
+if __name__ == "__main__":
+    main()

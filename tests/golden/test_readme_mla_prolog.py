@@ -1,0 +1,43 @@
+"""The README's MlaProlog example prints what it shows, and its table is what `bench/bench_mla_prolog.py
+--markdown` prints."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+
+from .readme import ROOT, example, rebinds
+
+HEADING = "### MlaProlog as one call: `ks.ops.mla_prolog`"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_mla_prolog", ROOT / "bench" / "bench_mla_prolog.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_readme_mla_prolog_example_prints_what_it_shows():
+    code, printed, shown = example(HEADING)
+    assert printed == shown
+    assert not rebinds(code, "x|y|d|out|twin|result|tiled")  # README blocks share one namespace
+
+
+def test_readme_mla_prolog_table_is_the_benchmark_output():
+    bench = _bench()
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- mla-prolog-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /mla-prolog-table -->", text, re.S)
+    assert block, "README has no mla-prolog-table block"
+    reps = bench.rows()
+    assert block.group(1) == bench.table(reps)
+    for _, rep in reps:  # what the prose says of it
+        assert (rep.fused.kernels, rep.unfused.kernels) == (21, 25)
+        assert rep.fused.time_us < rep.unfused.time_us
+    decode = reps[0][1].fused
+    weights = 2 * (7168 * 1536 + 1536 * 128 * 192 + 128 * 128 * 512 + 7168 * 576)  # bfloat16 weights, bytes
+    assert abs(decode.hbm_bytes - weights) < 0.01 * weights  # T=1 reads the weights and little else
+    assert f"the weights' {decode.hbm_bytes / 1e6:.1f} MB read from HBM ({decode.roofline_pct:.0f} % of the" in \
+        " ".join(text.split())
