@@ -29,6 +29,7 @@ class PlanRow:
     roofline_pct: float  # roofline bound / simulated time, in percent
     busiest_pipe: str
     busiest_pipe_pct: float  # that pipe's utilisation of its cores, in percent
+    launch_us: float  # of time_us, the launch gaps between kernels (the profile's assumed per-launch cost)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ def _row(plan: str, prog: Any, l2: str) -> PlanRow:
     r = simulate(prog, l2=l2)
     pipe, util = busiest_pipe(r.metrics)
     return PlanRow(plan, len(prog.kernels), r.time_us, int(r.metrics["hbm_bytes"]), 100 * r.metrics["efficiency"],
-                   pipe, 100 * util)
+                   pipe, 100 * util, r.metrics["launch_overhead_us"])
 
 
 def compare_plans(outputs: Sequence[Any], target: str | HardwareProfile = DEFAULT_TARGET, *,

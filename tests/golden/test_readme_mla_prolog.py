@@ -39,5 +39,8 @@ def test_readme_mla_prolog_table_is_the_benchmark_output():
     decode = reps[0][1].fused
     weights = 2 * (7168 * 1536 + 1536 * 128 * 192 + 128 * 128 * 512 + 7168 * 576)  # bfloat16 weights, bytes
     assert abs(decode.hbm_bytes - weights) < 0.01 * weights  # T=1 reads the weights and little else
-    assert f"the weights' {decode.hbm_bytes / 1e6:.1f} MB read from HBM ({decode.roofline_pct:.0f} % of the" in \
-        " ".join(text.split())
+    prose = " ".join(text.split())
+    assert f"the weights' {decode.hbm_bytes / 1e6:.1f} MB read from HBM ({decode.roofline_pct:.0f} % of the" in prose
+    gaps = f"{decode.kernels} launch gaps of an assumed {decode.launch_us / decode.kernels:g} us each are " \
+           f"{decode.launch_us:.0f} us of its {decode.time_us:.0f} us"
+    assert gaps in prose, gaps
