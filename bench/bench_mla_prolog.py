@@ -5,7 +5,7 @@
 He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64, N = 128 heads, bfloat16, int64 cache_index, PA_BSND caches
 of BlockSize 128 with the fewest blocks that hold T tokens, on ascend910b2 (cold L2). For T = 1 (decode) to
 4096 (prefill): each plan's kernel count, simulated time, HBM bytes, % of its roofline bound and busiest pipe
-(`ks.compare_plans`), then the wall time to build, lower and simulate both plans. These are simulated
+and longest kernel (`ks.compare_plans`), then the wall time to build, lower and simulate both plans. These are simulated
 numbers; no public figure of this plan on hardware exists to set beside them. `--markdown` prints the table
 alone (the README's block)."""
 
@@ -32,12 +32,13 @@ def rows() -> list[tuple[int, ks.PlanReport]]:
 
 
 def table(reps: list[tuple[int, ks.PlanReport]]) -> str:
-    head = ("T", "plan", "kernels", "time (us)", "HBM (MB)", "% of roofline", "busiest pipe")
+    head = ("T", "plan", "kernels", "time (us)", "HBM (MB)", "% of roofline", "busiest pipe", "longest kernel (us)")
     body = []
     for t, rep in reps:
         for r in rep.rows:
             body.append((str(t), r.plan, str(r.kernels), f"{r.time_us:,.1f}", f"{r.hbm_bytes / 1e6:,.1f}",
-                         f"{r.roofline_pct:.1f}", f"{r.busiest_pipe} {r.busiest_pipe_pct:.0f}%"))
+                         f"{r.roofline_pct:.1f}", f"{r.busiest_pipe} {r.busiest_pipe_pct:.0f}%",
+                         f"{r.longest_kernel} {r.longest_kernel_us:,.1f}"))
     widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
     line = lambda r: "  ".join(x.rjust(w) if i in (0, 2, 3, 4, 5) else x.ljust(w)  # noqa: E731
                                for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()

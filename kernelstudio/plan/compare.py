@@ -30,6 +30,8 @@ class PlanRow:
     busiest_pipe: str
     busiest_pipe_pct: float  # that pipe's utilisation of its cores, in percent
     launch_us: float  # of time_us, the launch gaps between kernels (the profile's assumed per-launch cost)
+    longest_kernel: str
+    longest_kernel_us: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +83,9 @@ class PlanReport:
 def _row(plan: str, prog: Any, l2: str) -> PlanRow:
     r = simulate(prog, l2=l2)
     pipe, util = busiest_pipe(r.metrics)
+    top = max(r.kernels, key=lambda k: k["time_us"])
     return PlanRow(plan, len(prog.kernels), r.time_us, int(r.metrics["hbm_bytes"]), 100 * r.metrics["efficiency"],
-                   pipe, 100 * util, r.metrics["launch_overhead_us"])
+                   pipe, 100 * util, r.metrics["launch_overhead_us"], top["name"], top["time_us"])
 
 
 def compare_plans(outputs: Sequence[Any], target: str | HardwareProfile = DEFAULT_TARGET, *,
