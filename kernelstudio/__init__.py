@@ -59,6 +59,7 @@ from .dsl import (
     transpose,
     where,
 )
+from .dsl.routing import argsort, moe_init_routing, sort
 from .hw.whatif import WhatIfError, what_if
 from .interp import run_tiled
 from .ir import format_graph, random_inputs, to_dot
@@ -88,6 +89,7 @@ __all__ = [
     "reduce_sum", "reduce_mean", "reduce_max", "softmax", "layer_norm", "rms_norm",
     "reshape", "transpose", "broadcast_to", "split", "concat", "rope", "conv2d", "matmul", "topk", "gather", "scatter",
     "grouped_matmul", "grouped_load", "GroupedLoad",
+    "argsort", "sort", "moe_init_routing",
     "evaluate", "random_inputs", "format_graph", "to_dot",
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
     "lower", "PASSES", "ANALYSES", "format_program", "run_tiled", "debug",

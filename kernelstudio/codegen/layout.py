@@ -182,6 +182,7 @@ class TopkSpec:
     inner: int
     k: int
     dtype: str
+    largest: bool = True
 
 
 def topk_spec(prog: Program, k: Kernel) -> TopkSpec | None:
@@ -194,7 +195,7 @@ def topk_spec(prog: Program, k: Kernel) -> TopkSpec | None:
             if n is None:
                 raise UnsupportedError(f"kernel {k.name}: TopK over rows of {s.src.cols} elements; the row length "
                                        "must be a tiling constant")
-            specs.add(TopkSpec(n, topk_inner(n), s.k, scope.dtype(s.src)))
+            specs.add(TopkSpec(n, topk_inner(n), s.k, scope.dtype(s.src), s.largest))
     if len(specs) > 1:
         raise UnsupportedError(f"kernel {k.name}: TopK of {len(specs)} different shapes; one TopkTiling per kernel "
                                "is generated, split the kernel")
@@ -205,7 +206,7 @@ def topk_tiling_call(spec: TopkSpec, platform: str, target: str) -> str:
     """The host call that fills a TopkTiling for `spec` (one row per kernel call). The element size is a
     number: host code has no `half`."""
     return (f"AscendC::TopKTilingFunc({platform}, {spec.inner}, 1, {spec.k}, {itemsize(spec.dtype)}, true, "
-            f"AscendC::TopKMode::TOPK_NORMAL, true, {target});")
+            f"AscendC::TopKMode::TOPK_NORMAL, {'true' if spec.largest else 'false'}, {target});")
 
 
 def _topk(s: TopK, m: Method) -> None:
@@ -240,13 +241,14 @@ def _topk(s: TopK, m: Method) -> None:
     with w.block(f"for (int32_t {r} = 0; {r} < {sc.expr(s.src.rows)}; ++{r})"):
         src_row = sc.at(s.src, E.mul(Var(r), s.src.stride))
         if not direct:
-            w(f"AscendC::Duplicate({row_src}, {c_float(float('-inf'), dt)}, {inner});",
+            pad = float("-inf") if s.largest else float("inf")  # padding sorts after every valid value
+            w(f"AscendC::Duplicate({row_src}, {c_float(pad, dt)}, {inner});",
               f"AscendC::Adds({row_src}, {src_row}, {c_float(0.0, dt)}, {n});")
             src_row = row_src
         vals = sc.at(s.values, E.mul(Var(r), kv))
         inds = sc.at(s.indices, E.mul(Var(r), ki))
         w(f"AscendC::TopK<{t}, true, false, false, AscendC::TopKMode::TOPK_NORMAL>({vals}, {inds}, {src_row}, "
-          f"{idx}, {fin}, {tmp}, {spec.k}, topkTiling, {info}, true);")
+          f"{idx}, {fin}, {tmp}, {spec.k}, topkTiling, {info}, {'true' if s.largest else 'false'});")
         if s.index_base != Const(0):
             w(f"AscendC::Adds({inds}, {inds}, static_cast<int32_t>({sc.expr(s.index_base)}), {spec.k});")
 

@@ -44,6 +44,7 @@ from .ops import (
     transpose,
     where,
 )
+from .routing import argsort, moe_init_routing, sort
 from .tensor import Tensor
 
 __all__ = [
@@ -59,7 +60,7 @@ __all__ = [
     # layout
     "reshape", "transpose", "broadcast_to", "split", "concat",
     # index / MoE
-    "topk", "gather", "scatter", "grouped_matmul",
+    "topk", "gather", "scatter", "grouped_matmul", "argsort", "sort", "moe_init_routing",
     # composites
     "softmax", "layer_norm", "rms_norm", "gelu", "silu", "rope",
 ]

@@ -193,7 +193,8 @@ class _Group:
         self.deps: set[int] = set()
 
 
-_LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER, Op.SCATTER}
+_LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER, Op.SCATTER,
+               Op.SORT, Op.HISTOGRAM}
 
 
 def slice_view(n: Node) -> bool:
@@ -265,11 +266,12 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
         if n.info.kind is Kind.CUBE:
             # a grouped matmul's kernel takes no epilogue (its rows' groups are data)
             g = _Group(len(groups), n, "cube", n.shape, closed=n.op is Op.GROUPED_MATMUL)
-        elif n.op is Op.TOPK and (sib := next((g for g in groups if g.closed and g.nodes[0].op is Op.TOPK
+        elif n.op in (Op.TOPK, Op.SORT) and (sib := next((g for g in groups if g.closed and g.nodes[0].op is n.op
                                                 and g.nodes[0].inputs == n.inputs
                                                 and g.nodes[0].attr("k") == n.attr("k")
-                                                and g.nodes[0].attr("axis") == n.attr("axis")), None)):
-            add(sib, n, rule("layout_boundary"), "full")  # values and indices of one topk: one kernel
+                                                and g.nodes[0].attr("axis") == n.attr("axis")
+                                                and g.nodes[0].attr("descending") == n.attr("descending")), None)):
+            add(sib, n, rule("layout_boundary"), "full")  # values and indices of one topk / sort: one kernel
             return sib
         elif slice_view(n):  # a strided window of the input, read into UB; elementwise consumers join it
             g = _Group(len(groups), n, "vector", n.shape, closed=False)

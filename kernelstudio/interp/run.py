@@ -234,7 +234,8 @@ class _Machine:
             self._img2col(s, env, core)
         elif isinstance(s, TopK):
             x, _ = self.read(s.src, env, core)
-            order = np.argsort(-x.astype(np.float64), axis=1, kind="stable")[:, : s.k]
+            keys = x.astype(np.float64)
+            order = np.argsort(-keys if s.largest else keys, axis=1, kind="stable")[:, : s.k]
             self.write(s.values, np.take_along_axis(x, order, axis=1), env, core)
             self.write(s.indices, order + compile_expr(s.index_base)(env), env, core)
         else:

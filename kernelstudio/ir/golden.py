@@ -28,9 +28,10 @@ Precision semantics (a promise to users):
 float tensors from a standard normal, divided by sqrt(K) for placeholders used as the second
 (weight) operand of matmul (K = contraction length) or conv2d (K = I*kh*kw), so products stay
 near unit scale; |N(0,1)| + 0.5 for inputs of log, sqrt, rsqrt, reciprocal and divisors of div;
-0 or 1 for where conditions; valid indices in [0, dim) for gather indices, distinct cache slots for the
-index of a scatter (as many as it has rows, drawn from every slot of the cache), a grouped matmul's group
-list spreading x's rows over its groups at random (counts or their cumsum); small integers
+0 or 1 for where conditions; valid indices in [0, dim) for gather indices (and ids in [0, bins) for a
+histogram's, as moe_init_routing's expert ids), distinct cache slots for the index of a scatter (as many as it
+has rows, drawn from every slot of the cache), a grouped matmul's group list spreading x's rows over its groups
+at random (counts or their cumsum); small integers
 (int8 in [-4, 4], int32 in [-8, 8]) otherwise. Roles are found through cast/reshape/transpose/
 broadcast_to between the placeholder and its use.
 """
@@ -51,6 +52,7 @@ from .graph import Graph, as_nodes
 from .grouped import grouped_matmul_rule, random_group_list
 from .node import Node
 from .ops import FLOAT_DTYPES, Op
+from .sorting import histogram_rule, sort_rule
 
 __all__ = ["GOLDEN", "RoundingPlan", "evaluate", "named_placeholders", "random_inputs"]
 
@@ -120,6 +122,7 @@ def _gather(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
     x, idx = args
     ax = n.attr("axis")
     dim = x.shape[ax]
+    idx = idx // n.attr("row_divisor", 1)  # moe_init_routing: row t of x for the pair index t*k+j
     bad = (idx < 0) | (idx >= dim)
     if bad.any():
         raise InputError(
@@ -211,6 +214,8 @@ GOLDEN: dict[Op, Rule] = {
     Op.GATHER: _gather,
     Op.SCATTER: _scatter,
     Op.GROUPED_MATMUL: grouped_matmul_rule,
+    Op.SORT: sort_rule,
+    Op.HISTOGRAM: histogram_rule,
 }
 
 
@@ -352,6 +357,8 @@ def _roles(graph: Graph) -> tuple[dict[Node, int], dict[Node, int], set[Node], s
             dim = n.inputs[0].shape[n.attr("axis")]
             if (p := _source(n.inputs[1])) is not None:
                 index[p] = min(index.get(p, dim), dim)
+        elif n.op is Op.HISTOGRAM and (p := _source(n.inputs[0])) is not None:
+            index[p] = min(index.get(p, n.attr("bins")), n.attr("bins"))
         elif n.op is Op.SCATTER:
             total = scatter_slots(n.inputs[0].shape, n.attr("layout"))[0]
             if (p := _source(n.inputs[1])) is not None:

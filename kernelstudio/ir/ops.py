@@ -57,9 +57,11 @@ class Op(enum.Enum):
     CONCAT = "concat"  # attrs: axis; inputs in order
     # index / MoE
     TOPK = "topk"  # attrs: k, axis, which ("values" | "indices")
-    GATHER = "gather"  # inputs (x, indices); attrs: axis
+    GATHER = "gather"  # inputs (x, indices); attrs: axis, row_divisor (optional: row indices[i] // it)
     SCATTER = "scatter"  # inputs (cache, index, values); attrs: layout, inplace (the input it updates: 0)
     GROUPED_MATMUL = "grouped_matmul"  # inputs (x, weights, group_list); attrs: group_list_type, plan_sizes
+    SORT = "sort"  # stable; attrs: axis, descending, which ("values" | "indices")
+    HISTOGRAM = "histogram"  # int32 ids -> int32 counts [bins]; attrs: bins, per_row (ids per token, for messages)
 
 
 class Kind(enum.Enum):
@@ -116,4 +118,6 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.GATHER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven moves
     Op.SCATTER: OpInfo(Kind.INDEX, Unit.SCALAR),  # index-driven rows into a paged cache, in place
     Op.GROUPED_MATMUL: OpInfo(Kind.CUBE, Unit.CUBE),  # MoE experts: x's rows by group, each @ its weights
+    Op.SORT: OpInfo(Kind.INDEX, Unit.VECTOR),  # vector Sort over a row (TopK with k = row length)
+    Op.HISTOGRAM: OpInfo(Kind.INDEX, Unit.VECTOR),  # per bin: compare, select, sum over the ids
 }

@@ -35,6 +35,7 @@ from ..tileir.program import (
 from .config import KernelConfig
 from .scatter import lower_scatter_kernel
 from .slices import SLICE_OPS, lower_slice_kernel
+from .sort import lower_histogram_kernel, lower_sort_kernel
 from .ub import ub_buffer as _ub
 from .ub import whole_blocks as _pad
 from .vector_body import ident
@@ -78,6 +79,10 @@ def lower_layout_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         return lower_scatter_kernel(fk, names, cfg)
     if n.op in SLICE_OPS:
         return lower_slice_kernel(fk, names, cfg)
+    if n.op is Op.SORT:
+        return lower_sort_kernel(fk, names, cfg)
+    if n.op is Op.HISTOGRAM:
+        return lower_histogram_kernel(fk, names, cfg)
     raise UnsupportedError(f"kernel {fk.name}: {n.op.value} is not a layout kernel")
 
 
@@ -184,8 +189,9 @@ def _gather(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kerne
     bufs = [_ub(f"in_{ident(ii)}", ind.dtype, 1, tr, cfg.depth, QuePos.VECIN, f"{ii} for this tile"),
             _ub(f"out_{ident(yo)}", n.dtype, tr, tc, cfg.depth, QuePos.VECOUT, f"gathered rows of {xi}")]
     i_b, o_b = bufs[0].name, bufs[1].name
+    div = n.attr("row_divisor", 1)  # moe_init_routing: pair index t*k+j -> token row t
     row = Loop("r", Const(0), Var("rlen"), Const(1), (
-        Let("e", Load(i_b, Var("r"))),
+        Let("e", E.div(Load(i_b, Var("r")), div) if div != 1 else Load(i_b, Var("r"))),
         Copy(Region(o_b, E.mul(Var("r"), bufs[1].cols), Const(1), Var("clen"), Const(bufs[1].cols)),
              Region(xi, E.add(E.mul(Var("e"), D), Var("c0")), Const(1), Var("clen"), Const(D), gm=True),
              comment=f"row {xi}[{ii}[r]]")), comment="one table row per index (scalar reads the index)")
@@ -206,7 +212,8 @@ def _gather(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kerne
         Free(o_b))
     return _kernel(fk, names, bufs, body, total, bd,
                    (("rows", T), ("cols", D), ("table_rows", E_rows), ("tile_rows", tr), ("tile_cols", tc)),
-                   f"gather of {T} rows of {D} from a {E_rows}-row table")
+                   f"gather of {T} rows of {D} from a {E_rows}-row table"
+                   + (f", row = index // {div}" if div != 1 else ""))
 
 
 # ---- reductions over axes other than the last ------------------------------------------------------

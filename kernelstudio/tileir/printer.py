@@ -71,7 +71,9 @@ def instr_text(s: Stmt, tiers: dict[str, Tier]) -> str:
         op = f"{s.op}=" if s.accumulate else "="
         return f"{pipe:<4} {region_text(s.dst)} {op} reduce_{s.op}({region_text(s.src)}){c}"
     if isinstance(s, TopK):
-        return f"{pipe:<4} {region_text(s.values)}, {region_text(s.indices)} = topk({region_text(s.src)}, k={s.k}){c}"
+        order = "" if s.largest else ", smallest"
+        outs = f"{region_text(s.values)}, {region_text(s.indices)}"
+        return f"{pipe:<4} {outs} = topk({region_text(s.src)}, k={s.k}{order}){c}"
     if isinstance(s, (Alloc, EnQue, DeQue, Free)):
         return f"{'S':<4} {type(s).__name__.lower()} {s.buf}"
     if isinstance(s, CrossSet):

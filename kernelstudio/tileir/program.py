@@ -281,7 +281,8 @@ class VecCall:
 @dataclass(frozen=True, slots=True)
 class TopK:
     """Per row of src: the k largest values (descending; ties -> lower index first) into `values`
-    and their column indices + `index_base` (int32) into `indices`."""
+    and their column indices + `index_base` (int32) into `indices`; with `largest` False the k smallest,
+    ascending (ties -> lower index first). k = the row length sorts the whole row (ks.argsort)."""
 
     values: Region
     indices: Region
@@ -289,6 +290,7 @@ class TopK:
     k: int
     index_base: Expr = Const(0)
     comment: str = ""
+    largest: bool = True
 
 
 @dataclass(frozen=True, slots=True)
