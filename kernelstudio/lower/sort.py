@@ -9,8 +9,9 @@ they are the inputs). The indices and/or values go out (MTE3).
 
 Row limit: SORT_MAX_ROW = 4096 elements per row, ours: a tile (at most 4096 elements) of the rows, their
 float32 keys, sorted values and indices, plus TopK's scratch for one row (two 8-byte proposal areas and an
-index row, 20 bytes per element: the twin's GetTopKMaxMinTmpSize) sit in UB together; longer rows would need
-a merge of sorted runs through GM, which is not lowered. The lowering refuses them naming both numbers.
+index row, 20 bytes per element: the twin's GetTopKMaxMinTmpSize) sit in UB together. Rows over 2048 are
+single-buffered: 176 KB of the 192 KB UB at 4096 int32 keys with values and indices out. Longer rows would
+need a merge of sorted runs through GM, which is not lowered: the lowering refuses them naming both numbers.
 
 histogram: one core. The ids come in, are cast to float32 keys, and for each bin e a Select writes 1 where
 the key is 0 (the keys are shifted down by one per bin: key = id - e), a sum reduces the row into the
@@ -82,25 +83,26 @@ def lower_sort_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                                f"sort shorter rows (reshape {C} into rows of <= {SORT_MAX_ROW}) and merge")
     largest = bool(n.attr("descending"))
     tr = max(1, min(cfg.tile_rows, R, max(1, SORT_MAX_ROW // C)))
+    depth = cfg.depth if C <= SORT_MAX_ROW // 2 else 1  # longer rows: single-buffered, to fit UB
     total = -(-R // tr)
     bd = max(1, min(cfg.cores, total))
     xi = names[x]
     native = x.dtype in _NATIVE
     kdt = x.dtype if native else "float32"
-    b_in = _ub(f"in_{ident(xi)}", x.dtype, tr, C, cfg.depth, QuePos.VECIN, f"{xi} rows")
+    b_in = _ub(f"in_{ident(xi)}", x.dtype, tr, C, depth, QuePos.VECIN, f"{xi} rows")
     bufs = [b_in]
     b_key = b_in if native else _ub("sort_keys", "float32", tr, C, 1, None, f"{xi} as float32 keys")
     if not native:
         bufs.append(b_key)
     out_v = vals is not None and native
     b_val = _ub(f"out_{ident(names[vals])}" if out_v and vals is not None else "sort_values", kdt, tr, C,
-                cfg.depth, QuePos.VECOUT if out_v else None, "sorted values")
-    b_idx = _ub(f"out_{ident(names[idxs])}" if idxs is not None else "sort_indices", "int32", tr, C, cfg.depth,
+                depth, QuePos.VECOUT if out_v else None, "sorted values")
+    b_idx = _ub(f"out_{ident(names[idxs])}" if idxs is not None else "sort_indices", "int32", tr, C, depth,
                 QuePos.VECOUT if idxs is not None else None, "sorted indices")
     bufs += [b_val, b_idx]
     b_back = None
     if vals is not None and not native:  # sorted float32 values back to the input's dtype
-        b_back = _ub(f"out_{ident(names[vals])}", vals.dtype, tr, C, cfg.depth, QuePos.VECOUT,
+        b_back = _ub(f"out_{ident(names[vals])}", vals.dtype, tr, C, depth, QuePos.VECOUT,
                      f"sorted values as {vals.dtype}")
         bufs.append(b_back)
     rows = Var("rlen")
