@@ -93,6 +93,7 @@ class KnobOutcome:
     why_not: str = ""
 
 
+KnobMove = tuple[Candidate | None, tuple[tuple[Knob, Any], ...]]  # a proposal (or none) as knob values
 KnobEvaluator = Callable[[Sequence[dict[str, Any]]], Sequence[KnobOutcome]]
 
 
@@ -212,6 +213,20 @@ def _knob_for(d: Directive, design: Any, knobs: list[Knob]) -> tuple[Knob, Any] 
     return (found[0], want) if len(found) == 1 else None
 
 
+def _knobs_for(directives: tuple[Directive, ...], design: Any, knobs: list[Knob]
+               ) -> tuple[tuple[Knob, Any], ...] | None:
+    """The knobs that set every one of `directives` (a move of two splits at once is two knobs at once), and the
+    values they ask for; None unless each directive has its own knob."""
+    hits = [_knob_for(d, design, knobs) for d in directives]
+    if any(h is None for h in hits) or len({h[0].name for h in hits if h is not None}) < len(hits):
+        return None
+    return tuple(h for h in hits if h is not None)
+
+
+def _config(design: Any, moves: tuple[tuple[Knob, Any], ...]) -> dict[str, Any]:
+    return {**design.knobs, **{k.name: v for k, v in moves}}
+
+
 def _neighbours(design: Any, knobs: list[Knob], taken: set[str]) -> list[tuple[Knob, Any]]:
     out = []
     for k in knobs:
@@ -261,15 +276,15 @@ def advise_counted(design: Any, build_fn: Callable[[dict[str, Any]], Any] | None
     props = candidates(gather(design))
     props.sort(key=lambda c: -c.weight_us)  # stable: rules' order breaks ties
     klist = _knob_list(build_fn, design, knobs) if build_fn is not None else []
-    order: list[Candidate | tuple[Candidate | None, Knob, Any]] = []
+    order: list[Candidate | KnobMove] = []
     for c in props:
-        hit = _knob_for(c.directives[0], design, klist) if klist and len(c.directives) == 1 else None
-        order.append(c if hit is None else (c, *hit))
-    taken = {m[1].name for m in order if isinstance(m, tuple)}
-    order += [(None, k, v) for k, v in _neighbours(design, klist, taken)]  # knob steps no evidence speaks for
-    free: list[Candidate | tuple[Candidate | None, Knob, Any]] = []
+        hit = _knobs_for(c.directives, design, klist) if klist and c.directives and not c.keep_out else None
+        order.append(c if hit is None else (c, hit))
+    taken = {k.name for m in order if isinstance(m, tuple) for k, _ in m[1]}
+    order += [(None, ((k, v),)) for k, v in _neighbours(design, klist, taken)]  # knob steps no evidence speaks for
+    free: list[Candidate | KnobMove] = []
     if known is not None:
-        free = [m for m in order if isinstance(m, tuple) and known({**design.knobs, m[1].name: m[2]})]
+        free = [m for m in order if isinstance(m, tuple) and known(_config(design, m[1]))]
         order = [m for m in order if not any(m is f for f in free)]
     chosen = order[start:] if limit is None else order[start:start + limit]
     if start == 0:
@@ -305,21 +320,22 @@ def _directive_advice(design: Any, c: Candidate, before: float, count: list[int]
                   rule=c.rule, before_us=before)
 
 
-def _knob_advice(design: Any, build_fn: Any, moves: list[tuple[Candidate | None, Knob, Any]], before: float,
+def _knob_advice(design: Any, build_fn: Any, moves: list[KnobMove], before: float,
                  evaluate: KnobEvaluator | None) -> list[Advice]:
     if not moves:
         return []
-    configs = [{**design.knobs, k.name: v} for _, k, v in moves]
+    configs = [_config(design, kv) for _, kv in moves]
     outcomes = (evaluate or _default_knob_eval(build_fn))(configs)
     out = []
-    for (c, k, v), o in zip(moves, outcomes, strict=True):
-        move = f"{k.name} {design.knobs[k.name]!r} -> {v!r}"
-        cause = c.cause if c is not None else f"knob {k.name}: one step from {design.knobs[k.name]!r}"
+    for (c, kv), o in zip(moves, outcomes, strict=True):
+        move = ", ".join(f"{k.name} {design.knobs[k.name]!r} -> {v!r}" for k, v in kv)
+        cause = c.cause if c is not None else f"knob {kv[0][0].name}: one step from {design.knobs[kv[0][0].name]!r}"
         kernel, rule = (c.kernel, c.rule) if c is not None else ("", "knob_step")
+        values = {k.name: v for k, v in kv}
         if o.time_us is None:
-            out.append(Advice(move, 0.0, None, cause, knobs={k.name: v}, fits=False, why_not=o.why_not,
+            out.append(Advice(move, 0.0, None, cause, knobs=values, fits=False, why_not=o.why_not,
                               kernel=kernel, rule=rule, before_us=before))
         elif o.time_us != before or c is None:
-            out.append(Advice(move, before - o.time_us, o.time_us, cause, knobs={k.name: v}, kernel=kernel, rule=rule,
+            out.append(Advice(move, before - o.time_us, o.time_us, cause, knobs=values, kernel=kernel, rule=rule,
                               before_us=before))
     return out

@@ -6,6 +6,7 @@ All numbers come from the design's own simulation and lowering; nothing is re-si
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -16,6 +17,8 @@ from ..tileir.capacity import profile_of, usage
 __all__ = ["Wait", "KernelEvidence", "gather"]
 
 _FLAG = "(its set had not arrived)"
+_PLANS = re.compile(r"fused ([0-9,.]+) us (with sync_all \(row blocks|in row blocks \(sync_all): "
+                    r"(?:([0-9,.]+) us|(does not lower))\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +74,19 @@ class KernelEvidence:
     def stated(self, kind: str) -> Any:
         """The value the schedule's last `kind` directive for this kernel gives, or None."""
         return next((d.value for d in reversed(self.directives) if d.kind == kind), None)
+
+    def planned_margin(self) -> float:
+        """How much slower the planner (plan/choose.py's note) estimated the fused kernel's plan that this
+        kernel does not use (row blocks or the all-core barrier) than the one it uses, at auto schedules;
+        negative when the kernel uses the plan the planner found slower, 0.0 when the notes do not say."""
+        note = next((n for n in self.notes if n.startswith("fusion pays")), "")
+        m = _PLANS.search(note)
+        if m is None or self.sync_all is None:
+            return 0.0
+        chosen = float(m.group(1).replace(",", ""))
+        other = float("inf") if m.group(4) else float(m.group(3).replace(",", ""))
+        uses_choice = self.sync_all == (m.group(2) == "with sync_all (row blocks")
+        return other - chosen if uses_choice else chosen - other
 
     @property
     def cube(self) -> bool:

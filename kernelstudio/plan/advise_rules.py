@@ -66,24 +66,40 @@ def double_buffer(ev: KernelEvidence) -> Iterator[Candidate]:
                     ("double_buffer", None, True))
 
 
+def _spread(ev: KernelEvidence) -> float:
+    """The share of the cube cores a kernel keeps busy once its C tiles are halved in number (1.0 while there
+    are still at least as many tiles as cores): a larger tile reloads less but spreads over fewer cores."""
+    return min(1.0, (ev.t("tiles") // 2) / max(1, ev.max_cores))
+
+
 def larger_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
     """A cube kernel that moves much more than its compulsory bytes reloads operands per C tile: larger tiles
-    reload less (each axis tried alone)."""
+    reload less (each axis tried alone). With fewer C tiles than twice the cube cores, halving the tiles' number
+    leaves cores idle: such a move is weighted by the share of cores it keeps busy."""
     if not ev.cube or ev.amplification < 1.3:
         return
     fill = ev.top(("fill",), ("MTE1", "CUBE"))
     why = (f"GM traffic {ev.amplification:.1f}x the compulsory bytes ({ev.limiter}-bound, {100 * ev.efficiency:.0f} % "
            f"of the roof)" + (f"; {fill.text()}" if fill else ""))
+    spread = _spread(ev)
+    if spread < 1.0:
+        why += f"; {ev.t('tiles')} C tiles for {ev.max_cores} cube cores, so half as many leave more of them idle"
     for axis, extent in (("m", ev.t("M")), ("n", ev.t("N"))):
         tile = ev.t(f"tile_{axis}")
         if tile and tile < _pow2_up(extent):
-            cause, weight = _grow(ev, axis, why, (fill.credit_us if fill else 0.0) + 0.05 * ev.span_us)
+            cause, weight = _grow(ev, axis, why, ((fill.credit_us if fill else 0.0) + 0.05 * ev.span_us) * spread)
             yield _cand("larger_c_tiles", ev, cause, weight, ("split", axis, tile * 2))
+
+
+def _waves(tiles: int, cores: int) -> int:
+    return -(-tiles // max(1, cores))
 
 
 def more_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
     """Fewer C tiles than cube cores, or pipes idle at the end: smaller tiles spread the work wider (the larger
-    tile halved first)."""
+    tile halved first). Twice the tiles of half the size shorten the busiest core only when they need fewer
+    than twice the waves over the cores (16 tiles on 24 cores: one wave; 32 tiles: two waves of half the work,
+    the same time plus twice the per-tile overhead): the weight is scaled by that share."""
     if not ev.cube:
         return
     tiles, tail = ev.t("tiles"), ev.top(("tail",), ("CUBE", "MTE2"))
@@ -93,6 +109,11 @@ def more_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
     why = (f"{tiles} C tiles for {ev.max_cores} cube cores ({ev.block_dim} busy)" if few else tail.text())
     # the share of cores left idle is the share of the time spreading could win back (about half of it)
     weight = (0.5 * ev.span_us * (1 - tiles / ev.max_cores) if few else 0.0) + (tail.us if tail else 0.0)
+    shorter = 1 - _waves(2 * tiles, ev.max_cores) / (2 * _waves(tiles, ev.max_cores))  # 0 .. 0.5
+    if shorter < 0.5:
+        why += (f"; {2 * tiles} tiles of half the size take {_waves(2 * tiles, ev.max_cores)} wave(s) over "
+                f"{ev.max_cores} cores")
+    weight *= 2 * shorter
     largest = max(ev.t("tile_m"), ev.t("tile_n"), 1)
     for axis in ("m", "n"):
         tile = ev.t(f"tile_{axis}")
@@ -102,15 +123,25 @@ def more_c_tiles(ev: KernelEvidence) -> Iterator[Candidate]:
 
 def k_tile(ev: KernelEvidence) -> Iterator[Candidate]:
     """The cube waiting for its L0 fractals: a larger k tile issues fewer, larger moves; a smaller one
-    pipelines them finer. Both are tried."""
+    pipelines them finer. Both are tried. When the larger k tile would overflow an L0 tier already over half
+    full, the same move with the tier's other axis halved keeps its bytes (two splits at once; the k tile
+    alone is still proposed, last, so that it can say what it overflows)."""
     w = ev.top(("fill",), ("CUBE",))
     if not ev.cube or w is None or w.pct < 10:
         return
     tile, extent = ev.t("tile_k"), ev.t("K")
     if tile and tile < _pow2_up(extent):
+        tier, share = ev.fullest(_L0_OF_AXIS["k"])
+        other = {"L0A": "m", "L0B": "n"}.get(tier, "")
+        half = ev.t(f"tile_{other}") // 2 if other else 0
+        if share > 0.5 and half >= 16:
+            yield _cand("k_tile", ev, f"{w.text()}; {tier} {100 * share:.0f} % used, so the {other} tile halves to "
+                        f"{half} to hold twice the k tile", w.credit_us, ("split", "k", tile * 2),
+                        ("split", other, half))
         yield _cand("k_tile", ev, *_grow(ev, "k", w.text(), w.credit_us), ("split", "k", tile * 2))
-    if tile >= 32:
-        yield _cand("k_tile", ev, w.text(), 0.8 * w.credit_us, ("split", "k", tile // 2))
+    if tile >= 32:  # a finer pipeline wins back the wait for a C tile's first k tile: about 1/k_tiles of it
+        yield _cand("k_tile", ev, f"{w.text()}; {ev.t('k_tiles', 1)} k tile(s) per C tile", w.credit_us /
+                    max(1, ev.t("k_tiles", 1)), ("split", "k", tile // 2))
 
 
 def l1_k_steps(ev: KernelEvidence) -> Iterator[Candidate]:
@@ -153,7 +184,12 @@ def sync_all(ev: KernelEvidence) -> Iterator[Candidate]:
     w = ev.top(("sync", "flag", "tail"))
     why = (w.text() if w else f"{ev.block_dim} of {ev.max_cores} cube cores busy") + (
         "; with the barrier" if ev.sync_all else "; row blocks")
-    yield _cand("sync_all", ev, why, w.us if w else 0.05 * ev.span_us, ("sync_all", None, not ev.sync_all))
+    weight = w.us if w else 0.05 * ev.span_us
+    margin = ev.planned_margin()
+    if margin > 0:  # the planner's own estimate of the other plan, at auto schedules, was slower by this much
+        why += f"; the planner estimated the other plan {margin:.2f} us slower"
+        weight = max(0.0, weight - margin)
+    yield _cand("sync_all", ev, why, weight, ("sync_all", None, not ev.sync_all))
 
 
 def vector_rows(ev: KernelEvidence) -> Iterator[Candidate]:
