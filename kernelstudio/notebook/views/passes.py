@@ -32,9 +32,27 @@ def _diff(before: str, after: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+class _Analysis(dict):
+    """An analysis entry of `passes_data` whose "text" and "diff" are printed when first read (the Passes
+    picker lists analyses by name; only the one picked is shown). They read the program alone, which does
+    not change, so printing later gives what printing at once would."""
+
+    def __init__(self, program: Any, fn: Any, **fields: Any) -> None:
+        super().__init__(fields)
+        self._program, self._fn = program, fn
+
+    def __missing__(self, key: str) -> Any:
+        if key not in ("text", "diff"):
+            raise KeyError(key)
+        text = f"# {self['name']}: {self['what']}\n" + self._fn(self._program)  # the picker shows the name alone
+        self.update(text=text, diff=[(" ", line) for line in text.splitlines()])
+        return self[key]
+
+
 def passes_data(program: Any) -> list[dict[str, Any]]:
     """One entry per pass (kind "pass": name, IR text, lines added and removed against the previous pass),
-    then one per analysis of the final program (kind "analysis": its printed decisions, nothing diffed)."""
+    then one per analysis of the final program (kind "analysis": its printed decisions, nothing diffed; its
+    "text" and "diff" are printed when first read: `entry["text"]`)."""
     out = []
     prev = ""
     for name, text in program.passes:
@@ -43,7 +61,5 @@ def passes_data(program: Any) -> list[dict[str, Any]]:
                     "added": sum(1 for k, _ in diff if k == "+"), "removed": sum(1 for k, _ in diff if k == "-")})
         prev = text
     for name, what, fn in ANALYSES:
-        text = f"# {name}: {what}\n" + fn(program)  # the picker shows the name alone
-        out.append({"name": name, "kind": "analysis", "what": what, "text": text,
-                    "diff": [(" ", line) for line in text.splitlines()], "added": 0, "removed": 0})
+        out.append(_Analysis(program, fn, name=name, kind="analysis", what=what, added=0, removed=0))
     return out
