@@ -12,6 +12,10 @@ and its ratio to ks.tune's best (<= 1.05 is within 5 %); `ks.tune` (evolutionary
 executor="inline", db=False) with its best and evaluations; and the wall time of `d.advise()` on the design at
 its defaults (a fresh design, nothing cached). Goal: within 5 % of ks.tune's best with at most 1/5 of its
 evaluations, advice under 1 s.
+
+    .venv/bin/python bench/bench_advise.py --markdown
+
+prints the README's table instead (the 2x1 and 2x2 settings and ks.tune: deterministic numbers, no timings).
 """
 
 from __future__ import annotations
@@ -86,7 +90,51 @@ def _setting(per_round: int | None, patience: int | None) -> str:
     return "all" if per_round is None else f"{per_round}x{patience}"
 
 
+def greedy_rows(settings: list = SETTINGS) -> list[dict]:
+    """Per design: its default time, ks.tune's best and evaluations, and per setting of the greedy rounds their
+    best time, evaluations, ratio to ks.tune's best and the moves taken (all deterministic: seeded, inline)."""
+    rows = []
+    for label, fn in DESIGNS:
+        r = ks.tune(fn, TARGET, budget=BUDGET, strategy="evolutionary", seed=0, executor="inline", db=False,
+                    progress=False)
+        row: dict = {"design": label, "default": r.default.time_us, "tune": r.best_time_us,
+                     "tune_evals": len(r.history), "fn": fn}
+        for per_round, patience in settings:
+            g = ks.advise_greedy(fn, TARGET, rounds=5, executor="inline", per_round=per_round, patience=patience)
+            row[_setting(per_round, patience)] = {"time": g.time_us, "evals": g.evaluations,
+                                                  "ratio": g.time_us / r.best_time_us,
+                                                  "moves": "; ".join(a.move for a in g.steps) or "none"}
+        rows.append(row)
+    return rows
+
+
+README_SETTINGS = [(2, 1), (2, 2)]
+
+
+def table(rows: list[dict], settings: list = README_SETTINGS) -> str:
+    """The README's table: per design the default, each greedy setting (best us / evaluations / ratio to
+    ks.tune's best) and ks.tune's best / evaluations, then a line per setting saying where the goal holds."""
+    names = [_setting(*st) for st in settings]
+    out = ["| design | default us | " + " | ".join(f"greedy {n}" for n in names) + " | ks.tune |",
+           "|---|---:|" + "---:|" * len(names) + "---:|"]
+    for r in rows:
+        cells = " | ".join(f"{r[n]['time']:.2f} / {r[n]['evals']} / {r[n]['ratio']:.3f}" for n in names)
+        out.append(f"| {r['design']} | {r['default']:.2f} | {cells} | {r['tune']:.2f} / {r['tune_evals']} |")
+    out.append("")
+    for n in names:
+        met = [r for r in rows if r[n]["ratio"] <= 1.05 and r[n]["evals"] * 5 <= r["tune_evals"]]
+        worst = max(r[n]["ratio"] for r in rows)
+        evals = [r[n]["evals"] for r in rows]
+        out.append(f"- greedy {n}: within 5 % of ks.tune's best with at most 1/5 of its evaluations on {len(met)} of "
+                   f"{len(rows)} designs (at most {100 * (worst - 1):.1f} % slower, {min(evals)}-{max(evals)} "
+                   "evaluations)")
+    return "\n".join(out)
+
+
 def main() -> None:
+    if "--markdown" in sys.argv:
+        print(table(greedy_rows(README_SETTINGS)))
+        return
     print(f"{TARGET}; greedy advisor <= 5 rounds: 'all' simulates every proposal of a round, 'PxQ' the P with the "
           f"most idle time named, the next P while none saves time, at most Q batches a round; ks.tune "
           f"evolutionary, budget {BUDGET}, seed 0, inline, db=False. Each cell: best us / evaluations "
@@ -94,21 +142,16 @@ def main() -> None:
     head = "".join(f" {'greedy ' + _setting(*st):>22}" for st in SETTINGS)
     print(f"{'design':34} {'default':>8}{head} {'ks.tune':>14} {'advice s':>8}")
     met = {st: 0 for st in SETTINGS}
-    for label, fn in DESIGNS:
-        r = ks.tune(fn, TARGET, budget=BUDGET, strategy="evolutionary", seed=0, executor="inline", db=False,
-                    progress=False)
-        secs, _ = advice_latency(fn)
-        cells, moves = [], ""
-        for per_round, patience in SETTINGS:
-            g = ks.advise_greedy(fn, TARGET, rounds=5, executor="inline", per_round=per_round, patience=patience)
-            ratio = g.time_us / r.best_time_us
-            met[(per_round, patience)] += ratio <= 1.05 and g.evaluations * 5 <= len(r.history) and secs < 1.0
-            cells.append(f"{g.time_us:8.2f}/{g.evaluations:3d}/{ratio:5.3f}")
-            if (per_round, patience) == SETTINGS[-1]:
-                moves = "; ".join(a.move for a in g.steps) or "none"
-        print(f"{label:34} {r.default.time_us:8.2f}" + "".join(f" {c:>22}" for c in cells)
-              + f" {r.best_time_us:8.2f}/{len(r.history):3d}  {secs:8.3f}")
-        print(f"{'':34} greedy {_setting(*SETTINGS[-1])} moves: {moves}")
+    for row in greedy_rows():
+        secs, _ = advice_latency(row["fn"])
+        cells = []
+        for st in SETTINGS:
+            c = row[_setting(*st)]
+            met[st] += c["ratio"] <= 1.05 and c["evals"] * 5 <= row["tune_evals"] and secs < 1.0
+            cells.append(f"{c['time']:8.2f}/{c['evals']:3d}/{c['ratio']:5.3f}")
+        print(f"{row['design']:34} {row['default']:8.2f}" + "".join(f" {c:>22}" for c in cells)
+              + f" {row['tune']:8.2f}/{row['tune_evals']:3d}  {secs:8.3f}")
+        print(f"{'':34} greedy {_setting(*SETTINGS[-1])} moves: {row[_setting(*SETTINGS[-1])]['moves']}")
     print("goal (within 5 % of ks.tune's best with <= 1/5 of its evaluations, advice < 1 s) met on: "
           + ", ".join(f"{_setting(*st)} {n} of {len(DESIGNS)}" for st, n in met.items()))
 
