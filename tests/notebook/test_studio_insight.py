@@ -88,3 +88,20 @@ def test_the_roofline_draws_the_what_if_profiles_roofs(mla):
     mla.open_what_if().set(hbm_bytes_per_s=2.4e12)
     mla.tabs.selected_index = 3  # Roofline
     assert mla._data["roofline"]["hbm_bytes_per_s"] == 2.4e12 and "user" in mla._data["roofline"]["hbm_source"]
+
+
+def test_a_move_of_two_knobs_moves_both_controls_and_what_changed_shows_its_gain(mla):
+    """MlaProlog-lite at its defaults fills L0B: the advisor's best move doubles the k tile and halves the n
+    tile at once (one Advice, two knobs); Apply moves both controls and the strip shows the stated gain."""
+    strip = mla.open_advice()
+    moves = strip.refresh()
+    assert moves[0].knobs == {"tile_k": 128, "tile_n": 128} and moves[0].gain_us > 0  # ranked first: the best
+    assert [a.gain_us for a in moves if a.fits] == sorted((a.gain_us for a in moves if a.fits), reverse=True)
+    move = moves[0]
+    before = mla.session.design.sim.time_us
+    strip.apply(move)
+    assert mla._knob_widgets["tile_k"].value == 128 and mla._knob_widgets["tile_n"].value == 128
+    assert mla.session.values["tile_k"] == 128 and mla.session.values["tile_n"] == 128
+    assert mla.session.design.sim.time_us == pytest.approx(move.time_us, abs=1e-9)
+    assert before - mla.session.design.sim.time_us == pytest.approx(move.gain_us, abs=1e-9)
+    assert _changed_us(mla) == pytest.approx(-move.gain_us, abs=0.006)  # the strip rounds to 0.01 us
