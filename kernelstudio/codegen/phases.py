@@ -23,6 +23,7 @@ from ..tileir.program import (
     DeQue,
     EnQue,
     Free,
+    GateTopK,
     If,
     Img2Col,
     Let,
@@ -67,6 +68,7 @@ Plan = list
 _REGIONS_OF = {
     Copy: lambda s: (s.dst, s.src), VecOp: lambda s: (s.dst, *s.srcs), Reduce: lambda s: (s.dst, s.src),
     Mmad: lambda s: (s.c, s.a, s.b), Img2Col: lambda s: (s.dst, s.src), TopK: lambda s: (s.values, s.indices, s.src),
+    GateTopK: lambda s: (s.values, s.indices, s.src, s.scores),
 }
 
 
@@ -115,7 +117,7 @@ def _kind(piece: list[Stmt]) -> str | None:
     copies = [s for s in piece if isinstance(s, Copy)]
     if any(s.src.gm for s in copies):
         return "CopyIn"
-    if any(isinstance(s, (VecOp, Reduce, TopK)) for s in piece) or any(
+    if any(isinstance(s, (VecOp, Reduce, TopK, GateTopK)) for s in piece) or any(
             not s.src.gm and not s.dst.gm for s in copies):
         return "Compute"
     if any(s.dst.gm for s in copies):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .cache import scatter
 from .composites import gelu, layer_norm, rms_norm, rope, silu, softmax
 from .grouped import grouped_matmul
+from .moe_gating import moe_finalize_routing, moe_gating_topk, moe_gating_topk_softmax
 from .ops import (
     abs,
     add,
@@ -61,6 +62,7 @@ __all__ = [
     "reshape", "transpose", "broadcast_to", "split", "concat",
     # index / MoE
     "topk", "gather", "scatter", "grouped_matmul", "argsort", "sort", "moe_init_routing",
+    "moe_gating_topk", "moe_gating_topk_softmax", "moe_finalize_routing",
     # composites
     "softmax", "layer_norm", "rms_norm", "gelu", "silu", "rope",
 ]

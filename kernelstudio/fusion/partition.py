@@ -194,7 +194,7 @@ class _Group:
 
 
 _LAYOUT_OPS = {Op.RESHAPE, Op.TRANSPOSE, Op.BROADCAST_TO, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER, Op.SCATTER,
-               Op.SORT, Op.HISTOGRAM}
+               Op.SORT, Op.HISTOGRAM, Op.MOE_GATING}
 
 
 def slice_view(n: Node) -> bool:
@@ -245,6 +245,11 @@ def _node_view(n: Node, g: _Group) -> str | None:
     return view_kind(n.shape, g.space, g.row_dims)
 
 
+def _same_gating(a: Node, b: Node) -> bool:
+    """Two moe_gating nodes of one call (they differ in `which` only)."""
+    return {k: v for k, v in a.attrs if k != "which"} == {k: v for k, v in b.attrs if k != "which"}
+
+
 def partition(graph: Graph, *, fuse: bool = True, keep_out: Iterable[Node] = (),
               split: Iterable[Node] = ()) -> FusionPlan:
     """Group the graph's compute nodes into kernels (see module doc). The matmul/conv nodes in `split`
@@ -272,6 +277,11 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
                                                 and g.nodes[0].attr("axis") == n.attr("axis")
                                                 and g.nodes[0].attr("descending") == n.attr("descending")), None)):
             add(sib, n, rule("layout_boundary"), "full")  # values and indices of one topk / sort: one kernel
+            return sib
+        elif n.op is Op.MOE_GATING and (sib := next((g for g in groups if g.closed and g.nodes[0].op is n.op
+                                                     and g.nodes[0].inputs == n.inputs
+                                                     and _same_gating(g.nodes[0], n)), None)):
+            add(sib, n, rule("layout_boundary"), "full")  # weights and ids of one gating: one kernel
             return sib
         elif slice_view(n):  # a strided window of the input, read into UB; elementwise consumers join it
             g = _Group(len(groups), n, "vector", n.shape, closed=False)

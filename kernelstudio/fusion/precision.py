@@ -21,7 +21,7 @@ NATIVE_OPS = frozenset({Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.NEG, 
                         Op.LEAKY_RELU, Op.RESHAPE, Op.BROADCAST_TO, Op.SLICE, Op.WHERE, Op.CONST})
 COMPUTE_DTYPES = ("auto", "float16", "float32")  # the values of the compute_dtype directive
 LAYOUT_LOWERED = (Op.TRANSPOSE, Op.SLICE, Op.CONCAT, Op.TOPK, Op.GATHER,  # ops lowered on their own
-                  Op.SCATTER, Op.SORT, Op.HISTOGRAM)  # (lower/layout.py, scatter.py, sort.py)
+                  Op.SCATTER, Op.SORT, Op.HISTOGRAM, Op.MOE_GATING)  # (lower/layout.py, scatter.py, sort.py, gating.py)
 
 
 def lowered_apart(fk: FusedKernel) -> bool:

@@ -23,13 +23,29 @@ import numpy as np
 
 from ..tileir.expr import compile_expr
 from ..tileir.printer import instr_text
-from ..tileir.program import Alloc, Copy, If, Img2Col, Let, Loop, Mmad, Program, Reduce, Region, Stmt, TopK, VecOp, walk
+from ..tileir.program import (
+    Alloc,
+    Copy,
+    GateTopK,
+    If,
+    Img2Col,
+    Let,
+    Loop,
+    Mmad,
+    Program,
+    Reduce,
+    Region,
+    Stmt,
+    TopK,
+    VecOp,
+    walk,
+)
 from .run import _Core, _Machine, _run_kernel, load_gm
 
 __all__ = ["InstrKey", "Store", "CheckedMachine", "instruction_table", "run_checked"]
 
 UNWRITTEN, INPUT = -1, -2
-_DATA = (Copy, VecOp, Reduce, Mmad, Img2Col, TopK)  # the instructions that move or compute values
+_DATA = (Copy, VecOp, Reduce, Mmad, Img2Col, TopK, GateTopK)  # the instructions that move or compute values
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.dtypes import compute_dtype, numpy_dtype, round_to
 from ..core.errors import InputError, KernelStudioError
+from ..core.gating import gate_select
 from ..tileir.capacity import profile_of
 from ..tileir.expr import Const, compile_expr, has_load
 from ..tileir.program import (
@@ -29,6 +30,7 @@ from ..tileir.program import (
     DeQue,
     EnQue,
     Free,
+    GateTopK,
     If,
     Img2Col,
     Kernel,
@@ -232,6 +234,12 @@ class _Machine:
             self.write(s.c, prod, env, core)
         elif isinstance(s, Img2Col):
             self._img2col(s, env, core)
+        elif isinstance(s, GateTopK):
+            scores, _ = self.read(s.scores, env, core)
+            sel, _ = self.read(s.src, env, core)
+            w, ids = gate_select(scores, sel, s.k, s.groups, s.topk_groups, s.group_select)
+            self.write(s.values, w, env, core)
+            self.write(s.indices, ids, env, core)
         elif isinstance(s, TopK):
             x, _ = self.read(s.src, env, core)
             keys = x.astype(np.float64)

@@ -47,6 +47,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ..core import dtypes as _dt
+from ..core import gating
 from ..core.errors import InputError
 from .graph import Graph, as_nodes
 from .grouped import grouped_matmul_rule, random_group_list
@@ -116,6 +117,17 @@ def _topk(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
     order = np.argsort(-a, axis=ax, kind="stable")  # descending; ties keep the lower index first
     idx = np.take(order, np.arange(k), axis=ax)
     return idx if n.attr("which") == "indices" else np.take_along_axis(a, idx, axis=ax)
+
+
+def _moe_gating(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
+    logits, bias = args
+    scores = gating.sigmoid32(logits)
+    sel = scores + np.asarray(bias, np.float32)
+    w, ids = gating.gate_select(scores, sel, n.attr("k"), n.attr("groups"), n.attr("topk_groups"),
+                                n.attr("group_select"))
+    if n.attr("which") == "ids":
+        return ids
+    return gating.gate_weights(w, n.attr("renorm"), n.attr("route_scale"), n.attr("eps"))
 
 
 def _gather(n: Node, args: Sequence[np.ndarray]) -> np.ndarray:
@@ -216,6 +228,7 @@ GOLDEN: dict[Op, Rule] = {
     Op.GROUPED_MATMUL: grouped_matmul_rule,
     Op.SORT: sort_rule,
     Op.HISTOGRAM: histogram_rule,
+    Op.MOE_GATING: _moe_gating,
 }
 
 

@@ -62,6 +62,7 @@ class Op(enum.Enum):
     GROUPED_MATMUL = "grouped_matmul"  # inputs (x, weights, group_list); attrs: group_list_type, plan_sizes
     SORT = "sort"  # stable; attrs: axis, descending, which ("values" | "indices")
     HISTOGRAM = "histogram"  # int32 ids -> int32 counts [bins]; attrs: bins, per_row (ids per token, for messages)
+    MOE_GATING = "moe_gating"  # inputs (logits, bias); attrs: k, groups, topk_groups, ..., which ("weights" | "ids")
 
 
 class Kind(enum.Enum):
@@ -120,4 +121,5 @@ OP_INFO: dict[Op, OpInfo] = {
     Op.GROUPED_MATMUL: OpInfo(Kind.CUBE, Unit.CUBE),  # MoE experts: x's rows by group, each @ its weights
     Op.SORT: OpInfo(Kind.INDEX, Unit.VECTOR),  # vector Sort over a row (TopK with k = row length)
     Op.HISTOGRAM: OpInfo(Kind.INDEX, Unit.VECTOR),  # per bin: compare, select, sum over the ids
+    Op.MOE_GATING: OpInfo(Kind.INDEX, Unit.VECTOR),  # sigmoid + bias on the vector unit, selection on the scalar
 }

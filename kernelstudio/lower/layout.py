@@ -33,6 +33,7 @@ from ..tileir.program import (
     WaitFlag,
 )
 from .config import KernelConfig
+from .gating import lower_gating_kernel
 from .scatter import lower_scatter_kernel
 from .slices import SLICE_OPS, lower_slice_kernel
 from .sort import lower_histogram_kernel, lower_sort_kernel
@@ -77,6 +78,8 @@ def lower_layout_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConf
         return _gather(fk, names, cfg)
     if n.op is Op.SCATTER:
         return lower_scatter_kernel(fk, names, cfg)
+    if n.op is Op.MOE_GATING:
+        return lower_gating_kernel(fk, names, cfg)
     if n.op in SLICE_OPS:
         return lower_slice_kernel(fk, names, cfg)
     if n.op is Op.SORT:

@@ -21,6 +21,7 @@ from ..tileir.program import (
     DeQue,
     EnQue,
     Free,
+    GateTopK,
     If,
     Img2Col,
     Kernel,
@@ -41,6 +42,7 @@ from ..tileir.program import (
     pipe_of,
 )
 from ..tileir.vec_calls import WORK, calls_of
+from .costs import gate_visits
 from .errors import SimulationError
 from .loop_keys import analyse_loop, sizes_exprs, touched
 from .program import (
@@ -125,6 +127,8 @@ class _Compiler:
             reads, writes = [s.src], [s.dst]
         elif t is Mmad:
             reads, writes = [s.a, s.b], [s.c]
+        elif t is GateTopK:
+            reads, writes = [s.src, s.scores], [s.values, s.indices]
         else:
             reads, writes = [s.src], [s.values, s.indices]
         for r in reads + writes:
@@ -181,6 +185,9 @@ class _Compiler:
             args = ", ".join(r.buf for r in s.srcs)
             return StaticInstr(**base, kind="vcall", text=f"{s.api} {s.dst.buf} <- ({args}){note}", op=s.op,
                                dtype=s.dtype, dst_dtype=s.dst_dtype or s.dtype, form=s.form)
+        if isinstance(s, GateTopK):
+            return StaticInstr(**base, kind="gate", text=f"gate_topk k={s.k} {s.indices.buf} <- {s.src.buf}{note}",
+                               op="gate", dtype="float32", per_row=gate_visits(s))
         if isinstance(s, TopK):
             dtype = self.buf(s.src.buf).dtype
             return StaticInstr(**base, kind="topk", text=f"topk k={s.k} {s.values.buf} <- {s.src.buf}{note}",

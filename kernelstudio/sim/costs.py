@@ -16,6 +16,8 @@
   repeat-form call by the measured curve of its instruction at its repeat count (a WholeReduce level:
   VCADD / VCMAX at its repeats), a count-form call by `vector_cycles(op, dtype, count)`.
 - Img2Col: an L1 -> L0B move of its output bytes (pixels x klen elements).
+- GateTopK (MoE expert selection, scalar loops in the code): `gate_visits` element visits per row, each
+  one scalar issue (`scalar_issue_cycles`, assumed: a GetValue, a compare and a branch pipelined as one).
 - TopK (assumed sequence): ceil(log2(cols)) merge passes, each a compare and a select over the
   whole tile, as the sort-and-merge TopK of the vector unit does.
 """
@@ -29,12 +31,21 @@ from ..core.dtypes import itemsize, repeat_elems
 from ..tileir.vector_ops import OPS, REDUCTIONS, reduction, vector_op
 from .program import StaticInstr
 
-__all__ = ["Pricer", "memory_kind", "TOPK_NOTE"]
+__all__ = ["Pricer", "memory_kind", "TOPK_NOTE", "gate_visits"]
 
 _CAST_COSTS = frozenset(r.cost for r in OPS.values() if r.form == "cast")  # priced with the dst dtype
 _REDUCE_COSTS = frozenset(r.cost for r in REDUCTIONS.values())  # a WholeReduce call, priced by its rows
 
 TOPK_NOTE = "TopK timed as ceil(log2(cols)) x (compare + select) over the tile (assumed sequence)"
+
+
+def gate_visits(s) -> int:
+    """Elements the scalar loops of a GateTopK visit per row: the group scores (every expert once), the
+    group picks (groups per kept group), the expert picks (every expert per chosen one) and the 2k writes."""
+    experts = s.src.cols.value  # a tiling constant (lower/gating.py)
+    groups = s.groups
+    visits = (experts + s.topk_groups * groups) if groups > 1 else 0
+    return visits + s.k * experts + 2 * s.k
 
 
 def memory_kind(st: StaticInstr, hits: dict[int, float]) -> str:
@@ -54,6 +65,7 @@ class Pricer:
     def __init__(self, profile, statics: Sequence[StaticInstr], hits: dict[int, float],
                  share: dict[int, float] | None = None) -> None:
         self.costs = profile.costs
+        self.scalar_cycles = profile.scalar_issue_cycles
         self.statics = statics
         self.share = share or {}
         self.hits = hits
@@ -115,6 +127,10 @@ class Pricer:
             if st.accumulate:
                 cyc += c.vector_cycles(vector_op(red.combine).cost, st.dst_dtype, max(rows, 0))
             out = (cyc, 0, count)
+        elif kind == "gate":
+            (rows, _cols) = key
+            n = max(rows, 0) * st.per_row
+            out = (n * self.scalar_cycles, 0, 0)
         elif kind == "topk":
             rows, cols = key
             count = max(rows, 0) * max(cols, 0)

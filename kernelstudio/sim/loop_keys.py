@@ -17,6 +17,7 @@ from ..tileir.expr import Expr, compile_expr, free_vars, has_load
 from ..tileir.program import (
     Copy,
     CrossWait,
+    GateTopK,
     If,
     Img2Col,
     Let,
@@ -45,6 +46,7 @@ _SIZES: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
     VecOp: lambda s: (s.dst.rows, s.dst.cols),
     Reduce: lambda s: (s.src.rows, s.src.cols),
     TopK: lambda s: (s.src.rows, s.src.cols),
+    GateTopK: lambda s: (s.src.rows, s.src.cols),
     VecCall: lambda s: (s.repeats,) if s.form == "repeat" else (s.count,),
 }
 # ... and those of the control statements: trip counts, conditions, bound values
@@ -54,7 +56,7 @@ _CONTROL: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
     Let: lambda s: (s.value,),
 }
 # the Region fields of each statement type (srcs of VecOp / VecCall aside)
-_REGIONS = ("dst", "src", "c", "a", "b", "values", "indices")
+_REGIONS = ("dst", "src", "c", "a", "b", "values", "indices", "scores")
 
 
 def sizes_exprs(s: Stmt) -> tuple[Expr, ...]:

@@ -33,7 +33,7 @@ class StaticInstr:
     kernel: int
     side: str  # "aic" | "aiv"
     pipe: int  # index into PIPES
-    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "vcall" | "reduce" | "topk" | "scalar" | "wait"
+    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "vcall" | "reduce" | "topk" | "gate" | "scalar" | "wait"
     text: str
     edge: str = ""  # memory edge of a data move ("GM->L1", "L0C->WS", ...), "" otherwise
     src: str = ""  # tier names for the cost model
@@ -48,6 +48,7 @@ class StaticInstr:
     form: str = ""  # VecCall: "repeat" (sizes: repeats) or "count" (sizes: elements)
     outer_loop: int = -1  # loop ids (index into CoreProgram.loops), -1 when not in a loop
     inner_loop: int = -1
+    per_row: int = 0  # "gate": scalar element visits per row (sim.costs.gate_visits)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from .program import (
     DeQue,
     EnQue,
     Free,
+    GateTopK,
     If,
     Img2Col,
     Kernel,
@@ -74,6 +75,9 @@ def instr_text(s: Stmt, tiers: dict[str, Tier]) -> str:
         order = "" if s.largest else ", smallest"
         outs = f"{region_text(s.values)}, {region_text(s.indices)}"
         return f"{pipe:<4} {outs} = topk({region_text(s.src)}, k={s.k}{order}){c}"
+    if isinstance(s, GateTopK):
+        return (f"{pipe:<4} {region_text(s.values)}, {region_text(s.indices)} = gate_topk({region_text(s.src)}, "
+                f"scores={region_text(s.scores)}, k={s.k}, groups={s.groups}, keep={s.topk_groups}){c}")
     if isinstance(s, (Alloc, EnQue, DeQue, Free)):
         return f"{'S':<4} {type(s).__name__.lower()} {s.buf}"
     if isinstance(s, CrossSet):

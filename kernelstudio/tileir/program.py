@@ -50,7 +50,7 @@ from .hints import RowComposite, RuntimeRows, TileWalk
 
 __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
-    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "Alloc", "EnQue", "DeQue", "Free",
+    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "GateTopK", "Alloc", "EnQue", "DeQue", "Free",
     "CrossSet", "CrossWait", "SyncAll", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel",
     "Program",
     "pipe_of", "walk",
@@ -294,6 +294,26 @@ class TopK:
 
 
 @dataclass(frozen=True, slots=True)
+class GateTopK:
+    """MoE expert selection on the scalar unit, per row of `src` (the selection values, float32): the
+    group-limited top-k of `core.gating.gate_select` (groups of src.cols // groups experts scored by
+    `group_select`, the `topk_groups` best kept, the k best experts among them; ties to the lower index).
+    The chosen experts' ids (int32) go to `indices`, their values in `scores` (same layout as src) to
+    `values`, best first. The code is scalar loops (GetValue / SetValue); the program orders it with
+    SetFlag/WaitFlag V -> S before and S -> V after."""
+
+    values: Region
+    indices: Region
+    src: Region
+    scores: Region
+    k: int
+    groups: int = 1
+    topk_groups: int = 1
+    group_select: str = "top2_sum"
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Alloc:
     buf: str
 
@@ -386,7 +406,7 @@ class If:
     dispatch: bool = False
 
 
-Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | Alloc | EnQue | DeQue | Free | CrossSet
+Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | GateTopK | Alloc | EnQue | DeQue | Free | CrossSet
          | CrossWait | SyncAll | SetFlag | WaitFlag)
 Stmt = Instr | Let | Loop | If
 

@@ -51,6 +51,7 @@ from .program import (
     DeQue,
     EnQue,
     Free,
+    GateTopK,
     If,
     Img2Col,
     Kernel,
@@ -394,6 +395,11 @@ class _Checker:
                 self.region(r, s, "srcs", Tier.UB, work=True)
             for f in ("mask", "repeats", "count"):
                 self.expr(getattr(s, f), s, f)
+        elif t is GateTopK:
+            for f in ("values", "indices", "src", "scores"):
+                self.region(getattr(s, f), s, f, Tier.UB)
+            for f in ("k", "groups", "topk_groups"):
+                self.int_field(s, f)
         elif t is TopK:
             for f in ("values", "indices", "src"):
                 self.region(getattr(s, f), s, f, Tier.UB)
