@@ -24,6 +24,7 @@ from .tensor import Tensor
 __all__ = ["moe_gating_topk", "moe_gating_topk_softmax", "moe_finalize_routing"]
 
 SCORES = ("sigmoid",)
+ROW_ORDERS = ("k_major", "token_major")
 
 
 def _logits(op: str, logits: object) -> Tensor:
@@ -104,7 +105,8 @@ def moe_gating_topk_softmax(logits: Tensor, k: int, *, renorm: bool = False,
 
 
 def moe_finalize_routing(expert_out: Tensor, weights: Tensor, expanded_row_idx: Tensor, *,
-                         shared: Tensor | None = None, name: str | None = None) -> Tensor:
+                         shared: Tensor | None = None, row_order: str = "k_major",
+                         name: str | None = None) -> Tensor:
     """out [T, H] = shared + sum_j weights[t, j] * expert_out[expanded_row_idx[j * T + t]].
 
     As aclnnMoeFinalizeRouting defines it (skip1 = shared, no skip2, no expert bias): expert_out
@@ -112,13 +114,16 @@ def moe_finalize_routing(expert_out: Tensor, weights: Tensor, expanded_row_idx: 
     expanded_row_idx [T * k] int32 is MoeInitRouting's expandedRowIdx: for the original index i = j * T + t
     (token t's j-th expert), the position its row was sorted to (expandedRowIdx[sortedRowIdx[p]] = p).
     `weights` is cast to expert_out's dtype (CANN's scales share it). Values must lie in [0, T * k)
-    (checked when evaluated). A composite: gather the rows, transpose the weights, multiply and
-    reduce over j."""
+    (checked when evaluated). `row_order="token_major"` numbers the pairs i = t * k + j instead, as
+    `ks.moe_init_routing` (MoeInitRoutingV2) does, so its expanded_row_idx can be passed as it is.
+    A composite: gather the rows, (transpose the weights,) multiply and reduce over j."""
     op = "moe_finalize_routing"
     nm = O.check_name(op, name)
     x = O._tensor(op, "expert_out", expert_out)
     w = O._tensor(op, "weights", weights)
     idx = O._tensor(op, "expanded_row_idx", expanded_row_idx)
+    if row_order not in ROW_ORDERS:
+        raise UnsupportedError(f"{op}: row_order={row_order!r} is not one of {', '.join(ROW_ORDERS)}")
     if x.dtype not in FLOAT_DTYPES or w.dtype not in FLOAT_DTYPES:
         raise DTypeError(f"{op}: expert_out {x.describe()} and weights {w.describe()} must be floating point")
     if w.ndim != 2:
@@ -132,16 +137,20 @@ def moe_finalize_routing(expert_out: Tensor, weights: Tensor, expanded_row_idx: 
                          "expandedRowIdx); cast(expanded_row_idx, 'int32')")
     if idx.shape != (tokens * k,):
         raise ShapeError(f"{op}: expanded_row_idx {idx.describe()} must be 1-D ({tokens * k},), one position "
-                         f"per (expert j, token t) at j * {tokens} + t")
+                         "per (token, expert) pair")
     hidden = x.shape[1]
     if shared is not None:
         s = O._tensor(op, "shared", shared)
         if s.dtype != x.dtype or s.shape != (tokens, hidden):
             raise ShapeError(f"{op}: shared {s.describe()} must be [{tokens}, {hidden}] {x.dtype}, like the "
                              "output")
-    rows = O.reshape(O.gather(x, idx, 0), (k, tokens, hidden))  # row j * T + t: token t's j-th expert
-    wt = O.transpose(w if w.dtype == x.dtype else O.cast(w, x.dtype))  # [k, T]
-    acc = O.reduce_sum(O.mul(rows, O.reshape(wt, (k, tokens, 1))), 0)
+    wc = w if w.dtype == x.dtype else O.cast(w, x.dtype)
+    if row_order == "k_major":
+        rows = O.reshape(O.gather(x, idx, 0), (k, tokens, hidden))  # row j * T + t: token t's j-th expert
+        acc = O.reduce_sum(O.mul(rows, O.reshape(O.transpose(wc), (k, tokens, 1))), 0)
+    else:
+        rows = O.reshape(O.gather(x, idx, 0), (tokens, k, hidden))  # row t * k + j
+        acc = O.reduce_sum(O.mul(rows, O.reshape(wc, (tokens, k, 1))), 1)
     if shared is None:
         return O.reshape(acc, acc.shape, name=nm) if nm else acc
     return O.add(shared, acc, name=nm or None)

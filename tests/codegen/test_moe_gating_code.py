@@ -57,6 +57,17 @@ def _finalize(dtype: str) -> Case:
     return build
 
 
+def _finalize_token_major() -> tuple[list[ks.Tensor], ks.Schedule, dict[str, np.ndarray]]:
+    feed, _ = finalize_case(24, 2, 40)
+    feed["row_idx"] = feed["row_idx"].reshape(2, 24).T.reshape(-1).copy()  # pair t * k + j
+    eo = ks.placeholder((48, 40), "float32", name="expert_out")
+    w = ks.placeholder((24, 2), "float32", name="weights")
+    idx = ks.placeholder((48,), "int32", name="row_idx")
+    sh = ks.placeholder((24, 40), "float32", name="shared")
+    out = ks.moe_finalize_routing(eo, w, idx, shared=sh, row_order="token_major", name="moe_out")
+    return [out], ks.create_schedule(out), feed
+
+
 CASES: dict[str, Case] = {
     "top2_of_8": _gating(64, 8, 2),
     "groups_32_4_keep2_top4": _gating(64, 32, 4, groups=4, topk_groups=2),
@@ -68,6 +79,7 @@ CASES: dict[str, Case] = {
     "softmax_gate": _softmax_gate,
     "finalize_f32": _finalize("float32"),
     "finalize_f16": _finalize("float16"),
+    "finalize_token_major": _finalize_token_major,
 }
 
 
@@ -97,6 +109,9 @@ def test_gating_and_finalize_golden_run_tiled_and_twin_agree(twin_cache) -> None
                                            err_msg=f"{name} twin {out}")
     steered = golden[list(CASES).index("steered")]["gate_ids"]
     assert (steered[:, 0] == 5).all() and not (steered == 2).any()
+    _, want = finalize_case(24, 2, 40)
+    np.testing.assert_allclose(golden[list(CASES).index("finalize_token_major")]["moe_out"], want, rtol=1e-5,
+                               atol=1e-5)
     ties = golden[list(CASES).index("ties")]["gate_ids"]
     assert (ties == np.arange(4)).all()
 

@@ -274,3 +274,35 @@ def test_finalize_rejects_bad_inputs() -> None:
         ks.moe_finalize_routing(eo, w, idx, shared=ks.placeholder((4, 8), "float32", name="sh"))
     with pytest.raises(ks.ShapeError, match=r"weights .* must be 2-D"):
         ks.moe_finalize_routing(eo, ks.placeholder((8,), "float32", name="w1"), idx)
+
+
+def test_gate_route_and_finalize_end_to_end_with_moe_init_routing() -> None:
+    """Gate, route (ks.moe_init_routing numbers the pairs t * k + j), an expert that scales its rows by a
+    per-row factor, finalize with row_order="token_major": out[t] = x[t] * sum_j w[t, j] * (row factor)."""
+    tokens, experts, hidden, k = 16, 8, 32, 2
+    x = ks.placeholder((tokens, hidden), "float32", name="x")
+    logits = ks.placeholder((tokens, experts), "float32", name="logits")
+    b = ks.placeholder((experts,), "float32", name="bias")
+    w, ids = ks.moe_gating_topk(logits, b, k)
+    ex, row_idx, _ = ks.moe_init_routing(x, ids, experts)
+    f = ks.placeholder((tokens * k, 1), "float32", name="row_factor")
+    out = ks.moe_finalize_routing(ex * f, w, row_idx, row_order="token_major")
+    rng = np.random.default_rng(3)
+    feed = {"x": rng.standard_normal((tokens, hidden)).astype(np.float32),
+            "logits": rng.standard_normal((tokens, experts)).astype(np.float32),
+            "bias": np.zeros(experts, np.float32), "row_factor": np.ones((tokens * k, 1), np.float32)}
+    want = feed["x"] * ks.evaluate(w, {n: feed[n] for n in ("logits", "bias")}).sum(-1, keepdims=True)
+    np.testing.assert_allclose(ks.evaluate(out, feed), want, rtol=1e-5, atol=1e-6)
+    tiled = ks.run_tiled(ks.lower(ks.create_schedule(out), target="ascend910b2"), feed)
+    np.testing.assert_allclose(tiled, want, rtol=1e-5, atol=1e-6)
+    # the k-major reading of the same indices combines other rows
+    wrong = ks.moe_finalize_routing(ex * f, w, row_idx)
+    feed["row_factor"] = np.arange(1, tokens * k + 1, dtype=np.float32)[:, None]
+    assert not np.allclose(ks.evaluate(wrong, feed), ks.evaluate(out, feed), atol=1e-3)
+
+
+def test_finalize_rejects_an_unknown_row_order() -> None:
+    eo = ks.placeholder((8, 16), "float32", name="eo")
+    with pytest.raises(ks.UnsupportedError, match="row_order='rows' is not one of k_major, token_major"):
+        ks.moe_finalize_routing(eo, ks.placeholder((4, 2), "float32", name="w"),
+                                ks.placeholder((8,), "int32", name="idx"), row_order="rows")
