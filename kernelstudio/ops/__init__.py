@@ -8,5 +8,6 @@ Stage 3.5: it may import core/, ir/ and dsl/ (stage 3), nothing above (schedule/
 from __future__ import annotations
 
 from .mla_prolog import MLA_CACHE_MODES, mla_prolog
+from .moe import moe, moe_inputs
 
-__all__ = ["mla_prolog", "MLA_CACHE_MODES"]
+__all__ = ["mla_prolog", "MLA_CACHE_MODES", "moe", "moe_inputs"]

@@ -31,15 +31,25 @@ def stage_of(node_name: str) -> str | None:
     return None
 
 
-def _kernel_stages(kernel: Any) -> tuple[str, ...]:
-    found = {s for s in (stage_of(n) for n in kernel.ops) if s}
-    return tuple(s for s in _ORDER if s in found) or ("other",)
+def _kernel_stages(program: Any) -> list[tuple[str, ...]]:
+    """The stages of each kernel of `program`, in launch order. A kernel of helper nodes only (the reshape
+    and transpose before the finalize's gather, say) counts under the next kernel's stages: the kernels run
+    in graph order, and a stage's helpers come right before its named node."""
+    own = [tuple(s for s in _ORDER if s in {stage_of(n) for n in k.ops}) for k in program.kernels]
+    out: list[tuple[str, ...]] = []
+    nxt: tuple[str, ...] = ("other",)
+    for st in reversed(own):
+        nxt = st or nxt
+        out.append(nxt)
+    return out[::-1]
 
 
 def stage_times(program: Any, sim: Any) -> list[tuple[str, str, float]]:
-    """(kernel, its stages joined by '+', simulated us) per kernel, in launch order."""
+    """(kernel, its stages joined by '+', simulated us: its span, launch gap excluded) per kernel, in launch
+    order."""
     spans = {k["name"]: k["end_us"] - k["start_us"] for k in sim.kernels}
-    return [(k.name, "+".join(_kernel_stages(k)), spans.get(k.name, 0.0)) for k in program.kernels]
+    return [(k.name, "+".join(st), spans.get(k.name, 0.0))
+            for k, st in zip(program.kernels, _kernel_stages(program), strict=True)]
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,7 @@ class CoreLoad:
     kernel: str
     stage: str
     span_us: float
-    busy_us: tuple[float, ...]  # per cube core, in core order
+    busy_us: tuple[float, ...]  # per cube core, in core order: time its cube unit (pipe M) computed
     finish_us: tuple[float, ...]
 
     @property
@@ -62,26 +72,31 @@ class CoreLoad:
 
 
 def core_loads(program: Any, sim: Any, stages: tuple[str, ...] = ("gate_up", "down")) -> list[CoreLoad]:
-    """The per-core load of every kernel that computes one of `stages` (the grouped matmuls by default)."""
+    """The per-core load of every kernel that computes one of `stages` (the grouped matmuls by default); a
+    cube core with no work in the kernel counts as finished at 0."""
     out = []
-    starts = {k["name"]: (k["start_us"], k["end_us"]) for k in sim.kernels}
-    for k in program.kernels:
-        ks = _kernel_stages(k)
-        if not set(ks) & set(stages) or k.name not in starts:
+    spans = {k["name"]: (k["start_us"], k["end_us"]) for k in sim.kernels}
+    cube = sorted((c for c in sim.events.core_labels if "cube" in c), key=_core_index)
+    for k, ks in zip(program.kernels, _kernel_stages(program), strict=True):
+        if not set(ks) & set(stages) or k.name not in spans:
             continue
-        t0, t1 = starts[k.name]
-        busy: dict[str, float] = defaultdict(float)
-        fin: dict[str, float] = defaultdict(float)
-        for ev in sim.events.where(kernel=k.name):
-            if "cube" not in ev.core:
-                continue
-            fin[ev.core] = max(fin[ev.core], ev.end_us - t0)
-            if ev.pipe == "CUBE":
-                busy[ev.core] += ev.end_us - ev.start_us
-        cores = sorted(fin, key=_core_index)
-        out.append(CoreLoad(k.name, "+".join(ks), t1 - t0, tuple(busy[c] for c in cores),
-                            tuple(fin[c] for c in cores)))
+        t0, t1 = spans[k.name]
+        ev = sim.events.where(kernel=k.name)
+        c = ev.columns
+        work = ~np.isin(c["pipe"], [i for i, p in enumerate(ev.pipes) if p in _NOT_WORK])
+        is_cube = c["pipe"] == (ev.pipes.index(_CUBE) if _CUBE in ev.pipes else -1)
+        busy, fin = {}, {}
+        for label in cube:
+            on = work & (c["core"] == ev.core_labels.index(label))
+            fin[label] = float(c["end_us"][on].max() - t0) if on.any() else 0.0
+            cu = on & is_cube
+            busy[label] = float((c["end_us"][cu] - c["start_us"][cu]).sum())
+        out.append(CoreLoad(k.name, "+".join(ks), t1 - t0, tuple(busy.values()), tuple(fin.values())))
     return out
+
+
+_NOT_WORK = ("S", "FLOW", "LAUNCH")  # scalar bookkeeping, flag waits, launch gaps: not a core's work
+_CUBE = "M"  # the cube unit's pipe (Mmad)
 
 
 def _core_index(label: str) -> tuple[int, str]:
@@ -117,8 +132,9 @@ def moe_report(program: Any, sim: Any, balanced_sim: Any = None) -> MoeReport:
 
 def format_moe_report(rep: MoeReport) -> str:
     """The report as text: per-stage us and share, each grouped matmul's core loads, the imbalance cost."""
-    lines = [f"MoE block: {rep.time_us:,.1f} us"]
     total = sum(us for _, _, us in rep.stages) or 1.0
+    lines = [f"MoE block: {rep.time_us:,.1f} us = {total:,.1f} us in {len(rep.stages)} kernels + "
+             f"{rep.time_us - total:,.1f} us of launch gaps"]
     for st, us in rep.per_stage().items():
         lines.append(f"  {st:24} {us:10,.1f} us  {100 * us / total:5.1f} %")
     for ld in rep.loads:

@@ -49,6 +49,8 @@ EXPECTED = {
                           "L0B over by", "auto tiles, double_buffer", "cache hits of 20, 0 built",
                           "mla_prolog_lite_tuned", "applied: {'tile_m': ",
                           "the sliders are at the best configuration: True"],
+    "07_moe.ipynb": ["== one_hot: rows per expert (256, 18,", "imbalance cost:", "idle", "waiting for the last core",
+                     "max |golden - tiled|", "the data routes as the timeline plans: True"],
     "08_matmul_allreduce.ipynb": ["the claim holds here: True", "(shorter than the matmul: False); claim holds: False",
                                   "(shorter than the matmul: True); claim holds: True", "published   888 us",
                                   "published: 26% then 34%", "slower than unsplit from 16 tiles",
