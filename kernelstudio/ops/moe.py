@@ -119,20 +119,13 @@ def moe(*, tokens: int, hidden: int, intermediate: int, experts: int, top_k: int
     act = _silu_mul(h, intermediate, "act")
     expert_out = dsl.grouped_matmul(act, w_down, counts, plan_sizes=plan, name="expert_out")
     shared = _shared(x, hidden, intermediate * shared_experts, dtype) if shared_experts else None
-    out = dsl.moe_finalize_routing(expert_out, weights, _slot_major(row_idx, tokens, top_k), shared=shared,
+    # MoeInitRoutingV2 numbers a token's pairs t * k + j: the finalize reads them in that order
+    out = dsl.moe_finalize_routing(expert_out, weights, row_idx, shared=shared, row_order="token_major",
                                    name=name)
     _remember(out, MoeConfig(tokens, hidden, intermediate, experts, top_k, groups, topk_groups, shared_experts,
                              gating, float(route_scale), imbalance if isinstance(imbalance, str) else "custom",
                              dtype, plan))
     return out
-
-
-def _slot_major(row_idx: dsl.Tensor, tokens: int, top_k: int) -> dsl.Tensor:
-    """MoeInitRoutingV2 numbers a token's pairs t * k + j, MoeFinalizeRouting reads them at j * T + t."""
-    if top_k == 1:
-        return row_idx
-    t = dsl.transpose(dsl.reshape(row_idx, (tokens, top_k)))
-    return dsl.reshape(t, (tokens * top_k,), name="routing_row_idx_by_slot")
 
 
 _CONFIGS: dict = {}  # output node -> its MoeConfig (nodes hash by structure); the latest few only
