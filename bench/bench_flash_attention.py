@@ -1,0 +1,78 @@
+"""Benchmark: attention (ks.ops.flash_attention) simulated at the six published 910B2 points, side by side.
+
+    .venv/bin/python bench/bench_flash_attention.py [--markdown]
+
+D = 128, B = N = 1, S_q = S_kv = S, float16, no mask, on ascend910b2 with the plan the engine chooses today (the
+unfused baseline: Q K^T with the softmax, then P V, P through HBM). FLOPs 4 S^2 D. Measured: torch_npu's fused
+attention on 910B2, from hw-native-sys/pto-isa kernels/manual/common/flash_atten/README.md ("910B2 Multi-Core
+Comparison", torch_npu time). Nothing in the simulator is calibrated on these points. `--markdown` prints the
+table alone (the README's block)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import kernelstudio as ks  # noqa: E402
+from kernelstudio.sim.results import busiest_pipe  # noqa: E402
+
+TARGET = "ascend910b2"
+PIPES = {"M": "cube", "V": "vector", "FIX": "fixpipe"}
+D = 128
+# S -> torch_npu time (us) on 910B2, the source in the module doc
+MEASURED_US = {1024: 58.461, 2048: 70.801, 4096: 118.302, 8192: 353.147, 16384: 1118.462, 32768: 3646.173}
+
+
+def flops(s: int) -> float:
+    return 4.0 * s * s * D
+
+
+def simulate(s: int) -> tuple[int, float, float, float, str]:
+    """(kernels, simulated time in us, HBM bytes, launch gaps in us, busiest pipe) of the default plan at
+    sequence length s."""
+    q, k, v = (ks.placeholder((1, 1, s, D), "float16", name=n) for n in ("query", "key", "value"))
+    prog = ks.lower(ks.create_schedule([ks.ops.flash_attention(q, k, v)]), target=TARGET)
+    r = ks.simulate(prog)
+    m = r.metrics
+    pipe, use = busiest_pipe(m)
+    return len(prog.kernels), r.time_us, m["hbm_bytes"], m["launch_overhead_us"], f"{PIPES.get(pipe, pipe)} {use:.0%}"
+
+
+Row = tuple[int, int, float, float, float, str]
+
+
+def rows() -> list[Row]:
+    return [(s, *simulate(s)) for s in MEASURED_US]
+
+
+def table(rs: list[Row]) -> str:
+    head = ("S", "kernels", "predicted (us)", "measured (us)", "predicted TFLOPS", "measured TFLOPS",
+            "predicted / measured", "HBM (MB)", "launch (us)", "busiest pipe")
+    body = [(f"{s}", f"{n}", f"{t:,.1f}", f"{MEASURED_US[s]:,.1f}", f"{flops(s) / t / 1e6:.1f}",
+             f"{flops(s) / MEASURED_US[s] / 1e6:.1f}", f"{t / MEASURED_US[s]:.2f}", f"{b / 1e6:,.1f}",
+             f"{lu:.0f}", pipe)
+            for s, n, t, b, lu, pipe in rs]
+    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
+    line = lambda r: "  ".join(x.rjust(w) if i < len(r) - 1 else x.ljust(w)  # noqa: E731
+                               for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()
+    return "\n".join([line(head), "  ".join("-" * w for w in widths), *(line(r) for r in body)])
+
+
+def main() -> None:
+    if "--markdown" in sys.argv:
+        print(table(rows()))
+        return
+    rs = []
+    for s in MEASURED_US:
+        t0 = time.perf_counter()
+        rs.append((s, *simulate(s)))
+        print(f"S={s}: built, lowered and simulated in {time.perf_counter() - t0:.1f} s", flush=True)
+    print(f"\nattention on {TARGET}, D={D}, B=N=1, float16, unfused baseline (simulated) vs torch_npu (measured)")
+    print(table(rs))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The README's FlashAttention example prints what it shows, and its table is what
+`bench/bench_flash_attention.py --markdown` prints, with the ratios and bytes its prose quotes."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+
+from .readme import ROOT, example, rebinds
+
+HEADING = "## FlashAttention: `ks.ops.flash_attention`"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_flash_attention", ROOT / "bench" / "bench_flash_attention.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_readme_flash_attention_example_prints_what_it_shows():
+    code, printed, shown = example(HEADING)
+    assert printed == shown
+    assert not rebinds(code, "x|y|d|out|twin|result|tiled|q|k|v")  # README blocks share one namespace
+
+
+def test_readme_flash_attention_table_is_the_benchmark_output():
+    bench = _bench()
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- flash-attention-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /flash-attention-table -->",
+                      text, re.S)
+    assert block, "README has no flash-attention-table block"
+    rs = bench.rows()
+    assert block.group(1) == bench.table(rs)
+    assert bench.MEASURED_US == {1024: 58.461, 2048: 70.801, 4096: 118.302, 8192: 353.147, 16384: 1118.462,
+                                 32768: 3646.173}
+    prose = " ".join(text.split())
+    ratio = {s: t / bench.MEASURED_US[s] for s, _, t, *_ in rs}
+    assert f"(ratio {ratio[1024]:.2f} at S = 1024)" in prose
+    assert f"({ratio[32768]:.2f} at S = 32768)" in prose
+    assert all(ratio[s] < 1 for s in (1024, 2048)) and all(ratio[s] > 1 for s in (4096, 8192, 16384, 32768))
+    assert [ratio[s] for s in (4096, 8192, 16384, 32768)] == sorted(ratio[s] for s in (4096, 8192, 16384, 32768))
+    big = rs[-1]
+    assert f"{big[3] / 1e6:,.1f} MB at S = 32768" in prose
+    assert abs(big[3] - 2 * 2 * 32768**2) < 0.05 * big[3]  # almost all P (2 S^2 bytes) written and read back
+    assert all(r[1] == 2 and r[4] == 10 for r in rs)  # two kernels, two assumed 5 us launch gaps
+    assert all(r[5].startswith("vector") for r in rs)
+    tf = {s: bench.flops(s) / t / 1e6 for s, _, t, *_ in rs}
+    assert max(tf, key=tf.get) == 8192
+    assert f"TFLOPS peak at {tf[8192]:.1f} (S = 8192) and fall back to {tf[32768]:.1f}" in prose
