@@ -54,6 +54,15 @@ def _row_region(name: str, view: str, cols_total: int, row_base: Expr, col_base:
     return region
 
 
+def _row_run(rmap: tuple[tuple[int, int, int], ...] | None) -> int:
+    """Rows of the space in a run that reads one tensor row: the rows inside the innermost row dim the
+    tensor does not broadcast along (1 when that dim is the last one)."""
+    for _extent, inner, stride in reversed(rmap or ()):
+        if stride:
+            return inner
+    return 1
+
+
 def gm_operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_base: Expr = ZERO,
               col_base: Expr = ZERO, periods: dict[Node, int] | None = None) -> tuple[list[Operand], list[Operand]]:
     """The kernel's GM operands; `periods` gives inputs a row period their shape at lowering does not show."""
@@ -71,7 +80,8 @@ def gm_operands(fk: FusedKernel, names: dict[Node, str], skip: set[Node], row_ba
         ins.append(Operand(i, names[i], view, i.dtype,
                            gm_region(names[i], view, fk.cols, row_base, col_base,
                                       periods.get(i, fk.input_period(i))),
-                           _row_region(names[i], view, fk.cols, row_base, col_base, fk.input_row_map(i))))
+                           _row_region(names[i], view, fk.cols, row_base, col_base, fk.input_row_map(i)),
+                           _row_run(fk.input_row_map(i)), row_base))
     for o in fk.outputs:
         view = fk.view(o)
         outs.append(Operand(o, names[o], view, o.dtype,

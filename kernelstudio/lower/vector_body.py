@@ -36,6 +36,7 @@ from ..tileir.program import (
     DeQue,
     EnQue,
     Free,
+    If,
     Let,
     Loop,
     QuePos,
@@ -73,6 +74,10 @@ class Operand:
     dtype: str
     region: GmRegion
     row_region: Callable[[Expr, Expr, Expr], Region] | None = None  # (row, c0, clen): one row at a time
+    # with row_region: the rows of the space that read one row of the tensor, in runs aligned to multiples
+    # of row_run counted from row_base (a (T, 1, Dr) table on a (T, N, Dr) space: N rows of one token)
+    row_run: int = 1
+    row_base: Expr = Const(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +281,14 @@ class VectorBody:
         if o.row_region is None:
             copy_in += [Alloc(qname), Copy(ub, o.region(r0, rlen, c0, clen), comment=f"copy in {o.name}"),
                         EnQue(qname)]
+        elif o.view == "full" and o.row_run > 1:  # runs of rows read one row: one copy per run, spread in UB
+            runs = self._runs(o, qname, r0, rlen, c0, clen)
+            copy_in += [Alloc(qname), runs[0], EnQue(qname)]
+            compute.append(DeQue(qname))
+            val = self._arrive(o, qname, ub, rlen, clen, compute, frees, dst_buf)
+            compute.append(runs[1](val))
+            vals[o.node] = val
+            return
         else:  # broadcast along inner row dims: one row copy per tile row
             var = f"g_{ident(o.name)}"
             b = self.buffers[qname]
@@ -287,6 +300,11 @@ class VectorBody:
                              comment=f"{o.name} is broadcast inside the rows: gathered row by row"),
                         EnQue(qname)]
         compute.append(DeQue(qname))
+        vals[o.node] = self._arrive(o, qname, ub, rlen, clen, compute, frees, dst_buf)
+
+    def _arrive(self, o: Operand, qname: str, ub: Region, rlen: Expr, clen: Expr, compute: list[Stmt],
+                frees: list[Stmt], dst_buf: str | None) -> Region:
+        """The loaded tile as the compute dtype: the queue's tensor itself, or a cast / copy of it."""
         if o.dtype != self.cdt or dst_buf is not None:
             buf = dst_buf or self._scratch(o.view)
             dst = self.region(buf, o.view, rlen, clen)
@@ -295,10 +313,37 @@ class VectorBody:
             else:
                 compute.append(VecOp("copy", dst, (ub,), comment=f"{o.name} {o.dtype} -> {self.cdt}"))
             compute.append(Free(qname))
-            vals[o.node] = dst
-        else:
-            vals[o.node] = ub
-            frees.append(Free(qname))
+            return dst
+        frees.append(Free(qname))
+        return ub
+
+    def _runs(self, o: Operand, qname: str, r0: Expr, rlen: Expr, c0: Expr, clen: Expr):
+        """A tile of `o` whose rows come in runs of `o.row_run` that read one tensor row: per run in the
+        tile one GM copy of that row into the run's first tile row (MTE2), then, once the tile is in the
+        compute dtype, one vector copy of that row into the run's other rows (a one-row operand of a
+        repeat-form call). Returns (the copy-in loop, a function of the value tile giving the spread loop)."""
+        run, v = o.row_run, f"g_{ident(o.name)}"
+        g0 = E.add(o.row_base, r0)
+        first_run = E.div(g0, run)
+        n_runs = E.add(E.sub(E.div(E.add(g0, E.sub(rlen, 1)), run), first_run), 1)
+        lets = (Let(f"{v}_first", E.max(E.sub(E.mul(E.add(first_run, Var(v)), run), g0), 0)),
+                Let(f"{v}_end", E.min(E.sub(E.mul(E.add(first_run, E.add(Var(v), 1)), run), g0), rlen)))
+        first, end = Var(f"{v}_first"), Var(f"{v}_end")
+        cols = self.buffers[qname].cols
+        row = Region(qname, E.mul(first, cols), Const(1), clen, Const(cols))
+        load = Loop(v, Const(0), n_runs, Const(1),
+                    (*lets, Copy(row, o.row_region(E.add(r0, first), c0, clen), comment=f"copy in {o.name}")),
+                    comment=f"{o.name} is broadcast inside the rows: one row per run of {run} rows")
+
+        def spread(val: Region) -> Loop:
+            vcols = self.buffers[val.buf].cols
+            src = Region(val.buf, E.mul(first, vcols), Const(1), clen, Const(vcols))
+            dst = Region(val.buf, E.mul(E.add(first, 1), vcols), E.sub(E.sub(end, first), 1), clen, Const(vcols))
+            return Loop(v, Const(0), n_runs, Const(1), (*lets, If(E.sub(E.sub(end, first), 1), (
+                VecOp("copy", dst, (src,), comment=f"{o.name}: the run's row into its other rows"),))),
+                comment=f"{o.name}: spread each run's row")
+
+        return load, spread
 
     def _out_queue(self, o: Operand) -> str:
         qname = f"out_{ident(o.name)}"
