@@ -57,10 +57,6 @@ def _to_bnsd(x: Tensor, what: str, layout: str, heads: int | None) -> tuple[Tens
                          f"({', '.join(layout)}); reshape it or pass the layout it is in")
     if layout == "BNSD":
         return x, tuple(x.shape)  # type: ignore[return-value]
-    if x.shape[0] != 1:
-        raise UnsupportedError(f"flash_attention: {what} has batch {x.shape[0]} in layout {layout!r}; these layouts "
-                               "take B = 1 today (their S <-> N swap is a transpose the lowering batches wrongly): "
-                               "pass layout='BNSD' or one batch per call")
     if layout == "BSND":
         b, s, n, d = x.shape
         return _swap_sn(x, b, s, n, d), (b, n, s, d)
