@@ -14,8 +14,9 @@ The moves cycle through six knob settings, so after the first six a move returns
 shown (the session keeps the designs it built lately, and lower() the kernels it emitted). The "first visit"
 lines move through 54 settings of all four knobs once each (those that do not fit skipped), cold caches.
 
-The last line times the same moves phase by phase (the cell re-run, lower, simulate, codegen), so a
-move's time can be read against the compiler's own share of it.
+The last lines time the same moves phase by phase (the cell re-run, lower, simulate, codegen), so a
+move's time can be read against the compiler's own share of it, and the first visits phase by phase with
+the Passes tab's printout (the program after each pass, diffed) and the idle-gap and timeline views.
 """
 
 from __future__ import annotations
@@ -129,6 +130,39 @@ def phases(n: int = 36, target: str = "ascend910b2") -> dict[str, list[float]]:
     return out
 
 
+def first_visit_phases(target: str = "ascend910b2") -> dict[str, list[float]]:
+    """ms per phase of each first visit (GRID once each, cold memos, refused settings skipped): the cell re-run,
+    lower, simulate, codegen, the Passes tab's data (every pass's program printed and diffed), idle gaps and
+    timeline."""
+    import importlib
+
+    importlib.import_module("kernelstudio.lower.pipeline")._EMITTED.clear()
+    importlib.import_module("kernelstudio.tileir.printer")._TEXT.clear()
+    keys = ("cell", "lower", "simulate", "codegen", "passes", "idle+timeline")
+    out: dict[str, list[float]] = {k: [] for k in keys}
+    for values in GRID:
+        t = [time.perf_counter()]
+        try:
+            with planning_target(target):
+                res = run_cell(MLA_CELL, name="mla_prolog_lite", values=values)
+            t.append(time.perf_counter())
+            prog = lower(res.schedule, target, name="mla_prolog_lite")
+        except KernelStudioError:
+            continue
+        t.append(time.perf_counter())
+        sim = simulate(prog)
+        t.append(time.perf_counter())
+        codegen(prog)
+        t.append(time.perf_counter())
+        views.passes_data(prog)
+        t.append(time.perf_counter())
+        views.timeline_data(sim, gaps=views.idle_gaps(sim, cores=None))
+        t.append(time.perf_counter())
+        for key, a, b in zip(keys, t[:-1], t[1:], strict=True):
+            out[key].append((b - a) * 1e3)
+    return out
+
+
 def main() -> None:
     for passes, label in ((False, "every view's data"), (True, "... with the Passes tab open")):
         t = run(passes=passes)
@@ -148,6 +182,9 @@ def main() -> None:
     core = statistics.median([a + b + c for a, b, c in zip(ph["lower"], ph["simulate"], ph["codegen"], strict=True)])
     print("the same moves by phase, median ms: " + ", ".join(f"{k} {v:.1f}" for k, v in med.items())
           + f"; lower + simulate + codegen {core:.1f}")
+    fp = first_visit_phases()
+    print("first visits by phase, median ms: " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in fp.items())
+          + f" (n={len(fp['cell'])})")
 
 
 if __name__ == "__main__":

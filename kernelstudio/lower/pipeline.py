@@ -49,6 +49,7 @@ class _Ctx:
         self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
         self.tiles: dict[str, dict] = {}  # auto/user tiles decided by split_loop, applied in stages
         self.emitted: dict[tuple[str, KernelConfig], tuple[Kernel, GmTensor | None]] = {}
+        self.kernel_keys: dict[str, tuple] = {}  # `_kernel_key` per kernel name: the same for every config
         self._user: dict[str, dict] = {}
 
     def user(self, name: str) -> dict:
@@ -207,7 +208,10 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
     key = (name, cfg)
     if key not in ctx.emitted:
         fk = ctx.kernels[name]
-        gkey = (name, _kernel_key(fk, ctx.names), cfg)
+        kkey = ctx.kernel_keys.get(name)
+        if kkey is None:
+            kkey = ctx.kernel_keys[name] = _kernel_key(fk, ctx.names)
+        gkey = (name, kkey, cfg)
         hit = _EMITTED.get(gkey)
         if hit is None:
             if fk.root is not None and fk.root.op is Op.GROUPED_MATMUL:

@@ -166,11 +166,13 @@ def _fits_cfg(fk: FusedKernel, cfg: KernelConfig, emit: Callable[[KernelConfig],
 
 
 def _epilogue_probe(cfg: KernelConfig) -> KernelConfig:
-    """The UB probe of a mixed kernel's AIV epilogue for `cfg`: the cube's L1/L0 choices (k steps, L1 and L0
-    slots, C-tile groups) do not touch the epilogue, so they are reset and equal probes are emitted once. With
-    sync_all the groups stay: they set the block count, and so the rows each vector core takes."""
+    """The UB probe of a mixed kernel's AIV epilogue for `cfg`: the cube's L1/L0 choices (the k tile and steps,
+    L1 and L0 slots, C-tile groups) do not touch the epilogue, so they are reset and equal probes are emitted
+    once (settings that differ in tile_k alone share one). With sync_all the groups stay: they set the block
+    count, and so the rows each vector core takes."""
     groups = {} if cfg.sync_all else {"step_m": 1, "step_n": 1}
-    return cfg.with_(aiv_only=True, step_ka=1, step_kb=1, depth_a1=0, depth_b1=0, depth_l0=0, **groups)
+    return cfg.with_(aiv_only=True, tile_k=1 << 30, step_ka=1, step_kb=1, depth_a1=0, depth_b1=0, depth_l0=0,
+                     **groups)
 
 
 def validate_tiles(fk: FusedKernel, tiles: dict[str, Any], profile: HardwareProfile) -> None:
