@@ -298,8 +298,16 @@ def declare(w: Writer, scope: Scope, buf: str, declared: set[str]) -> str:
     return f"AscendC::LocalTensor<{ctype(scope.buffer(buf).dtype)}> {name}"
 
 
+_LETS = KernelMemo()
+
+
 def _let_values(k: Kernel) -> dict[str, tuple[Expr, ...]]:
-    """Every value each Let variable of `k` is bound to; a name also used as a loop variable has none."""
+    """Every value each Let variable of `k` is bound to; a name also used as a loop variable has none. Found
+    once per kernel (every Scope of a codegen asks)."""
+    return _LETS.get((k.aic, k.aiv), lambda: _find_let_values(k))
+
+
+def _find_let_values(k: Kernel) -> dict[str, tuple[Expr, ...]]:
     values: dict[str, list[Expr]] = {}
     loops: set[str] = set()
     for s in walk((*k.aic, *k.aiv)):
