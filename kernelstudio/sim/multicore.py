@@ -422,6 +422,7 @@ def run_program(prog: Program, profile, *, exact: bool = False,
     shares: dict[tuple[int, int], float] = {}
     overall: dict[int, float] = {}
     pricers = _Pricers(profile, statics, hits)
+    last: dict[int, tuple[tuple, _KernelSim]] = {}  # kernel -> (what priced it, its run) of the last pass
     passes = 0
     while True:
         by_wave: dict[tuple[int, int], dict[int, float]] = {}
@@ -431,10 +432,16 @@ def run_program(prog: Program, profile, *, exact: bool = False,
         for i, k in enumerate(prog.kernels):
             wave_key = {w: tuple(sorted(d.items())) for (kk, w), d in by_wave.items() if kk == i}
             rep_of = _classes(keys[i], waves[i], wave_key)
+            # a kernel whose blocks' prices did not change since the last pass runs the same: reuse its run
+            again = (pricers, tuple(rep_of), tuple(sorted(wave_key.items())))
+            if i in last and last[i][0] == again:
+                sims.append(last[i][1])
+                continue
             sims.append(_simulate_kernel(
                 k, sides_per_kernel[i], rep_of,
                 lambda b, ws=waves[i], wk=wave_key, pr=pricers: pr.get(wk.get(ws[b], ())),
                 profile, not exact, outer_ids, inner_ids))
+            last[i] = (again, sims[-1])
         passes += 1
         if passes >= MAX_PASSES:
             break
