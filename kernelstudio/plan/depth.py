@@ -8,8 +8,9 @@ both times in the notes. A kernel whose `double_buffer(...)` the user stated is 
 
 Only the kernels whose plans differ are simulated (a program of those kernels alone, both ways): the other
 kernels are the same in both plans, and simulating a whole many-kernel program twice dominated `ks.lower`
-(the DeepSeek MoE block at 128 tokens: 344 s of lowering, all of it in the two simulations; bench/bench_moe.py
-prints the lowering seconds). The kernels alone start with a cold L2, as the first kernel of a program does.
+(the DeepSeek MoE block at 128 tokens: minutes of lowering, all but a second of it in the two simulations;
+bench/bench_moe.py prints the lowering seconds). The kernels alone start with a cold L2, as the first kernel
+of a program does.
 """
 
 from __future__ import annotations

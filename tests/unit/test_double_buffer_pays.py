@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 import kernelstudio as ks
@@ -67,3 +69,23 @@ def test_kernels_whose_tiles_fit_twice_are_lowered_once(monkeypatch):
     x = ks.placeholder((64, 256), "float16", name="x")
     ks.lower(ks.create_schedule(ks.softmax(x)), "ascend910b2")
     assert len(calls) == 1
+
+
+def test_only_the_kernels_whose_plans_differ_are_simulated(monkeypatch):
+    # a many-kernel block: simulating it whole twice dominated ks.lower; the depth choice simulates the two
+    # finalize kernels whose tiles shrank for two slots, alone, and says so
+    depth = importlib.import_module("kernelstudio.plan.depth")
+    seen: list[tuple[str, ...]] = []
+    real = depth.simulate
+
+    def spy(prog, *a, **k):
+        seen.append(tuple(k.name for k in prog.kernels))
+        return real(prog, *a, **k)
+
+    monkeypatch.setattr(depth, "simulate", spy)
+    blk = ks.ops.moe(tokens=128, hidden=7168, intermediate=2048, experts=256, top_k=8, groups=8, topk_groups=4)
+    prog = ks.lower(ks.create_schedule(blk, target="ascend910b2"), "ascend910b2")
+    assert len(prog.kernels) == 20
+    assert seen == [("reshape", "mul"), ("reshape", "mul")]
+    notes = [n for k in prog.kernels for n in k.notes if n.startswith("double_buffer:")]
+    assert len(notes) == 2 and all("(simulated: the kernels reshape, mul alone)" in n for n in notes)
