@@ -29,7 +29,7 @@ VERSION = 2                            # 2: CodeMessage.error
 PUSH_TARGET = "kernelstudio.codegen"   # registered by the front end; the kernel opens comms to it
 SYNC_TARGET = "kernelstudio.sync"      # registered by the kernel; the front end asks it for a replay
 MAX_MESSAGE_CHARS = 2_000_000          # JSON characters; larger messages are never sent or shown
-MAX_FILES = 64
+MAX_FILES = 512                        # about 170 kernels of 3 files; MAX_MESSAGE_CHARS is the real guard
 MAX_NAME_CHARS = 200
 MAX_ERROR_CHARS = 300                  # the first line of the error, cut to this
 

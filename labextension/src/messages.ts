@@ -10,7 +10,8 @@ export const PUSH_TARGET = 'kernelstudio.codegen';
 export const SYNC_TARGET = 'kernelstudio.sync';
 /** Messages larger than this (JSON characters) are dropped unread. */
 export const MAX_MESSAGE_CHARS = 2_000_000;
-export const MAX_FILES = 64;
+/** A program of about 170 kernels (3 files each); MAX_MESSAGE_CHARS is the real guard. */
+export const MAX_FILES = 512;
 export const MAX_NAME_CHARS = 200;
 /** The error line of a stale message is at most this long. */
 export const MAX_ERROR_CHARS = 300;

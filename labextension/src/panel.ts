@@ -1,4 +1,7 @@
-/** The "Ascend C" side panel: header, one tab per generated file, a read-only C++ editor. */
+/**
+ * The "Ascend C" side panel: header, one tab per generated file, a read-only C++ editor. A program of several
+ * kernels shows a kernel picker and the tabs of the picked kernel's files (plus the files no kernel owns).
+ */
 
 import { Clipboard } from '@jupyterlab/apputils';
 import { CodeEditor, CodeEditorWrapper, IEditorServices } from '@jupyterlab/codeeditor';
@@ -24,23 +27,30 @@ function baseName(path: string): string {
   return slash < 0 ? path : path.slice(slash + 1);
 }
 
-/** A short tab label: what the file is, prefixed by its kernel when the program has several. */
-function fileLabel(path: string, kernels: string[]): string {
-  const base = baseName(path);
-  const several = kernels.length > 1;
+/** The files of kernel `k`, by what they are. */
+function kernelFiles(k: string): [string, string][] {
+  return [
+    [`op_kernel/${k}.cpp`, 'kernel'],
+    [`op_host/${k}_tiling.h`, 'tiling.h'],
+    [`op_host/${k}.cpp`, 'host']
+  ];
+}
+
+/** The kernel whose file `path` is, or null for a file of the whole program (main.cpp). */
+export function kernelOf(path: string, kernels: string[]): string | null {
   for (const k of kernels) {
-    const prefix = several ? `${k} ` : '';
-    if (path === `op_kernel/${k}.cpp`) {
-      return `${prefix}kernel`;
-    }
-    if (path === `op_host/${k}_tiling.h`) {
-      return `${prefix}tiling.h`;
-    }
-    if (path === `op_host/${k}.cpp`) {
-      return `${prefix}host`;
+    if (kernelFiles(k).some(([p]) => p === path)) {
+      return k;
     }
   }
-  return base;
+  return null;
+}
+
+/** A short tab label: what the file is (the kernel picker names the kernel). */
+function fileLabel(path: string, kernels: string[]): string {
+  const k = kernelOf(path, kernels);
+  const found = k === null ? undefined : kernelFiles(k).find(([p]) => p === path);
+  return found === undefined ? baseName(path) : found[1];
 }
 
 function formatKnob(value: unknown): string {
@@ -107,6 +117,7 @@ export class AscendCodePanel extends Widget {
     this._notebook = notebook;
     this._notebookLabel = label;
     this._design = null;
+    this._kernel = null;
     this._shown = null;
     this._render();
   }
@@ -146,6 +157,7 @@ export class AscendCodePanel extends Widget {
     const message = entry.message;
     const sameDesign = this._shown !== null && this._shown.message.design === message.design;
     if (!sameDesign || this._file === null || !(this._file in message.files)) {
+      this._kernel = null;
       this._file = Object.keys(message.files)[0];
     }
     const fresh = this._shown !== entry;
@@ -226,9 +238,41 @@ export class AscendCodePanel extends Widget {
   private _renderTabs(entry: Entry): void {
     const tabs = this._tabs.node;
     tabs.replaceChildren();
+    const message = entry.message;
+    const kernels = message.kernels;
+    const paths = Object.keys(message.files);
+    const current = this._file === null ? null : kernelOf(this._file, kernels);
+    // Several kernels: pick one, then its files; the program's own files (main.cpp) are always there.
+    const picked = kernels.length > 1 ? (current ?? this._kernel ?? kernels[0]) : null;
+    if (picked !== null) {
+      this._kernel = picked;
+      const select = el('select', 'ks-panel-kernel');
+      select.title = `${kernels.length} kernels in launch order; pick one to see its files`;
+      kernels.forEach((k, i) => {
+        const n = kernelFiles(k).reduce((sum, [p]) => sum + (entry.changed[p]?.length ?? 0), 0);
+        const option = el('option', '', `${i + 1}/${kernels.length} ${k}${n > 0 ? ` (${n} changed)` : ''}`);
+        option.value = k;
+        option.selected = k === picked;
+        select.appendChild(option);
+      });
+      select.onchange = () => {
+        this._kernel = select.value;
+        const first = kernelFiles(select.value).find(([p]) => p in message.files);
+        if (first !== undefined) {
+          this._file = first[0];
+        }
+        this._renderTabs(entry);
+        this._showFile(entry, true);
+      };
+      tabs.appendChild(select);
+    }
     const list = el('div', 'ks-panel-tablist');
-    for (const path of Object.keys(entry.message.files)) {
-      const tab = el('button', 'ks-panel-tab', fileLabel(path, entry.message.kernels));
+    for (const path of paths) {
+      const owner = kernelOf(path, kernels);
+      if (picked !== null && owner !== null && owner !== picked) {
+        continue;
+      }
+      const tab = el('button', 'ks-panel-tab', fileLabel(path, kernels));
       tab.title = path;
       tab.dataset.path = path;
       tab.setAttribute('role', 'tab');
@@ -247,6 +291,7 @@ export class AscendCodePanel extends Widget {
       list.appendChild(tab);
     }
     tabs.appendChild(list);
+    this.node.dataset.kernel = picked ?? '';
   }
 
   /** Copy and download buttons for the file on screen. */
@@ -312,5 +357,6 @@ export class AscendCodePanel extends Widget {
   private _notebookLabel = '';
   private _design: string | null = null;
   private _file: string | null = null;
+  private _kernel: string | null = null;
   private _shown: Entry | null = null;
 }

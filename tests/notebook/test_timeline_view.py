@@ -12,6 +12,8 @@ import kernelstudio as ks
 from kernelstudio.notebook import views as V
 from kernelstudio.notebook.render.timeline import _LANE_PX
 from kernelstudio.notebook.views.style import HIGHLIGHT, LANE_COLORS, PONG, shade
+from kernelstudio.notebook.views.timeline import TITLE_NAMES
+from kernelstudio.plan.build import build
 from kernelstudio.sim.program import SYNC_TEXT
 from kernelstudio.sim.results import LANES, EventTable
 from tests.notebook.cells import MLA_CELL, studio_of
@@ -194,6 +196,16 @@ def test_the_unfused_plan_has_one_lane_per_kernel_with_its_launch_gap(tour):
         assert mine[0]["end"] == pytest.approx(k["start_us"]) and mine[1]["end"] == k["end_us"]
     assert un["range"][1] >= tour.unfused_sim.time_us
     assert f"{len(kernels)} kernels" in un["title"] and "own time axis" in un["title"]
+
+
+def test_a_plan_of_many_kernels_is_counted_in_the_titles_not_named():
+    """20 kernel names do not fit a 500 px figure's title line: the titles count them (MoE block, 20 kernels)."""
+    d = build(ks.ops.moe(tokens=64, hidden=256, intermediate=128, experts=8, top_k=2), "ascend910b2")
+    tl = V.timeline_data(d.sim, unfused=d.unfused_sim)
+    n = len(d.sim.kernels)
+    assert n > TITLE_NAMES and tl["title"].startswith(f"fused plan of {n} kernels: ")
+    assert d.sim.kernels[1]["name"] not in tl["title"]
+    assert len(tl["title"]) <= 80 and len(tl["unfused"]["title"]) <= 80, (tl["title"], tl["unfused"]["title"])
 
 
 def test_the_idle_table_has_one_row_per_group_and_pipe_and_no_zero_causes(tour, sync_plan):

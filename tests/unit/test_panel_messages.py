@@ -71,7 +71,7 @@ BAD = [
     ({"knobs": {"tile_m": [16, 32]}}, "knobs is not"),
     ({"files": {}}, "0 files"),
     ({"files": {"main.cpp": 3}}, "is not path -> text"),
-    ({"files": {f"f{i}.cpp": "" for i in range(65)}}, "65 files"),
+    ({"files": {f"f{i}.cpp": "" for i in range(513)}}, "513 files"),
     ({"files": {"main.cpp": "x" * 2_000_001}}, "more than the 2,000,000 allowed"),
     ({"cell": None}, "cell or target"),
     ({"design": "x" * 201}, "at most 200 characters (201)"),

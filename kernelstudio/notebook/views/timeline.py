@@ -230,9 +230,15 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = N
     return out
 
 
+TITLE_NAMES = 3  # the fused title names at most this many kernels
+
+
 def _title(sim: Any, groups: list[dict[str, Any]], arrows: list, lod: dict) -> str:
-    """What the fused figure draws, in one line (arrows and merged spans only when there are some)."""
-    names = ", ".join(k["name"] for k in sim.kernels)
+    """What the fused figure draws, in one line (arrows and merged spans only when there are some); a plan of
+    more than TITLE_NAMES kernels is counted, not named (20 names do not fit a title; the lanes' hover and
+    "zoom to kernel" name them)."""
+    n = len(sim.kernels)
+    names = (", ".join(k["name"] for k in sim.kernels) if n <= TITLE_NAMES else f"plan of {n} kernels")
     ncores = sum(g["count"] for g in groups)
     folded = any(g["count"] > 1 and not g["expanded"] for g in groups)
     text = (f"fused {names}: {ncores} cores in {len(groups)} lane group{'s' if len(groups) != 1 else ''}"
@@ -360,8 +366,8 @@ def _plan_lanes(sim: Any) -> dict[str, Any]:
                              f"{k['cores']} cores"})
     launch_us = sum(g["end"] - g["start"] for g in gaps)
     n = len(sim.kernels)
-    title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.2f} us with "
-             f"{len(gaps)} launch gap{'s' if len(gaps) != 1 else ''} ({launch_us:.2f} us); own time axis")
+    title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.2f} us, "
+             f"{launch_us:.2f} us of it launch gaps; own time axis")
     kernels = [{"name": k["name"], "family": k["family"], "start": k["start_us"], "end": k["end_us"]}
                for k in sim.kernels]
     return {"lanes": lanes, "bars": bars, "kernels": kernels, "gaps": gaps, "time_us": sim.time_us,
