@@ -209,8 +209,13 @@ export class AscendCodePanel extends Widget {
     top.appendChild(el('span', 'ks-panel-time', `${message.time_us.toFixed(2)} us`));
     top.appendChild(this._actions(entry));
     header.appendChild(top);
-    const kernels = message.kernels.length === 1 ? 'kernel' : 'kernels';
-    header.appendChild(el('div', 'ks-panel-meta', `${message.target} · ${kernels} ${message.kernels.join(', ')}`));
+    // A few kernels are named; more are counted (the kernel picker below names each).
+    const n = message.kernels.length;
+    const kernels = n === 1 ? 'kernel' : 'kernels';
+    const meta = n <= 3 ? `${kernels} ${message.kernels.join(', ')}` : `${n} kernels`;
+    const metaLine = el('div', 'ks-panel-meta', `${message.target} · ${meta}`);
+    metaLine.title = message.kernels.join(', ');
+    header.appendChild(metaLine);
     const knobs = el('div', 'ks-panel-knobs');
     const entries = Object.entries(message.knobs);
     if (entries.length === 0) {

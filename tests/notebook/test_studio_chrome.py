@@ -9,7 +9,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 import kernelstudio as ks
-from kernelstudio.notebook.render.strips import banner_html
+from kernelstudio.notebook.render.strips import banner_html, header_html
 from kernelstudio.notebook.views.targets import target_choices
 from kernelstudio.plan.choose import planning_target
 from kernelstudio.sim.report import _bytes_delta
@@ -264,3 +264,14 @@ def test_the_comparison_table_words_bytes_with_one_sign(mla):
     assert _bytes_delta(22.632e6, 14.233e6) == "8.399 MB more (+59.0%)"
     assert _bytes_delta(1.02e6, 1.28e6) == "0.260 MB less (-20.3%)"
     assert _bytes_delta(5.0, 5.0) == "same"
+
+
+def test_the_header_counts_the_kinds_of_a_plan_of_many_kernels():
+    """MlaProlog's 21 kernels read as their kinds in launch order, each counted (not a wall of 21 entries)."""
+    cards = {"design": "mla_prolog", "target": "ascend910b2", "kernels": ["k"] * 5,
+             "families": ["cube_vector", "cube", "vector", "cube", "vector"],
+             "kernel_types": ["MIX_AIC_1_2", "AIC_ONLY", "AIV_ONLY", "AIC_ONLY", "AIV_ONLY"]}
+    assert ("5 kernels: cube_vector (MIX_AIC_1_2), 2 cube (AIC_ONLY), 2 vector (AIV_ONLY)</div>"
+            in header_html(cards))
+    one = {**cards, "kernels": ["k"], "families": ["vector"], "kernel_types": ["AIV_ONLY"]}
+    assert "1 kernel: vector (AIV_ONLY)</div>" in header_html(one)

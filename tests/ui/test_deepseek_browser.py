@@ -79,7 +79,7 @@ def _kernel_options(lab) -> list[str]:
 
 def test_notebook_07_moe_block_imbalance_moves_the_views_and_the_panel(lab):
     first = _open(lab, "07_moe.ipynb", "moe")
-    assert "imbalance=uniform" in first["header"].replace("\n", "")
+    assert "imbalance=uniform" in first["header"].replace("\n", "") and "ascend910b2 · 20 kernels" in first["header"]
     kernels = _kernel_options(lab)
     assert len(kernels) == 20 and "moe_grouped_matmul" in kernels
     code = _pick_kernel(lab, "moe_grouped_matmul")
@@ -108,6 +108,9 @@ def test_notebook_07_moe_block_imbalance_moves_the_views_and_the_panel(lab):
 
 def test_notebook_05_mla_prolog_tokens_move_the_views_and_the_panel(lab):
     first = _open(lab, "05_mla_prolog.ipynb", "mla_prolog")
+    assert "ascend910b2 · 21 kernels" in first["header"]
+    header = lab.page.locator(".ks-studio .ks-header").first.inner_text()
+    assert "21 kernels: cube_vector (MIX_AIC_1_2), " in header and header.count("(AIV_ONLY)") == 1, header
     kernels = _kernel_options(lab)
     assert len(kernels) == 21 and "mla_prolog_scatter" in kernels
     assert "MlaPrologScatter" in _pick_kernel(lab, "mla_prolog_scatter")

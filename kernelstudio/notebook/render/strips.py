@@ -20,8 +20,13 @@ def _card(value: str, label: str, title: str = "") -> str:
 
 
 def header_html(cards: dict[str, Any]) -> str:
-    """The title line: the design's name, target and kernels (the Tune and trace buttons sit beside it)."""
-    fam = ", ".join(f"{f} ({t})" for f, t in zip(cards["families"], cards["kernel_types"], strict=True))
+    """The title line: the design's name, target and kernels (the Tune and trace buttons sit beside it); the
+    kernels' kinds in order of first launch, each counted when there are several (21 kernels read as three
+    kinds, not as 21 entries)."""
+    kinds: dict[str, int] = {}
+    for f, t in zip(cards["families"], cards["kernel_types"], strict=True):
+        kinds[f"{f} ({t})"] = kinds.get(f"{f} ({t})", 0) + 1
+    fam = ", ".join(kind if c == 1 else f"{c} {kind}" for kind, c in kinds.items())
     n = len(cards["kernels"])
     return (f'<div class="ks-header" style="{_CSS}"><b style="font-size:14px;">{html.escape(cards["design"])}</b>'
             f' &middot; {html.escape(cards["target"])} &middot; {n} kernel{"s" if n != 1 else ""}: '
