@@ -41,7 +41,7 @@ EXPECTED = {
                                "add_broadcast: max |reference - twin| = 0.0;", "Broadcast x2"],
     "05_mla_prolog.ipynb": ["decode T=1: fused 21 kernels", "rms_norm_mul_1: matmul [new_kernel]", "MTE3 row writes",
                             "prefill T=1024: fused 21 kernels", "same kernels, same rules as decode: True",
-                            "longest kernels, prefill: query_rope", "PA_NZ, T=1024: [(8, 32, 128, 16)",
+                            "longest kernels, prefill: matmul_1", "PA_NZ, T=1024: [(8, 32, 128, 16)",
                             "back to decode: 218.0 us"],
     "04_schedules.ipynb": ["cube_epilogue", "cluster", "double_buffer", "cores=4 tile_m=16", "CapacityError",
                            "multiple of 16", "multi-pass", "full rows"],
