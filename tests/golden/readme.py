@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import re
+import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,3 +36,12 @@ def example(heading: str) -> tuple[str, str, str]:
 def rebinds(code: str, names: str) -> bool:
     """Whether `code` assigns one of `names` ("x|y|d") at the top level: README blocks share one namespace."""
     return bool(re.search(rf"^({names}) = ", code, flags=re.M))
+
+
+def bench(name: str) -> ModuleType:
+    """The script `bench/{name}.py` as a module (registered in `sys.modules`: its dataclasses look it up)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod

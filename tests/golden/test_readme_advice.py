@@ -3,11 +3,10 @@ and its table of the greedy rounds against ks.tune is what `bench/bench_advise.p
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
 from .readme import ROOT, example, rebinds
+from .readme import bench as load_bench
 
 HEADING = "## Advice: which move helps, simulated"
 
@@ -24,10 +23,7 @@ def test_readme_advice_names_no_name_a_later_block_reads():
 
 
 def test_readme_advice_table_is_the_benchmark_output():
-    spec = importlib.util.spec_from_file_location("bench_advise", ROOT / "bench" / "bench_advise.py")
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench
-    spec.loader.exec_module(bench)
+    bench = load_bench("bench_advise")
     text = (ROOT / "README.md").read_text()
     block = re.search(r"<!-- advice-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /advice-table -->", text, re.S)
     assert block, "README has no advice-table block"

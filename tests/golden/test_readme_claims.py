@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
-from pathlib import Path
 
 import pytest
 
 import kernelstudio as ks
 from kernelstudio.sim import simulate
 
-ROOT = Path(__file__).resolve().parents[2]
+from .readme import ROOT
+from .readme import bench as load_bench
 
 
 @pytest.fixture(scope="module")
 def claims():
-    spec = importlib.util.spec_from_file_location("article_claims", ROOT / "bench" / "article_claims.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+    mod = load_bench("article_claims")
     with contextlib.redirect_stdout(io.StringIO()):
         conv = mod.measure("conv", mod.conv_bias_relu())
         mla = mod.measure("mla", mod.mla_prolog_lite())

@@ -3,21 +3,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
 from .readme import ROOT, example, rebinds
+from .readme import bench as load_bench
 
 HEADING = "## FlashAttention: `ks.ops.flash_attention`"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_flash_attention", ROOT / "bench" / "bench_flash_attention.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_readme_flash_attention_example_prints_what_it_shows():
@@ -27,7 +18,7 @@ def test_readme_flash_attention_example_prints_what_it_shows():
 
 
 def test_readme_flash_attention_table_is_the_benchmark_output():
-    bench = _bench()
+    bench = load_bench("bench_flash_attention")
     text = (ROOT / "README.md").read_text()
     block = re.search(r"<!-- flash-attention-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /flash-attention-table -->",
                       text, re.S)

@@ -3,24 +3,14 @@ summary holds what the README claims of it."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_measured", ROOT / "bench" / "bench_measured.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+from .readme import ROOT
+from .readme import bench as load_bench
 
 
 def test_readme_table_is_the_benchmark_output():
-    bench = _bench()
+    bench = load_bench("bench_measured")
     rows = bench.rows()
     text = (ROOT / "README.md").read_text()
     block = re.search(r"<!-- measured-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /measured-table -->", text, re.S)
@@ -29,7 +19,7 @@ def test_readme_table_is_the_benchmark_output():
 
 
 def test_every_point_names_its_source_protocol_and_timing():
-    bench = _bench()
+    bench = load_bench("bench_measured")
     for p in bench.POINTS:
         assert p.source and p.protocol in ("cold", "warm", "both") and p.timing in ("wall", "device")
     rows = bench.rows()

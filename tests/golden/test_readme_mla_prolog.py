@@ -3,21 +3,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 
 from .readme import ROOT, example, rebinds
+from .readme import bench as load_bench
 
 HEADING = "### MlaProlog as one call: `ks.ops.mla_prolog`"
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_mla_prolog", ROOT / "bench" / "bench_mla_prolog.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_readme_mla_prolog_example_prints_what_it_shows():
@@ -27,7 +18,7 @@ def test_readme_mla_prolog_example_prints_what_it_shows():
 
 
 def test_readme_mla_prolog_table_is_the_benchmark_output():
-    bench = _bench()
+    bench = load_bench("bench_mla_prolog")
     text = (ROOT / "README.md").read_text()
     block = re.search(r"<!-- mla-prolog-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /mla-prolog-table -->", text, re.S)
     assert block, "README has no mla-prolog-table block"

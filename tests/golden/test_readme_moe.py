@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
-from .readme import ROOT, example, rebinds, section
+from .readme import bench as load_bench
+from .readme import example, rebinds, section
 
 HEADING = "## The MoE block: `ks.ops.moe`"
 
@@ -17,10 +15,7 @@ def test_readme_moe_example_prints_what_it_shows() -> None:
 
 
 def test_readme_moe_table_is_what_the_benchmark_prints() -> None:
-    spec = importlib.util.spec_from_file_location("bench_moe", ROOT / "bench" / "bench_moe.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
+    mod = load_bench("bench_moe")
     table = mod.table(mod.measure(**mod.SMALL))
     assert table in section(HEADING)
     assert table.count("\n") == 4  # header, rule and the three imbalances
