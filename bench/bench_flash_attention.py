@@ -17,6 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import kernelstudio as ks  # noqa: E402
+from bench.text_table import columns  # noqa: E402
 from kernelstudio.sim.results import busiest_pipe  # noqa: E402
 
 TARGET = "ascend910b2"
@@ -55,10 +56,7 @@ def table(rs: list[Row]) -> str:
              f"{flops(s) / MEASURED_US[s] / 1e6:.1f}", f"{t / MEASURED_US[s]:.2f}", f"{b / 1e6:,.1f}",
              f"{lu:.0f}", pipe)
             for s, n, t, b, lu, pipe in rs]
-    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
-    line = lambda r: "  ".join(x.rjust(w) if i < len(r) - 1 else x.ljust(w)  # noqa: E731
-                               for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-    return "\n".join([line(head), "  ".join("-" * w for w in widths), *(line(r) for r in body)])
+    return columns(head, body, right=range(len(head) - 1))
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import kernelstudio as ks  # noqa: E402
+from bench.text_table import columns  # noqa: E402
 
 TOKENS = (1, 128, 1024, 4096)
 TARGET = "ascend910b2"
@@ -39,10 +40,7 @@ def table(reps: list[tuple[int, ks.PlanReport]]) -> str:
             body.append((str(t), r.plan, str(r.kernels), f"{r.time_us:,.1f}", f"{r.hbm_bytes / 1e6:,.1f}",
                          f"{r.roofline_pct:.1f}", f"{r.busiest_pipe} {r.busiest_pipe_pct:.0f}%",
                          f"{r.longest_kernel} {r.longest_kernel_us:,.1f}"))
-    widths = [max(len(x[i]) for x in (head, *body)) for i in range(len(head))]
-    line = lambda r: "  ".join(x.rjust(w) if i in (0, 2, 3, 4, 5) else x.ljust(w)  # noqa: E731
-                               for i, (x, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-    return "\n".join([line(head), "  ".join("-" * w for w in widths), *(line(r) for r in body)])
+    return columns(head, body, right=(0, 2, 3, 4, 5))
 
 
 def main() -> None:
