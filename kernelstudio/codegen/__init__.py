@@ -78,8 +78,8 @@ def codegen(prog: Program, *, high_level: bool = False) -> CodeBundle:
     prog = need(prog, Program, "codegen")
     high_level = _flag(high_level, "codegen")
     rt = runtime_rows(prog)
-    specs = {t.name: TensorSpec(t.name, t.shape, t.dtype, rt.dims if rt is not None and t.name in rt.tensors else 0)
-             for t in prog.tensors}
+    specs = {t.name: TensorSpec(t.name, t.shape, t.dtype, rt.dims if rt is not None and t.name in rt.tensors else 0,
+                                t.format) for t in prog.tensors}
     ws = max((workspace_bytes(prog, k) for k in prog.kernels), default=0)
     return CodeBundle(
         name=prog.name,

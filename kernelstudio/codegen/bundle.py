@@ -27,6 +27,7 @@ class TensorSpec:
     shape: tuple[int, ...]
     dtype: str
     runtime_dims: int = 0  # leading dimensions the code takes at run time (its rows); `shape` has the lowered ones
+    format: str = "ND"  # "NZ": <name>.bin holds the logical [K, N] matrix in FRACTAL_NZ order (core/formats.py)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -49,6 +50,8 @@ class TensorSpec:
             raise InputError(f"tensor {self.name!r}: runtime_dims {self.runtime_dims!r} must be an int from 0 to "
                              f"its {len(shape)} dimension(s)")
         object.__setattr__(self, "dtype", check_dtype(self.dtype, f"dtype of tensor {self.name!r}"))
+        if self.format not in ("ND", "NZ"):
+            raise InputError(f"tensor {self.name!r}: format {self.format!r} must be 'ND' or 'NZ' (FRACTAL_NZ)")
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,8 @@ from dataclasses import dataclass
 
 from ..core.dtypes import block_elems
 from ..core.errors import UnsupportedError
-from ..tileir.expr import Bin, Const, Expr, Load, Var
+from ..core.formats import NZ_FRACTAL
+from ..tileir.expr import Bin, Const, E, Expr, Load, Var
 from ..tileir.program import (
     Alloc,
     Copy,
@@ -254,6 +255,13 @@ class CubePart:
         self.cube_bufs = _cube_buffers(scope)
         self.tiling = cube_tiling(scope)
         self.org = org_shape(scope, self.ops, self.tiling)
+        self.b_nz = scope.prog.tensor(self.ops.b.buf).format == "NZ"
+        if self.b_nz and (self.ops.trans_b or self.org is not None or self.tiling["singleCoreN"] % NZ_FRACTAL):
+            raise UnsupportedError(
+                f"kernel {scope.kernel.name}: B {self.ops.b.buf!r} is FRACTAL_NZ, which the Matmul reads as an "
+                f"untransposed [K, N] matrix in C tiles of whole {NZ_FRACTAL}-column bands (here transpose_b="
+                f"{self.ops.trans_b}, singleCoreN={self.tiling['singleCoreN']}, orgShape={self.org}); schedule "
+                f"tile_n as a multiple of {NZ_FRACTAL} or declare the weight format='ND'")
 
     # ---- members and Init ----------------------------------------------------------------------
     def emit(self, members: Writer, init: Writer, methods: Writer) -> None:
@@ -276,9 +284,12 @@ class CubePart:
         a_t = ctype(sc.prog.tensor(ops.a.buf).dtype)
         b_t = ctype(sc.prog.tensor(ops.b.buf).dtype)
         c_t = ctype(self._c_dtype())
+        b_fmt = "NZ" if self.b_nz else "ND"
         members(f"using AType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {a_t}, "
                 f"{str(ops.trans_a).lower()}>;",
-                f"using BType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {b_t}, "
+                *(["// B is stored in GM as FRACTAL_NZ: the Matmul copies its fractals to L1 as they are"]
+                  if self.b_nz else []),
+                f"using BType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::{b_fmt}, {b_t}, "
                 f"{str(ops.trans_b).lower()}>;",
                 f"using CType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, {c_t}>;",
                 "using BiasType = matmul::MatmulType<AscendC::TPosition::GM, CubeFormat::ND, float>;",
@@ -346,7 +357,7 @@ class CubePart:
             elif isinstance(s, Loop):
                 env[s.var] = s.start
         a_off = subst(self._region_of(absorbed, "a").offset, env)
-        b_off = subst(self._region_of(absorbed, "b").offset, env)
+        b_off = self._b_at(subst(self._region_of(absorbed, "b").offset, env))
         mm = self._mmad(absorbed)
         m_, n_ = subst(mm.m, env), subst(mm.n, env)
         k_total = sc.var("K") if "K" in sc.tiling else str(self.tiling["Ka"])
@@ -385,7 +396,7 @@ class CubePart:
         for v in ("gm0", "gmlen", "gn0", "gnlen", "mlen"):  # the group's extent: C++ variables already
             env.pop(v, None)
         a_off = subst(self._region_of(stmts, "a").offset, env)
-        b_off = subst(self._region_of(stmts, "b").offset, env)
+        b_off = self._b_at(subst(self._region_of(stmts, "b").offset, env))
         if sc.static(fix.dst.stride) != (self.org[4] if self.org is not None else self.tiling["N"]):
             raise UnsupportedError(f"kernel {sc.kernel.name}: a group of C tiles writes rows {fix.dst.stride} "
                                    f"elements apart; the Matmul writes a group into rows of N={self.tiling['N']}")
@@ -400,6 +411,13 @@ class CubePart:
           f"matmulObj.SetTail({sc.expr(rows)}, {sc.expr(Var('gnlen'))}, {k_total});",
           f"matmulObj.IterateAll({at(fix.dst.buf, subst(fix.dst.offset, env))});",
           "matmulObj.End();")
+
+    def _b_at(self, off: Expr) -> Expr:
+        """B's GM offset for SetTensorB: `off` (row k = 0, column n0 of the logical [K, N]) as it is for ND; for
+        FRACTAL_NZ the start of column band n0 / 16, K x 16 elements each (n0 is a whole band: checked in __init__)."""
+        if not self.b_nz:
+            return off
+        return E.mul(off, self.scope.prog.tensor(self.ops.b.buf).shape[0])
 
     def _mmad(self, absorbed: tuple[Stmt, ...]) -> Mmad:
         for s in walk(absorbed):

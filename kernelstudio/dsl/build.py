@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core import names as _names
 from ..core.dtypes import check_dtype
-from ..core.errors import DTypeError
+from ..core.errors import DTypeError, UnsupportedError
 from ..ir.node import Composite, Node
 from ..ir.ops import DTYPES, FLOAT_DTYPES, Op
 from . import shapes as S
@@ -96,8 +96,26 @@ def _node(op: Op, inputs: Sequence[Tensor], shape: Sequence[int], dtype: str,
         raise DTypeError(f"{op.value}: {who.describe() if who is not None else 'its result'} is int64; int64 "
                          "tensors are index inputs (a placeholder read by ks.scatter or ks.grouped_matmul) and "
                          "nothing computes on them; give this op an int32 placeholder instead")
+    _check_nz_readers(op, inputs, attrs or {})
     return Tensor(Node(op, tuple(t.node for t in inputs), tuple(shape), dtype,
                        tuple(sorted((attrs or {}).items())), name, _COMPOSITE.get()))
+
+
+def _check_nz_readers(op: Op, inputs: Sequence[Tensor], attrs: dict[str, object]) -> None:
+    """Raise unless every FRACTAL_NZ input is the B operand of a plain matmul (the only reader whose cube
+    copy takes the fractal bytes as they are)."""
+    for i, t in enumerate(inputs):
+        if t.format == "ND":
+            continue
+        plain_b = (op is Op.MATMUL and i == 1 and not attrs.get("transpose_b") and "batch_axis" not in attrs
+                   and inputs[0].format == "ND")
+        if not plain_b:
+            role = "B operand of a transposed or per-head matmul" if op is Op.MATMUL and i == 1 else \
+                "A operand of matmul" if op is Op.MATMUL else f"input of {op.value}"
+            raise UnsupportedError(
+                f"{op.value}: {t.describe()} is stored in FRACTAL_NZ and cannot be the {role}; an NZ tensor is "
+                f"read only as B of matmul(a, b) (no transpose_b, no batch_axis); declare {t.name!r} with "
+                "format='ND' to use it here")
 
 
 def const(value: Scalar, dtype: str, op: str = "const") -> Tensor:

@@ -91,6 +91,11 @@ class Tensor:
         return self.node.dtype
 
     @property
+    def format(self) -> str:
+        """"NZ" for a placeholder stored in FRACTAL_NZ (`placeholder(..., format="NZ")`), else "ND"."""
+        return str(self.node.attr("format", "ND")) if self.node.op is Op.PLACEHOLDER else "ND"
+
+    @property
     def ndim(self) -> int:
         return len(self.node.shape)
 

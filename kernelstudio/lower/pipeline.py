@@ -260,7 +260,7 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
     g = ctx.schedule.graph
     tensors: dict[str, GmTensor] = {}
     for p in g.placeholders:
-        tensors[ctx.names[p]] = GmTensor(ctx.names[p], p.shape, p.dtype, "input")
+        tensors[ctx.names[p]] = GmTensor(ctx.names[p], p.shape, p.dtype, "input", str(p.attr("format", "ND")))
     kernels: list[Kernel] = []
     for name, fk in ctx.kernels.items():
         k, ws = _emit_full(ctx, name, cfgs[name])

@@ -97,6 +97,7 @@ class GmTensor:
     shape: tuple[int, ...]
     dtype: str
     role: str  # "input" | "output" | "intermediate" | "workspace"
+    format: str = "ND"  # "NZ": an input whose GM bytes are FRACTAL_NZ (core/formats.py); regions stay logical
 
     @property
     def size(self) -> int:

@@ -23,6 +23,7 @@ from ..core.config import ENV_TWIN_LOG, cache_home
 from ..core.dtypes import BFLOAT16, is_float, round_to, storage_dtype
 from ..core.errors import CompileError, InputError, TwinError
 from ..core.files import os_error, write_text
+from ..core.formats import to_nz
 from ..core.names import inside
 from ..hw.defines import chip_defines
 from .calllog import CallLog
@@ -300,9 +301,11 @@ def _describe_link_error(code: CodeBundle, stderr: str) -> str | None:
 
 def _to_storage(spec: TensorSpec, arr: np.ndarray) -> np.ndarray:
     """`arr` rounded to the tensor's dtype, as the array whose bytes the twin reads (bfloat16: its uint16
-    bit patterns, the upper half of each float32)."""
+    bit patterns, the upper half of each float32); a FRACTAL_NZ tensor's logical matrix packed by `to_nz`."""
     with np.errstate(all="ignore"):
         stored = np.asarray(round_to(spec.dtype, arr), dtype=storage_dtype(spec.dtype))
+    if spec.format == "NZ":
+        stored = to_nz(stored)
     return stored.view(np.uint16) if spec.dtype == "bfloat16" else stored
 
 
@@ -322,7 +325,8 @@ def _at(spec: TensorSpec, lead: tuple[int, ...] | None) -> TensorSpec:
     """`spec` with this run's row dimensions."""
     if lead is None or not spec.runtime_dims:
         return spec
-    return TensorSpec(spec.name, (*lead, *spec.shape[spec.runtime_dims:]), spec.dtype, spec.runtime_dims)
+    return TensorSpec(spec.name, (*lead, *spec.shape[spec.runtime_dims:]), spec.dtype, spec.runtime_dims,
+                      spec.format)
 
 
 def _runtime_lead(code: CodeBundle, inputs: Mapping[str, np.ndarray]) -> tuple[int, ...] | None:

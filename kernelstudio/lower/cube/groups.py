@@ -66,7 +66,7 @@ def panel_load(cs: CubeShape, bufs: dict[str, Buffer], which: str, r0: Expr, rle
             src = Region(cs.b_name, E.add(off, r0), Const(K), rlen, Const(cs.N), gm=True)
             dst = Region(q, Const(0), Const(K), rlen, cols)
         what = "B's column panel (whole K), resident across the tile rows of this group"
-    return [Alloc(q), Copy(dst, src, nd2nz=True, comment=f"L1: {what}"), EnQue(q), DeQue(q)]
+    return [Alloc(q), Copy(dst, src, nd2nz=cs.nd2nz(which), comment=f"L1: {what}"), EnQue(q), DeQue(q)]
 
 
 def _resident(cs: CubeShape, bufs: dict[str, Buffer], which: str, tk: int, ko: Expr, klen: Expr, m_or_n: Expr,
@@ -107,7 +107,8 @@ def _stream(cs: CubeShape, bufs: dict[str, Buffer], which: str, tk: int, step: i
     else:
         src = Region(cs.b_name, E.add(off, E.add(E.mul(k0, cs.N), n0)), slen, nlen, Const(cs.N), gm=True)
         dst, sub = Region(q, Const(0), slen, nlen, cols), Region(q, E.mul(rel, cols), klen, nlen, cols)
-    load = [Alloc(q), Copy(dst, src, nd2nz=True, comment=f"L1: {step} k tiles of {which.upper()} from k tile kx"),
+    load = [Alloc(q), Copy(dst, src, nd2nz=cs.nd2nz(which),
+                         comment=f"L1: {step} k tiles of {which.upper()} from k tile kx"),
             EnQue(q), DeQue(q)]
     return load, sub
 
@@ -220,7 +221,8 @@ def l1_k_loops(cs: CubeShape, bufs: dict[str, Buffer], tk: int, sa: int, sb: int
         else:
             src = Region(cs.b_name, E.add(b_off, E.add(E.mul(k0, cs.N), n0)), slen, nlen, Const(cs.N), gm=True)
             dst = Region(q, Const(0), slen, nlen, cols)
-        load = [Alloc(q), Copy(dst, src, nd2nz=True, comment=f"L1: {step} k tiles of {which.upper()} from k tile {kv}"),
+        load = [Alloc(q), Copy(dst, src, nd2nz=cs.nd2nz(which),
+                             comment=f"L1: {step} k tiles of {which.upper()} from k tile {kv}"),
                 EnQue(q), DeQue(q)]
 
         def sub(ko: Expr, klen: Expr) -> Region:

@@ -47,7 +47,7 @@ def c_tile(p: CubePlan, n0: Expr, nlen: Expr) -> list[Stmt]:
                            gm=True)
         b1 = Region("b1", Const(0), b_src.rows, b_src.cols, Const(bufs["b1"].cols))
         b2 = Region("b2", Const(0), b_src.rows, b_src.cols, Const(bufs["b2"].cols))
-        k_body += [Alloc("b1"), Copy(b1, b_src, nd2nz=True, comment="split_loop: k tile of B"), EnQue("b1"),
+        k_body += [Alloc("b1"), Copy(b1, b_src, nd2nz=cs.nd2nz("b"), comment="split_loop: k tile of B"), EnQue("b1"),
                    DeQue("a1"), Alloc("a2"), Copy(a2, a1), EnQue("a2"), Free("a1"),
                    DeQue("b1"), Alloc("b2"), Copy(b2, b1), EnQue("b2"), Free("b1")]
     c = Region("c", Const(0), Var("mlen"), nlen, Const(bufs["c"].cols))

@@ -41,6 +41,8 @@ class CubeShape:
         self.conv = root.op is Op.CONV2D
         a, b = root.inputs
         self.a_name, self.b_name = names[a], names[b]
+        # a FRACTAL_NZ B (a plain matmul's weight, the DSL allows no other NZ reader) reaches L1 as a block copy
+        self.b_nz = b.op is Op.PLACEHOLDER and b.attr("format", "ND") == "NZ"
         self.in_dtype = a.dtype if a.dtype == b.dtype else "float32"
         # L0C accumulates int8 x int8 in int32, every float product in float32
         self.acc_dtype = "int32" if self.in_dtype == "int8" else "float32"
@@ -76,6 +78,11 @@ class CubeShape:
         self.lda = (self.M if self.ta else self.K) * (self.batch if self.per_head else 1)
         self.ldc = self.N * (self.batch if self.per_head else 1)
         self.m_expr: Expr = Const(self.M)  # M in the kernel's expressions: Var("M") when the code reads it
+
+    def nd2nz(self, which: str) -> bool:
+        """Whether the GM -> L1 copy of operand `which` ("a" / "b") converts ND to NZ on the way (False for an
+        operand already stored in FRACTAL_NZ: a block copy of whole fractals)."""
+        return not (which == "b" and self.b_nz)
 
     def panel_key(self, which: str, bi: Expr) -> Expr:
         """The offset that keys batch `bi`'s A or B panels in the L2 model (tile_order.tile_walk): its first

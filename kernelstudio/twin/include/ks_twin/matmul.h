@@ -85,6 +85,10 @@ template <bool CUBE_ONLY, class A_TYPE, class B_TYPE, class C_TYPE, class BIAS_T
 class MatmulImpl {
     using SrcA = typename A_TYPE::T;
     using SrcB = typename B_TYPE::T;
+    // B in GM as FRACTAL_NZ: N/16 column bands of K rows x 16 (element (k, n) at (n/16)*Kb*16 + k*16 + n%16,
+    // Kb the whole K of the matrix), copied to L1 in whole fractals without an ND -> NZ conversion
+    static constexpr bool kBNz = B_TYPE::format == CubeFormat::NZ;
+    static constexpr int kNz = 16;
     using DstC = typename C_TYPE::T;
     using BiasT = typename BIAS_TYPE::T;
     using Acc = std::conditional_t<std::is_integral<SrcA>::value, int32_t, float>;
@@ -392,7 +396,16 @@ private:
         }
         uint64_t M = singleM_, N = singleN_, K = singleK_;
         a_.check(a_.trans ? (K - 1) * orgM_ + M : (M - 1) * orgKa_ + K, "Matmul A (SetTensorA)");
-        b_.check(b_.trans ? (N - 1) * orgKb_ + K : (K - 1) * orgN_ + N, "Matmul B (SetTensorB)");
+        if constexpr (kBNz) {
+            if (b_.trans || orgKb_ % kNz || singleN_ % kNz) {
+                ks_twin::fail("matmul", "Matmul::%s on %s: B is CubeFormat::NZ, which takes an untransposed [K, N] "
+                              "matrix with K=%d and singleCoreN/tail N=%d multiples of %d; use CubeFormat::ND",
+                              api, ks_twin::core_name(), orgKb_, singleN_, kNz);
+            }
+            b_.check((N + kNz - 1) / kNz * static_cast<uint64_t>(orgKb_) * kNz, "Matmul B (SetTensorB, NZ)");
+        } else {
+            b_.check(b_.trans ? (N - 1) * orgKb_ + K : (K - 1) * orgN_ + N, "Matmul B (SetTensorB)");
+        }
         if (bias_.set) bias_.check(N, "Matmul bias (SetBias)");
         roundM_ = static_cast<int>((M + t_.baseM - 1) / t_.baseM);
         roundN_ = static_cast<int>((N + t_.baseN - 1) / t_.baseN);
@@ -446,7 +459,9 @@ private:
         for (int k = 0; k < b1_.klen; ++k) {
             for (int j = 0; j < b1_.rows; ++j) {
                 const int64_t n = b1_.r0 + j, kk = b1_.k0 + k;
-                b1_.data[static_cast<size_t>(k) * b1_.rows + j] = b_.trans ? B[n * orgKb_ + kk] : B[kk * orgN_ + n];
+                b1_.data[static_cast<size_t>(k) * b1_.rows + j] =
+                    kBNz ? B[(n / kNz) * orgKb_ * kNz + kk * kNz + n % kNz]
+                         : b_.trans ? B[n * orgKb_ + kk] : B[kk * orgN_ + n];
             }
         }
         b1_.blk = blk;
@@ -454,9 +469,10 @@ private:
         b1_.valid = true;
         KS_TWIN_LOG("Matmul::LoadB1", "n0=%d cols=%d k0=%d rows=%d bytes=%llu", b1_.r0, b1_.rows, b1_.k0, b1_.klen,
                     static_cast<unsigned long long>(b1_.data.size() * sizeof(SrcB)));
-        log_load_l1(qb1_, b_, b_.trans ? static_cast<uint64_t>(b1_.r0) * orgKb_ + b1_.k0
+        log_load_l1(qb1_, b_, kBNz ? static_cast<uint64_t>(b1_.r0) * orgKb_ + static_cast<uint64_t>(b1_.k0) * kNz
+                              : b_.trans ? static_cast<uint64_t>(b1_.r0) * orgKb_ + b1_.k0
                                        : static_cast<uint64_t>(b1_.k0) * orgN_ + b1_.r0,
-                    b1_.data.size());
+                    b1_.data.size(), kBNz);
     }
 
     void compute_tile()
@@ -585,7 +601,8 @@ private:
     }
 
     // A slab of `elems` elements from the operand at element `first`: GM -> L1 (ND -> NZ), or UB -> L1.
-    template <class T> void log_load_l1(IQue& q, const ks_twin::Operand<T>& op, uint64_t first, uint64_t elems)
+    template <class T>
+    void log_load_l1(IQue& q, const ks_twin::Operand<T>& op, uint64_t first, uint64_t elems, bool nz = false)
     {
         if (ks_twin::g_call_log == nullptr) return;
         free_q(q);
@@ -598,7 +615,8 @@ private:
                         ks_twin::position_name(op.ub.GetPosition()), ks_twin::type_name<T>());
         } else {
             ks_twin::note_gm(op.gm.GetPhyAddr() + first, elems * sizeof(T));
-            KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s format=Nd2Nz internal=1", q.pos, ks_twin::type_name<T>());
+            KS_TWIN_LOG("DataCopy", "dst=%s src=GM dtype=%s format=%s internal=1", q.pos, ks_twin::type_name<T>(),
+                        nz ? "NZ" : "Nd2Nz");
         }
         queue_op("EnQue", q, i);
         queue_op("DeQue", q, i);
