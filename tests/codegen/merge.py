@@ -23,7 +23,7 @@ def _rename(obj: object, names: dict[str, str]) -> object:
 def prefixed(prog: Program, prefix: str) -> Program:
     """`prog` with every GM tensor and kernel name prefixed."""
     names = {t.name: prefix + t.name for t in prog.tensors}
-    tensors = tuple(GmTensor(names[t.name], t.shape, t.dtype, t.role) for t in prog.tensors)
+    tensors = tuple(GmTensor(names[t.name], t.shape, t.dtype, t.role, t.format) for t in prog.tensors)
     kernels = []
     for k in prog.kernels:
         kernels.append(dataclasses.replace(

@@ -34,6 +34,8 @@ def sync_rows_per_aiv(rows: int, block_dim: int) -> int:
 class CubeShape:
     """The matmul view of a matmul/conv root: batch x [M, K] @ [K, N]."""
 
+    b_nz = False  # B stored as FRACTAL_NZ (set per instance for a plain matmul; other views keep ND)
+
     def __init__(self, fk: FusedKernel, names: dict[Node, str]):
         root = fk.root
         assert root is not None
