@@ -14,6 +14,7 @@ from .codegen import ANALYSES, codegen, export_project
 from .core import errors
 from .core.config import VERSION
 from .core.errors import *  # noqa: F403
+from .core.formats import from_nz, to_nz
 from .dsl import (
     Tensor,
     abs,
@@ -94,7 +95,7 @@ __all__ = [
     "grouped_matmul", "grouped_load", "GroupedLoad",
     "argsort", "sort", "moe_init_routing",
     "moe_gating_topk", "moe_gating_topk_softmax", "moe_finalize_routing",
-    "evaluate", "random_inputs", "format_graph", "to_dot",
+    "evaluate", "random_inputs", "format_graph", "to_dot", "to_nz", "from_nz",
     "create_schedule", "Schedule", "Directive", "knob", "knob_values",
     "lower", "PASSES", "ANALYSES", "format_program", "run_tiled", "debug",
     "simulate", "SimResult", "codegen", "export_project", "twin", "ascendc", "build", "Design",
