@@ -4,6 +4,9 @@
 - `cube_vector`: a matmul/conv2d plus an epilogue of elementwise, broadcast and last-axis
   row-reduction ops on its [rows, cols] result, run on the vector cores (MIX_AIC_1_2).
 - `vector`: elementwise / broadcast / row-reduction ops on one [rows, cols] iteration space.
+- `attention`: softmax(Q K^T * scale) V per (batch, head) as one cube-vector-cube kernel with the online
+  softmax (fusion/attention.py says what matches; lower/attention.py lowers it). A matmul/conv in `split`
+  that is the P V matmul of an attention, or any of its ops kept out, leaves that attention to the other rules.
 
 Inside a kernel every tensor maps onto the kernel's iteration space as a full tile, a row vector
 [1, cols], a column vector [rows, 1] (row statistics) or a scalar; that is what lets one tile loop
@@ -20,6 +23,7 @@ from ..core.errors import ScheduleError
 from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import Kind, Op
+from .attention import attention_matches
 from .rules import FusionRule, rule
 
 __all__ = ["FusedKernel", "FusionPlan", "partition", "view_kind", "row_period", "row_map"]
@@ -103,9 +107,9 @@ class FusedKernel:
     """One kernel of a fusion plan."""
 
     name: str
-    family: str  # "vector" | "cube" | "cube_vector"
+    family: str  # "vector" | "cube" | "cube_vector" | "attention"
     nodes: tuple[Node, ...]  # topological order
-    root: Node | None  # the matmul/conv of cube families
+    root: Node | None  # the matmul/conv of cube families (attention: the P V matmul)
     space: tuple[int, ...]  # the iteration space (the cube result for cube families)
     row_dims: int  # rows = prod(space[:row_dims]), cols = prod(space[row_dims:])
     views: tuple[tuple[Node, str], ...]  # view of every node on the space
@@ -335,6 +339,9 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
         return False
 
     order = {n: i for i, n in enumerate(graph.nodes)}
+    att = {n: m for m in (attention_matches(graph) if fuse else ())
+           if m.bmm2 not in lone and not any(x in kept for x in m.nodes) for n in m.nodes}
+    att_groups: dict[Node, _Group] = {}
 
     def merge(p: _Group, target: _Group) -> None:
         """Fold vector group `p` into `target`: two branches of the same inputs rejoin at a node of both."""
@@ -357,6 +364,14 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
 
     for n in graph.nodes:
         if n.info.kind is Kind.LEAF:
+            continue
+        if n in att:  # one closed kernel for the whole attention
+            m = att[n]
+            if m.bmm2 not in att_groups:
+                g = att_groups[m.bmm2] = _Group(len(groups), n, "attention", m.bmm2.shape, closed=True)
+                g.root = m.bmm2
+                groups.append(g)
+            add(att_groups[m.bmm2], n, rule("attention"), "full")
             continue
         if n.info.kind is Kind.CUBE:
             new_group(n, "cube_root" if groups else "new_kernel")

@@ -53,6 +53,10 @@ RULES: tuple[FusionRule, ...] = (
                "branches are computed on the same tiles in UB, one kernel"),
     FusionRule("composite", True,
                "unfused plans keep one library call (layer_norm, softmax, gelu, ...) as one kernel"),
+    FusionRule("attention", True,
+               "softmax(Q K^T * scale) V per (batch, head): one cube-vector-cube kernel that walks the key/value "
+               "sequence in blocks with the online softmax, so the scores S and probabilities P stay in the "
+               "cores' workspaces and never make a round trip through HBM"),
     FusionRule("new_kernel", False, "first op of its kernel"),
 )
 

@@ -24,6 +24,7 @@ from ..schedule.schedule import Schedule
 from ..tileir.printer import format_program
 from ..tileir.program import GmTensor, Kernel, Program
 from ..tileir.verify import verify
+from .attention import lower_attention_kernel
 from .config import KernelConfig
 from .cube.grouped import lower_grouped_kernel
 from .cube.kernel import lower_cube_kernel
@@ -48,7 +49,7 @@ class _Ctx:
         alias_in_place(g, self.names)  # a scatter's result is the cache it updates
         self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
         self.tiles: dict[str, dict] = {}  # auto/user tiles decided by split_loop, applied in stages
-        self.emitted: dict[tuple[str, KernelConfig], tuple[Kernel, GmTensor | None]] = {}
+        self.emitted: dict[tuple[str, KernelConfig], tuple[Kernel, GmTensor | tuple[GmTensor, ...] | None]] = {}
         self.kernel_keys: dict[str, tuple] = {}  # `_kernel_key` per kernel name: the same for every config
         self._user: dict[str, dict] = {}
 
@@ -83,6 +84,10 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     out = {}
     for name, c in cfgs.items():
         fk = ctx.kernels[name]
+        if fk.family == "attention":  # its blocks are read from the config by lower/attention.py
+            ctx.tiles[name] = {}
+            out[name] = c
+            continue
         tiles = auto_tiles(fk, ctx.user(name), ctx.profile, _emit_one(ctx, name))
         validate_tiles(fk, tiles, ctx.profile)
         _check_acts(ctx, name, c, tiles)
@@ -136,6 +141,9 @@ def vectorize_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     out = {}
     for name, c in cfgs.items():
         t = ctx.tiles[name]
+        if ctx.kernels[name].family == "attention":
+            out[name] = c
+            continue
         keys = ("tile_rows", "tile_cols") if ctx.kernels[name].root is not None else ("tile_cols",)
         out[name] = c.with_(**{k: t[k] for k in keys})
     return out
@@ -149,7 +157,8 @@ def storage_align(ctx: _Ctx, cfgs: Configs) -> Configs:
 def compute_dtype(ctx: _Ctx, cfgs: Configs) -> Configs:
     # vector math natively in float16 where every op rounds as the golden model does, else float32
     return {name: (c.with_(compute_dtype="float16")
-                   if native_float16(ctx.kernels[name], ctx.user(name)["compute_dtype"]) else c)
+                   if ctx.kernels[name].family != "attention"
+                   and native_float16(ctx.kernels[name], ctx.user(name)["compute_dtype"]) else c)
             for name, c in cfgs.items()}
 
 
@@ -169,7 +178,7 @@ def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     out = {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
     for name, c in out.items():
         fk = ctx.kernels[name]
-        if fk.root is not None and not (fk.family == "cube_vector" and fk.has_row_reduction() and not c.sync_all):
+        if fk.root is not None and fk.family != "attention" and not (fk.family == "cube_vector" and fk.has_row_reduction() and not c.sync_all):
             nbytes = sum(itemsize(o.dtype) * math.prod(o.shape) for o in fk.outputs)
             out[name] = auto_swizzle(c, _emit_one(ctx, name), nbytes, ctx.profile.l2_bytes)
     return out
@@ -198,7 +207,7 @@ PASSES: list[tuple[str, Callable[[_Ctx, Configs], Configs]]] = [
 # Kernels emitted by earlier lower() calls: a kernel is a function of its fused kernel, the names of the tensors
 # it touches and its config alone, and a Studio knob move lowers the same kernels for most configs again (the
 # probes of plan_memory and auto tiles, the program after each pass). Equal keys give the same (frozen) object.
-_EMITTED: OrderedDict[tuple, tuple[Kernel, GmTensor | None]] = OrderedDict()
+_EMITTED: OrderedDict[tuple, tuple[Kernel, GmTensor | tuple[GmTensor, ...] | None]] = OrderedDict()
 _EMITTED_MAX = 128  # a few knob settings of a design (a larger heap slows every garbage collection)
 
 
@@ -214,7 +223,9 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
         gkey = (name, kkey, cfg)
         hit = _EMITTED.get(gkey)
         if hit is None:
-            if fk.root is not None and fk.root.op is Op.GROUPED_MATMUL:
+            if fk.family == "attention":
+                k, ws = lower_attention_kernel(fk, ctx.names, cfg)
+            elif fk.root is not None and fk.root.op is Op.GROUPED_MATMUL:
                 k, ws = lower_grouped_kernel(fk, ctx.names, cfg)
             elif fk.root is not None:
                 k, ws = lower_cube_kernel(fk, ctx.names, cfg)
@@ -224,7 +235,7 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
                 k, ws = lower_axis_reduce(fk, ctx.names, cfg), None
             else:
                 k, ws = lower_vector_kernel(fk, ctx.names, cfg), None
-            hit = _EMITTED[gkey] = dataclasses.replace(k, does=describe(fk.nodes)), ws
+            hit = _EMITTED[gkey] = dataclasses.replace(k, does=k.does or describe(fk.nodes)), ws
             if len(_EMITTED) > _EMITTED_MAX:
                 _EMITTED.popitem(last=False)
         else:
@@ -269,8 +280,9 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
                 continue
             role = "output" if o in g.outputs else "intermediate"
             tensors[ctx.names[o]] = GmTensor(ctx.names[o], o.shape, o.dtype, role)
-        if ws is not None:
-            tensors[ws.name] = ws
+        for w in ws if isinstance(ws, tuple) else (ws,):
+            if w is not None:
+                tensors[w.name] = w
         kernels.append(k)
     outs = tuple(ctx.names[o] for o in g.outputs)
     return Program(ctx.name, ctx.profile.name, tuple(tensors.values()), tuple(kernels),

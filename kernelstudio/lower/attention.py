@@ -1,0 +1,280 @@
+"""`lower_attention_kernel`: an attention kernel (fusion/attention.py) as ONE MIX_AIC_1_2 kernel, the cube and the
+vector cores handing blocks to each other through per-core GM workspaces behind cross-core flags.
+
+Tasks are (batch*head, S1 block) pairs dealt round robin over the cores; inside a task the kernel walks S2 in blocks
+of `s2` columns (the last one may be short), four stages per block j:
+
+    bmm1 (AIC)  S_j = Q K_j^T                           float32, FixPipe to workspace ws_s      -> flag S
+    vec1 (AIV)  x = S_j * scale                         each of the two vector cores takes half the S1 rows
+                m_j = max(m_{j-1}, rowmax(x))           running max, UB (m_0: -3e38, exp of it less m is 0)
+                e_j = exp(m_{j-1} - m_j)                kept per row for vec2
+                p = exp(x - m_j)                        float32
+                l_j = e_j * l_{j-1} + rowsum(p)         running sum, UB, from the float32 p
+                P_j = cast(p, dtype)                    to workspace ws_p                        -> flag P
+    bmm2 (AIC)  PV_j = P_j V_j                          float32, FixPipe to workspace ws_o      -> flag O
+    vec2 (AIV)  O = O * e_j + PV_j                      O a float32 UB accumulator (O_0 = 0)
+    last block: out = cast(O / l, dtype)                one division per row, then one rounding
+
+This is the order `ops.flash_reference.online_softmax_attention` states (its chunk = `s2`), so the kernel equals
+that model up to the float32 summation order of the matmuls and row sums.
+
+Why one workspace slot per core is enough: the AIC writes ws_s(j+1) only after it waited for P(j) (bmm2(j) needs
+it), which the AIVs set after reading all of S(j); it writes ws_o(j+1) only after P(j+1), which the AIVs set after
+vec2(j) read O(j). So bmm1(j+1) on the cube overlaps vec2(j) on the vector cores, and the cube waits for vec1.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.errors import ScheduleError
+from ..fusion.attention import attention_parts
+from ..fusion.partition import FusedKernel
+from ..ir.node import Node
+from ..ir.ops import itemsize
+from ..tileir.expr import Const, E, Expr, Var, ceil_div
+from ..tileir.program import (
+    Alloc,
+    Buffer,
+    Copy,
+    CoreType,
+    CrossSet,
+    CrossWait,
+    DeQue,
+    EnQue,
+    Free,
+    GmTensor,
+    If,
+    Kernel,
+    Let,
+    Loop,
+    Mmad,
+    Pipe,
+    QuePos,
+    Reduce,
+    Region,
+    Stmt,
+    Tier,
+    VecOp,
+)
+from .config import KernelConfig
+from .vector_body import ident
+
+__all__ = ["lower_attention_kernel", "attention_blocks", "FLAG_S", "FLAG_P", "FLAG_O", "M_INIT"]
+
+FLAG_S, FLAG_P, FLAG_O = 0, 1, 2  # S(j) in ws_s (AIC -> AIV), P(j) in ws_p (AIV -> AIC), P V(j) in ws_o (AIC -> AIV)
+M_INIT = -3.0e38  # the running max before the first block: finite (the code writes it as a literal), exp of it is 0
+S1_BLOCK, S2_BLOCK = 128, 128  # the cube block of CANN's FlashAttentionScore tiling (128 x 128)
+COL = 8  # float32 elements of one 32-byte block: a column vector's row pitch in UB
+AIV = 2
+
+
+def attention_blocks(fk: FusedKernel, cfg: KernelConfig) -> tuple[int, int, int]:
+    """(S1 block, S2 block, vector rows per chunk) of an attention kernel under `cfg` (tile_m, tile_n, tile_rows;
+    0 or larger than the sequence: the defaults)."""
+    q = fk.nodes[0].inputs[0]
+    s1, s2 = q.shape[-2], fk.nodes[0].inputs[1].shape[-2]
+    s1b = cfg.tile_m if 0 < cfg.tile_m < (1 << 30) else S1_BLOCK
+    s2b = cfg.tile_n if 0 < cfg.tile_n < (1 << 30) else S2_BLOCK
+    s1b, s2b = min(s1b, _pad16(s1)), min(s2b, _pad16(s2))
+    half = -(-s1b // AIV)
+    vr = cfg.tile_rows if 0 < cfg.tile_rows < (1 << 30) else 32
+    return s1b, s2b, max(1, min(vr, half))
+
+
+def _pad16(n: int) -> int:
+    return -(-n // 16) * 16
+
+
+def _c32(cols: int, dtype: str) -> int:
+    """Columns padded to whole 32-byte blocks."""
+    per = 32 // itemsize(dtype)
+    return -(-cols // per) * per
+
+
+def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
+                           ) -> tuple[Kernel, tuple[GmTensor, ...]]:
+    """The attention kernel (module doc) and its three workspaces."""
+    m = attention_parts(fk.nodes)
+    dt, d = m.q.dtype, m.d
+    s1, s2 = m.s1, m.s2
+    heads = math.prod(m.batch)
+    s1b, s2b, vr = attention_blocks(fk, cfg)
+    for what, b in (("S1", s1b), ("S2", s2b)):
+        if b % 16:
+            raise ScheduleError(f"kernel {fk.name}: the {what} block {b} is not a multiple of 16 (the cube's fractal); "
+                                f"use a multiple of 16, e.g. {_pad16(b)}")
+    n1, n2 = -(-s1 // s1b), -(-s2 // s2b)
+    tasks = heads * n1
+    bd = max(1, min(cfg.cores, tasks))
+    half = -(-s1b // AIV)
+    qn, kn, vn, on = names[m.q], names[m.k], names[m.v], names[m.bmm2]
+    base = ident(fk.name)
+    ws_s, ws_p, ws_o = f"{base}_ws_s", f"{base}_ws_p", f"{base}_ws_o"
+    wss = (GmTensor(ws_s, (bd, s1b, s2b), "float32", "workspace"),
+           GmTensor(ws_p, (bd, s1b, s2b), dt, "workspace"),
+           GmTensor(ws_o, (bd, s1b, d), "float32", "workspace"))
+    wide = max(d, s2b)
+    depth = 2 if cfg.depth >= 2 else 1
+
+    def buf(name: str, tier: Tier, dtype: str, rows: int, cols: int, queue: QuePos | None, core: CoreType,
+            purpose: str, dep: int = 1) -> Buffer:
+        return Buffer(name, tier, dtype, rows, _c32(cols, dtype), dep, queue, core, purpose)
+
+    aic_c, aiv_c = CoreType.AIC, CoreType.AIV
+    bufs = [
+        buf("q1", Tier.L1, dt, s1b, d, QuePos.A1, aic_c, "the task's Q block, resident in L1 over the S2 walk"),
+        buf("kv1", Tier.L1, dt, s2b, d, QuePos.B1, aic_c, "a K or V block", depth),
+        buf("p1", Tier.L1, dt, s1b, s2b, QuePos.A1, aic_c, "P(j) from the workspace"),
+        buf("a2", Tier.L0A, dt, s1b, wide, QuePos.A2, aic_c, "Q (bmm1) or P (bmm2)", depth),
+        buf("b2", Tier.L0B, dt, s2b, d, QuePos.B2, aic_c, "K^T (bmm1) or V (bmm2)", depth),
+        buf("c", Tier.L0C, "float32", s1b, wide, QuePos.CO1, aic_c, "S(j) or P V(j)", depth),
+        buf("sx", Tier.UB, "float32", vr, s2b, QuePos.VECIN, aiv_c, "rows of S(j), then p", depth),
+        buf("px", Tier.UB, dt, vr, s2b, QuePos.VECOUT, aiv_c, "rows of P(j) in the input dtype", depth),
+        buf("ox", Tier.UB, "float32", vr, d, QuePos.VECIN, aiv_c, "rows of P V(j)", depth),
+        buf("outx", Tier.UB, dt, vr, d, QuePos.VECOUT, aiv_c, "rows of the output", depth),
+        buf("acc", Tier.UB, "float32", half, d, None, aiv_c, "O: the float32 accumulator of this AIV's rows"),
+        buf("run_m", Tier.UB, "float32", half, COL, None, aiv_c, "running max m per row"),
+        buf("run_l", Tier.UB, "float32", half, COL, None, aiv_c, "running sum l per row"),
+        buf("run_e", Tier.UB, "float32", half, COL, None, aiv_c, "e = exp(m_prev - m) per row, for vec2"),
+        buf("rmax", Tier.UB, "float32", vr, COL, None, aiv_c, "row max of a chunk, then the new m"),
+        buf("rsum", Tier.UB, "float32", vr, COL, None, aiv_c, "row sum of a chunk"),
+    ]
+    by = {b.name: b for b in bufs}
+
+    def r(name: str, off: Expr | int, rows: Expr | int, cols: Expr | int, gm: bool = False,
+          stride: int | None = None) -> Region:
+        st = stride if stride is not None else by[name].cols
+        return Region(name, off if isinstance(off, Expr) else Const(off), rows if isinstance(rows, Expr) else
+                      Const(rows), cols if isinstance(cols, Expr) else Const(cols), Const(st), gm=gm)
+
+    # ---- the walk, the same on both sides
+    lets: list[Stmt] = [Let("bh", E.div("t", n1)), Let("m0", E.mul(E.mod("t", n1), s1b)),
+                        Let("mlen", E.min(s1b, E.sub(s1, "m0")))]
+    blk_lets: list[Stmt] = [Let("n0", E.mul("j", s2b)), Let("nlen", E.min(s2b, E.sub(s2, "n0")))]
+    q_off = E.add(E.mul("bh", s1 * d), E.mul("m0", d))
+    kv_off = E.add(E.mul("bh", s2 * d), E.mul("n0", d))
+    slot_s = E.mul("blk", s1b * s2b)
+    slot_o = E.mul("blk", s1b * d)
+    mlen, nlen = Var("mlen"), Var("nlen")
+
+    # ---- AIC: bmm1, hand S over; wait for P, bmm2, hand P V over
+    bmm1 = [
+        Alloc("kv1"), Copy(r("kv1", 0, nlen, d), r(kn, kv_off, nlen, d, gm=True, stride=d), nd2nz=True,
+                           comment="K block j -> L1"), EnQue("kv1"), DeQue("kv1"),
+        Alloc("a2"), Copy(r("a2", 0, mlen, d), r("q1", 0, mlen, d)), EnQue("a2"),
+        Alloc("b2"), Copy(r("b2", 0, nlen, d), r("kv1", 0, nlen, d)), EnQue("b2"), Free("kv1"),
+        DeQue("a2"), DeQue("b2"), Alloc("c"),
+        Mmad(r("c", 0, mlen, nlen), r("a2", 0, mlen, d), r("b2", 0, nlen, d), mlen, Const(d), nlen, Const(1),
+             b_layout="nk", comment=f"bmm1: S = Q K^T ({names[m.bmm1]})"),
+        Free("a2"), Free("b2"), EnQue("c"), DeQue("c"),
+        Copy(r(ws_s, slot_s, mlen, nlen, gm=True, stride=s2b), r("c", 0, mlen, nlen),
+             comment="FixPipe: S(j) -> workspace (float32)"),
+        Free("c"), CrossSet(FLAG_S, Pipe.FIX),
+    ]
+    bmm2 = [
+        CrossWait(FLAG_P),
+        Alloc("p1"), Copy(r("p1", 0, mlen, nlen), r(ws_p, slot_s, mlen, nlen, gm=True, stride=s2b), nd2nz=True,
+                          comment="P(j) from the workspace -> L1"), EnQue("p1"),
+        Alloc("kv1"), Copy(r("kv1", 0, nlen, d), r(vn, kv_off, nlen, d, gm=True, stride=d), nd2nz=True,
+                           comment="V block j -> L1"), EnQue("kv1"),
+        DeQue("p1"), Alloc("a2"), Copy(r("a2", 0, mlen, nlen), r("p1", 0, mlen, nlen)), EnQue("a2"), Free("p1"),
+        DeQue("kv1"), Alloc("b2"), Copy(r("b2", 0, nlen, d), r("kv1", 0, nlen, d)), EnQue("b2"), Free("kv1"),
+        DeQue("a2"), DeQue("b2"), Alloc("c"),
+        Mmad(r("c", 0, mlen, d), r("a2", 0, mlen, nlen), r("b2", 0, nlen, d), mlen, nlen, Const(d), Const(1),
+             comment=f"bmm2: P V ({names[m.bmm2]})"),
+        Free("a2"), Free("b2"), EnQue("c"), DeQue("c"),
+        Copy(r(ws_o, slot_o, mlen, d, gm=True, stride=d), r("c", 0, mlen, d),
+             comment="FixPipe: P V(j) -> workspace (float32)"),
+        Free("c"), CrossSet(FLAG_O, Pipe.FIX),
+    ]
+    aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
+        *lets,
+        Alloc("q1"), Copy(r("q1", 0, mlen, d), r(qn, q_off, mlen, d, gm=True, stride=d), nd2nz=True,
+                          comment="Q block -> L1"), EnQue("q1"), DeQue("q1"),
+        Loop("j", Const(0), Const(n2), Const(1), (*blk_lets, *bmm1, *bmm2),
+             comment=f"S2 in {n2} blocks of {s2b}: bmm1, then bmm2 once the vector cores handed P over"),
+        Free("q1")), comment=f"parallel_loop: {tasks} (batch*head, S1 block) tasks over {bd} cores"),)
+
+    # ---- AIV: each takes half the rows of the task's S1 block, in chunks of vr rows
+    lr, cr = Var("lr0"), Var("crl")  # chunk's first row in the block, its rows
+    hr = E.sub("lr0", "rs")  # the chunk's first row among this AIV's rows
+    chunk_lets = (Let("lr0", E.add("rs", E.mul("rc", vr))), Let("crl", E.min(vr, E.sub("rl", E.mul("rc", vr)))))
+
+    def col(name: str, row: Expr | int) -> Region:
+        return r(name, E.mul(row, COL) if isinstance(row, Expr) else row * COL, cr, 1)
+
+    scale = m.scale
+    vec1_chunk = (
+        *chunk_lets,
+        Alloc("sx"), Copy(r("sx", 0, cr, nlen), r(ws_s, E.add(slot_s, E.mul(lr, s2b)), cr, nlen, gm=True,
+                                                  stride=s2b), comment="rows of S(j) from the workspace"),
+        EnQue("sx"), DeQue("sx"),
+        VecOp("muls", r("sx", 0, cr, nlen), (r("sx", 0, cr, nlen),), scalar=scale, comment="x = S * scale"),
+        Reduce("max", col("rmax", 0), r("sx", 0, cr, nlen), comment="rowmax(x)"),
+        VecOp("max", col("rmax", 0), (col("run_m", hr), col("rmax", 0)), comment="m = max(m_prev, rowmax(x))"),
+        VecOp("sub", col("run_e", hr), (col("run_m", hr), col("rmax", 0)), comment="m_prev - m"),
+        VecOp("exp", col("run_e", hr), (col("run_e", hr),), comment="e = exp(m_prev - m)"),
+        VecOp("copy", col("run_m", hr), (col("rmax", 0),), comment="m_prev <- m"),
+        VecOp("sub", r("sx", 0, cr, nlen), (r("sx", 0, cr, nlen), col("rmax", 0)), comment="x - m"),
+        VecOp("exp", r("sx", 0, cr, nlen), (r("sx", 0, cr, nlen),), comment="p = exp(x - m)"),
+        Reduce("sum", col("rsum", 0), r("sx", 0, cr, nlen), comment="rowsum(p)"),
+        VecOp("mul", col("run_l", hr), (col("run_l", hr), col("run_e", hr)), comment="e * l_prev"),
+        VecOp("add", col("run_l", hr), (col("run_l", hr), col("rsum", 0)), comment="l = e * l_prev + rowsum(p)"),
+        Alloc("px"), VecOp("cast", r("px", 0, cr, nlen), (r("sx", 0, cr, nlen),), comment=f"P = cast(p, {dt})"),
+        Free("sx"), EnQue("px"), DeQue("px"),
+        Copy(r(ws_p, E.add(slot_s, E.mul(lr, s2b)), cr, nlen, gm=True, stride=s2b), r("px", 0, cr, nlen),
+             comment="rows of P(j) -> workspace"),
+        Free("px"),
+    )
+    acc = r("acc", E.mul(hr, by["acc"].cols), cr, d)
+    vec2_chunk = (
+        *chunk_lets,
+        Alloc("ox"), Copy(r("ox", 0, cr, d), r(ws_o, E.add(slot_o, E.mul(lr, d)), cr, d, gm=True, stride=d),
+                          comment="rows of P V(j) from the workspace"), EnQue("ox"), DeQue("ox"),
+        VecOp("mul", acc, (acc, col("run_e", hr)), comment="O * e"),
+        VecOp("add", acc, (acc, r("ox", 0, cr, d)), comment="O = O * e + P V"),
+        Free("ox"),
+    )
+    out_chunk = (
+        *chunk_lets,
+        VecOp("div", acc, (acc, col("run_l", hr)), comment="O / l"),
+        Alloc("outx"), VecOp("cast", r("outx", 0, cr, d), (acc,), comment=f"cast to {dt}"), EnQue("outx"),
+        DeQue("outx"),
+        Copy(r(on, E.add(q_off, E.mul(lr, d)), cr, d, gm=True, stride=d), r("outx", 0, cr, d),
+             comment="output rows -> GM"),
+        Free("outx"),
+    )
+    chunks = ceil_div(Var("rl"), vr)
+    init_chunk = (
+        *chunk_lets,
+        VecOp("duplicate", col("run_m", hr), (), scalar=M_INIT, comment="m = -3e38"),
+        VecOp("duplicate", col("run_l", hr), (), scalar=0.0, comment="l = 0"),
+        VecOp("duplicate", acc, (), scalar=0.0, comment="O = 0"),
+    )
+    rows = f"chunks of {vr} rows"
+    aiv = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
+        *lets,
+        Let("half", ceil_div(mlen, AIV)), Let("rs", E.mul("sub", "half")),
+        Let("rl", E.max(0, E.min("half", E.sub("mlen", "rs")))),
+        Loop("rc", Const(0), chunks, Const(1), init_chunk, comment=f"online-softmax state, {rows}"),
+        Loop("j", Const(0), Const(n2), Const(1), (
+            *blk_lets,
+            CrossWait(FLAG_S),
+            Loop("rc", Const(0), chunks, Const(1), vec1_chunk, comment=f"vec1: online softmax update, {rows}"),
+            CrossSet(FLAG_P, Pipe.MTE3),
+            CrossWait(FLAG_O),
+            Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=f"vec2: O = O * e + P V, {rows}"),
+        ), comment=f"S2 in {n2} blocks of {s2b}"),
+        Loop("rc", Const(0), chunks, Const(1), out_chunk, comment=f"O / l, cast and store, {rows}"),
+    ), comment="same walk as the cube core; each AIV takes half the S1 rows"),)
+    _ = If  # kept for causal-block skipping
+    cfg = cfg.noted(f"attention: {tasks} tasks of {s1b} query rows over {bd} cores, S2 in {n2} blocks of {s2b}; "
+                    f"bmm1 -> vec1 (online softmax) -> bmm2 -> vec2 per block, S and P in per-core workspaces")
+    params = (*dict.fromkeys([qn, kn, vn]), on, ws_s, ws_p, ws_o)
+    tiling = (("tiles", tasks), ("block_dim", bd), ("s1_block", s1b), ("s2_block", s2b), ("s2_blocks", n2),
+              ("vec_rows", vr))
+    k = Kernel(name=base, family="cube_vector", kernel_type="MIX_AIC_1_2", block_dim=bd, params=params,
+               buffers=tuple(bufs), aic=aic, aiv=aiv, tiling=tiling, ops=tuple(names[n] for n in fk.nodes),
+               notes=cfg.notes, vec_per_block=AIV, does="flash_attention")
+    return k, wss
