@@ -67,6 +67,7 @@ M_INIT = -3.0e38  # the running max before the first block: finite (the code wri
 S1_BLOCK, S2_BLOCK = 128, 128  # the cube block of CANN's FlashAttentionScore tiling (128 x 128)
 COL = 8  # float32 elements of one 32-byte block: a column vector's row pitch in UB
 AIV = 2
+SLOTS = 3  # workspace slots per core: S(j), P(j), P V(j) of three blocks in flight
 
 
 def attention_blocks(fk: FusedKernel, cfg: KernelConfig) -> tuple[int, int, int]:
@@ -98,22 +99,23 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     m = attention_parts(fk.nodes)
     dt, d = m.q.dtype, m.d
     s1, s2 = m.s1, m.s2
-    heads = math.prod(m.batch)
     s1b, s2b, vr = attention_blocks(fk, cfg)
     for what, b in (("S1", s1b), ("S2", s2b)):
         if b % 16:
             raise ScheduleError(f"kernel {fk.name}: the {what} block {b} is not a multiple of 16 (the cube's fractal); "
                                 f"use a multiple of 16, e.g. {_pad16(b)}")
     n1, n2 = -(-s1 // s1b), -(-s2 // s2b)
-    tasks = heads * n1
+    nf, tail = s2 // s2b, s2 % s2b  # whole S2 blocks, and the columns of the short last one
+    tasks = math.prod(m.batch) * n1
     bd = max(1, min(cfg.cores, tasks))
     half = -(-s1b // AIV)
     qn, kn, vn, on = names[m.q], names[m.k], names[m.v], names[m.bmm2]
     base = ident(fk.name)
     ws_s, ws_p, ws_o = f"{base}_ws_s", f"{base}_ws_p", f"{base}_ws_o"
-    wss = (GmTensor(ws_s, (bd, s1b, s2b), "float32", "workspace"),
-           GmTensor(ws_p, (bd, s1b, s2b), dt, "workspace"),
-           GmTensor(ws_o, (bd, s1b, d), "float32", "workspace"))
+    slots = SLOTS
+    wss = (GmTensor(ws_s, (bd, slots, s1b, s2b), "float32", "workspace"),
+           GmTensor(ws_p, (bd, slots, s1b, s2b), dt, "workspace"),
+           GmTensor(ws_o, (bd, slots, s1b, d), "float32", "workspace"))
     wide = max(d, s2b)
     depth = 2 if cfg.depth >= 2 else 1
 
@@ -134,11 +136,12 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         buf("ox", Tier.UB, "float32", vr, d, QuePos.VECIN, aiv_c, "rows of P V(j)", depth),
         buf("outx", Tier.UB, dt, vr, d, QuePos.VECOUT, aiv_c, "rows of the output", depth),
         buf("acc", Tier.UB, "float32", half, d, None, aiv_c, "O: the float32 accumulator of this AIV's rows"),
-        buf("run_m", Tier.UB, "float32", half, COL, None, aiv_c, "running max m per row"),
-        buf("run_l", Tier.UB, "float32", half, COL, None, aiv_c, "running sum l per row"),
-        buf("run_e", Tier.UB, "float32", half, COL, None, aiv_c, "e = exp(m_prev - m) per row, for vec2"),
-        buf("rmax", Tier.UB, "float32", vr, COL, None, aiv_c, "row max of a chunk, then the new m"),
-        buf("rsum", Tier.UB, "float32", vr, COL, None, aiv_c, "row sum of a chunk"),
+        buf("run_m", Tier.UB, "float32", 1, half, None, aiv_c, "running max m, one value per row"),
+        buf("run_l", Tier.UB, "float32", 1, half, None, aiv_c, "running sum l, one value per row"),
+        buf("run_e", Tier.UB, "float32", 1, slots * half, None, aiv_c,
+            f"e = exp(m_prev - m) per row of each of the {slots} blocks in flight, for vec2"),
+        buf("rmax", Tier.UB, "float32", 1, vr, None, aiv_c, "row max of a chunk, then the new m"),
+        buf("rsum", Tier.UB, "float32", 1, vr, None, aiv_c, "row sum of a chunk"),
     ]
     by = {b.name: b for b in bufs}
 
@@ -148,18 +151,24 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         return Region(name, off if isinstance(off, Expr) else Const(off), rows if isinstance(rows, Expr) else
                       Const(rows), cols if isinstance(cols, Expr) else Const(cols), Const(st), gm=gm)
 
-    # ---- the walk, the same on both sides
+    # ---- the walk, the same on both sides; block j of S2 uses workspace slot j % SLOTS
     lets: list[Stmt] = [Let("bh", E.div("t", n1)), Let("m0", E.mul(E.mod("t", n1), s1b)),
                         Let("mlen", E.min(s1b, E.sub(s1, "m0")))]
-    blk_lets: list[Stmt] = [Let("n0", E.mul("j", s2b)), Let("nlen", E.min(s2b, E.sub(s2, "n0")))]
     q_off = E.add(E.mul("bh", s1 * d), E.mul("m0", d))
-    kv_off = E.add(E.mul("bh", s2 * d), E.mul("n0", d))
-    slot_s = E.mul("blk", s1b * s2b)
-    slot_o = E.mul("blk", s1b * d)
-    mlen, nlen = Var("mlen"), Var("nlen")
+    mlen = Var("mlen")
 
-    # ---- AIC: bmm1, hand S over; wait for P, bmm2, hand P V over
+    def blk(j: str) -> list[Stmt]:
+        return [Let("n0", E.mul(j, s2b)), Let("nlen", E.min(s2b, E.sub(s2, "n0"))),
+                Let("slot", E.add(E.mul("blk", slots), E.mod(j, slots)))]
+
+    kv_off = E.add(E.mul("bh", s2 * d), E.mul("n0", d))
+    slot_s = E.mul("slot", s1b * s2b)
+    slot_o = E.mul("slot", s1b * d)
+    nlen = Var("nlen")
+
+    # ---- AIC: bmm1(j), hand S over; then bmm2(j - 1) once the vector cores handed P(j - 1) over
     bmm1 = [
+        *blk("j"),
         Alloc("kv1"), Copy(r("kv1", 0, nlen, d), r(kn, kv_off, nlen, d, gm=True, stride=d), nd2nz=True,
                            comment="K block j -> L1"), EnQue("kv1"), DeQue("kv1"),
         Alloc("a2"), Copy(r("a2", 0, mlen, d), r("q1", 0, mlen, d)), EnQue("a2"),
@@ -173,6 +182,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         Free("c"), CrossSet(FLAG_S, Pipe.FIX),
     ]
     bmm2 = [
+        *blk("jp"),
         CrossWait(FLAG_P),
         Alloc("p1"), Copy(r("p1", 0, mlen, nlen), r(ws_p, slot_s, mlen, nlen, gm=True, stride=s2b), nd2nz=True,
                           comment="P(j) from the workspace -> L1"), EnQue("p1"),
@@ -188,54 +198,87 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
              comment="FixPipe: P V(j) -> workspace (float32)"),
         Free("c"), CrossSet(FLAG_O, Pipe.FIX),
     ]
+    lag = slots - 1  # bmm2 and vec2 of block j - lag follow bmm1 and vec1 of block j
+    later = If(E.min(E.max(E.sub("j", lag - 1), 0), 1), (Let("jp", E.sub("j", lag)), *bmm2),
+               comment=f"bmm2 of block j - {lag}")
+    drain0 = max(n2 - lag, 0)
     aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
         *lets,
         Alloc("q1"), Copy(r("q1", 0, mlen, d), r(qn, q_off, mlen, d, gm=True, stride=d), nd2nz=True,
                           comment="Q block -> L1"), EnQue("q1"), DeQue("q1"),
-        Loop("j", Const(0), Const(n2), Const(1), (*blk_lets, *bmm1, *bmm2),
-             comment=f"S2 in {n2} blocks of {s2b}: bmm1, then bmm2 once the vector cores handed P over"),
+        Loop("j", Const(0), Const(n2), Const(1), (*bmm1, later),
+             comment=f"S2 in {n2} blocks of {s2b}: bmm1(j), then bmm2(j - {lag}) once the vector cores handed "
+                     "its P over"),
+        Loop("jp", Const(drain0), Const(n2), Const(1), tuple(bmm2), comment=f"bmm2 of the last {n2 - drain0} blocks"),
         Free("q1")), comment=f"parallel_loop: {tasks} (batch*head, S1 block) tasks over {bd} cores"),)
 
     # ---- AIV: each takes half the rows of the task's S1 block, in chunks of vr rows
-    lr, cr = Var("lr0"), Var("crl")  # chunk's first row in the block, its rows
+    lr, cr = Var("lr0"), Var("crl")  # the chunk's first row in the block, its rows
     hr = E.sub("lr0", "rs")  # the chunk's first row among this AIV's rows
     chunk_lets = (Let("lr0", E.add("rs", E.mul("rc", vr))), Let("crl", E.min(vr, E.sub("rl", E.mul("rc", vr)))))
 
-    def col(name: str, row: Expr | int) -> Region:
-        return r(name, E.mul(row, COL) if isinstance(row, Expr) else row * COL, cr, 1)
+    def col(name: str, off: Expr | int = 0) -> Region:
+        return r(name, off, cr, 1, stride=1)
 
-    scale = m.scale
-    vec1_chunk = (
-        *chunk_lets,
-        Alloc("sx"), Copy(r("sx", 0, cr, nlen), r(ws_s, E.add(slot_s, E.mul(lr, s2b)), cr, nlen, gm=True,
-                                                  stride=s2b), comment="rows of S(j) from the workspace"),
-        EnQue("sx"), DeQue("sx"),
-        VecOp("muls", r("sx", 0, cr, nlen), (r("sx", 0, cr, nlen),), scalar=scale, comment="x = S * scale"),
-        Reduce("max", col("rmax", 0), r("sx", 0, cr, nlen), comment="rowmax(x)"),
-        VecOp("max", col("rmax", 0), (col("run_m", hr), col("rmax", 0)), comment="m = max(m_prev, rowmax(x))"),
-        VecOp("sub", col("run_e", hr), (col("run_m", hr), col("rmax", 0)), comment="m_prev - m"),
-        VecOp("exp", col("run_e", hr), (col("run_e", hr),), comment="e = exp(m_prev - m)"),
-        VecOp("copy", col("run_m", hr), (col("rmax", 0),), comment="m_prev <- m"),
-        VecOp("sub", r("sx", 0, cr, nlen), (r("sx", 0, cr, nlen), col("rmax", 0)), comment="x - m"),
-        VecOp("exp", r("sx", 0, cr, nlen), (r("sx", 0, cr, nlen),), comment="p = exp(x - m)"),
-        Reduce("sum", col("rsum", 0), r("sx", 0, cr, nlen), comment="rowsum(p)"),
-        VecOp("mul", col("run_l", hr), (col("run_l", hr), col("run_e", hr)), comment="e * l_prev"),
-        VecOp("add", col("run_l", hr), (col("run_l", hr), col("rsum", 0)), comment="l = e * l_prev + rowsum(p)"),
-        Alloc("px"), VecOp("cast", r("px", 0, cr, nlen), (r("sx", 0, cr, nlen),), comment=f"P = cast(p, {dt})"),
-        Free("sx"), EnQue("px"), DeQue("px"),
-        Copy(r(ws_p, E.add(slot_s, E.mul(lr, s2b)), cr, nlen, gm=True, stride=s2b), r("px", 0, cr, nlen),
-             comment="rows of P(j) -> workspace"),
-        Free("px"),
-    )
+    e_at = E.add(E.mul(E.mod("jx", slots), half), hr)
+
+    def vec1_chunk(cols: int) -> tuple[Stmt, ...]:
+        x = r("sx", 0, cr, cols)
+        return (
+            *chunk_lets,
+            Alloc("sx"), Copy(x, r(ws_s, E.add(slot_s, E.mul(lr, s2b)), cr, cols, gm=True, stride=s2b),
+                              comment="rows of S(j) from the workspace"),
+            EnQue("sx"), DeQue("sx"),
+            VecOp("muls", x, (x,), scalar=m.scale, comment="x = S * scale"),
+            Reduce("max", col("rmax"), x, comment="rowmax(x)"),
+            VecOp("max", col("rmax"), (col("run_m", hr), col("rmax")), comment="m = max(m_prev, rowmax(x))"),
+            VecOp("sub", col("run_e", e_at), (col("run_m", hr), col("rmax")), comment="m_prev - m"),
+            VecOp("exp", col("run_e", e_at), (col("run_e", e_at),), comment="e = exp(m_prev - m)"),
+            VecOp("copy", col("run_m", hr), (col("rmax"),), comment="m_prev <- m"),
+            VecOp("sub", x, (x, col("rmax")), comment="x - m"),
+            VecOp("exp", x, (x,), comment="p = exp(x - m)"),
+            Reduce("sum", col("rsum"), x, comment="rowsum(p)"),
+            VecOp("mul", col("run_l", hr), (col("run_l", hr), col("run_e", e_at)), comment="e * l_prev"),
+            VecOp("add", col("run_l", hr), (col("run_l", hr), col("rsum")), comment="l = e * l_prev + rowsum(p)"),
+            Alloc("px"), VecOp("cast", r("px", 0, cr, cols), (x,), comment=f"P = cast(p, {dt})"),
+            Free("sx"), EnQue("px"), DeQue("px"),
+            Copy(r(ws_p, E.add(slot_s, E.mul(lr, s2b)), cr, cols, gm=True, stride=s2b), r("px", 0, cr, cols),
+                 comment="rows of P(j) -> workspace"),
+            Free("px"),
+        )
+
     acc = r("acc", E.mul(hr, by["acc"].cols), cr, d)
     vec2_chunk = (
         *chunk_lets,
         Alloc("ox"), Copy(r("ox", 0, cr, d), r(ws_o, E.add(slot_o, E.mul(lr, d)), cr, d, gm=True, stride=d),
                           comment="rows of P V(j) from the workspace"), EnQue("ox"), DeQue("ox"),
-        VecOp("mul", acc, (acc, col("run_e", hr)), comment="O * e"),
+        VecOp("mul", acc, (acc, col("run_e", e_at)), comment="O * e"),
         VecOp("add", acc, (acc, r("ox", 0, cr, d)), comment="O = O * e + P V"),
         Free("ox"),
     )
+    chunks = ceil_div(Var("rl"), vr)
+    rows = f"chunks of {vr} rows"
+
+    def vec1(j: Expr, cols: int) -> list[Stmt]:
+        return [Let("jx", j), *blk("jx"), CrossWait(FLAG_S),
+                Loop("rc", Const(0), chunks, Const(1), vec1_chunk(cols),
+                     comment=f"vec1: online softmax update of {cols} columns, {rows}"),
+                CrossSet(FLAG_P, Pipe.MTE3)]
+
+    def vec2(j: Expr) -> list[Stmt]:
+        return [Let("jx", j), *blk("jx"), CrossWait(FLAG_O),
+                Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=f"vec2: O = O * e + P V, {rows}")]
+
+    walk: list[Stmt] = []
+    if nf:
+        walk.append(Loop("j", Const(0), Const(nf), Const(1), (
+            *vec1(Var("j"), s2b), If(E.min(E.max(E.sub("j", lag - 1), 0), 1), tuple(vec2(E.sub("j", lag))),
+                                     comment=f"vec2 of block j - {lag}")),
+            comment=f"S2 in {nf} whole blocks of {s2b}: vec1(j), then vec2(j - {lag})"))
+    if tail:
+        walk += [*vec1(Const(nf), tail), *(vec2(Const(nf - lag)) if nf >= lag else [])]
+    walk.append(Loop("jd", Const(drain0), Const(n2), Const(1), tuple(vec2(Var("jd"))),
+                     comment=f"vec2 of the last {n2 - drain0} blocks"))
     out_chunk = (
         *chunk_lets,
         VecOp("div", acc, (acc, col("run_l", hr)), comment="O / l"),
@@ -245,35 +288,26 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
              comment="output rows -> GM"),
         Free("outx"),
     )
-    chunks = ceil_div(Var("rl"), vr)
     init_chunk = (
         *chunk_lets,
         VecOp("duplicate", col("run_m", hr), (), scalar=M_INIT, comment="m = -3e38"),
         VecOp("duplicate", col("run_l", hr), (), scalar=0.0, comment="l = 0"),
         VecOp("duplicate", acc, (), scalar=0.0, comment="O = 0"),
     )
-    rows = f"chunks of {vr} rows"
     aiv = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
         *lets,
         Let("half", ceil_div(mlen, AIV)), Let("rs", E.mul("sub", "half")),
         Let("rl", E.max(0, E.min("half", E.sub("mlen", "rs")))),
         Loop("rc", Const(0), chunks, Const(1), init_chunk, comment=f"online-softmax state, {rows}"),
-        Loop("j", Const(0), Const(n2), Const(1), (
-            *blk_lets,
-            CrossWait(FLAG_S),
-            Loop("rc", Const(0), chunks, Const(1), vec1_chunk, comment=f"vec1: online softmax update, {rows}"),
-            CrossSet(FLAG_P, Pipe.MTE3),
-            CrossWait(FLAG_O),
-            Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=f"vec2: O = O * e + P V, {rows}"),
-        ), comment=f"S2 in {n2} blocks of {s2b}"),
+        *walk,
         Loop("rc", Const(0), chunks, Const(1), out_chunk, comment=f"O / l, cast and store, {rows}"),
     ), comment="same walk as the cube core; each AIV takes half the S1 rows"),)
-    _ = If  # kept for causal-block skipping
     cfg = cfg.noted(f"attention: {tasks} tasks of {s1b} query rows over {bd} cores, S2 in {n2} blocks of {s2b}; "
-                    f"bmm1 -> vec1 (online softmax) -> bmm2 -> vec2 per block, S and P in per-core workspaces")
+                    f"per block bmm1 -> vec1 (online softmax) -> bmm2 -> vec2, S and P in per-core workspaces of "
+                    f"{slots} slots (bmm1(j) and vec1(j) overlap bmm2(j - {lag}) and vec2(j - {lag}))")
     params = (*dict.fromkeys([qn, kn, vn]), on, ws_s, ws_p, ws_o)
     tiling = (("tiles", tasks), ("block_dim", bd), ("s1_block", s1b), ("s2_block", s2b), ("s2_blocks", n2),
-              ("vec_rows", vr))
+              ("vec_rows", vr), ("ws_slots", slots))
     k = Kernel(name=base, family="cube_vector", kernel_type="MIX_AIC_1_2", block_dim=bd, params=params,
                buffers=tuple(bufs), aic=aic, aiv=aiv, tiling=tiling, ops=tuple(names[n] for n in fk.nodes),
                notes=cfg.notes, vec_per_block=AIV, does="flash_attention")
