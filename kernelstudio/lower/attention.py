@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import math
 
+from ..core.dtypes import block_elems
 from ..core.errors import ScheduleError
 from ..fusion.attention import attention_parts
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
-from ..ir.ops import itemsize
 from ..tileir.expr import Const, E, Expr, Var, ceil_div
 from ..tileir.program import (
     Alloc,
@@ -64,8 +64,9 @@ __all__ = ["lower_attention_kernel", "attention_blocks", "FLAG_S", "FLAG_P", "FL
 
 FLAG_S, FLAG_P, FLAG_O = 0, 1, 2  # S(j) in ws_s (AIC -> AIV), P(j) in ws_p (AIV -> AIC), P V(j) in ws_o (AIC -> AIV)
 M_INIT = -3.0e38  # the running max before the first block: finite (the code writes it as a literal), exp of it is 0
-S1_BLOCK, S2_BLOCK = 128, 128  # the cube block of CANN's FlashAttentionScore tiling (128 x 128)
-COL = 8  # float32 elements of one 32-byte block: a column vector's row pitch in UB
+S1_BLOCK, CUBE_N = 128, 128  # the cube block of CANN's FlashAttentionScore tiling (128 x 128)
+S2_BLOCK = 512  # S2 columns per block (the vector's round): 4 cube tiles of 128 (CANN's nRatio, here 4)
+UB_BUDGET = 160 * 1024  # UB bytes the vector chunks and O may take (assumed: 192 KiB UB less reduce scratch)
 AIV = 2
 SLOTS = 3  # workspace slots per core: S(j), P(j), P V(j) of three blocks in flight
 
@@ -75,11 +76,16 @@ def attention_blocks(fk: FusedKernel, cfg: KernelConfig) -> tuple[int, int, int]
     0 or larger than the sequence: the defaults)."""
     q = fk.nodes[0].inputs[0]
     s1, s2 = q.shape[-2], fk.nodes[0].inputs[1].shape[-2]
+    d = q.shape[-1]
     s1b = cfg.tile_m if 0 < cfg.tile_m < (1 << 30) else S1_BLOCK
     s2b = cfg.tile_n if 0 < cfg.tile_n < (1 << 30) else S2_BLOCK
     s1b, s2b = min(s1b, _pad16(s1)), min(s2b, _pad16(s2))
     half = -(-s1b // AIV)
-    vr = cfg.tile_rows if 0 < cfg.tile_rows < (1 << 30) else 32
+    if 0 < cfg.tile_rows < (1 << 30):
+        vr = cfg.tile_rows
+    else:  # double-buffered S rows (float32) and P rows, P V rows (float32) and output rows, beside O (float32)
+        fit = max(1, (UB_BUDGET - half * d * 4) // (2 * 6 * (s2b + d)))
+        vr = 1 << (fit.bit_length() - 1)
     return s1b, s2b, max(1, min(vr, half))
 
 
@@ -89,7 +95,7 @@ def _pad16(n: int) -> int:
 
 def _c32(cols: int, dtype: str) -> int:
     """Columns padded to whole 32-byte blocks."""
-    per = 32 // itemsize(dtype)
+    per = block_elems(dtype)
     return -(-cols // per) * per
 
 
@@ -116,7 +122,9 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     wss = (GmTensor(ws_s, (bd, slots, s1b, s2b), "float32", "workspace"),
            GmTensor(ws_p, (bd, slots, s1b, s2b), dt, "workspace"),
            GmTensor(ws_o, (bd, slots, s1b, d), "float32", "workspace"))
-    wide = max(d, s2b)
+    tn = min(CUBE_N, s2b)  # the cube tile along S2: bmm1's n, bmm2's k
+    nt = -(-s2b // tn)
+    wide = max(d, tn)
     depth = 2 if cfg.depth >= 2 else 1
 
     def buf(name: str, tier: Tier, dtype: str, rows: int, cols: int, queue: QuePos | None, core: CoreType,
@@ -126,11 +134,11 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     aic_c, aiv_c = CoreType.AIC, CoreType.AIV
     bufs = [
         buf("q1", Tier.L1, dt, s1b, d, QuePos.A1, aic_c, "the task's Q block, resident in L1 over the S2 walk"),
-        buf("kv1", Tier.L1, dt, s2b, d, QuePos.B1, aic_c, "a K or V block", depth),
-        buf("p1", Tier.L1, dt, s1b, s2b, QuePos.A1, aic_c, "P(j) from the workspace"),
+        buf("kv1", Tier.L1, dt, tn, d, QuePos.B1, aic_c, f"{tn} rows of K or V", depth),
+        buf("p1", Tier.L1, dt, s1b, tn, QuePos.A1, aic_c, f"{tn} columns of P(j) from the workspace", depth),
         buf("a2", Tier.L0A, dt, s1b, wide, QuePos.A2, aic_c, "Q (bmm1) or P (bmm2)", depth),
-        buf("b2", Tier.L0B, dt, s2b, d, QuePos.B2, aic_c, "K^T (bmm1) or V (bmm2)", depth),
-        buf("c", Tier.L0C, "float32", s1b, wide, QuePos.CO1, aic_c, "S(j) or P V(j)", depth),
+        buf("b2", Tier.L0B, dt, tn, d, QuePos.B2, aic_c, "K^T (bmm1) or V (bmm2)", depth),
+        buf("c", Tier.L0C, "float32", s1b, wide, QuePos.CO1, aic_c, f"{tn} columns of S(j), or P V(j)", depth),
         buf("sx", Tier.UB, "float32", vr, s2b, QuePos.VECIN, aiv_c, "rows of S(j), then p", depth),
         buf("px", Tier.UB, dt, vr, s2b, QuePos.VECOUT, aiv_c, "rows of P(j) in the input dtype", depth),
         buf("ox", Tier.UB, "float32", vr, d, QuePos.VECIN, aiv_c, "rows of P V(j)", depth),
@@ -164,38 +172,49 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     kv_off = E.add(E.mul("bh", s2 * d), E.mul("n0", d))
     slot_s = E.mul("slot", s1b * s2b)
     slot_o = E.mul("slot", s1b * d)
-    nlen = Var("nlen")
 
     # ---- AIC: bmm1(j), hand S over; then bmm2(j - 1) once the vector cores handed P(j - 1) over
+    ko, klen = Var("ko"), Var("klen")
+    kt_lets = (Let("ko", E.mul("ki", tn)), Let("klen", E.min(tn, E.sub("nlen", "ko"))))
+    kt_loop = E.div(E.add("nlen", tn - 1), tn)
+    kv_tile = E.add(kv_off, E.mul(ko, d))
     bmm1 = [
         *blk("j"),
-        Alloc("kv1"), Copy(r("kv1", 0, nlen, d), r(kn, kv_off, nlen, d, gm=True, stride=d), nd2nz=True,
-                           comment="K block j -> L1"), EnQue("kv1"), DeQue("kv1"),
-        Alloc("a2"), Copy(r("a2", 0, mlen, d), r("q1", 0, mlen, d)), EnQue("a2"),
-        Alloc("b2"), Copy(r("b2", 0, nlen, d), r("kv1", 0, nlen, d)), EnQue("b2"), Free("kv1"),
-        DeQue("a2"), DeQue("b2"), Alloc("c"),
-        Mmad(r("c", 0, mlen, nlen), r("a2", 0, mlen, d), r("b2", 0, nlen, d), mlen, Const(d), nlen, Const(1),
-             b_layout="nk", comment=f"bmm1: S = Q K^T ({names[m.bmm1]})"),
-        Free("a2"), Free("b2"), EnQue("c"), DeQue("c"),
-        Copy(r(ws_s, slot_s, mlen, nlen, gm=True, stride=s2b), r("c", 0, mlen, nlen),
-             comment="FixPipe: S(j) -> workspace (float32)"),
-        Free("c"), CrossSet(FLAG_S, Pipe.FIX),
+        Alloc("a2"), Copy(r("a2", 0, mlen, d), r("q1", 0, mlen, d)), EnQue("a2"), DeQue("a2"),
+        Loop("ki", Const(0), kt_loop, Const(1), (
+            *kt_lets,
+            Alloc("kv1"), Copy(r("kv1", 0, klen, d), r(kn, kv_tile, klen, d, gm=True, stride=d), nd2nz=True,
+                               comment="bmm1: K tile -> L1"), EnQue("kv1"), DeQue("kv1"),
+            Alloc("b2"), Copy(r("b2", 0, klen, d), r("kv1", 0, klen, d)), EnQue("b2"), Free("kv1"),
+            DeQue("b2"), Alloc("c"),
+            Mmad(r("c", 0, mlen, klen), r("a2", 0, mlen, d), r("b2", 0, klen, d), mlen, Const(d), klen, Const(1),
+                 b_layout="nk", comment=f"bmm1: S = Q K^T ({names[m.bmm1]})"),
+            Free("b2"), EnQue("c"), DeQue("c"),
+            Copy(r(ws_s, E.add(slot_s, ko), mlen, klen, gm=True, stride=s2b), r("c", 0, mlen, klen),
+                 comment="bmm1: FixPipe S(j) tile -> workspace (float32)"),
+            Free("c")), comment=f"bmm1 in {nt} tiles of {tn} columns of the S2 block"),
+        Free("a2"), CrossSet(FLAG_S, Pipe.FIX),
     ]
     bmm2 = [
         *blk("jp"),
         CrossWait(FLAG_P),
-        Alloc("p1"), Copy(r("p1", 0, mlen, nlen), r(ws_p, slot_s, mlen, nlen, gm=True, stride=s2b), nd2nz=True,
-                          comment="P(j) from the workspace -> L1"), EnQue("p1"),
-        Alloc("kv1"), Copy(r("kv1", 0, nlen, d), r(vn, kv_off, nlen, d, gm=True, stride=d), nd2nz=True,
-                           comment="V block j -> L1"), EnQue("kv1"),
-        DeQue("p1"), Alloc("a2"), Copy(r("a2", 0, mlen, nlen), r("p1", 0, mlen, nlen)), EnQue("a2"), Free("p1"),
-        DeQue("kv1"), Alloc("b2"), Copy(r("b2", 0, nlen, d), r("kv1", 0, nlen, d)), EnQue("b2"), Free("kv1"),
-        DeQue("a2"), DeQue("b2"), Alloc("c"),
-        Mmad(r("c", 0, mlen, d), r("a2", 0, mlen, nlen), r("b2", 0, nlen, d), mlen, nlen, Const(d), Const(1),
-             comment=f"bmm2: P V ({names[m.bmm2]})"),
-        Free("a2"), Free("b2"), EnQue("c"), DeQue("c"),
+        Alloc("c"),
+        Loop("ki", Const(0), kt_loop, Const(1), (
+            *kt_lets,
+            Alloc("p1"), Copy(r("p1", 0, mlen, klen), r(ws_p, E.add(slot_s, ko), mlen, klen, gm=True, stride=s2b),
+                              nd2nz=True, comment="bmm2: P(j) tile from the workspace -> L1"), EnQue("p1"),
+            Alloc("kv1"), Copy(r("kv1", 0, klen, d), r(vn, kv_tile, klen, d, gm=True, stride=d), nd2nz=True,
+                               comment="bmm2: V tile -> L1"), EnQue("kv1"),
+            DeQue("p1"), Alloc("a2"), Copy(r("a2", 0, mlen, klen), r("p1", 0, mlen, klen)), EnQue("a2"),
+            Free("p1"),
+            DeQue("kv1"), Alloc("b2"), Copy(r("b2", 0, klen, d), r("kv1", 0, klen, d)), EnQue("b2"), Free("kv1"),
+            DeQue("a2"), DeQue("b2"),
+            Mmad(r("c", 0, mlen, d), r("a2", 0, mlen, klen), r("b2", 0, klen, d), mlen, klen, Const(d),
+                 E.sub(1, E.min("ki", 1)), comment=f"bmm2: P V ({names[m.bmm2]})"),
+            Free("a2"), Free("b2")), comment=f"bmm2: k over {nt} tiles of {tn}, accumulated in L0C"),
+        EnQue("c"), DeQue("c"),
         Copy(r(ws_o, slot_o, mlen, d, gm=True, stride=d), r("c", 0, mlen, d),
-             comment="FixPipe: P V(j) -> workspace (float32)"),
+             comment="bmm2: FixPipe P V(j) -> workspace (float32)"),
         Free("c"), CrossSet(FLAG_O, Pipe.FIX),
     ]
     lag = slots - 1  # bmm2 and vec2 of block j - lag follow bmm1 and vec1 of block j
@@ -227,23 +246,23 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         return (
             *chunk_lets,
             Alloc("sx"), Copy(x, r(ws_s, E.add(slot_s, E.mul(lr, s2b)), cr, cols, gm=True, stride=s2b),
-                              comment="rows of S(j) from the workspace"),
+                              comment="vec1: rows of S(j) from the workspace"),
             EnQue("sx"), DeQue("sx"),
-            VecOp("muls", x, (x,), scalar=m.scale, comment="x = S * scale"),
-            Reduce("max", col("rmax"), x, comment="rowmax(x)"),
-            VecOp("max", col("rmax"), (col("run_m", hr), col("rmax")), comment="m = max(m_prev, rowmax(x))"),
-            VecOp("sub", col("run_e", e_at), (col("run_m", hr), col("rmax")), comment="m_prev - m"),
-            VecOp("exp", col("run_e", e_at), (col("run_e", e_at),), comment="e = exp(m_prev - m)"),
-            VecOp("copy", col("run_m", hr), (col("rmax"),), comment="m_prev <- m"),
-            VecOp("sub", x, (x, col("rmax")), comment="x - m"),
-            VecOp("exp", x, (x,), comment="p = exp(x - m)"),
-            Reduce("sum", col("rsum"), x, comment="rowsum(p)"),
-            VecOp("mul", col("run_l", hr), (col("run_l", hr), col("run_e", e_at)), comment="e * l_prev"),
-            VecOp("add", col("run_l", hr), (col("run_l", hr), col("rsum")), comment="l = e * l_prev + rowsum(p)"),
-            Alloc("px"), VecOp("cast", r("px", 0, cr, cols), (x,), comment=f"P = cast(p, {dt})"),
+            VecOp("muls", x, (x,), scalar=m.scale, comment="vec1: x = S * scale"),
+            Reduce("max", col("rmax"), x, comment="vec1: rowmax(x)"),
+            VecOp("max", col("rmax"), (col("run_m", hr), col("rmax")), comment="vec1: m = max(m_prev, rowmax(x))"),
+            VecOp("sub", col("run_e", e_at), (col("run_m", hr), col("rmax")), comment="vec1: m_prev - m"),
+            VecOp("exp", col("run_e", e_at), (col("run_e", e_at),), comment="vec1: e = exp(m_prev - m)"),
+            VecOp("copy", col("run_m", hr), (col("rmax"),), comment="vec1: m_prev <- m"),
+            VecOp("sub", x, (x, col("rmax")), comment="vec1: x - m"),
+            VecOp("exp", x, (x,), comment="vec1: p = exp(x - m)"),
+            Reduce("sum", col("rsum"), x, comment="vec1: rowsum(p)"),
+            VecOp("mul", col("run_l", hr), (col("run_l", hr), col("run_e", e_at)), comment="vec1: e * l_prev"),
+            VecOp("add", col("run_l", hr), (col("run_l", hr), col("rsum")), comment="vec1: l = e * l_prev + rowsum(p)"),
+            Alloc("px"), VecOp("cast", r("px", 0, cr, cols), (x,), comment=f"vec1: P = cast(p, {dt})"),
             Free("sx"), EnQue("px"), DeQue("px"),
             Copy(r(ws_p, E.add(slot_s, E.mul(lr, s2b)), cr, cols, gm=True, stride=s2b), r("px", 0, cr, cols),
-                 comment="rows of P(j) -> workspace"),
+                 comment="vec1: rows of P(j) -> workspace"),
             Free("px"),
         )
 
@@ -251,9 +270,9 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     vec2_chunk = (
         *chunk_lets,
         Alloc("ox"), Copy(r("ox", 0, cr, d), r(ws_o, E.add(slot_o, E.mul(lr, d)), cr, d, gm=True, stride=d),
-                          comment="rows of P V(j) from the workspace"), EnQue("ox"), DeQue("ox"),
-        VecOp("mul", acc, (acc, col("run_e", e_at)), comment="O * e"),
-        VecOp("add", acc, (acc, r("ox", 0, cr, d)), comment="O = O * e + P V"),
+                          comment="vec2: rows of P V(j) from the workspace"), EnQue("ox"), DeQue("ox"),
+        VecOp("mul", acc, (acc, col("run_e", e_at)), comment="vec2: O * e"),
+        VecOp("add", acc, (acc, r("ox", 0, cr, d)), comment="vec2: O = O * e + P V"),
         Free("ox"),
     )
     chunks = ceil_div(Var("rl"), vr)
@@ -307,6 +326,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
                     f"{slots} slots (bmm1(j) and vec1(j) overlap bmm2(j - {lag}) and vec2(j - {lag}))")
     params = (*dict.fromkeys([qn, kn, vn]), on, ws_s, ws_p, ws_o)
     tiling = (("tiles", tasks), ("block_dim", bd), ("s1_block", s1b), ("s2_block", s2b), ("s2_blocks", n2),
+              ("cube_n", tn),
               ("vec_rows", vr), ("ws_slots", slots))
     k = Kernel(name=base, family="cube_vector", kernel_type="MIX_AIC_1_2", block_dim=bd, params=params,
                buffers=tuple(bufs), aic=aic, aiv=aiv, tiling=tiling, ops=tuple(names[n] for n in fk.nodes),

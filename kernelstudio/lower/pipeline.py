@@ -178,7 +178,8 @@ def parallel_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     out = {name: c.with_(cores=ctx.user(name)["cores"]) for name, c in cfgs.items()}
     for name, c in out.items():
         fk = ctx.kernels[name]
-        if fk.root is not None and fk.family != "attention" and not (fk.family == "cube_vector" and fk.has_row_reduction() and not c.sync_all):
+        if fk.family in ("cube", "cube_vector") and not (fk.family == "cube_vector" and fk.has_row_reduction()
+                                                          and not c.sync_all):
             nbytes = sum(itemsize(o.dtype) * math.prod(o.shape) for o in fk.outputs)
             out[name] = auto_swizzle(c, _emit_one(ctx, name), nbytes, ctx.profile.l2_bytes)
     return out

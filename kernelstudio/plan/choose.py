@@ -2,7 +2,9 @@
 it pays.
 
 For every cube_vector kernel of the pattern-based plan, the split plan runs the matmul/conv as a cube
-kernel and its epilogue as vector kernel(s) reading the result back from GM; a matmul whose epilogue
+kernel and its epilogue as vector kernel(s) reading the result back from GM; for every attention kernel
+(one cube-vector-cube kernel, fusion/attention.py) the split plan is Q K^T with the softmax in one kernel and
+P V in a second, P through GM; a matmul whose epilogue
 reduces whole rows fuses in two plans, row blocks or sync_all (C tiles over every core, one all-core
 barrier, rows over every vector core). The plans are lowered with their auto schedules and simulated
 on the target; a kernel stays fused, in its faster plan, unless its split form is faster still (launch
@@ -102,7 +104,7 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any
     returns the fully fused plan (the schedule's plan when nothing is split)."""
 
     fused = partition(graph, fuse=True, keep_out=keep_out)
-    cands = [k for k in fused.kernels if k.family == "cube_vector"]
+    cands = [k for k in fused.kernels if k.family in ("cube_vector", "attention")]
     if not cands:
         return (), fused
     profile = _profile(target)

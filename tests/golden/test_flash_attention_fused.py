@@ -1,0 +1,146 @@
+"""Attention as ONE fused cube-vector-cube kernel (fusion/attention.py, lower/attention.py): the fusion rule, the
+kernel's four stages and flags, golden == run_tiled within the dtype's tolerance (the online softmax's rescaling
+order checked against the chunked NumPy model and the float64 whole-row softmax), tails, the plan choice, the
+unfused plan kept reachable, and the simulator's timeline of the overlapping stages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kernelstudio as ks
+from kernelstudio.lower.attention import FLAG_O, FLAG_P, FLAG_S
+from kernelstudio.tileir.program import CrossSet, CrossWait, Mmad, walk
+
+TARGET = "ascend910b2"
+
+
+def _attention(b: int, n: int, s1: int, s2: int, d: int, dt: str = "float16", **kw) -> ks.Tensor:
+    q = ks.placeholder((b, n, s1, d), dt, name="query")
+    k = ks.placeholder((b, n, s2, d), dt, name="key")
+    v = ks.placeholder((b, n, s2, d), dt, name="value")
+    return ks.ops.flash_attention(q, k, v, **kw)
+
+
+def _fused(out: ks.Tensor) -> tuple[ks.Schedule, object]:
+    s = ks.create_schedule([out], fuse=True)
+    return s, ks.lower(s, target=TARGET)
+
+
+def test_attention_is_one_kernel_of_four_stages_and_three_flags():
+    out = _attention(1, 2, 200, 300, 64)
+    s, prog = _fused(out)
+    (k,) = s.kernels
+    assert k.family == "attention" and len(k.nodes) == 9
+    assert {r.name for _, r in k.reasons} == {"attention"}
+    (kern,) = prog.kernels
+    assert (kern.family, kern.kernel_type, kern.vec_per_block, kern.does) == ("cube_vector", "MIX_AIC_1_2", 2,
+                                                                              "flash_attention")
+    mm = [x.comment for x in walk(kern.aic) if isinstance(x, Mmad)]
+    assert [c.split(":")[0] for c in mm] == ["bmm1", "bmm2", "bmm2"]  # bmm2 in the loop and in the drain
+    sets = {(side, x.flag) for side, prog_ in (("aic", kern.aic), ("aiv", kern.aiv)) for x in walk(prog_)
+            if isinstance(x, CrossSet)}
+    waits = {(side, x.flag) for side, prog_ in (("aic", kern.aic), ("aiv", kern.aiv)) for x in walk(prog_)
+             if isinstance(x, CrossWait)}
+    assert sets == {("aic", FLAG_S), ("aic", FLAG_O), ("aiv", FLAG_P)}
+    assert waits == {("aiv", FLAG_S), ("aiv", FLAG_O), ("aic", FLAG_P)}
+    ws = [t for t in prog.tensors if t.role == "workspace"]
+    assert sorted((t.shape[1:], t.dtype) for t in ws) == [((3, 128, 64), "float32"), ((3, 128, 128), "float16"),
+                                                          ((3, 128, 128), "float32")]
+    assert dict(kern.tiling)["s2_blocks"] == 3 and dict(kern.tiling)["tiles"] == 4  # 2 heads x 2 S1 blocks
+
+
+# (B, N, S1, S2, D, dtype): S1 and S2 tails, S2 shorter than a block, a whole number of blocks, D = 64 / 128
+CASES = (
+    (1, 2, 200, 300, 64, "float16"),
+    (2, 1, 130, 256, 128, "float16"),
+    (1, 1, 64, 40, 128, "bfloat16"),
+    (1, 3, 17, 129, 64, "bfloat16"),
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c)))
+def test_fused_kernel_equals_golden_and_the_online_softmax_model(case):
+    b, n, s1, s2, d, dt = case
+    out = _attention(b, n, s1, s2, d, dt)
+    _, prog = _fused(out)
+    assert [k.does for k in prog.kernels] == ["flash_attention"]
+    feeds = ks.ops.flash_attention_inputs(out, seed=s1 + s2)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
+    tol = 8e-3 if dt == "float16" else 3e-2  # a few units of the last place of outputs below 1
+    np.testing.assert_allclose(got, golden, rtol=tol, atol=tol)
+    # the kernel follows the chunked model's order (chunk = the S2 block): equal up to float32 summation order
+    model = ks.ops.online_softmax_attention(feeds["query"], feeds["key"], feeds["value"], chunk=128, dtype=dt)
+    ulp = 2e-3 if dt == "float16" else 1.6e-2
+    assert np.abs(got - np.asarray(model, np.float32)).max() <= ulp
+    exact = ks.ops.plain_softmax_attention(feeds["query"], feeds["key"], feeds["value"])
+    np.testing.assert_allclose(got, exact, rtol=tol, atol=tol)
+
+
+def test_rescaling_matters_scores_that_grow_along_s2():
+    """Rows whose max sits in the last block: every earlier block's sum and O are rescaled by e < 1 (a kernel
+    that skipped the rescaling would be off by orders of magnitude)."""
+    out = _attention(1, 1, 32, 384, 64, "float16", scale=1.0)
+    _, prog = _fused(out)
+    feeds = ks.ops.flash_attention_inputs(out)
+    ramp = np.linspace(0.0, 4.0, 384, dtype=np.float32)[:, None]
+    feeds["key"] = (np.ones((1, 1, 384, 64), np.float32) * ramp / 8).astype(np.float16)
+    feeds["query"] = np.ones((1, 1, 32, 64), np.float16)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    exact = ks.ops.plain_softmax_attention(feeds["query"], feeds["key"], feeds["value"], scale=1.0)
+    np.testing.assert_allclose(got, exact, rtol=1e-2, atol=2e-3)
+
+
+def test_the_unfused_plan_stays_reachable():
+    out = _attention(1, 2, 96, 160, 64)
+    s = ks.create_schedule([out], fuse=True)
+    (k,) = s.kernels
+    s.keep_out_of_fusion(k.root)  # the P V matmul kept out: Q K^T + softmax, then P V
+    assert [x.family for x in s.kernels] == ["cube_vector", "cube"]
+    prog = ks.lower(s, target=TARGET)
+    feeds = ks.ops.flash_attention_inputs(out)
+    golden = np.asarray(ks.evaluate([out], feeds, schedule=s)[0], np.float32)
+    np.testing.assert_allclose(np.asarray(ks.run_tiled(prog, feeds), np.float32), golden, rtol=1e-2, atol=1e-5)
+
+
+def test_default_plan_is_the_fused_kernel_where_it_is_faster():
+    out = _attention(1, 1, 512, 512, 128)
+    s = ks.create_schedule([out], target=TARGET)
+    (k,) = s.kernels
+    assert k.family == "attention"
+    (c,) = s.choices
+    assert c.fused and c.fused_us < c.split_us
+    assert any(n.startswith("fusion pays") for n in k.notes)
+
+
+def test_masked_and_gqa_attention_keep_the_two_kernel_plan():
+    for out in (_attention(1, 2, 64, 64, 64, causal=True),
+                ks.ops.flash_attention(ks.placeholder((1, 4, 64, 64), "float16"),
+                                       ks.placeholder((1, 2, 64, 64), "float16"),
+                                       ks.placeholder((1, 2, 64, 64), "float16"))):
+        s = ks.create_schedule([out], fuse=True)
+        assert "attention" not in {k.family for k in s.kernels}
+
+
+def test_timeline_shows_the_four_stages_overlapping():
+    out = _attention(1, 1, 128, 1024, 128)
+    _, prog = _fused(out)
+    r = ks.simulate(prog)
+    ev = r.events.where(kernel=prog.kernels[0].name)
+    c = ev.columns
+    text = [ev.instr_text[i] for i in c["instr"]]
+    stage = {name: np.array([name in t for t in text]) for name in ("bmm1", "bmm2", "vec1", "vec2")}
+    assert all(m.sum() > 0 for m in stage.values())
+    # block 0's cube computes bmm1 of later blocks while its vector cores run vec1 / vec2 of earlier ones
+    core = np.array([ev.core_labels[i] for i in c["core"]])
+    cube = stage["bmm1"] & (core == "core0.cubecore0")
+    vec = (stage["vec1"] | stage["vec2"]) & np.char.startswith(core.astype(str), "core0.veccore")
+    s1, e1 = c["start_us"][cube], c["end_us"][cube]
+    s2, e2 = c["start_us"][vec], c["end_us"][vec]
+    overlap = sum(max(0.0, min(e1[i], e2[j]) - max(s1[i], s2[j])) for i in range(len(s1)) for j in range(len(s2)))
+    assert overlap > 0
+    # and block 0 ends before its cube's and one vector core's busy times one after another would
+    one = (core == "core0.cubecore0") | (core == "core0.veccore0")
+    busy = float((c["end_us"][one] - c["start_us"][one]).sum())
+    assert float(c["end_us"][one].max() - c["start_us"][one].min()) < busy
