@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.dtypes import block_elems
+from ..core.dtypes import block_elems, itemsize
 from ..core.errors import ScheduleError
 from ..fusion.attention import attention_parts
 from ..fusion.partition import FusedKernel
@@ -66,6 +66,7 @@ FLAG_S, FLAG_P, FLAG_O = 0, 1, 2  # S(j) in ws_s (AIC -> AIV), P(j) in ws_p (AIV
 M_INIT = -3.0e38  # the running max before the first block: finite (the code writes it as a literal), exp of it is 0
 S1_BLOCK, CUBE_N = 128, 128  # the cube block of CANN's FlashAttentionScore tiling (128 x 128)
 S2_BLOCK = 512  # S2 columns per block (the vector's round): 4 cube tiles of 128 (CANN's nRatio, here 4)
+L0AB_BYTES = 64 * 1024  # L0A and L0B of the 910B parts (hw/profiles: Ascend910B*.ini l0_a_size, l0_b_size)
 UB_BUDGET = 160 * 1024  # UB bytes the vector chunks and O may take (assumed: 192 KiB UB less reduce scratch)
 AIV = 2
 SLOTS = 3  # workspace slots per core: S(j), P(j), P V(j) of three blocks in flight
@@ -126,6 +127,11 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     nt = -(-s2b // tn)
     wide = max(d, tn)
     depth = 2 if cfg.depth >= 2 else 1
+    isz = itemsize(dt)
+
+    def fit(slot: int, capacity: int) -> int:
+        """Two slots of an L0 buffer where they fit (D = 192 keeps one)."""
+        return depth if depth * slot <= capacity else 1
 
     def buf(name: str, tier: Tier, dtype: str, rows: int, cols: int, queue: QuePos | None, core: CoreType,
             purpose: str, dep: int = 1) -> Buffer:
@@ -136,9 +142,10 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         buf("q1", Tier.L1, dt, s1b, d, QuePos.A1, aic_c, "the task's Q block, resident in L1 over the S2 walk"),
         buf("kv1", Tier.L1, dt, tn, d, QuePos.B1, aic_c, f"{tn} rows of K or V", depth),
         buf("p1", Tier.L1, dt, s1b, tn, QuePos.A1, aic_c, f"{tn} columns of P(j) from the workspace", depth),
-        buf("a2", Tier.L0A, dt, s1b, wide, QuePos.A2, aic_c, "Q (bmm1) or P (bmm2)", depth),
-        buf("b2", Tier.L0B, dt, tn, d, QuePos.B2, aic_c, "K^T (bmm1) or V (bmm2)", depth),
-        buf("c", Tier.L0C, "float32", s1b, wide, QuePos.CO1, aic_c, f"{tn} columns of S(j), or P V(j)", depth),
+        buf("a2", Tier.L0A, dt, s1b, wide, QuePos.A2, aic_c, "Q (bmm1) or P (bmm2)", fit(s1b * wide * isz, L0AB_BYTES)),
+        buf("b2", Tier.L0B, dt, tn, d, QuePos.B2, aic_c, "K^T (bmm1) or V (bmm2)", fit(tn * d * isz, L0AB_BYTES)),
+        buf("c", Tier.L0C, "float32", s1b, wide, QuePos.CO1, aic_c, f"{tn} columns of S(j), or P V(j)",
+            fit(s1b * wide * 4, cfg.l0c_bytes or 128 * 1024)),
         buf("sx", Tier.UB, "float32", vr, s2b, QuePos.VECIN, aiv_c, "rows of S(j), then p", depth),
         buf("px", Tier.UB, dt, vr, s2b, QuePos.VECOUT, aiv_c, "rows of P(j) in the input dtype", depth),
         buf("ox", Tier.UB, "float32", vr, d, QuePos.VECIN, aiv_c, "rows of P V(j)", depth),

@@ -51,12 +51,13 @@ def test_attention_is_one_kernel_of_four_stages_and_three_flags():
     assert (tiling["s2_blocks"], tiling["cube_n"], tiling["tiles"]) == (3, 128, 4)  # 2 heads x 2 S1 blocks
 
 
-# (B, N, S1, S2, D, dtype): S1 and S2 tails, S2 shorter than a block, a whole number of blocks, D = 64 / 128
+# (B, N, S1, S2, D, dtype): S1 and S2 tails, S2 shorter than a block, a whole number of blocks, D = 64 / 128 / 192
 CASES = (
     (1, 2, 200, 1100, 64, "float16"),
     (2, 1, 130, 1024, 128, "float16"),
     (1, 1, 64, 40, 128, "bfloat16"),
     (1, 3, 17, 129, 64, "bfloat16"),
+    (1, 2, 150, 700, 192, "float16"),
 )
 
 
@@ -154,3 +155,13 @@ def test_codegen_refuses_the_fused_kernel_and_names_the_way_out():
     _, prog = _fused(_attention(1, 1, 64, 64, 64))
     with pytest.raises(ks.UnsupportedError, match="no Ascend C yet.*keep_out_of_fusion"):
         ks.codegen(prog)
+
+
+def test_d192_keeps_one_slot_of_each_l0_buffer():
+    """Q (128 x 192) or K (128 x 192) in float16 is 48 KiB: two do not fit the 64 KiB L0A / L0B, nor two
+    128 x 192 float32 accumulators the 128 KiB L0C; at D = 128 every L0 buffer is double-buffered."""
+    depth = {}
+    for d in (128, 192):
+        _, prog = _fused(_attention(1, 1, 128, 512, d))
+        depth[d] = {b.name: b.depth for b in prog.kernels[0].buffers if b.tier.value in ("L0A", "L0B", "L0C")}
+    assert depth == {128: {"a2": 2, "b2": 2, "c": 2}, 192: {"a2": 1, "b2": 1, "c": 1}}
