@@ -239,7 +239,8 @@ def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,
                 for kind, group in (("Input", inputs), ("Output", outputs)):
                     for p in group:
                         dt = GE_DTYPES[prog.tensor(p).dtype]
-                        fmt = formats[p].ge if p in formats else "ge::FORMAT_ND"
+                        fmt = formats[p].ge if p in formats else (
+                            "ge::FORMAT_FRACTAL_NZ" if prog.tensor(p).format == "NZ" else "ge::FORMAT_ND")
                         w(f'this->{kind}("{p}").ParamType(REQUIRED).DataType({{{dt}}}).Format({{{fmt}}});')
                 w("// graph mode: output shapes and data types from the inputs'", infer_registration(),
                   "this->AICore().SetTiling(optiling::TilingFunc);",

@@ -8,9 +8,10 @@
     kvCache[cacheIndex] = RmsNorm(cKV); krCache[cacheIndex] = RoPE(kR), in place
 
 One ropeSin / ropeCos pair (T, Dr) serves q and k, as in CANN: the q side reads it as (T, 1, Dr), broadcast
-over the heads. CANN takes weightDq and weightDkvKr in FRACTAL_NZ; that is their storage in HBM, and the
-placeholders here hold the logical (He, Hcq) and (He, Hckv + Dr) matrices (the matmul lowering picks its own
-L1 layout). Cache modes: "PA_BSND" caches are (BlockNum, BlockSize, 1, H); "PA_NZ" caches are
+over the heads. CANN takes weightDq (He, Hcq), weightUqQr (Hcq, N * (D + Dr)) and weightDkvKr (He, Hckv + Dr) in
+FRACTAL_NZ: with weight_format="NZ" (the default) those three placeholders are `format="NZ"` (their shapes the
+logical matrices; the cube copies their fractals to L1 as they are, with no ND -> NZ conversion), with "ND" they
+are row-major. Cache modes: "PA_BSND" caches are (BlockNum, BlockSize, 1, H); "PA_NZ" caches are
 (BlockNum, H / 16, BlockSize, 16) for 2-byte dtypes (dsl/cache.py).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from ..core.dtypes import BLOCK_BYTES, FLOAT_DTYPES, itemsize
 from ..core.errors import DTypeError, ShapeError, UnsupportedError
+from ..core.formats import check_format, check_nz
 from ..dsl import cache as C
 from ..dsl import composites as K
 from ..dsl import ops as O
@@ -39,13 +41,14 @@ def _positive(**dims: object) -> None:
 def mla_prolog(*, T: int, N: int, He: int = 7168, Hcq: int = 1536, Hckv: int = 512, D: int = 128, Dr: int = 64,
                block_num: int | None = None, block_size: int = 128, cache_mode: str = "PA_BSND",
                dtype: str = "bfloat16", index_dtype: str = "int64", eps_cq: float = 1e-5,
-               eps_ckv: float = 1e-5) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+               eps_ckv: float = 1e-5, weight_format: str = "NZ") -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """MlaProlog for T tokens and N heads: (query, query_rope, kv_cache, kr_cache), CANN's output order (module
     doc). The caches are updated in place (their results are the kv_cache / kr_cache placeholders).
 
     block_num defaults to the fewest blocks holding T slots. The placeholders carry CANN's names: token_x,
     weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq, rmsnorm_gamma_ckv, rope_sin, rope_cos,
-    cache_index, kv_cache, kr_cache."""
+    cache_index, kv_cache, kr_cache. weight_format "NZ" (CANN's) or "ND": the storage of weight_dq,
+    weight_uq_qr and weight_dkv_kr."""
     _positive(T=T, N=N, He=He, Hcq=Hcq, Hckv=Hckv, D=D, Dr=Dr)
     if N > MLA_MAX_HEADS:
         raise ShapeError(f"mla_prolog: N={N} heads; aclnnMlaProlog takes 1..{MLA_MAX_HEADS}: split the heads over "
@@ -62,6 +65,7 @@ def mla_prolog(*, T: int, N: int, He: int = 7168, Hcq: int = 1536, Hckv: int = 5
     if index_dtype not in C.INDEX_DTYPES:
         raise DTypeError(f"mla_prolog: index_dtype={index_dtype!r}; cache_index is {' or '.join(C.INDEX_DTYPES)} "
                          "(CANN's is int64)")
+    wfmt = check_format("mla_prolog: weight_format", weight_format)
     blocks = -(-T // block_size) if block_num is None else block_num
     _positive(block_num=blocks)
     if blocks * block_size < T:
@@ -80,11 +84,19 @@ def mla_prolog(*, T: int, N: int, He: int = 7168, Hcq: int = 1536, Hckv: int = 5
         shape = (blocks, block_size, 1, row) if cache_mode == "PA_BSND" else (blocks, row // c0, block_size, c0)
         return ph(shape, name)
 
+    def weight(shape: tuple[int, int], name: str) -> Tensor:
+        if wfmt == "NZ":
+            try:
+                check_nz(f"mla_prolog: {name} {list(shape)} {dtype}", shape, dtype)
+            except (ShapeError, DTypeError) as e:
+                raise type(e)(f"{e}; CANN stores it in FRACTAL_NZ: weight_format='ND' takes it row-major") from None
+        return O.placeholder(shape, dtype, name=name, format=wfmt)
+
     x = ph((T, He), "token_x")
-    w_dq = ph((He, Hcq), "weight_dq")
-    w_uqqr = ph((Hcq, N * (D + Dr)), "weight_uq_qr")
+    w_dq = weight((He, Hcq), "weight_dq")
+    w_uqqr = weight((Hcq, N * (D + Dr)), "weight_uq_qr")
     w_uk = ph((N, D, Hckv), "weight_uk")
-    w_dkvkr = ph((He, Hckv + Dr), "weight_dkv_kr")
+    w_dkvkr = weight((He, Hckv + Dr), "weight_dkv_kr")
     g_cq, g_ckv = ph((Hcq,), "rmsnorm_gamma_cq"), ph((Hckv,), "rmsnorm_gamma_ckv")
     sin, cos = ph((T, Dr), "rope_sin"), ph((T, Dr), "rope_cos")
     index = ph((T,), "cache_index", index_dtype)

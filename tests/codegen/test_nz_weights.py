@@ -140,7 +140,8 @@ def test_simulator_prices_the_nz_copy_on_the_plain_curve() -> None:
     small, big = sim(200, 256, 512), sim(1, 7168, 1536)
     mte2 = {f: r.metrics["pipes"]["MTE2"]["busy_us"] for f, r in small.items()}
     assert small["NZ"].traffic["HBM->L2"] == small["ND"].traffic["HBM->L2"]
-    assert mte2["NZ"] < 0.8 * mte2["ND"] and small["NZ"].time_us < small["ND"].time_us
+    assert 0.6 < mte2["NZ"] / mte2["ND"] < 0.72  # "falls by a third" (README)
+    assert small["NZ"].time_us < small["ND"].time_us
     assert big["NZ"].time_us == pytest.approx(big["ND"].time_us, rel=1e-9)
 
 
@@ -150,6 +151,9 @@ def test_code_declares_b_nz_and_points_at_its_column_band() -> None:
     assert "MatmulType<AscendC::TPosition::GM, CubeFormat::NZ, bfloat16_t, false>" in src
     assert "CubeFormat::ND, bfloat16_t, false>;" in src  # A stays ND
     assert "* 256], false);" in src  # column band n0 / 16 starts n0 * K elements in
+    host = "\n".join(v for f, v in generate_files(prog).items() if f.endswith(".cpp") and "op_host" in f)
+    assert 'Input("w").ParamType(REQUIRED).DataType({ge::DT_BF16}).Format({ge::FORMAT_FRACTAL_NZ});' in host
+    assert 'Input("x").ParamType(REQUIRED).DataType({ge::DT_BF16}).Format({ge::FORMAT_ND});' in host
 
 
 # --- numerics ----------------------------------------------------------------------------------------

@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
+from kernelstudio.tileir.program import Copy, walk
 
 from ..codegen.merge import merge
 
 SMALL = dict(T=8, N=2, He=256, Hcq=128, Hckv=64, D=32, Dr=16, block_size=16, block_num=4)
 # slots of the 8 tokens: 15, 31, 47 and 63 are the last slots of blocks 0..3; 3 and 0 share block 0 with 15
 SLOTS = np.array([15, 3, 31, 17, 63, 48, 0, 47], dtype=np.int64)
+NZ_WEIGHTS = ("weight_dq", "weight_uq_qr", "weight_dkv_kr")  # FRACTAL_NZ in aclnnMlaProlog's doc
 NAMES = ("token_x", "weight_dq", "weight_uq_qr", "weight_uk", "weight_dkv_kr", "rmsnorm_gamma_cq",
          "rmsnorm_gamma_ckv", "rope_sin", "rope_cos", "cache_index", "kv_cache", "kr_cache")
 
@@ -62,7 +64,10 @@ def test_mla_prolog_three_way_in_both_cache_modes_with_an_int64_index(twin_cache
         progs.append(prog)
         want.append(dict(zip(prog.outputs, golden, strict=True)))
         inputs.update({f"c{i}_{n}": v for n, v in feeds.items()})
-    got = ks.twin.run(ks.codegen(merge(progs)), inputs, cache_dir=twin_cache, by_name=True)
+    code = ks.codegen(merge(progs))
+    nz = {f"c{i}_{w}" for i in range(2) for w in NZ_WEIGHTS}
+    assert {t.name for t in code.inputs if t.format == "NZ"} == nz  # the run packs them with ks.to_nz
+    got = ks.twin.run(code, inputs, cache_dir=twin_cache, by_name=True)
     for i, mode in enumerate(("PA_BSND", "PA_NZ")):
         for name, g in want[i].items():
             np.testing.assert_array_equal(np.asarray(got[f"c{i}_{name}"], np.float32), np.asarray(g, np.float32),
@@ -95,6 +100,9 @@ def test_mla_prolog_names_shapes_and_output_order_are_canns():
     (dict(dtype="int32"), ks.DTypeError, "dtype='int32'"),
     (dict(Dr=15), ks.ShapeError, "Dr=15"),
     (dict(Hckv=40, cache_mode="PA_NZ"), ks.ShapeError, "Hckv=40"),
+    (dict(Hcq=100), ks.ShapeError, r"weight_dq \[7168, 100\].*multiples of 16.*weight_format='ND'"),
+    (dict(dtype="float32"), ks.DTypeError, r"weight_dq .* float32.*weight_format='ND'"),
+    (dict(weight_format="ZN"), ks.ShapeError, "weight_format: format 'ZN'"),
 ])
 def test_mla_prolog_refuses_bad_sizes_naming_the_numbers(kwargs, error, words):
     args = {"T": 4, "N": 2, "block_size": 16} | kwargs
@@ -123,3 +131,19 @@ def test_compare_plans_reports_both_plans_and_why_ops_share_a_kernel():
     assert ("rms_norm_reduce_mean", "cube_epilogue") in epilogue.ops
     text = str(rep)
     assert "cube_epilogue" in text and text.splitlines()[0] == "mla_prolog on ascend910b2"
+
+
+def test_weights_are_nz_as_canns_doc_and_the_nz_copies_skip_the_conversion():
+    """weight_dq, weight_uq_qr and weight_dkv_kr are FRACTAL_NZ by default (weight_uk stays ND): each reaches L1
+    as a block copy; weight_format="ND" gives the row-major graph with the same golden values."""
+    outs = ks.ops.mla_prolog(**SMALL)
+    prog = ks.lower(ks.create_schedule(list(outs)), target="ascend910b2")
+    assert {t.name for t in prog.tensors if t.format == "NZ"} == set(NZ_WEIGHTS)
+    copies = [c for k in prog.kernels for c in walk(k.aic) if isinstance(c, Copy) and c.src.gm and not c.dst.gm]
+    assert {c.src.buf for c in copies if not c.nd2nz} == set(NZ_WEIGHTS)
+    assert all(c.nd2nz for c in copies if c.src.buf not in NZ_WEIGHTS)  # token_x, c_q, weight_uk convert
+    nd = ks.ops.mla_prolog(**SMALL, weight_format="ND")
+    assert all(ks.Tensor(n).format == "ND" for n in ks.ir.Graph([o.node for o in nd]).placeholders)
+    feeds = ks.random_inputs(list(outs), seed=5)
+    for a, b in zip(ks.evaluate(list(outs), feeds), ks.evaluate(list(nd), feeds), strict=True):
+        np.testing.assert_array_equal(np.asarray(a, np.float32), np.asarray(b, np.float32))

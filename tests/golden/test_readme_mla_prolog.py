@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import kernelstudio as ks
+
 from .readme import ROOT, example, rebinds
 from .readme import bench as load_bench
 
@@ -35,3 +37,18 @@ def test_readme_mla_prolog_table_is_the_benchmark_output():
     gaps = f"{decode.kernels} launch gaps of an assumed {decode.launch_us / decode.kernels:g} us each are " \
            f"{decode.launch_us:.0f} us of its {decode.time_us:.0f} us"
     assert gaps in prose, gaps
+
+
+def test_readme_nz_before_after_is_what_the_simulator_gives():
+    """The prose's ND (before NZ weights) vs NZ times of the fused plan at T = 1 and 128."""
+    prose = " ".join((ROOT / "README.md").read_text().split())
+    rep = {(t, f): ks.compare_plans(ks.ops.mla_prolog(T=t, N=128, block_size=128, weight_format=f), "ascend910b2",
+                                    name=f"mla_prolog_t{t}").fused
+           for t in (1, 128) for f in ("ND", "NZ")}
+    said = (f"fused plan takes {rep[1, 'ND'].time_us:.1f} us at T=1 and {rep[128, 'ND'].time_us:.1f} us at T=128, "
+            f"against {rep[1, 'NZ'].time_us:.1f} and {rep[128, 'NZ'].time_us:.1f} us with NZ weights, with the "
+            "same HBM bytes")
+    assert said in prose, said
+    for t in (1, 128):
+        assert rep[t, "ND"].hbm_bytes == rep[t, "NZ"].hbm_bytes
+        assert abs(rep[t, "ND"].time_us - rep[t, "NZ"].time_us) < 1.0
