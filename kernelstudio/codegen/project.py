@@ -36,7 +36,7 @@ def op_json(prog: Program) -> list[dict]:
         for key, group in (("input_desc", inputs), ("output_desc", outputs)):
             for p in group:
                 t = prog.tensor(p)
-                fmt = formats[p].format if p in formats else "ND"
+                fmt = formats[p].format if p in formats else "FRACTAL_NZ" if t.format == "NZ" else "ND"
                 desc[key].append({"name": p, "param_type": "required", "format": [fmt],
                                   "type": [_JSON_TYPES[t.dtype]]})
         ops.append(desc)

@@ -10,6 +10,7 @@ import pytest
 import kernelstudio as ks
 from kernelstudio import hw, twin
 from kernelstudio.codegen import codegen, generate_files, op_names
+from kernelstudio.codegen.project import op_json
 from kernelstudio.core.errors import DTypeError, ShapeError, UnsupportedError
 from kernelstudio.core.formats import from_nz, to_nz
 from kernelstudio.tileir.program import Copy, walk
@@ -154,6 +155,8 @@ def test_code_declares_b_nz_and_points_at_its_column_band() -> None:
     host = "\n".join(v for f, v in generate_files(prog).items() if f.endswith(".cpp") and "op_host" in f)
     assert 'Input("w").ParamType(REQUIRED).DataType({ge::DT_BF16}).Format({ge::FORMAT_FRACTAL_NZ});' in host
     assert 'Input("x").ParamType(REQUIRED).DataType({ge::DT_BF16}).Format({ge::FORMAT_ND});' in host
+    (desc,) = op_json(prog)  # what msOpGen reads
+    assert {d["name"]: d["format"] for d in desc["input_desc"]} == {"x": ["ND"], "w": ["FRACTAL_NZ"]}
 
 
 # --- numerics ----------------------------------------------------------------------------------------

@@ -33,7 +33,8 @@ enum DataType {
     DT_FLOAT = 0, DT_FLOAT16 = 1, DT_INT8 = 2, DT_INT32 = 3, DT_UINT8 = 4, DT_INT16 = 6, DT_INT64 = 9, DT_BF16 = 27,
     DT_UNDEFINED = 28
 };
-enum Format { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_NC1HWC0 = 3, FORMAT_FRACTAL_Z = 4 };
+enum Format { FORMAT_NCHW = 0, FORMAT_NHWC = 1, FORMAT_ND = 2, FORMAT_NC1HWC0 = 3, FORMAT_FRACTAL_Z = 4,
+             FORMAT_FRACTAL_NZ = 29 };  // 29: aclFormat ACL_FORMAT_FRACTAL_NZ in CANN's TransData docs
 }  // namespace ge
 
 namespace gert {
