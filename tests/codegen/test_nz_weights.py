@@ -186,7 +186,11 @@ def test_nz_matmul_three_way(twin_cache) -> None:
         inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
     code = codegen(merge(progs))
     assert {t.name for t in code.inputs if t.format == "NZ"} == {f"c{i}_w" for i in range(len(cases))}
-    got = twin.run(code, inputs, cache_dir=twin_cache, by_name=True)
+    got, log = twin.run(code, inputs, cache_dir=twin_cache, by_name=True, log_calls=True)
+    # the Matmul's L1 loads: A converted on the way (Nd2Nz), the NZ B copied as it is
+    loads = {(c.args.get("dst"), c.args.get("format")) for c in log.select(core="AIC", api="DataCopy")
+             if c.args.get("src") == "GM"}
+    assert loads == {("A1", "Nd2Nz"), ("B1", "NZ")}, loads
     for i, ((name, _, _splits, fuse), prog) in enumerate(zip(cases, progs, strict=True)):
         for out in prog.outputs:
             rtol, atol = TOL[prog.tensor(out).dtype]
