@@ -13,6 +13,7 @@ from ..core.errors import UnsupportedError
 from ..tileir.program import Kernel, Let, Program, Tier
 from ..tileir.scratch import REDUCE_WORK, scratch_buffers
 from . import cube, gating, layout  # noqa: F401 (their rules join the tables)
+from .attention import AttentionCubePart, is_attention
 from .conv import gm_formats
 from .naming import names_of, param_names
 from .phases import Call, Inline, MethodDef, Plan, bound_members, buffers_of, plan_body
@@ -252,7 +253,7 @@ def kernel_text(prog: Program, k: Kernel) -> KernelText:
     parts.members("AscendC::TPipe pipe;")
     depths = [b.depth for b in k.buffers if b.queue is not None and b.tier is Tier.UB]
     depth_const = max(depths) if depths else 1
-    cube_part = cube.CubePart(scope) if k.aic else None
+    cube_part = (AttentionCubePart(scope) if is_attention(k) else cube.CubePart(scope)) if k.aic else None
     if k.aiv:
         _vector_program(scope, parts, "ProcessVector")
     if cube_part is not None:

@@ -24,7 +24,9 @@ from collections.abc import Callable
 
 from ..tileir.hints import RuntimeRows
 from ..tileir.program import Copy, Kernel, Program, walk
+from .attention import SECOND_TILING, attention_operands, attention_tilings, is_attention
 from .conv import gm_formats
+from .cube import MatmulOperands
 from .highlevel import HighLevelPlan, high_level_tiling_fill
 from .infer_func import GE_DTYPES, infer_functions, infer_registration
 from .kernel import kernel_params, workspace_layout
@@ -79,7 +81,13 @@ def _fill(w: Writer, var: str, prog: Program, k: Kernel, hl: HighLevelPlan | Non
     runtime = runtime_locals(runtime_rows(prog))
     for f, v in fields:
         w(f"{var}.set_{f}({runtime.get(f, v)});")
-    if cube:
+    if cube and is_attention(k):  # two Matmul objects, a TCubeTiling each (codegen/attention.py)
+        sc = Scope(prog, k)
+        for ops_i, tiling_i, field, api in zip(attention_operands(sc), attention_tilings(sc),
+                                               ("cubeTilingData", SECOND_TILING), ("cubeTiling", "cubeTiling2"),
+                                               strict=True):
+            cube_fill(w, var, prog, k, tiling_i, False, (ops_i, "float32", field, api))
+    elif cube:
         cube_fill(w, var, prog, k, cube, runtime_rows(prog) is not None)
     topk = topk_spec(prog, k)
     if topk is not None:
@@ -151,39 +159,42 @@ def tile_lines(decl: str, tile_rows: int, cores: int, rt: RuntimeRows | None = N
     return [*lines, f"{decl}blockDim = tiles < {cores} ? tiles : {cores};  // the schedule's cores at most"]
 
 
-def cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, int], runtime: bool = False) -> None:
+def cube_fill(w: Writer, var: str, prog: Program, k: Kernel, cube: dict[str, int], runtime: bool = False,
+              which: tuple[MatmulOperands, str, str, str] | None = None) -> None:
     """TCubeTiling from the Matmul tiling API with the schedule's base block as its fixed split, then the
-    fields the schedule decides beyond it; with `runtime`, M and the cores are the run's (`rows`, `blockDim`)."""
+    fields the schedule decides beyond it; with `runtime`, M and the cores are the run's (`rows`, `blockDim`).
+    `which`: (operands, C dtype, tiling field, API object name) of one of several Matmul objects (attention)."""
     if runtime:
         cube = {**cube, "M": "rows", "usedCoreNum": "blockDim"}  # type: ignore[dict-item]
-    from .cube import CubePart
+    if which is None:
+        from .cube import CubePart
 
-    part = CubePart(Scope(prog, k))
-    ops = part.ops
+        part = CubePart(Scope(prog, k))
+        which = (part.ops, part._c_dtype(), "cubeTilingData", "cubeTiling")
+    ops, c_dt, field, api = which
     a_dt, b_dt = prog.tensor(ops.a.buf).dtype, prog.tensor(ops.b.buf).dtype
-    c_dt = part._c_dtype()
     gm, nd = "matmul_tiling::TPosition::GM", "matmul_tiling::CubeFormat::ND"
     w("// TCubeTiling from the Matmul tiling API, with the schedule's base block as its fixed split",
-      "matmul_tiling::MultiCoreMatmulTiling cubeTiling(ascendcPlatform);",
-      f"cubeTiling.SetDim({cube['usedCoreNum']});",
-      f"cubeTiling.SetAType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[a_dt]}, {str(ops.trans_a).lower()});",
-      f"cubeTiling.SetBType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[b_dt]}, {str(ops.trans_b).lower()});",
-      f"cubeTiling.SetCType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[c_dt]});",
-      f"cubeTiling.SetBiasType({gm}, {nd}, matmul_tiling::DataType::DT_FLOAT);",
-      f"cubeTiling.SetShape({cube['M']}, {cube['N']}, {cube['Ka']});",
-      f"cubeTiling.SetOrgShape({cube['M']}, {cube['N']}, {cube['Ka']}, {cube['Kb']});",
-      f"cubeTiling.SetSingleShape({cube['singleCoreM']}, {cube['singleCoreN']}, {cube['singleCoreK']});",
-      f"cubeTiling.SetFixSplit({cube['baseM']}, {cube['baseN']}, {cube['baseK']});",
-      f"cubeTiling.SetBias({'true' if cube.get('isBias') else 'false'});",
-      "cubeTiling.SetBufferSpace(-1, -1, -1);")
-    with w.block(f"if (cubeTiling.GetTiling({var}.cubeTilingData) == -1)"):
+      f"matmul_tiling::MultiCoreMatmulTiling {api}(ascendcPlatform);",
+      f"{api}.SetDim({cube['usedCoreNum']});",
+      f"{api}.SetAType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[a_dt]}, {str(ops.trans_a).lower()});",
+      f"{api}.SetBType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[b_dt]}, {str(ops.trans_b).lower()});",
+      f"{api}.SetCType({gm}, {nd}, matmul_tiling::DataType::{MM_DTYPES[c_dt]});",
+      f"{api}.SetBiasType({gm}, {nd}, matmul_tiling::DataType::DT_FLOAT);",
+      f"{api}.SetShape({cube['M']}, {cube['N']}, {cube['Ka']});",
+      f"{api}.SetOrgShape({cube['M']}, {cube['N']}, {cube['Ka']}, {cube['Kb']});",
+      f"{api}.SetSingleShape({cube['singleCoreM']}, {cube['singleCoreN']}, {cube['singleCoreK']});",
+      f"{api}.SetFixSplit({cube['baseM']}, {cube['baseN']}, {cube['baseK']});",
+      f"{api}.SetBias({'true' if cube.get('isBias') else 'false'});",
+      f"{api}.SetBufferSpace(-1, -1, -1);")
+    with w.block(f"if ({api}.GetTiling({var}.{field}) == -1)"):
         w("return ge::GRAPH_FAILED;")
     rest = [(f, v) for f, v in cube.items() if f not in API_CUBE_FIELDS]
     if rest:
         w("// the schedule's core count, L1 steps and depths, L0 buffering and walk order")
         # baseK again: some CANN versions do not take a fixed baseK from SetFixSplit
         for f, v in [("baseK", cube["baseK"]), *rest]:
-            w(f"{var}.cubeTilingData.set_{f}({v});")
+            w(f"{var}.{field}.set_{f}({v});")
 
 
 def host_source(prog: Program, k: Kernel, hl: HighLevelPlan | None = None,

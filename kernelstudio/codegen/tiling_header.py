@@ -6,6 +6,7 @@ API's tiling), and the values its fields take (`tiling_values`), which TilingFun
 from __future__ import annotations
 
 from ..tileir.program import Kernel, Program
+from .attention import SECOND_TILING, is_attention
 from .highlevel import HighLevelPlan, high_level_tiling_fields
 from .layout import topk_spec
 from .naming import names_of
@@ -29,9 +30,10 @@ def tiling_values(prog: Program, k: Kernel) -> tuple[list[tuple[str, int]], dict
     fields = [(camel(n), v) for n, v in k.tiling]
     cube: dict[str, int] = {}
     if _is_cube(k):
+        from .attention import attention_tilings
         from .cube import cube_tiling
 
-        cube = cube_tiling(Scope(prog, k))
+        cube = attention_tilings(Scope(prog, k))[0] if is_attention(k) else cube_tiling(Scope(prog, k))
     _LAST_VALUES[:] = [*_LAST_VALUES[-7:], (prog, k, (fields, cube))]
     return fields, cube
 
@@ -58,6 +60,8 @@ def tiling_header(prog: Program, k: Kernel, hl: HighLevelPlan | None = None) -> 
                 w(f"TILING_DATA_FIELD_DEF(uint32_t, {f});")
             if cube:
                 w("TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, cubeTilingData);")
+            if is_attention(k):  # its second Matmul object's (codegen/attention.py)
+                w(f"TILING_DATA_FIELD_DEF_STRUCT(TCubeTiling, {SECOND_TILING});")
             if topk is not None:
                 w("TILING_DATA_FIELD_DEF_STRUCT(TopkTiling, topkTilingData);")
             if hl is not None:

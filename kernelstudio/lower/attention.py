@@ -285,15 +285,18 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     chunks = ceil_div(Var("rl"), vr)
     rows = f"chunks of {vr} rows"
 
+    def one(j: Expr, body: tuple[Stmt, ...], what: str) -> list[Stmt]:
+        """`body` for block j, in a loop of one trip over jx: the code's scope for the block's variables."""
+        return [Loop("jx", j, E.add(j, 1), Const(1), (*blk("jx"), *body), comment=what)]
+
     def vec1(j: Expr, cols: int) -> list[Stmt]:
-        return [Let("jx", j), *blk("jx"), CrossWait(FLAG_S),
-                Loop("rc", Const(0), chunks, Const(1), vec1_chunk(cols),
-                     comment=f"vec1: online softmax update of {cols} columns, {rows}"),
-                CrossSet(FLAG_P, Pipe.MTE3)]
+        return one(j, (CrossWait(FLAG_S), Loop("rc", Const(0), chunks, Const(1), vec1_chunk(cols),
+                                                comment=f"{rows}"),
+                       CrossSet(FLAG_P, Pipe.MTE3)), f"vec1 of one block: online softmax update of {cols} columns")
 
     def vec2(j: Expr) -> list[Stmt]:
-        return [Let("jx", j), *blk("jx"), CrossWait(FLAG_O),
-                Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=f"vec2: O = O * e + P V, {rows}")]
+        return one(j, (CrossWait(FLAG_O), Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=f"{rows}")),
+                   "vec2 of one block: O = O * e + P V")
 
     walk: list[Stmt] = []
     if nf:
@@ -304,7 +307,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     if tail:
         walk += [*vec1(Const(nf), tail), *(vec2(Const(nf - lag)) if nf >= lag else [])]
     walk.append(Loop("jd", Const(drain0), Const(n2), Const(1), tuple(vec2(Var("jd"))),
-                     comment=f"vec2 of the last {n2 - drain0} blocks"))
+                     comment=f"vec2 of the last {n2 - drain0} blocks"))  # jx: the block of each
     out_chunk = (
         *chunk_lets,
         VecOp("div", acc, (acc, col("run_l", hr)), comment="O / l"),

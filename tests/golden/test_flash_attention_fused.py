@@ -1,7 +1,8 @@
 """Attention as ONE fused cube-vector-cube kernel (fusion/attention.py, lower/attention.py): the fusion rule, the
 kernel's four stages and flags, golden == run_tiled within the dtype's tolerance (the online softmax's rescaling
 order checked against the chunked NumPy model and the float64 whole-row softmax), tails, the plan choice, the
-unfused plan kept reachable, and the simulator's timeline of the overlapping stages."""
+unfused plan kept reachable, the simulator's timeline of the overlapping stages, and the generated Ascend C (two
+Matmul objects on the AIC, the online softmax on the AIVs) on the twin."""
 
 from __future__ import annotations
 
@@ -151,12 +152,6 @@ def test_timeline_shows_the_four_stages_overlapping():
     assert float(c["end_us"][one].max() - c["start_us"][one].min()) < busy
 
 
-def test_codegen_refuses_the_fused_kernel_and_names_the_way_out():
-    _, prog = _fused(_attention(1, 1, 64, 64, 64))
-    with pytest.raises(ks.UnsupportedError, match="no Ascend C yet.*keep_out_of_fusion"):
-        ks.codegen(prog)
-
-
 def test_d192_keeps_one_slot_of_each_l0_buffer():
     """Q (128 x 192) or K (128 x 192) in float16 is 48 KiB: two do not fit the 64 KiB L0A / L0B, nor two
     128 x 192 float32 accumulators the 128 KiB L0C; at D = 128 every L0 buffer is double-buffered."""
@@ -165,3 +160,41 @@ def test_d192_keeps_one_slot_of_each_l0_buffer():
         _, prog = _fused(_attention(1, 1, 128, 512, d))
         depth[d] = {b.name: b.depth for b in prog.kernels[0].buffers if b.tier.value in ("L0A", "L0B", "L0C")}
     assert depth == {128: {"a2": 2, "b2": 2, "c": 2}, 192: {"a2": 1, "b2": 1, "c": 1}}
+
+
+# (B, N, S1, S2, D, dtype) for the twin: S1 tails (two tasks, the second short), three S2 blocks with a tail,
+# S2 shorter than a block, D = 64 / 128, float16 and bfloat16, two cores
+TWIN_CASES = (
+    (1, 2, 150, 1100, 64, "float16"),
+    (2, 1, 40, 200, 128, "bfloat16"),
+)
+
+
+def test_fused_kernel_three_way_on_the_twin(twin_cache):
+    from ..codegen.merge import merge
+
+    progs, inputs, want = [], {}, []
+    for i, case in enumerate(TWIN_CASES):
+        b, n, s1, s2, d, dt = case
+        out = _attention(b, n, s1, s2, d, dt)
+        _, prog = _fused(out)
+        assert [k.does for k in prog.kernels] == ["flash_attention"]
+        feeds = ks.ops.flash_attention_inputs(out, seed=i)
+        tiled = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+        golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
+        tol = 8e-3 if dt == "float16" else 3e-2
+        np.testing.assert_allclose(tiled, golden, rtol=tol, atol=tol, err_msg=f"{case} run_tiled")
+        progs.append(prog)
+        want.append((tiled, golden, tol))
+        inputs.update({f"c{i}_{k}": v for k, v in feeds.items()})
+    bundle = ks.codegen(merge(progs))
+    src = "".join(t for name, t in bundle.files.items() if name.endswith(".cpp"))
+    assert "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm1, &cubeTiling, mm2, &cubeTiling2);" in src
+    assert "CrossCoreWaitFlag(1)" in src and "CrossCoreSetFlag<0x2, PIPE_MTE3>(1)" in src
+    got = ks.twin.run(bundle, inputs, cache_dir=twin_cache, by_name=True)
+    for i, case in enumerate(TWIN_CASES):
+        tiled, golden, tol = want[i]
+        twin = np.asarray(got[f"c{i}_attention_out"], np.float32)
+        # the twin's Matmul sums k in its own order: within float32 rounding of run_tiled before the final cast
+        np.testing.assert_allclose(twin, tiled, rtol=tol / 4, atol=tol / 4, err_msg=f"{case} twin vs run_tiled")
+        np.testing.assert_allclose(twin, golden, rtol=tol, atol=tol, err_msg=f"{case} twin vs golden")
