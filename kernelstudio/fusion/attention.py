@@ -4,14 +4,15 @@ lower/attention.py) instead of Q K^T with the softmax in one kernel and P V in a
 
 What matches (each intermediate used inside the pattern alone, never a graph output):
 
-    s  = matmul(q, k, transpose_b=True)      float32, q and k float16 / bfloat16, of one batch shape (no broadcast)
+    s  = matmul(q, k, transpose_b=True)      float32, q and k float16 / bfloat16; k's batch dims q's or 1 (GQA:
+                                             q (B, Nkv, G, S1, D) against k (B, Nkv, 1, S2, D))
     x  = mul(s, c)                           c a scalar constant > 0 (the scale)
     mx = reduce_max(x, last axis, keepdims); e = exp(sub(x, mx)); sm = reduce_sum(e, last axis, keepdims)
     p  = cast(div(e, sm), q.dtype)
     o  = matmul(p, v)                        v of k's shape, in q's dtype; D (q's last dim) a multiple of 16
 
-A masked score (`where(mask, fill, x)`, causal attention) and GQA's broadcast kv heads do not match yet: those
-graphs keep the two-kernel plan.
+A masked score (`where(mask, fill, x)`, causal attention) does not match yet: such graphs keep the two-kernel
+plan.
 """
 
 from __future__ import annotations
@@ -88,8 +89,10 @@ def _match_at(graph: Graph, bmm2: Node) -> AttentionMatch | None:
     if (q.dtype not in ATTENTION_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype or p.dtype != q.dtype
             or bmm2.dtype != q.dtype):
         return None
-    if q.ndim < 3 or k.shape != v.shape or q.shape[:-2] != k.shape[:-2] or q.shape[-1] != k.shape[-1]:
+    if q.ndim < 3 or k.shape != v.shape or k.ndim != q.ndim or q.shape[-1] != k.shape[-1]:
         return None
+    if any(kb not in (1, qb) for qb, kb in zip(q.shape[:-2], k.shape[:-2], strict=True)):
+        return None  # K and V broadcast over query batch dims (GQA: (B, Nkv, 1) against (B, Nkv, G)) or match them
     if v.shape[-1] != q.shape[-1] or q.shape[-1] % 16:
         return None
     nodes = (s, x, mx, sub, e, sm, div, p, bmm2)

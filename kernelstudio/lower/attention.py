@@ -90,6 +90,19 @@ def attention_blocks(fk: FusedKernel, cfg: KernelConfig) -> tuple[int, int, int]
     return s1b, s2b, max(1, min(vr, half))
 
 
+def _kv_head(qb: tuple[int, ...], kb: tuple[int, ...]) -> Expr:
+    """K and V's batch index for query batch index `bh`: q's batch dims with those K broadcasts over (size 1 in
+    K: GQA's group axis) dropped. GQA (B, Nkv, G) against (B, Nkv, 1): bh // G."""
+    out: Expr = Const(0)
+    inner_q = kstride = 1
+    for qd, kd in reversed(tuple(zip(qb, kb, strict=True))):
+        if kd == qd and qd > 1:
+            out = E.add(out, E.mul(E.mod(E.div("bh", inner_q), qd), kstride))
+        inner_q *= qd
+        kstride *= kd
+    return out
+
+
 def _pad16(n: int) -> int:
     return -(-n // 16) * 16
 
@@ -167,7 +180,8 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
                       Const(rows), cols if isinstance(cols, Expr) else Const(cols), Const(st), gm=gm)
 
     # ---- the walk, the same on both sides; block j of S2 uses workspace slot j % SLOTS
-    lets: list[Stmt] = [Let("bh", E.div("t", n1)), Let("m0", E.mul(E.mod("t", n1), s1b)),
+    lets: list[Stmt] = [Let("bh", E.div("t", n1)), Let("kvh", _kv_head(m.batch, tuple(m.k.shape[:-2]))),
+                        Let("m0", E.mul(E.mod("t", n1), s1b)),
                         Let("mlen", E.min(s1b, E.sub(s1, "m0")))]
     q_off = E.add(E.mul("bh", s1 * d), E.mul("m0", d))
     mlen = Var("mlen")
@@ -176,7 +190,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         return [Let("n0", E.mul(j, s2b)), Let("nlen", E.min(s2b, E.sub(s2, "n0"))),
                 Let("slot", E.add(E.mul("blk", slots), E.mod(j, slots)))]
 
-    kv_off = E.add(E.mul("bh", s2 * d), E.mul("n0", d))
+    kv_off = E.add(E.mul("kvh", s2 * d), E.mul("n0", d))
     slot_s = E.mul("slot", s1b * s2b)
     slot_o = E.mul("slot", s1b * d)
 

@@ -84,9 +84,9 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
     out = {}
     for name, c in cfgs.items():
         fk = ctx.kernels[name]
-        if fk.family == "attention":  # its blocks are read from the config by lower/attention.py
+        if fk.family == "attention":  # its blocks (0: the defaults), which lower/attention.py reads
             ctx.tiles[name] = {}
-            out[name] = c
+            out[name] = c.with_(tile_m=ctx.user(name)["tile_m"] or 0, tile_n=ctx.user(name)["tile_n"] or 0)
             continue
         tiles = auto_tiles(fk, ctx.user(name), ctx.profile, _emit_one(ctx, name))
         validate_tiles(fk, tiles, ctx.profile)

@@ -72,7 +72,9 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                            "depth_a1": None, "depth_b1": None, "order_by": "", "swizzle": None,
                            "sync_all": fk.sync_all}
     for d in directives:
-        if d.kind == "split":
+        if d.kind == "split" and fk.family == "attention":  # its blocks: s1 rows, s2 columns (lower/attention.py)
+            out["tile_m" if d.axis == "s1" else "tile_n"] = d.value
+        elif d.kind == "split":
             if cube:
                 out[f"tile_{_cube_axis(fk, d.axis)}"] = d.value
             else:

@@ -5,9 +5,10 @@
     P = softmax(S)             float32, cast to the input dtype
     O = P V                    the input dtype
 
-Today's plan is the unfused baseline: the fusion pass forms Q K^T with the softmax (and its cast) in one kernel and
-P V in a second, so S stays on chip per tile but P makes a round trip through HBM; there is no online softmax and no
-cube-vector-cube kernel yet (`flash_reference.online_softmax_attention` is the chunked model such a kernel follows).
+Without a mask the fusion pass makes the graph ONE cube-vector-cube kernel that walks S_kv in blocks with the online
+softmax (fusion/attention.py, lower/attention.py; `flash_reference.online_softmax_attention` is its NumPy model),
+where the simulator finds it faster than the two-kernel plan. With a causal mask the plan is the two-kernel one: Q K^T
+with the softmax (and its cast) in one kernel and P V in a second, so P makes a round trip through HBM.
 
 GQA: Nq query heads share Nkv key/value heads, query head h reading kv head h // (Nq / Nkv) as in CANN. Layouts
 (CANN's input_layout): "BNSD" (B, N, S, D), "BSND" (B, S, N, D), "BSH" (B, S, N * D); the output has the query's

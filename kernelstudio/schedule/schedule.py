@@ -312,9 +312,40 @@ def _check_factor(k: FusedKernel, kind: str, value: Any, what: str = "factor") -
         raise ScheduleError(f"kernel {k.name}: {kind} {what} must be a whole number >= 1, got {value!r}")
 
 
+ATTENTION_AXES = ("s1", "s2")  # an attention kernel's blocks: query rows per task, key/value columns per step
+
+
+def _validate_attention(k: FusedKernel, d: Directive) -> None:
+    """An attention kernel (fusion/attention.py) takes split('s1' | 's2', block), parallel(cores=...) and
+    double_buffer(...); every other directive names what it takes."""
+    takes = "split('s1', rows) / split('s2', columns) (multiples of 16), parallel(cores=...) and double_buffer(...)"
+    if d.kind == "split":
+        if d.axis not in ATTENTION_AXES:
+            raise ScheduleError(f"kernel {k.name} (attention) has no axis {d.axis!r}; its blocks are 's1' (query "
+                                f"rows per task) and 's2' (key/value columns per step): it takes {takes}")
+        _check_factor(k, "split", d.value)
+        if d.value % 16:
+            raise ScheduleError(f"kernel {k.name}: split({d.axis!r}, {d.value}): the attention blocks are whole "
+                                f"16-row fractals of the cube; use a multiple of 16, e.g. {-(-d.value // 16) * 16}")
+    elif d.kind == "parallel":
+        if d.axis is not None:
+            raise ScheduleError(f"kernel {k.name}: parallel({d.axis!r}, ...): an attention kernel spreads its "
+                                "(batch*head, S1 block) tasks over the cores; give parallel(cores=...) alone")
+        if d.value is not None:
+            _check_factor(k, "parallel", d.value, "cores")
+    elif d.kind == "double_buffer":
+        if not isinstance(d.value, bool):
+            raise ScheduleError(f"kernel {k.name}: double_buffer takes True or False, got {d.value!r}")
+    else:
+        raise ScheduleError(f"kernel {k.name}: {d.kind}(...) does not apply to an attention kernel; it takes {takes}")
+
+
 def _validate(k: FusedKernel, d: Directive) -> None:
     if d.kind not in DIRECTIVE_KINDS:
         raise ScheduleError(f"unknown directive {d.kind!r}; use one of {', '.join(DIRECTIVE_KINDS)}")
+    if k.family == "attention":
+        _validate_attention(k, d)
+        return
     if d.kind in ("split", "vectorize"):
         _check_axis(k, d.kind, d.axis)
         _check_factor(k, d.kind, d.value)

@@ -16,10 +16,11 @@ from kernelstudio.tileir.program import CrossSet, CrossWait, Mmad, walk
 TARGET = "ascend910b2"
 
 
-def _attention(b: int, n: int, s1: int, s2: int, d: int, dt: str = "float16", **kw) -> ks.Tensor:
+def _attention(b: int, n: int, s1: int, s2: int, d: int, dt: str = "float16", nkv: int | None = None,
+               **kw) -> ks.Tensor:
     q = ks.placeholder((b, n, s1, d), dt, name="query")
-    k = ks.placeholder((b, n, s2, d), dt, name="key")
-    v = ks.placeholder((b, n, s2, d), dt, name="value")
+    k = ks.placeholder((b, nkv or n, s2, d), dt, name="key")
+    v = ks.placeholder((b, nkv or n, s2, d), dt, name="value")
     return ks.ops.flash_attention(q, k, v, **kw)
 
 
@@ -120,13 +121,29 @@ def test_default_plan_is_the_fused_kernel_where_it_is_faster():
     assert any(n.startswith("fusion pays") for n in k.notes)
 
 
-def test_masked_and_gqa_attention_keep_the_two_kernel_plan():
-    for out in (_attention(1, 2, 64, 64, 64, causal=True),
-                ks.ops.flash_attention(ks.placeholder((1, 4, 64, 64), "float16"),
-                                       ks.placeholder((1, 2, 64, 64), "float16"),
-                                       ks.placeholder((1, 2, 64, 64), "float16"))):
-        s = ks.create_schedule([out], fuse=True)
-        assert "attention" not in {k.family for k in s.kernels}
+def test_masked_attention_keeps_the_two_kernel_plan():
+    s = ks.create_schedule([_attention(1, 2, 64, 64, 64, causal=True)], fuse=True)
+    assert "attention" not in {k.family for k in s.kernels}
+
+
+@pytest.mark.parametrize(("b", "n", "nkv"), [(1, 4, 2), (2, 6, 1), (2, 6, 3)])
+def test_gqa_query_head_h_reads_kv_head_h_over_g(b, n, nkv):
+    out = _attention(b, n, 150, 700, 64, nkv=nkv)
+    s, prog = _fused(out)
+    (att,) = [k for k in s.kernels if k.family == "attention"]
+    q, k = att.nodes[0].inputs
+    assert q.shape[:3] == (b, nkv, n // nkv) and k.shape[:3] == (b, nkv, 1)  # the query heads in groups of G
+    feeds = ks.ops.flash_attention_inputs(out, seed=n)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    exact = ks.ops.plain_softmax_attention(feeds["query"], feeds["key"], feeds["value"])
+    np.testing.assert_allclose(got, exact, rtol=8e-3, atol=8e-3)
+    # one kv head changed moves only the query heads of its group
+    changed = dict(feeds, value=np.array(feeds["value"]))
+    changed["value"][:, 0] += np.float16(1.0)
+    got2 = np.asarray(ks.run_tiled(prog, changed), np.float32)
+    g = n // nkv
+    np.testing.assert_array_equal(got2[:, g:], got[:, g:])
+    assert np.abs(got2[:, :g] - got[:, :g]).min() > 0.5
 
 
 def test_timeline_shows_the_four_stages_overlapping():
@@ -162,11 +179,12 @@ def test_d192_keeps_one_slot_of_each_l0_buffer():
     assert depth == {128: {"a2": 2, "b2": 2, "c": 2}, 192: {"a2": 1, "b2": 1, "c": 1}}
 
 
-# (B, N, S1, S2, D, dtype) for the twin: S1 tails (two tasks, the second short), three S2 blocks with a tail,
-# S2 shorter than a block, D = 64 / 128, float16 and bfloat16, two cores
+# (B, N, S1, S2, D, dtype, Nkv) for the twin: S1 tails (two tasks, the second short), three S2 blocks with a tail,
+# S2 shorter than a block, D = 64 / 128, float16 and bfloat16, two cores, GQA
 TWIN_CASES = (
-    (1, 2, 150, 1100, 64, "float16"),
-    (2, 1, 40, 200, 128, "bfloat16"),
+    (1, 2, 150, 1100, 64, "float16", None),
+    (2, 1, 40, 200, 128, "bfloat16", None),
+    (1, 4, 24, 136, 64, "float16", 2),  # GQA: query heads 0, 1 read kv head 0; 2, 3 kv head 1
 )
 
 
@@ -175,10 +193,10 @@ def test_fused_kernel_three_way_on_the_twin(twin_cache):
 
     progs, inputs, want = [], {}, []
     for i, case in enumerate(TWIN_CASES):
-        b, n, s1, s2, d, dt = case
-        out = _attention(b, n, s1, s2, d, dt)
+        b, n, s1, s2, d, dt, nkv = case
+        out = _attention(b, n, s1, s2, d, dt, nkv=nkv)
         _, prog = _fused(out)
-        assert [k.does for k in prog.kernels] == ["flash_attention"]
+        assert "flash_attention" in [k.does for k in prog.kernels]
         feeds = ks.ops.flash_attention_inputs(out, seed=i)
         tiled = np.asarray(ks.run_tiled(prog, feeds), np.float32)
         golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
@@ -198,3 +216,34 @@ def test_fused_kernel_three_way_on_the_twin(twin_cache):
         # the twin's Matmul sums k in its own order: within float32 rounding of run_tiled before the final cast
         np.testing.assert_allclose(twin, tiled, rtol=tol / 4, atol=tol / 4, err_msg=f"{case} twin vs run_tiled")
         np.testing.assert_allclose(twin, golden, rtol=tol, atol=tol, err_msg=f"{case} twin vs golden")
+
+
+def test_s1_and_s2_blocks_are_schedule_knobs():
+    out = _attention(1, 2, 200, 1100, 64)
+    s = ks.create_schedule([out], fuse=True)
+    s[out].split("s1", 64).split("s2", 256).parallel(cores=3)
+    prog = ks.lower(s, target=TARGET)
+    (kern,) = prog.kernels
+    t = dict(kern.tiling)
+    assert (t["s1_block"], t["s2_block"], t["s2_blocks"], t["tiles"], kern.block_dim) == (64, 256, 5, 8, 3)
+    feeds = ks.ops.flash_attention_inputs(out)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    model = ks.ops.online_softmax_attention(feeds["query"], feeds["key"], feeds["value"], chunk=256,
+                                            dtype="float16")
+    assert np.abs(got - np.asarray(model, np.float32)).max() <= 2e-3
+    default = ks.simulate(_fused(out)[1]).time_us
+    assert ks.simulate(prog).time_us != default
+
+
+@pytest.mark.parametrize(("directive", "words"), [
+    (lambda st: st.split("m", 64), "no axis 'm'.*'s1'.*'s2'"),
+    (lambda st: st.split("s2", 100), "multiple of 16, e.g. 112"),
+    (lambda st: st.parallel("s1", 4), "parallel\\(cores=...\\) alone"),
+    (lambda st: st.sync_all(True), "sync_all.*does not apply to an attention kernel"),
+    (lambda st: st.l1_k_steps(2), "l1_k_steps.*does not apply"),
+])
+def test_attention_kernel_refuses_directives_it_cannot_take(directive, words):
+    out = _attention(1, 1, 64, 64, 64)
+    s = ks.create_schedule([out], fuse=True)
+    with pytest.raises(ks.ScheduleError, match=words):
+        directive(s[out])
