@@ -7,12 +7,12 @@ What matches (each intermediate used inside the pattern alone, never a graph out
     s  = matmul(q, k, transpose_b=True)      float32, q and k float16 / bfloat16; k's batch dims q's or 1 (GQA:
                                              q (B, Nkv, G, S1, D) against k (B, Nkv, 1, S2, D))
     x  = mul(s, c)                           c a scalar constant > 0 (the scale)
+    x  = where(mask, fill, mul(s, c))        optional: mask an (S1, S2) tensor (nonzero: masked), fill a constant
+                                             (CANN's atten_mask, causal attention)
     mx = reduce_max(x, last axis, keepdims); e = exp(sub(x, mx)); sm = reduce_sum(e, last axis, keepdims)
     p  = cast(div(e, sm), q.dtype)
     o  = matmul(p, v)                        v of k's shape, in q's dtype; D (q's last dim) a multiple of 16
 
-A masked score (`where(mask, fill, x)`, causal attention) does not match yet: such graphs keep the two-kernel
-plan.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ class AttentionMatch:
     bmm1: Node
     bmm2: Node
     scale: float
+    mask: Node | None = None  # the where's condition, (S1, S2)
+    fill: float = 0.0  # what a masked score becomes
 
     @property
     def batch(self) -> tuple[int, ...]:
@@ -77,6 +79,12 @@ def _match_at(graph: Graph, bmm2: Node) -> AttentionMatch | None:
     x, mx = sub.inputs
     if mx.op is not Op.REDUCE_MAX or mx.inputs[0] is not x or not _last_axis_keep(mx):
         return None
+    where = None
+    if x.op is Op.WHERE:
+        where = x
+        mask, fill, x = where.inputs
+        if fill.op is not Op.CONST or fill.shape != () or mask.op is Op.CONST or mask.ndim != 2:
+            return None
     if x.op is not Op.MUL:
         return None
     s, c = x.inputs
@@ -95,13 +103,16 @@ def _match_at(graph: Graph, bmm2: Node) -> AttentionMatch | None:
         return None  # K and V broadcast over query batch dims (GQA: (B, Nkv, 1) against (B, Nkv, G)) or match them
     if v.shape[-1] != q.shape[-1] or q.shape[-1] % 16:
         return None
-    nodes = (s, x, mx, sub, e, sm, div, p, bmm2)
+    if where is not None and tuple(where.inputs[0].shape) != (q.shape[-2], k.shape[-2]):
+        return None
+    nodes = (s, x, *((where,) if where is not None else ()), mx, sub, e, sm, div, p, bmm2)
     inner = set(nodes[:-1])
     for n in nodes[:-1]:
         if n in graph.outputs or any(u not in inner and u is not bmm2 for u in graph.users[n]):
             return None
     order = {n: i for i, n in enumerate(graph.nodes)}
-    return AttentionMatch(tuple(sorted(nodes, key=order.__getitem__)), q, k, v, s, bmm2, scale)
+    return AttentionMatch(tuple(sorted(nodes, key=order.__getitem__)), q, k, v, s, bmm2, scale,
+                          *((where.inputs[0], float(where.inputs[1].attr("value"))) if where is not None else ()))
 
 
 def attention_matches(graph: Graph) -> tuple[AttentionMatch, ...]:
@@ -113,5 +124,7 @@ def attention_parts(nodes: tuple[Node, ...]) -> AttentionMatch:
     """The match an attention kernel's nodes form (graph order: Q K^T first, P V last)."""
     bmm1, bmm2 = nodes[0], nodes[-1]
     x = next(n for n in nodes if n.op is Op.MUL)
+    where = next((n for n in nodes if n.op is Op.WHERE), None)
     return AttentionMatch(tuple(nodes), bmm1.inputs[0], bmm1.inputs[1], bmm2.inputs[1], bmm1, bmm2,
-                          float(x.inputs[1].attr("value")))
+                          float(x.inputs[1].attr("value")),
+                          *((where.inputs[0], float(where.inputs[1].attr("value"))) if where is not None else ()))

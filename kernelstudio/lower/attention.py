@@ -32,6 +32,7 @@ from ..core.errors import ScheduleError
 from ..fusion.attention import attention_parts
 from ..fusion.partition import FusedKernel
 from ..ir.node import Node
+from ..ir.ops import Op
 from ..tileir.expr import Const, E, Expr, Var, ceil_div
 from ..tileir.program import (
     Alloc,
@@ -85,7 +86,9 @@ def attention_blocks(fk: FusedKernel, cfg: KernelConfig) -> tuple[int, int, int]
     if 0 < cfg.tile_rows < (1 << 30):
         vr = cfg.tile_rows
     else:  # double-buffered S rows (float32) and P rows, P V rows (float32) and output rows, beside O (float32)
-        fit = max(1, (UB_BUDGET - half * d * 4) // (2 * 6 * (s2b + d)))
+        # a mask adds its int8 rows (double-buffered) and their float16 and float32 conversions
+        masked = any(n.op is Op.WHERE for n in fk.nodes)
+        fit = max(1, (UB_BUDGET - half * d * 4) // (2 * 6 * (s2b + d) + (8 * s2b if masked else 0)))
         vr = 1 << (fit.bit_length() - 1)
     return s1b, s2b, max(1, min(vr, half))
 
@@ -171,6 +174,11 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         buf("rmax", Tier.UB, "float32", 1, vr, None, aiv_c, "row max of a chunk, then the new m"),
         buf("rsum", Tier.UB, "float32", 1, vr, None, aiv_c, "row sum of a chunk"),
     ]
+    if m.mask is not None:
+        bufs += [buf("mk", Tier.UB, m.mask.dtype, vr, s2b, QuePos.VECIN, aiv_c, "rows of the mask", depth),
+                 buf("mh", Tier.UB, "float16", vr, s2b, None, aiv_c, "the mask rows as float16 (exact)"),
+                 buf("mf", Tier.UB, "float32", vr, s2b, None, aiv_c, "the mask rows as float32"),
+                 buf("fillv", Tier.UB, "float32", 1, 1, None, aiv_c, f"the masked score {m.fill:g}")]
     by = {b.name: b for b in bufs}
 
     def r(name: str, off: Expr | int, rows: Expr | int, cols: Expr | int, gm: bool = False,
@@ -256,6 +264,25 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     lr, cr = Var("lr0"), Var("crl")  # the chunk's first row in the block, its rows
     hr = E.sub("lr0", "rs")  # the chunk's first row among this AIV's rows
     chunk_lets = (Let("lr0", E.add("rs", E.mul("rc", vr))), Let("crl", E.min(vr, E.sub("rl", E.mul("rc", vr)))))
+    mask_name = names[m.mask] if m.mask is not None else ""
+
+    def masking(cols: int) -> tuple[Stmt, ...]:
+        """x = where(mask != 0, fill, x) over the chunk: the mask's rows m0 + lr0.. and columns n0.. (int8 ->
+        float16 -> float32, as Select takes its condition in x's dtype)."""
+        if m.mask is None:
+            return ()
+        x = r("sx", 0, cr, cols)
+        return (
+            Alloc("mk"), Copy(r("mk", 0, cr, cols), r(mask_name, E.add(E.mul(E.add("m0", lr), s2), "n0"), cr, cols,
+                                                          gm=True, stride=s2), comment="vec1: rows of the mask"),
+            EnQue("mk"), DeQue("mk"),
+            VecOp("cast", r("mh", 0, cr, cols), (r("mk", 0, cr, cols),), comment="vec1: mask -> float16 (exact)"),
+            Free("mk"),
+            VecOp("cast", r("mf", 0, cr, cols), (r("mh", 0, cr, cols),), comment="vec1: mask -> float32"),
+            VecOp("select", x, (r("mf", 0, cr, cols), r("fillv", 0, 1, 1), x),
+                  comment=f"vec1: x = where(mask, {m.fill:g}, x)"),
+        )
+
 
     def col(name: str, off: Expr | int = 0) -> Region:
         return r(name, off, cr, 1, stride=1)
@@ -270,6 +297,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
                               comment="vec1: rows of S(j) from the workspace"),
             EnQue("sx"), DeQue("sx"),
             VecOp("muls", x, (x,), scalar=m.scale, comment="vec1: x = S * scale"),
+            *masking(cols),
             Reduce("max", col("rmax"), x, comment="vec1: rowmax(x)"),
             VecOp("max", col("rmax"), (col("run_m", hr), col("rmax")), comment="vec1: m = max(m_prev, rowmax(x))"),
             VecOp("sub", col("run_e", e_at), (col("run_m", hr), col("rmax")), comment="vec1: m_prev - m"),
@@ -337,7 +365,9 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         VecOp("duplicate", col("run_l", hr), (), scalar=0.0, comment="l = 0"),
         VecOp("duplicate", acc, (), scalar=0.0, comment="O = 0"),
     )
-    aiv = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
+    fill = (VecOp("duplicate", r("fillv", 0, 1, 1), (), scalar=m.fill, comment="the masked score"),
+            ) if m.mask is not None else ()
+    aiv = (*fill, Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
         *lets,
         Let("half", ceil_div(mlen, AIV)), Let("rs", E.mul("sub", "half")),
         Let("rl", E.max(0, E.min("half", E.sub("mlen", "rs")))),
@@ -348,7 +378,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     cfg = cfg.noted(f"attention: {tasks} tasks of {s1b} query rows over {bd} cores, S2 in {n2} blocks of {s2b}; "
                     f"per block bmm1 -> vec1 (online softmax) -> bmm2 -> vec2, S and P in per-core workspaces of "
                     f"{slots} slots (bmm1(j) and vec1(j) overlap bmm2(j - {lag}) and vec2(j - {lag}))")
-    params = (*dict.fromkeys([qn, kn, vn]), on, ws_s, ws_p, ws_o)
+    params = (*dict.fromkeys([qn, kn, vn, *([mask_name] if mask_name else [])]), on, ws_s, ws_p, ws_o)
     tiling = (("tiles", tasks), ("block_dim", bd), ("s1_block", s1b), ("s2_block", s2b), ("s2_blocks", n2),
               ("cube_n", tn),
               ("vec_rows", vr), ("ws_slots", slots))

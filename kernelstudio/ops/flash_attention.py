@@ -5,10 +5,10 @@
     P = softmax(S)             float32, cast to the input dtype
     O = P V                    the input dtype
 
-Without a mask the fusion pass makes the graph ONE cube-vector-cube kernel that walks S_kv in blocks with the online
-softmax (fusion/attention.py, lower/attention.py; `flash_reference.online_softmax_attention` is its NumPy model),
-where the simulator finds it faster than the two-kernel plan. With a causal mask the plan is the two-kernel one: Q K^T
-with the softmax (and its cast) in one kernel and P V in a second, so P makes a round trip through HBM.
+The fusion pass makes the graph (causal or not, GQA included) ONE cube-vector-cube kernel that walks S_kv in blocks
+with the online softmax (fusion/attention.py, lower/attention.py; `flash_reference.online_softmax_attention` is its
+NumPy model), where the simulator finds it faster than the two-kernel plan (Q K^T with the softmax and its cast in
+one kernel, P V in a second, P through HBM), which `Schedule.keep_out_of_fusion` of the P V matmul gives back.
 
 GQA: Nq query heads share Nkv key/value heads, query head h reading kv head h // (Nq / Nkv) as in CANN. Layouts
 (CANN's input_layout): "BNSD" (B, N, S, D), "BSND" (B, S, N, D), "BSH" (B, S, N * D); the output has the query's

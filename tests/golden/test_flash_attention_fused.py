@@ -121,9 +121,22 @@ def test_default_plan_is_the_fused_kernel_where_it_is_faster():
     assert any(n.startswith("fusion pays") for n in k.notes)
 
 
-def test_masked_attention_keeps_the_two_kernel_plan():
-    s = ks.create_schedule([_attention(1, 2, 64, 64, 64, causal=True)], fuse=True)
-    assert "attention" not in {k.family for k in s.kernels}
+@pytest.mark.parametrize(("n", "nkv", "s1", "s2", "d"), [(2, 2, 150, 700, 64), (4, 2, 200, 200, 128)])
+def test_causal_mask_is_applied_in_the_kernel(n, nkv, s1, s2, d):
+    out = _attention(1, n, s1, s2, d, nkv=nkv, causal=True)
+    s, prog = _fused(out)
+    (att,) = [k for k in s.kernels if k.family == "attention"]
+    assert "where" in [x.op.value for x in att.nodes]
+    (kern,) = [k for k in prog.kernels if k.does == "flash_attention"]
+    assert "atten_mask" in kern.params
+    feeds = ks.ops.flash_attention_inputs(out)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    exact = ks.ops.plain_softmax_attention(feeds["query"], feeds["key"], feeds["value"], mask=feeds["atten_mask"])
+    np.testing.assert_allclose(got, exact, rtol=8e-3, atol=8e-3)
+    # the first query row sees key 0 alone: its output is value row 0 of its kv head
+    for h in range(n):
+        np.testing.assert_allclose(got[0, h, 0], np.asarray(feeds["value"][0, h // (n // nkv), 0], np.float32),
+                                   rtol=2e-3, atol=2e-3)
 
 
 @pytest.mark.parametrize(("b", "n", "nkv"), [(1, 4, 2), (2, 6, 1), (2, 6, 3)])
@@ -180,11 +193,12 @@ def test_d192_keeps_one_slot_of_each_l0_buffer():
 
 
 # (B, N, S1, S2, D, dtype, Nkv) for the twin: S1 tails (two tasks, the second short), three S2 blocks with a tail,
-# S2 shorter than a block, D = 64 / 128, float16 and bfloat16, two cores, GQA
+# S2 shorter than a block, D = 64 / 128, float16 and bfloat16, two cores, GQA, causal
 TWIN_CASES = (
     (1, 2, 150, 1100, 64, "float16", None),
     (2, 1, 40, 200, 128, "bfloat16", None),
     (1, 4, 24, 136, 64, "float16", 2),  # GQA: query heads 0, 1 read kv head 0; 2, 3 kv head 1
+    (1, 2, 70, 600, 64, "float16", "causal"),  # the causal mask, applied in vec1
 )
 
 
@@ -194,7 +208,8 @@ def test_fused_kernel_three_way_on_the_twin(twin_cache):
     progs, inputs, want = [], {}, []
     for i, case in enumerate(TWIN_CASES):
         b, n, s1, s2, d, dt, nkv = case
-        out = _attention(b, n, s1, s2, d, dt, nkv=nkv)
+        causal = nkv == "causal"
+        out = _attention(b, n, s1, s2, d, dt, nkv=None if causal else nkv, causal=causal)
         _, prog = _fused(out)
         assert "flash_attention" in [k.does for k in prog.kernels]
         feeds = ks.ops.flash_attention_inputs(out, seed=i)
