@@ -23,9 +23,12 @@ from ..ir.graph import Graph
 from ..ir.node import Node
 from ..ir.ops import Op
 
-__all__ = ["AttentionMatch", "attention_matches", "attention_parts"]
+__all__ = ["AttentionMatch", "attention_matches", "attention_parts", "CAUSAL_MASK"]
 
 ATTENTION_DTYPES = ("float16", "bfloat16")
+# the composite name of ks.ops.flash_attention's causal where: its mask is the top-left causal one (the op promises
+# it, as CANN's sparse_mode 2 does), so the fused kernel skips the blocks wholly above the diagonal
+CAUSAL_MASK = "causal_mask"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,7 @@ class AttentionMatch:
     scale: float
     mask: Node | None = None  # the where's condition, (S1, S2)
     fill: float = 0.0  # what a masked score becomes
+    causal: bool = False  # the mask is the top-left causal one (the where is ks.ops.flash_attention's "causal_mask")
 
     @property
     def batch(self) -> tuple[int, ...]:
@@ -111,8 +115,7 @@ def _match_at(graph: Graph, bmm2: Node) -> AttentionMatch | None:
         if n in graph.outputs or any(u not in inner and u is not bmm2 for u in graph.users[n]):
             return None
     order = {n: i for i, n in enumerate(graph.nodes)}
-    return AttentionMatch(tuple(sorted(nodes, key=order.__getitem__)), q, k, v, s, bmm2, scale,
-                          *((where.inputs[0], float(where.inputs[1].attr("value"))) if where is not None else ()))
+    return AttentionMatch(tuple(sorted(nodes, key=order.__getitem__)), q, k, v, s, bmm2, scale, *_mask_of(where))
 
 
 def attention_matches(graph: Graph) -> tuple[AttentionMatch, ...]:
@@ -126,5 +129,12 @@ def attention_parts(nodes: tuple[Node, ...]) -> AttentionMatch:
     x = next(n for n in nodes if n.op is Op.MUL)
     where = next((n for n in nodes if n.op is Op.WHERE), None)
     return AttentionMatch(tuple(nodes), bmm1.inputs[0], bmm1.inputs[1], bmm2.inputs[1], bmm1, bmm2,
-                          float(x.inputs[1].attr("value")),
-                          *((where.inputs[0], float(where.inputs[1].attr("value"))) if where is not None else ()))
+                          float(x.inputs[1].attr("value")), *_mask_of(where))
+
+
+def _mask_of(where: Node | None) -> tuple:
+    """(mask, fill, causal) of the pattern's where, or () without one."""
+    if where is None:
+        return ()
+    causal = where.composite is not None and where.composite.name == CAUSAL_MASK
+    return where.inputs[0], float(where.inputs[1].attr("value")), causal

@@ -191,6 +191,8 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     lets: list[Stmt] = [Let("bh", E.div("t", n1)), Let("kvh", _kv_head(m.batch, tuple(m.k.shape[:-2]))),
                         Let("m0", E.mul(E.mod("t", n1), s1b)),
                         Let("mlen", E.min(s1b, E.sub(s1, "m0")))]
+    if m.causal:
+        lets.append(Let("n2e", E.min(n2, E.div(E.add(E.add("m0", "mlen"), s2b - 1), s2b))))
     q_off = E.add(E.mul("bh", s1 * d), E.mul("m0", d))
     mlen = Var("mlen")
 
@@ -249,15 +251,18 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     lag = slots - 1  # bmm2 and vec2 of block j - lag follow bmm1 and vec1 of block j
     later = If(E.min(E.max(E.sub("j", lag - 1), 0), 1), (Let("jp", E.sub("j", lag)), *bmm2),
                comment=f"bmm2 of block j - {lag}")
-    drain0 = max(n2 - lag, 0)
+    # causal (the op's top-left causal atten_mask): the blocks wholly above the diagonal are skipped, block j
+    # is computed while its first column n0 = j * s2 is at most the task's last row m0 + mlen - 1
+    ne: Expr = Var("n2e") if m.causal else Const(n2)
+    drain0 = E.max(E.sub(ne, lag), 0)
     aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
         *lets,
         Alloc("q1"), Copy(r("q1", 0, mlen, d), r(qn, q_off, mlen, d, gm=True, stride=d), nd2nz=True,
                           comment="Q block -> L1"), EnQue("q1"), DeQue("q1"),
-        Loop("j", Const(0), Const(n2), Const(1), (*bmm1, later),
+        Loop("j", Const(0), ne, Const(1), (*bmm1, later),
              comment=f"S2 in {n2} blocks of {s2b}: bmm1(j), then bmm2(j - {lag}) once the vector cores handed "
                      "its P over"),
-        Loop("jp", Const(drain0), Const(n2), Const(1), tuple(bmm2), comment=f"bmm2 of the last {n2 - drain0} blocks"),
+        Loop("jp", drain0, ne, Const(1), tuple(bmm2), comment=f"bmm2 of the last {lag} blocks"),
         Free("q1")), comment=f"parallel_loop: {tasks} (batch*head, S1 block) tasks over {bd} cores"),)
 
     # ---- AIV: each takes half the rows of the task's S1 block, in chunks of vr rows
@@ -342,14 +347,16 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
 
     walk: list[Stmt] = []
     if nf:
-        walk.append(Loop("j", Const(0), Const(nf), Const(1), (
+        walk.append(Loop("j", Const(0), E.min(nf, ne) if m.causal else Const(nf), Const(1), (
             *vec1(Var("j"), s2b), If(E.min(E.max(E.sub("j", lag - 1), 0), 1), tuple(vec2(E.sub("j", lag))),
                                      comment=f"vec2 of block j - {lag}")),
             comment=f"S2 in {nf} whole blocks of {s2b}: vec1(j), then vec2(j - {lag})"))
     if tail:
-        walk += [*vec1(Const(nf), tail), *(vec2(Const(nf - lag)) if nf >= lag else [])]
-    walk.append(Loop("jd", Const(drain0), Const(n2), Const(1), tuple(vec2(Var("jd"))),
-                     comment=f"vec2 of the last {n2 - drain0} blocks"))  # jx: the block of each
+        last = [*vec1(Const(nf), tail), *(vec2(Const(nf - lag)) if nf >= lag else [])]
+        walk += [If(E.max(E.sub(ne, nf), 0), tuple(last), comment="the short last block, when it is computed")
+                 ] if m.causal else last
+    walk.append(Loop("jd", drain0, ne, Const(1), tuple(vec2(Var("jd"))),
+                     comment=f"vec2 of the last {lag} blocks"))  # jx: the block of each
     out_chunk = (
         *chunk_lets,
         VecOp("div", acc, (acc, col("run_l", hr)), comment="O / l"),

@@ -24,6 +24,7 @@ from ..core.errors import DTypeError, InputError, ShapeError, UnsupportedError
 from ..dsl import composites as K
 from ..dsl import ops as O
 from ..dsl.tensor import Tensor
+from ..fusion.attention import CAUSAL_MASK
 from ..ir.golden import random_inputs
 
 __all__ = ["flash_attention", "flash_attention_inputs", "FA_LAYOUTS", "MASK_FILL"]
@@ -119,8 +120,10 @@ def flash_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = No
         q4 = O.reshape(q4, (b, nkv, g, sq, d))
         k4, v4 = O.reshape(k4, (b, nkv, 1, skv, d)), O.reshape(v4, (b, nkv, 1, skv, d))
     s = O.mul(O.matmul(q4, k4, transpose_b=True, out_dtype="float32"), float(scale))
-    if causal:
-        s = O.where(O.placeholder((sq, skv), "int8", name="atten_mask"), MASK_FILL, s)
+    if causal:  # the composite tells the fusion pass that the mask is the top-left causal one (block skipping)
+        mask = O.placeholder((sq, skv), "int8", name="atten_mask")
+        with O.composite_scope(CAUSAL_MASK):
+            s = O.where(mask, MASK_FILL, s)
     p = O.cast(K.softmax(s), q.dtype)
     last = layout == "BNSD" and g == 1
     o = O.matmul(p, v4, name=name if last else None)
