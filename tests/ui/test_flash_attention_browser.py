@@ -46,3 +46,11 @@ def test_notebook_10_flash_attention_s2_block_moves_the_views_and_the_panel(lab)
     lab.wait_figures_fit()
     lab.assert_layout_ok("10, s2=256")
     _shot(lab, "10_flash_attention-s2_256")
+
+    # the Memory flow tab: the fused plan's bytes beside the one-kernel-per-op plan's (S and P through HBM there)
+    lab.studio_tab("Memory flow")
+    lab.page.wait_for_selector(".ks-studio .ks-flow-plan[data-plan='unfused']", timeout=STEP_MS)
+    flow = lab.page.locator(".ks-studio .ks-flow-plan[data-plan='fused']").first.inner_text()
+    assert "HBM" in flow, flow
+    lab.assert_layout_ok("10, memory flow")
+    _shot(lab, "10_flash_attention-memory_flow")
