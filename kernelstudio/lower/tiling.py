@@ -141,7 +141,9 @@ def check_capacity(k: Kernel, profile: HardwareProfile) -> None:
                 listing += "".join(f", scratch {m} = {n:,} B" for m, (n, _) in sorted(scratch_buffers(k).items()))
             way = ("lower split('m'/'n'/'k', ...)" if tier != "UB" else
                    "lower split(...) / vectorize(-1, ...) on the vector tile")
-            if tier == "L1":
+            if k.does == "flash_attention":  # lower/attention.py: its blocks are the only sizes a user sets
+                way = "lower split('s1', ...) / split('s2', ...) (the attention kernel's blocks)"
+            elif tier == "L1":
                 way += ", fewer l1_k_steps(...) or l1_depth(1)"
                 panels = [b for b in bufs if "panel" in b.purpose]
                 if panels:

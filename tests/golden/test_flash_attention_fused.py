@@ -276,3 +276,11 @@ def test_causal_blocks_wholly_above_the_diagonal_are_skipped():
     # (every core holds one task here, so the time is the longest task's, which skips nothing: the skipped blocks
     # show in the count, and in the time once tasks share cores)
     assert mmads == {False: (64, 64), True: (48, 48)}
+
+
+def test_blocks_too_big_for_a_buffer_name_the_attention_knobs():
+    out = _attention(1, 1, 512, 512, 128)
+    s = ks.create_schedule([out], fuse=True)
+    s[out].split("s1", 512)  # Q or P blocks of 512 x 128 float16: 128 KiB, twice L0A
+    with pytest.raises(ks.CapacityError, match="L0A needs 131,072 B.*split\\('s1', ...\\) / split\\('s2', ...\\)"):
+        ks.lower(s, target=TARGET)
