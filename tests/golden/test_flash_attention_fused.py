@@ -284,3 +284,17 @@ def test_blocks_too_big_for_a_buffer_name_the_attention_knobs():
     s[out].split("s1", 512)  # Q or P blocks of 512 x 128 float16: 128 KiB, twice L0A
     with pytest.raises(ks.CapacityError, match="L0A needs 131,072 B.*split\\('s1', ...\\) / split\\('s2', ...\\)"):
         ks.lower(s, target=TARGET)
+
+
+def test_idle_view_says_the_cube_loads_hold_the_stages_back():
+    """At S = 2048 the cube core's MTE2 (K, V and P tiles into L1) idles least of its pipes, its cube waits for
+    the tiles those loads bring, and the vector cores wait on the cube's flags (S or P V handed over)."""
+    from kernelstudio.sim.idle import idle_breakdown
+
+    _, prog = _fused(_attention(1, 1, 2048, 2048, 128))
+    rows = {(r["core"], r["pipe"]): r for r in idle_breakdown(ks.simulate(prog), cores=1)}
+    cube = {pipe: r["idle_pct"] for (core, pipe), r in rows.items() if core == "core0.cubecore0"}
+    assert min(cube, key=cube.get) == "MTE2"
+    assert "MTE2" in rows[("core0.cubecore0", "MTE1")]["causes"][0]["released_by"]
+    vec = rows[("core0.veccore0", "VECTOR")]["causes"][0]
+    assert vec["what"].startswith("cross_wait") and "cubecore0 FIXP" in vec["released_by"]
