@@ -35,6 +35,10 @@ class TimelineView(W.VBox):
                                     layout=W.Layout(width="auto"))
         self.show_launch = _toggle("show launch", "widen the axis to the host's launch before the kernel")
         self.pin_zoom = _toggle("pin zoom", "keep the zoom when a knob moves (else it resets to the kernel)")
+        self.more = _toggle("show more cores", "draw every lane group (else the busiest and each kernel's last core)")
+        self.more.layout.display = "none"  # shown when the timeline leaves groups out
+        self.more.observe(lambda ch: self._show_all(ch["new"]), names="value")
+        self.title = W.HTML()
         self.groups_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
         self.legend = W.HTML()
         self.idle_head = W.HTML()
@@ -53,24 +57,27 @@ class TimelineView(W.VBox):
         self.expanded: set[str] = set()
         self.highlighted: tuple[str, str] | None = None  # (group label, pipe) of the row picked
         self._sim: Any = None
+        self._gaps: list[dict[str, Any]] | None = None
         self._unfused: Any = None
         self.zoom_kernel.on_click(lambda _: self._fit(launch=False))
         self.show_launch.observe(lambda ch: self._fit(launch=ch["new"]), names="value")
-        controls = W.HBox([self.zoom_kernel, self.show_launch, self.pin_zoom, self.groups_box],
+        controls = W.HBox([self.zoom_kernel, self.show_launch, self.pin_zoom, self.more, self.groups_box],
                           layout=W.Layout(flex_flow="row wrap", align_items="center"))
-        super().__init__([controls, self.legend, self.figure, self.idle_head, self.idle_grid])
+        super().__init__([controls, self.legend, self.title, self.figure, self.idle_head, self.idle_grid])
         self.add_class("ks-timeline")
 
     # --- data in ----------------------------------------------------------------------------------
     def update(self, data: dict[str, Any], *, sim: Any = None, unfused: Any = None) -> None:
         """Redraw from studio data (its "timeline" and "idle"); `sim`/`unfused` let a group be expanded later."""
         self._sim, self._unfused = sim, unfused
-        tl = data["timeline"]
+        tl, idle = data["timeline"], data.get("idle", [])
         labels = {g["label"] for g in tl["groups"]}
         self.expanded &= labels
-        if self.expanded and sim is not None:
+        if (self.expanded or self.more.value) and sim is not None:
             tl = self._timeline()
-        self.tl, self.idle = tl, data.get("idle", [])
+            if self.more.value:
+                idle = V.idle_table(sim, tl["groups"], gaps=self._gaps)
+        self.tl, self.idle = tl, idle
         self._group_buttons()
         self._idle_rows()
         if self.highlighted not in {(r["label"], r["pipe"]) for r in self.idle}:
@@ -78,14 +85,32 @@ class TimelineView(W.VBox):
         self._draw(keep_range=self.pin_zoom.value)
 
     def _timeline(self) -> dict[str, Any]:
-        gaps = V.idle_gaps(self._sim, cores=None)
-        return V.timeline_data(self._sim, unfused=self._unfused, gaps=gaps, expand=sorted(self.expanded))
+        self._gaps = V.idle_gaps(self._sim, cores=None)
+        return V.timeline_data(self._sim, unfused=self._unfused, gaps=self._gaps, expand=sorted(self.expanded),
+                               max_groups=None if self.more.value else V.MAX_GROUPS)
+
+    def _show_all(self, on: bool) -> None:
+        """Draw every lane group (`on`), or only the first MAX_GROUPS of `views.lanes.rank_groups` again."""
+        if self._sim is None:
+            return
+        self.tl = self._timeline()
+        self.idle = V.idle_table(self._sim, self.tl["groups"], gaps=self._gaps)
+        self._group_buttons()
+        self._idle_rows()
+        self._draw(keep_range=True)
 
     # --- drawing ----------------------------------------------------------------------------------
     def _draw(self, *, keep_range: bool) -> None:
         R.update_timeline(self.figure, self.tl, show_launch=self.show_launch.value, keep_range=keep_range,
                           highlight=self.highlight_lanes())
         self.legend.value = R.legend_html(self.tl)
+        self.title.value = R.title_html(self.tl)
+        hidden = self.tl.get("hidden", {"groups": 0, "cores": 0})
+        if self.more.value:
+            self.more.description = "fewer cores"
+        elif hidden["groups"]:
+            self.more.description = f"show {hidden['cores']} more cores"
+        self.more.layout.display = None if hidden["groups"] or self.more.value else "none"
 
     def _fit(self, *, launch: bool) -> None:
         if launch != self.show_launch.value:
@@ -108,7 +133,7 @@ class TimelineView(W.VBox):
     def _group_buttons(self) -> None:
         """A toggle per folded lane group; a move keeps the buttons (their text updated) and leaves them alone
         when the groups and their state are the same."""
-        groups = [g for g in self.tl["groups"] if g["count"] >= 2]
+        groups = [g for g in self.tl["groups"] if g["count"] >= 2 and not g.get("hidden")]
         key = tuple((g["label"], g["count"], tuple(g["members"]), g["label"] in self.expanded) for g in groups)
         if key == self._drawn_groups:
             return

@@ -9,7 +9,7 @@ import pytest
 from IPython.utils.capture import capture_output
 
 import kernelstudio as ks
-from kernelstudio.notebook.render.strips import banner_html, header_html
+from kernelstudio.notebook.render.strips import banner_html, capacity_html, header_html, plan_html
 from kernelstudio.notebook.views.targets import target_choices
 from kernelstudio.plan.choose import planning_target
 from kernelstudio.sim.report import _bytes_delta
@@ -166,7 +166,7 @@ def _pct(v: str) -> float:
 def test_the_banners_overflow_bar_stays_inside_the_banner(mla):
     mla._knob_widgets["tile_k"].value = 128  # double-buffered 256x128 fp16 B tiles: L0B at 200 %
     html = mla.banner.value
-    assert "200 % (131,072 / 65,536 B, over by 65,536 B)" in html
+    assert "200 % (128 / 64 KiB, over by 64 KiB)" in html and 'title="131,072 / 65,536 B"' in html
     p = _Boxes()
     p.feed(html)
     banner = p.seen[0][0]
@@ -275,3 +275,27 @@ def test_the_header_counts_the_kinds_of_a_plan_of_many_kernels():
             in header_html(cards))
     one = {**cards, "kernels": ["k"], "families": ["vector"], "kernel_types": ["AIV_ONLY"]}
     assert "1 kernel: vector (AIV_ONLY)</div>" in header_html(one)
+
+
+def test_the_fusion_line_of_a_plan_of_many_kernels_names_its_kernel():
+    """MlaProlog's fusion choice times one kernel (35.69 us) beside the whole plan's time: the line names it."""
+    note = "fusion pays on ascend910b2: fused 35.69 us with sync_all vs split 39.65 us"
+    cards = {"kernels": ["rms_norm_mul_1", "matmul_1", "query"], "fusion": [note],
+             "fusion_kernels": ["rms_norm_mul_1"], "time_us": 271.23}
+    text = plan_html(cards)
+    assert f"fusion of kernel <b>rms_norm_mul_1</b>, chosen at the auto schedule: {note}" in text
+    assert "those times are for that kernel alone, at auto tiles; the cards below are for the whole plan of " \
+           "3 kernels, knobs as set: 271.23 us" in text
+    one = {**cards, "kernels": ["rms_norm_mul_1"], "time_us": 35.69}
+    assert f"fusion, chosen at the auto schedule: {note}" in plan_html(one) and "kernel <b>" not in plan_html(one)
+
+
+def test_capacity_numbers_read_in_kib_and_fit_one_line():
+    """524,288 / 524,288 B wrapped at 1,100 px: the label reads 512 / 512 KiB (the bytes stay in its tooltip)."""
+    bar = {"kernel": "matmul_1", "tier": "L1", "capacity": 524_288, "used": 524_288, "pct": 100.0, "segments": []}
+    text = capacity_html([bar])
+    assert "100 % (512 / 512 KiB)" in text and 'title="524,288 / 524,288 B"' in text and "white-space:nowrap" in text
+    half = {**bar, "used": 1_536 + 524_288 // 4}
+    assert "(129.5 / 512 KiB)" in capacity_html([half])
+    small = {**bar, "capacity": 512, "used": 100, "pct": 19.5}
+    assert "(100 / 512 B)" in capacity_html([small])

@@ -215,11 +215,14 @@ def test_the_idle_table_has_one_row_per_group_and_pipe_and_no_zero_causes(tour, 
         assert len({(r["group"], r["pipe"]) for r in rows}) == len(rows)
         assert all(round(c["pct"]) >= 1 for r in rows for c in r["causes"])
         assert [r["group"] for r in rows] == sorted(r["group"] for r in rows)
-        # every member of a group idles as its first core does (they do the same work)
+        # every member of a group idles as its drawn core does: exactly (identical work), or within the share
+        # that makes cores alike
         full = {(r["core"], r["pipe"]): r["idle_pct"] for r in V.idle_breakdown(d.sim, cores=None)}
         for r in rows:
-            for m in tl["groups"][r["group"]]["members"]:
-                assert full[(m, r["pipe"])] == pytest.approx(r["idle_pct"], abs=0.1)
+            g = tl["groups"][r["group"]]
+            assert r["core"] == g["drawn"]
+            for m in g["members"]:
+                assert full[(m, r["pipe"])] == pytest.approx(r["idle_pct"], abs=0.1 if g["exact"] else 100 * V.ALIKE)
     tour_rows = V.idle_table(tour.sim, V.timeline_data(tour.sim)["groups"])
     assert len(tour_rows) <= 8  # one screen
     assert not any("scalar to issue" in c["what"] for r in tour_rows for c in r["causes"])
@@ -254,7 +257,7 @@ def test_the_figure_fits_the_kernel_has_no_width_and_two_titled_axes(tour):
     assert not any("LAUNCH" in t for t in _ticks(fig))
     assert len(fig.layout.yaxis2.ticktext) == len(tour.unfused_sim.kernels)
     assert any("unfused plan" in a.text for a in fig.layout.annotations)
-    assert fig.layout.title.text.startswith("fused out")
+    assert view.title.value.count("fused out") == 1 and not fig.layout.title.text  # above it: the modebar's room
     assert "MTE2" in view.legend.value and LANE_COLORS["MTE2"] in view.legend.value
     assert shade(LANE_COLORS["MTE2"], PONG) in view.legend.value
     assert {s for s in fig.data[0].marker.pattern.shape} == {"", "/"}  # waits hatched

@@ -13,11 +13,11 @@ from .idle import IDLE_COLUMNS, group_html, idle_cells, idle_html, idle_title
 from .roofline import new_roofline_figure, update_roofline
 from .strips import banner_html, capacity_html, cards_html, changed_html
 from .text import code_html, dag_html, diff_html
-from .timeline import legend_html, mark_lanes, new_timeline_figure, update_timeline, visible_lanes
+from .timeline import legend_html, mark_lanes, new_timeline_figure, title_html, update_timeline, visible_lanes
 
 __all__ = [
     "IDLE_COLUMNS", "banner_html", "capacity_html", "cards_html", "changed_html", "code_html", "dag_html",
     "diff_html", "group_html", "idle_cells", "idle_html", "idle_title", "legend_html", "mark_lanes", "new_dag_view",
-    "new_flow_figure", "new_roofline_figure", "new_timeline_figure", "update_dag", "update_flow", "update_roofline",
-    "update_timeline", "visible_lanes",
+    "new_flow_figure", "new_roofline_figure", "new_timeline_figure", "title_html", "update_dag", "update_flow",
+    "update_roofline", "update_timeline", "visible_lanes",
 ]

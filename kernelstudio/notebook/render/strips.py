@@ -39,9 +39,19 @@ def plan_html(cards: dict[str, Any]) -> str:
     notes = cards.get("fusion", ())
     if not notes:
         return ""
-    lines = "".join(f'<div>fusion, chosen at the auto schedule: {html.escape(note)}</div>' for note in notes)
+    n = len(cards["kernels"])
+    names = list(cards.get("fusion_kernels") or [None] * len(notes))
+    if n <= 1 or not any(names):  # one kernel: its time is the cards' time
+        lines = "".join(f'<div>fusion, chosen at the auto schedule: {html.escape(note)}</div>' for note in notes)
+        return (f'<div class="ks-plan" style="{_CSS} color:#555;">{lines}<div style="color:#868e96;">those times '
+                f'are for auto tiles; the cards below are for the knobs as set: {cards["time_us"]:,.2f} us</div></div>')
+    # a plan of several kernels: each time is one kernel's, named, beside the whole plan's
+    lines = "".join(f'<div>fusion of kernel <b>{html.escape(k or "?")}</b>, chosen at the auto schedule: '
+                    f'{html.escape(note)}</div>' for k, note in zip(names, notes, strict=True))
+    that = "that kernel alone" if len(notes) == 1 else "those kernels alone"
     return (f'<div class="ks-plan" style="{_CSS} color:#555;">{lines}<div style="color:#868e96;">those times are '
-            f'for auto tiles; the cards below are for the knobs as set: {cards["time_us"]:,.2f} us</div></div>')
+            f'for {that}, at auto tiles; the cards below are for the whole plan of {n} kernels, knobs as set: '
+            f'{cards["time_us"]:,.2f} us</div></div>')
 
 
 _L2_START = {
@@ -135,13 +145,29 @@ def _bar(bar: dict[str, Any], over: bool = False) -> str:
                   'border:1px solid #c92a2a; background:repeating-linear-gradient(135deg, rgba(201,42,42,0.55) 0 '
                   '3px, rgba(255,255,255,0.35) 3px 6px);"></div>')
     label_col = "#c92a2a" if over or pct > 100 else "#495057"
-    over_txt = f", over by {used - cap:,} B" if used > cap else ""
+    unit, div = _unit(bar["capacity"] or used)
+    over_txt = f", over by {_in(used - cap, div)} {unit}" if used > cap else ""
     return (f'<div class="ks-bar-row" style="display:contents;"><span style="white-space:nowrap; {_MONO}">'
             f'{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
             f'<div class="ks-bar" style="position:relative; width:100%; height:10px; background:#f1f3f5; '
             f'overflow:hidden; display:flex;">{"".join(segs)}{excess}{tick}</div>'
-            f'<span style="color:{label_col}; min-width:0;">{pct:.0f} % ({used:,} / {bar["capacity"]:,} B'
+            f'<span style="color:{label_col}; min-width:0; white-space:nowrap;" title="{used:,} / '
+            f'{bar["capacity"]:,} B">{pct:.0f} % ({_in(used, div)} / {_in(bar["capacity"], div)} {unit}'
             f'{over_txt})</span></div>')
+
+
+def _unit(capacity: int) -> tuple[str, int]:
+    """The unit a tier's numbers are given in: KiB from 1 KiB of capacity (the chip's buffers are powers of two
+    of it), else bytes."""
+    return ("KiB", 1024) if capacity >= 1024 else ("B", 1)
+
+
+def _in(n: int, div: int) -> str:
+    """`n` bytes in units of `div`: whole numbers plain, others to 0.1 (a sliver of a unit reads "<0.1")."""
+    if div == 1 or n % div == 0:
+        return f"{n // div:,}"
+    v = n / div
+    return "<0.1" if v < 0.05 else f"{v:,.1f}"
 
 
 def capacity_html(bars: list[dict[str, Any]]) -> str:

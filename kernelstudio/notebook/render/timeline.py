@@ -1,5 +1,6 @@
 """The pipeline timeline figure: the fused plan's lane groups on top, the unfused plan's kernels below (each on
-its own time axis), and the legend strip above them.
+its own time axis), and the legend strip and title line above them (HTML: the figure's top margin is left to
+plotly's modebar, which would print over a title there in a narrow cell).
 
 Drawn from `views.timeline.timeline_data`; nothing here computes a time. The figure has no fixed width (it
 follows its container); its height grows with the lanes drawn.
@@ -14,11 +15,11 @@ from ..views.style import HIGHLIGHT, IDLE, LANE_COLORS, WAIT_PATTERN
 from .base import CSS as _CSS
 from .base import changed, update_figure
 
-__all__ = ["legend_html", "mark_lanes", "new_timeline_figure", "update_timeline", "visible_lanes"]
+__all__ = ["legend_html", "mark_lanes", "new_timeline_figure", "title_html", "update_timeline", "visible_lanes"]
 
 _LANE_PX = 18  # one fused lane
 _PLAN_PX = 22  # one unfused kernel lane
-_TOP_PX, _MID_PX, _BOTTOM_PX = 34, 78, 40  # title; fused x axis + the unfused title; unfused x axis
+_TOP_PX, _MID_PX, _BOTTOM_PX = 30, 78, 40  # the modebar; fused x axis + the unfused title; unfused x axis
 _SEPARATOR = "#ced4da"
 
 
@@ -35,8 +36,6 @@ def new_timeline_figure() -> Any:
                 marker={"color": IDLE, "line": {"width": 0}})
     fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, height=300, dragmode="zoom",
                       margin={"l": 10, "r": 10, "t": _TOP_PX, "b": _BOTTOM_PX}, plot_bgcolor="#ffffff",
-                      title={"text": "", "font": {"size": 12}, "x": 0.005, "xanchor": "left", "y": 0.995,
-                             "yanchor": "top", "xref": "container", "yref": "container"},
                       xaxis={"anchor": "y", "title": {"text": "time (us)", "standoff": 4}, "zeroline": False,
                              "autorange": False, "range": [0, 1]},
                       yaxis={"anchor": "x", "automargin": True, "tickfont": {"size": 10}, "zeroline": False,
@@ -90,8 +89,7 @@ def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, 
     }
     layout: dict[str, Any] = {"height": height, "yaxis.domain": top, "yaxis.tickvals": list(range(nf)),
                               "yaxis.ticktext": ticks, "yaxis.range": [nf - 0.5, -0.5], "xaxis.visible": bool(nf),
-                              "xaxis2.visible": bool(un), "yaxis2.visible": bool(un),
-                              "title.text": html.escape(tl["title"])}
+                              "xaxis2.visible": bool(un), "yaxis2.visible": bool(un)}
     if un:
         layout.update({"yaxis2.domain": [0.0, nu * _PLAN_PX / area], "yaxis2.tickvals": list(range(nu)),
                        "yaxis2.ticktext": [html.escape(lane["label"]) for lane in un["lanes"]],
@@ -154,6 +152,12 @@ def _separators(tl: dict[str, Any], shown: list[int]) -> list[dict[str, Any]]:
     return out
 
 
+def title_html(tl: dict[str, Any]) -> str:
+    """What the fused figure draws, in one line above it (it wraps in a narrow cell)."""
+    return (f'<div class="ks-timeline-title" style="{_CSS} font-size:12px; color:#343a40;">'
+            f'{html.escape(tl["title"])}</div>')
+
+
 def legend_html(tl: dict[str, Any]) -> str:
     """The colour key above the figure: the pipes drawn (ping, and pong lighter where a pong slot is drawn),
     waits, idle gaps, cross-core flags and launch gaps (each only when drawn)."""
@@ -181,4 +185,8 @@ def legend_html(tl: dict[str, Any]) -> str:
                      f'<span style="{sw}background:{lg["launch"]};"></span>host launch gap')
     sep = '<span style="color:#adb5bd;margin:0 6px;">&middot;</span> '
     body = sep.join(f'<span style="white-space:nowrap;">{x}</span>' for x in items)
+    if tl.get("alike") is not None:  # a sentence: it wraps
+        body += (f'<div style="line-height:1.4;"><b>~xN</b>: N alike cores folded, the busiest drawn (in every '
+                 f'kernel, each pipe\'s busy time and the core\'s finish within {tl["alike"]:.0%} of the kernel\'s '
+                 f'span); <b>xN</b>: N identical cores</div>')
     return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{body}</div>'

@@ -12,13 +12,15 @@ from .code import code_files, highlight_cpp
 from .dag import dag_dot, render_svg
 from .flow import flow_data, sankey_data
 from .idle import idle_breakdown, idle_gaps, idle_table, idle_text
+from .lanes import ALIKE, MAX_GROUPS
 from .metrics import bottleneck, code_diff_lines, metric_cards, what_changed
 from .passes import pass_diff, passes_data
 from .roofline import log_ticks, roofline_data
 from .timeline import core_groups, timeline_data
 
 __all__ = [
-    "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "core_groups", "dag_dot", "flow_data",
+    "ALIKE", "MAX_GROUPS", "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "core_groups", "dag_dot",
+    "flow_data",
     "highlight_cpp", "idle_breakdown", "idle_gaps", "idle_table", "idle_text", "log_ticks", "metric_cards",
     "overflow_bar", "pass_diff", "passes_data", "render_svg", "roofline_data", "sankey_data", "studio_data",
     "timeline_data", "what_changed",

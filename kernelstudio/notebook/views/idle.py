@@ -17,14 +17,16 @@ __all__ = ["idle_breakdown", "idle_gaps", "idle_table", "idle_text"]
 
 def idle_table(sim: Any, groups: list[dict[str, Any]], *, gaps: list[dict[str, Any]] | None = None,
                top: int = 3) -> list[dict[str, Any]]:
-    """One row per (lane group, pipe) of the timeline's `groups` (`timeline.core_groups`): the idle share of
-    the group's first core (its members do the same work), its `top` causes with their share and what
+    """One row per (lane group, pipe) of the timeline's `groups` (`timeline.core_groups`; a group the timeline
+    hides has none): the idle share of the core the timeline draws for the group (its members do the same, or
+    alike, work), its `top` causes with their share and what
     released each (`released_short`: without the instruction's comment, and without the core's name when
     it is the row's own core), largest first. Causes that round to 0 % are dropped; rows follow the
     timeline's order.
 
     `gaps` are `idle_gaps(sim, cores=None)` when given (they must cover the groups' first cores)."""
-    first = {g["members"][0]: gi for gi, g in enumerate(groups) if g["kind"] != "host"}
+    first = {g.get("drawn", g["members"][0]): gi for gi, g in enumerate(groups)
+             if g["kind"] != "host" and not g.get("hidden")}
     gaps = idle_gaps(sim, cores=None) if gaps is None else gaps
     rows = []
     for r in idle_breakdown(sim, gaps=[g for g in gaps if g["core"] in first]):

@@ -32,7 +32,9 @@ def metric_cards(design: Any) -> dict[str, Any]:
     }
     # the cost-aware fusion choice of each matmul/conv and its epilogue, with both times (at auto tiles, not
     # at the knobs: the header says so beside the cards' time)
-    cards["fusion"] = [c.note() for c in getattr(design.schedule, "choices", ())]
+    choices = getattr(design.schedule, "choices", ())
+    cards["fusion"] = [c.note() for c in choices]
+    cards["fusion_kernels"] = [_kernel_of(design.schedule, c.root) for c in choices]
     for key in ("traffic_amplification", "l2_hit_ratio", "hbm_gbps", "roofline_limiter", "compulsory_bytes"):
         if key in m:
             cards[key] = m[key]
@@ -40,6 +42,14 @@ def metric_cards(design: Any) -> dict[str, Any]:
         cards.update(speedup=un.time_us / sim.time_us if sim.time_us else None,
                      unfused_time_us=un.time_us, unfused_gm_bytes=un.metrics["gm_bytes"])
     return cards
+
+
+def _kernel_of(schedule: Any, root: Any) -> str | None:
+    """The name of the kernel of `schedule` whose ops hold the node `root` (None: not found)."""
+    for k in getattr(schedule, "kernels", ()):
+        if any(n is root for n, _ in getattr(k, "reasons", ())):
+            return k.name
+    return None
 
 
 def code_diff_lines(old: dict[str, str], new: dict[str, str]) -> tuple[int, int]:

@@ -26,9 +26,10 @@ import numpy as np
 
 from ...sim.program import SYNC_TEXT
 from ...sim.results import LANES
+from .lanes import ALIKE, MAX_GROUPS, alike_groups, rank_groups
 from .style import FAMILY_COLORS, IDLE, LANE_COLORS, LANE_ORDER, LAUNCH_GAP, PONG, shade
 
-__all__ = ["TOL_US", "core_groups", "core_sort_key", "timeline_data"]
+__all__ = ["PLAN_LANES", "TOL_US", "core_groups", "core_sort_key", "timeline_data"]
 
 TOL_US = 1e-3  # two cores are the same when every instruction's start and duration agree to 1 ns
 _CORE_RE = re.compile(r"core(\d+)\.(cube|vec)core(\d+)")
@@ -105,10 +106,13 @@ def _per_core(sim: Any) -> tuple[list[int], dict[int, np.ndarray], list[str], np
     return present, of_core, pipe_names, pipe_rank
 
 
-def core_groups(sim: Any, *, tol_us: float = TOL_US, cores: int | None = None) -> list[dict[str, Any]]:
+def core_groups(sim: Any, *, tol_us: float = TOL_US, cores: int | None = None,
+                alike: float | None = None) -> list[dict[str, Any]]:
     """Cores folded by their work, in display order (host first): each group's `label`, `kind`, `members`
-    (core labels, the first drawn when folded) and `count`. `cores` keeps the first N AI cores (None: all)."""
-    present, of_core, _, _ = _per_core(sim)
+    (core labels), `drawn` (the member drawn when folded), `exact` (its members are identical) and `count`.
+    `cores` keeps the first N AI cores (None: all); `alike` (a share, `lanes.ALIKE`) also folds cores whose
+    work is alike (`lanes.alike_groups`), None only identical ones."""
+    present, of_core, pipe_names, _ = _per_core(sim)
     c = sim.events.columns
     labels = sim.events.core_labels
     numbers = sorted({_core_number(labels[i]) for i in present} - {-1})
@@ -133,9 +137,17 @@ def core_groups(sim: Any, *, tol_us: float = TOL_US, cores: int | None = None) -
             g = {"kind": _kind(label), "members": [label]}
             groups.append(g)
             buckets.setdefault(key, []).append((g, times))
+    if alike is not None:
+        groups = alike_groups(sim, groups, of_core, pipe_names, core_sort_key, alike=alike)
     for g in groups:
-        g["count"] = len(g["members"])
+        g.setdefault("drawn", g["members"][0])
+        g.setdefault("exact", True)
+        g["count"] = n = len(g["members"])
         g["label"] = group_label(g["members"])
+        g["tick"] = g["label"]
+        if not g["exact"]:  # "~x48": alike, not identical; the lanes' tick names the core drawn and the count
+            g["label"] = g["label"][:-len(f"x{n}")] + f"~x{n}"
+            g["tick"] = f"{g['drawn']} ~x{n}"
     return groups
 
 
@@ -171,16 +183,21 @@ def _arrivals(sim: Any, ci: int, sel: np.ndarray, pipe_names: list[str]) -> dict
 
 def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = None, max_per_lane: int = 2000,
                   gaps: list[dict[str, Any]] | None = None, expand: Iterable[str] | bool = (),
-                  tol_us: float = TOL_US) -> dict[str, Any]:
+                  tol_us: float = TOL_US, alike: float | None = ALIKE,
+                  max_groups: int | None = MAX_GROUPS) -> dict[str, Any]:
     """Lane groups, lanes, bars, arrows, idle gaps, legend, x ranges and title of `sim` (the first `cores`
     AI cores; None = all), and the unfused plan's lanes when `unfused` is given.
 
     `expand` names the groups (by label) drawn core by core, True all of them; `gaps` (from
-    `idle.idle_gaps`) become hoverable idle spans on their lanes."""
+    `idle.idle_gaps`) become hoverable idle spans on their lanes. Cores alike within `alike` fold into one
+    group (`lanes`; None: identical cores only); past `max_groups` groups (None: no limit) only the first
+    `max_groups` of `lanes.rank_groups` are drawn, the others `hidden` (no lanes; "hidden" counts them)."""
     ev = sim.events
     c = ev.columns
     present, of_core, pipe_names, _ = _per_core(sim)
-    groups = core_groups(sim, tol_us=tol_us, cores=cores)
+    groups = core_groups(sim, tol_us=tol_us, cores=cores, alike=alike)
+    ranked = rank_groups(sim, groups, of_core, pipe_names)
+    keep = set(ranked if max_groups is None else ranked[:max_groups])
     want = None if expand is True else set(expand or ())
     index = {label: i for i, label in enumerate(ev.core_labels)}
     lanes: list[dict[str, Any]] = []
@@ -188,9 +205,10 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = N
     lod: dict[str, int] = {}
     lane_of: dict[tuple[int, int], int] = {}
     for gi, g in enumerate(groups):
-        g["expanded"] = g["count"] > 1 and (want is None or g["label"] in want)
+        g["hidden"] = g["kind"] != "host" and gi not in keep
+        g["expanded"] = g["count"] > 1 and (want is None or g["label"] in want) and not g["hidden"]
         g["lanes"] = []
-        for core in g["members"] if g["expanded"] else g["members"][:1]:
+        for core in [] if g["hidden"] else g["members"] if g["expanded"] else [g["drawn"]]:
             ci = index[core]
             sel = of_core[ci]
             arrive = _arrivals(sim, ci, sel, pipe_names)
@@ -200,7 +218,7 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = N
                 pname = pipe_names[pi]
                 li = len(lanes)
                 lane_of[(ci, pi)] = li
-                head = g["label"] if not g["expanded"] else core
+                head = g["tick"] if not g["expanded"] else core
                 lanes.append({"core": core, "pipe": pname, "label": f"{core} {pname}", "events": int(len(part)),
                               "group": gi, "host": g["kind"] == "host",
                               "tick": f"{head}  {pname}" if k == 0 else pname})
@@ -217,12 +235,15 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = N
     k1 = max((k["end_us"] for k in sim.kernels), default=sim.time_us)
     pad = 0.01 * max(k1 - k0, 1e-6)
     shown = [g for g in groups if g["kind"] != "host"]
+    hidden = [g for g in shown if g["hidden"]]
     out: dict[str, Any] = {
         "groups": groups, "lanes": lanes, "bars": bars, "arrows": arrows, "lod": lod, "idle": idle,
         "time_us": sim.time_us, "kernel_us": k1 - k0, "launch_us": k0,
         "range": {"kernel": [k0 - pad, k1 + pad], "full": [0.0, sim.time_us + pad]},
         "cores_shown": numbers if cores is None else numbers[:cores], "cores_total": len(numbers),
         "legend": _legend(bars, bool(arrows), bool(idle)),
+        "hidden": {"groups": len(hidden), "cores": sum(g["count"] for g in hidden)},
+        "alike": alike if any(not g["exact"] for g in groups) else None,
         "title": _title(sim, shown, arrows, lod), "unfused": None,
     }
     if unfused is not None:
@@ -240,9 +261,13 @@ def _title(sim: Any, groups: list[dict[str, Any]], arrows: list, lod: dict) -> s
     n = len(sim.kernels)
     names = (", ".join(k["name"] for k in sim.kernels) if n <= TITLE_NAMES else f"plan of {n} kernels")
     ncores = sum(g["count"] for g in groups)
-    folded = any(g["count"] > 1 and not g["expanded"] for g in groups)
-    text = (f"fused {names}: {ncores} cores in {len(groups)} lane group{'s' if len(groups) != 1 else ''}"
-            + (" (identical cores folded)" if folded else ""))
+    folded = [g for g in groups if g["count"] > 1 and not g["expanded"]]
+    how = (" (alike folded)" if any(not g["exact"] for g in folded) else " (identical cores folded)"
+           if folded else "")
+    text = f"fused {names}: {ncores} cores in {len(groups)} lane group{'s' if len(groups) != 1 else ''}{how}"
+    hidden = sum(g["hidden"] for g in groups)
+    if hidden:
+        text += f", {len(groups) - hidden} drawn"
     if arrows:
         text += f"; red arrows: {len(arrows)} cross-core flag{'s' if len(arrows) != 1 else ''}"
     if lod:
@@ -341,8 +366,12 @@ def _cross_arrows(c: dict, core_labels: tuple, pipe_names: list, lane_of: dict) 
     return arrows
 
 
+PLAN_LANES = 8  # an unfused plan of more kernels draws them on one lane, one after another
+
+
 def _plan_lanes(sim: Any) -> dict[str, Any]:
-    """The unfused plan: one lane per kernel holding its launch gap (the host's, before it) and its span."""
+    """The unfused plan: one lane per kernel holding its launch gap (the host's, before it) and its span; a plan
+    of more than PLAN_LANES kernels on one lane (they run one after another; the hover names each)."""
     c = sim.events.columns
     launches: list[tuple[float, float, str]] = []
     if "LAUNCH" in sim.events.pipes:
@@ -366,6 +395,10 @@ def _plan_lanes(sim: Any) -> dict[str, Any]:
                              f"{k['cores']} cores"})
     launch_us = sum(g["end"] - g["start"] for g in gaps)
     n = len(sim.kernels)
+    if n > PLAN_LANES:
+        lanes = [{"label": f"k0-k{n - 1}, in launch order", "kernel": None, "family": None}]
+        for b in bars:
+            b["lane"] = 0
     title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.2f} us, "
              f"{launch_us:.2f} us of it launch gaps; own time axis")
     kernels = [{"name": k["name"], "family": k["family"], "start": k["start_us"], "end": k["end_us"]}
