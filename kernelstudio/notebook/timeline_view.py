@@ -39,6 +39,7 @@ class TimelineView(W.VBox):
         self.more.layout.display = "none"  # shown when the timeline leaves groups out
         self.more.observe(lambda ch: self._show_all(ch["new"]), names="value")
         self.title = W.HTML()
+        self.load = W.HTML()  # an MoE block's per-core load in its grouped matmuls
         self.groups_box = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
         self.legend = W.HTML()
         self.idle_head = W.HTML()
@@ -53,7 +54,11 @@ class TimelineView(W.VBox):
         self._group_labels: list[str] = []  # the group each toggle of the pool stands for now
         self._groups_head = W.HTML('<span style="color:#868e96;">&nbsp;lane groups:</span>')
         self.tl: dict[str, Any] = {}
-        self.idle: list[dict[str, Any]] = []
+        self.idle: list[dict[str, Any]] = []  # the rows shown (`all_idle`: every drawn group's)
+        self.all_idle: list[dict[str, Any]] = []
+        self.all_rows = _toggle("show all rows", "list every drawn lane group's rows (else the first groups')")
+        self.all_rows.layout.display = "none"  # shown when rows are left out
+        self.all_rows.observe(lambda ch: self._rows_changed(), names="value")
         self.expanded: set[str] = set()
         self.highlighted: tuple[str, str] | None = None  # (group label, pipe) of the row picked
         self._sim: Any = None
@@ -63,7 +68,8 @@ class TimelineView(W.VBox):
         self.show_launch.observe(lambda ch: self._fit(launch=ch["new"]), names="value")
         controls = W.HBox([self.zoom_kernel, self.show_launch, self.pin_zoom, self.more, self.groups_box],
                           layout=W.Layout(flex_flow="row wrap", align_items="center"))
-        super().__init__([controls, self.legend, self.title, self.figure, self.idle_head, self.idle_grid])
+        super().__init__([controls, self.load, self.legend, self.title, self.figure, self.idle_head, self.idle_grid,
+                          self.all_rows])
         self.add_class("ks-timeline")
 
     # --- data in ----------------------------------------------------------------------------------
@@ -77,7 +83,9 @@ class TimelineView(W.VBox):
             tl = self._timeline()
             if self.more.value:
                 idle = V.idle_table(sim, tl["groups"], gaps=self._gaps)
-        self.tl, self.idle = tl, idle
+        self.tl = tl
+        self._set_rows(idle)
+        self.load.value = R.load_html(data.get("moe"))
         self._group_buttons()
         self._idle_rows()
         if self.highlighted not in {(r["label"], r["pipe"]) for r in self.idle}:
@@ -94,7 +102,7 @@ class TimelineView(W.VBox):
         if self._sim is None:
             return
         self.tl = self._timeline()
-        self.idle = V.idle_table(self._sim, self.tl["groups"], gaps=self._gaps)
+        self._set_rows(V.idle_table(self._sim, self.tl["groups"], gaps=self._gaps))
         self._group_buttons()
         self._idle_rows()
         self._draw(keep_range=True)
@@ -167,6 +175,19 @@ class TimelineView(W.VBox):
         self._draw(keep_range=True)
 
     # --- why units idle ---------------------------------------------------------------------------
+    def _set_rows(self, rows: list[dict[str, Any]]) -> None:
+        """Keep every row; show the first groups' (`views.first_rows`) unless "show all rows" is on."""
+        self.all_idle = rows
+        shown = rows if self.all_rows.value else V.first_rows(rows, self.tl.get("rank", []))
+        self.idle = shown
+        left = len(rows) - len(shown)
+        self.all_rows.description = "fewer rows" if self.all_rows.value else f"show all {len(rows)} rows ({left} more)"
+        self.all_rows.layout.display = None if left or self.all_rows.value else "none"
+
+    def _rows_changed(self) -> None:
+        self._set_rows(self.all_idle)
+        self._idle_rows()
+
     def _idle_rows(self) -> None:
         """One grid per lane group (its heading above it), a Button per row naming the pipe. A move reuses the
         widgets of the rows before it (creating a widget costs more than setting its values): row i keeps

@@ -85,18 +85,28 @@ def test_the_timeline_tab_of_a_21_kernel_plan_fits(view):
     fig = view.figure
     assert fig.layout.height <= 1000  # was 5,400 px: 259 lanes and 25 kernel lanes
     assert len(fig.layout.yaxis.ticktext) <= 48 and len(fig.layout.yaxis2.ticktext) == 1
-    assert len(view.idle) <= 4 * MAX_GROUPS  # the idle table: the drawn groups' rows only (was 156)
+    # the idle table (was 156 rows): the drawn groups' rows, of which the first groups' are listed
+    assert len(view.all_idle) <= 4 * MAX_GROUPS and len(view.idle) <= V.IDLE_ROWS < len(view.all_idle)
     drawn = {g["label"] for g in view.tl["groups"] if not g["hidden"]}
-    assert {r["label"] for r in view.idle} <= drawn
+    assert {r["label"] for r in view.all_idle} <= drawn
+    first = view.tl["groups"][view.tl["rank"][0]]["label"]  # the group holding the longest kernel's last core
+    assert {r["label"] for r in view.idle} >= {first}
+    assert view.all_rows.layout.display is None
+    n, left = len(view.all_idle), len(view.all_idle) - len(view.idle)
+    assert view.all_rows.description == f"show all {n} rows ({left} more)"
+    view.all_rows.value = True
+    assert view.idle == view.all_idle and len(view.rows) == len(view.all_idle)
+    view.all_rows.value = False
+    assert len(view.rows) == len(view.idle) <= V.IDLE_ROWS
     assert view.more.layout.display is None and view.more.description == f"show {view.tl['hidden']['cores']} more cores"
     assert "alike cores folded, the busiest drawn" in view.legend.value and "5%" in view.legend.value
 
 
 def test_show_more_cores_draws_every_group_and_back(view):
     fig = view.figure
-    h, rows = fig.layout.height, len(view.idle)
+    h, rows = fig.layout.height, len(view.all_idle)
     view.more.value = True
-    assert fig.layout.height > h and len(view.idle) > rows and view.tl["hidden"] == {"groups": 0, "cores": 0}
+    assert fig.layout.height > h and len(view.all_idle) > rows and view.tl["hidden"] == {"groups": 0, "cores": 0}
     assert view.more.description == "fewer cores"
     view.more.value = False
-    assert fig.layout.height == h and len(view.idle) == rows
+    assert fig.layout.height == h and len(view.all_idle) == rows

@@ -9,6 +9,7 @@ from ..views.style import TIER_COLORS, shade
 from .base import CSS as _CSS
 from .base import MONO as _MONO
 from .base import nbytes as _b
+from .load import imbalance_card
 
 __all__ = ["banner_html", "capacity_html", "cards_html", "changed_html", "header_html", "plan_html"]
 
@@ -77,6 +78,9 @@ def cards_html(cards: dict[str, Any]) -> str:
     if cards["speedup"] is not None:
         parts.append(_card(f"{cards['speedup']:.2f}x", "vs unfused",
                            f"unfused plan {cards['unfused_time_us']:,.2f} us, {_b(cards['unfused_gm_bytes'])} GM"))
+    card = imbalance_card(cards.get("moe"))
+    if card is not None:
+        parts.append(_card(card["value"], card["label"], card["title"]))
     limiter = f" ({cards['roofline_limiter']})" if "roofline_limiter" in cards else ""
     parts.append(_card(f"{cards['roofline_bound_us']:,.2f} us", f"roofline bound{limiter}",
                        "max(cube flops / cube peak, vector work / vector peak, compulsory bytes / HBM bandwidth)"))

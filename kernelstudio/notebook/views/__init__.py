@@ -11,19 +11,19 @@ from .capacity import capacity_bars, overflow_bar
 from .code import code_files, highlight_cpp
 from .dag import dag_dot, render_svg
 from .flow import flow_data, sankey_data
-from .idle import idle_breakdown, idle_gaps, idle_table, idle_text
+from .idle import IDLE_ROWS, first_rows, idle_breakdown, idle_gaps, idle_table, idle_text
 from .lanes import ALIKE, MAX_GROUPS
 from .metrics import bottleneck, code_diff_lines, metric_cards, what_changed
+from .moe import moe_data
 from .passes import pass_diff, passes_data
 from .roofline import log_ticks, roofline_data
 from .timeline import core_groups, timeline_data
 
 __all__ = [
-    "ALIKE", "MAX_GROUPS", "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "core_groups", "dag_dot",
-    "flow_data",
-    "highlight_cpp", "idle_breakdown", "idle_gaps", "idle_table", "idle_text", "log_ticks", "metric_cards",
-    "overflow_bar", "pass_diff", "passes_data", "render_svg", "roofline_data", "sankey_data", "studio_data",
-    "timeline_data", "what_changed",
+    "ALIKE", "IDLE_ROWS", "MAX_GROUPS", "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "core_groups",
+    "dag_dot", "first_rows", "flow_data", "highlight_cpp", "idle_breakdown", "idle_gaps", "idle_table", "idle_text",
+    "log_ticks", "metric_cards", "moe_data", "overflow_bar", "pass_diff", "passes_data", "render_svg",
+    "roofline_data", "sankey_data", "studio_data", "timeline_data", "what_changed",
 ]
 
 
@@ -48,5 +48,8 @@ def studio_data(design: Any, prev: Any | None = None, prev_files: dict[str, str]
         "roofline": roofline_data(design),
         "passes": passes_data(design.program) if passes else None,
         "files": files,
+        "moe": moe_data(design),  # None unless the design is an ks.ops.moe block
     }
+    if data["moe"] is not None:
+        data["cards"]["moe"] = {k: data["moe"][k] for k in ("cost", "time_us", "balanced_us", "plan_sizes")}
     return data

@@ -12,7 +12,9 @@ from typing import Any
 from ...sim.idle import idle_breakdown, idle_gaps
 from .style import LANE_ORDER
 
-__all__ = ["idle_breakdown", "idle_gaps", "idle_table", "idle_text"]
+__all__ = ["IDLE_ROWS", "first_rows", "idle_breakdown", "idle_gaps", "idle_table", "idle_text"]
+
+IDLE_ROWS = 12  # rows the table shows before "show all rows" (whole lane groups, at least one)
 
 
 def idle_table(sim: Any, groups: list[dict[str, Any]], *, gaps: list[dict[str, Any]] | None = None,
@@ -39,6 +41,22 @@ def idle_table(sim: Any, groups: list[dict[str, Any]], *, gaps: list[dict[str, A
     rank = {p: i for i, p in enumerate(LANE_ORDER)}
     rows.sort(key=lambda r: (r["group"], rank.get(r["pipe"], len(rank)), r["pipe"]))
     return rows
+
+
+def first_rows(rows: list[dict[str, Any]], rank: list[int], limit: int = IDLE_ROWS) -> list[dict[str, Any]]:
+    """The rows of whole lane groups, taken in `rank` order (the timeline's: each kernel's last core first, then
+    the busiest) while they fit in `limit` rows (the first group always), shown in the table's order."""
+    per: dict[int, int] = {}
+    for r in rows:
+        per[r["group"]] = per.get(r["group"], 0) + 1
+    keep: set[int] = set()
+    n = 0
+    for gi in [g for g in rank if g in per] + [g for g in per if g not in rank]:
+        if keep and n + per[gi] > limit:
+            break
+        keep.add(gi)
+        n += per[gi]
+    return [r for r in rows if r["group"] in keep]
 
 
 def _short(who: str, core: str) -> str:

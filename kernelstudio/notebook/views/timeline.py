@@ -243,6 +243,7 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = N
         "cores_shown": numbers if cores is None else numbers[:cores], "cores_total": len(numbers),
         "legend": _legend(bars, bool(arrows), bool(idle)),
         "hidden": {"groups": len(hidden), "cores": sum(g["count"] for g in hidden)},
+        "rank": [gi for gi in ranked if gi in keep],  # the groups drawn, the ones that set the time first
         "alike": alike if any(not g["exact"] for g in groups) else None,
         "title": _title(sim, shown, arrows, lod), "unfused": None,
     }
