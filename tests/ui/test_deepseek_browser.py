@@ -26,6 +26,20 @@ _TIMELINE_JS = """() => { const p = [...document.querySelectorAll('.ks-studio .j
   return JSON.stringify(p._fullData.map(t => t.x ? Array.from(t.x).slice(0, 400) : null)); }"""
 
 
+# the Timeline tab's height, its load strip's columns, and whether the timeline's title line meets the figure's
+# modebar or a capacity label wraps
+_TAB_JS = """() => { const tab = document.querySelector('.ks-studio .widget-tab-contents .ks-timeline');
+  const box = e => e ? e.getBoundingClientRect() : null;
+  const t = box(tab.querySelector('.ks-timeline-title')), m = box(tab.querySelector('.modebar'));
+  const meets = !!(t && m && t.bottom > m.top && t.top < m.bottom && t.right > m.left && t.left < m.right);
+  const labels = [...document.querySelectorAll('.ks-studio .ks-capacity .ks-bar-row > span:last-child')];
+  return {height: box(tab).height, rows: tab.querySelectorAll('.ks-load-row').length,
+          cores: tab.querySelectorAll('.ks-load-core').length, titleMeetsModebar: meets,
+          wrapped: labels.filter(l => { const r = document.createRange(); r.selectNodeContents(l);
+                                        return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
+                         .map(l => l.innerText)}; }"""
+
+
 def _studio_cells(name: str) -> list[str]:
     """The notebook's first cells up to and including its `%%ascend_kernel` cell (the rest prints reports)."""
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
@@ -88,6 +102,10 @@ def test_notebook_07_moe_block_imbalance_moves_the_views_and_the_panel(lab):
     assert tabs == ["op_kernel/moe_grouped_matmul.cpp", "op_host/moe_grouped_matmul_tiling.h",
                     "op_host/moe_grouped_matmul.cpp", "main.cpp"]
     lab.assert_layout_ok("07, uniform")
+    tab = lab.page.evaluate(_TAB_JS)
+    assert tab["rows"] == 2 and tab["cores"] == 2 * 24, tab  # gate_up and down, a column per cube core
+    assert not tab["titleMeetsModebar"] and tab["wrapped"] == [], tab
+    assert "imbalance cost" in lab.page.locator(".ks-studio .ks-cards").first.inner_text()
     _shot(lab, "07_moe-uniform")
 
     cards = lab.page.locator(".ks-studio .ks-cards").first.inner_text()
@@ -128,4 +146,8 @@ def test_notebook_05_mla_prolog_tokens_move_the_views_and_the_panel(lab):
     assert "T 1 → 128" in lab.page.locator(".ks-studio .ks-changed").first.inner_text()
     lab.wait_figures_fit()
     lab.assert_layout_ok("05, T=128")
+    tab = lab.page.evaluate(_TAB_JS)
+    assert tab["height"] < 3000 and tab["rows"] == 0 and not tab["titleMeetsModebar"], tab  # was 29,553 px
+    assert tab["wrapped"] == [], tab
+    assert "fusion of kernel rms_norm_mul_1" in lab.page.locator(".ks-studio .ks-plan").first.inner_text()
     _shot(lab, "05_mla_prolog-T128")

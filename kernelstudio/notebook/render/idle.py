@@ -26,8 +26,8 @@ def idle_title(rows: list[dict[str, Any]]) -> str:
     grey = f"{_CELL}color:#868e96;"
     head = (f'<span style="{grey}">pipe</span><span style="{grey}">idle</span><div style="{_CAUSES}">'
             f'<span style="{grey}">top causes (% of the kernel)</span><span style="{grey}">released by</span></div>')
-    return (f'<div style="{_CSS}"><b>why units idle</b> <span style="color:#868e96;">(one row per group of '
-            f'identical cores and pipe; click a row to mark its lanes)</span></div>'
+    return (f'<div style="{_CSS}"><b>why units idle</b> <span style="color:#868e96;">(one row per lane group '
+            f'drawn and pipe, for the core it draws; click a row to mark its lanes)</span></div>'
             f'<div style="{_CSS}display:grid;grid-template-columns:{IDLE_COLUMNS};">{head}</div>')
 
 
