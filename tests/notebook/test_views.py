@@ -267,7 +267,8 @@ def test_code_highlighting_keeps_the_text(mla):
 def test_studio_data_has_every_view(mla):
     data = V.studio_data(mla)
     assert set(data) == {"cards", "changed", "capacity", "dag_dot", "flow", "timeline", "idle", "roofline",
-                         "passes", "files"}
+                         "passes", "files", "moe"}
+    assert data["moe"] is None  # not an ks.ops.moe block
     assert V.studio_data(mla, passes=False)["passes"] is None
 
 
