@@ -61,7 +61,8 @@ def test_the_cell_runs_on_the_twin_and_shows_its_studio(ns):
     assert isinstance(studio, AscendCStudio) and studio.checked
     assert studio.sim.time_us > 0 and studio.tabs.titles == ("Timeline", "Roofline", "Sync check", "Source")
     # the capacity bar: the three 1 KiB TBufs the kernel's InitBuffer calls reserve in UB
-    assert "(3 / 192 KiB)" in studio.capacity.value and 'title="3,072 / 196,608 B"' in studio.capacity.value
+    cap = studio.capacity.value
+    assert "(3&nbsp;/&nbsp;192&nbsp;KiB)" in cap and 'title="3,072 / 196,608 B"' in cap
     assert studio.roofline.data and studio.roofline.data[-1].x[0] > 0  # the run's point: flops per byte
     assert "No sync findings" in studio.sync_view.value
     assert "outputs match the reference" in studio.header.value

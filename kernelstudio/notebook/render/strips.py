@@ -150,13 +150,14 @@ def _bar(bar: dict[str, Any], over: bool = False) -> str:
                   '3px, rgba(255,255,255,0.35) 3px 6px);"></div>')
     label_col = "#c92a2a" if over or pct > 100 else "#495057"
     unit, div = _unit(bar["capacity"] or used)
-    over_txt = f", over by {_in(used - cap, div)} {unit}" if used > cap else ""
+    nb = "&nbsp;"  # the numbers of a part stay on one line; a narrow box breaks only between the parts
+    over_txt = f", over{nb}by{nb}{_in(used - cap, div)}{nb}{unit}" if used > cap else ""
     return (f'<div class="ks-bar-row" style="display:contents;"><span style="white-space:nowrap; {_MONO}">'
             f'{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
             f'<div class="ks-bar" style="position:relative; width:100%; height:10px; background:#f1f3f5; '
             f'overflow:hidden; display:flex;">{"".join(segs)}{excess}{tick}</div>'
-            f'<span style="color:{label_col}; min-width:0; white-space:nowrap;" title="{used:,} / '
-            f'{bar["capacity"]:,} B">{pct:.0f} % ({_in(used, div)} / {_in(bar["capacity"], div)} {unit}'
+            f'<span style="color:{label_col}; min-width:0;" title="{used:,} / '
+            f'{bar["capacity"]:,} B">{pct:.0f}{nb}% ({_in(used, div)}{nb}/{nb}{_in(bar["capacity"], div)}{nb}{unit}'
             f'{over_txt})</span></div>')
 
 

@@ -188,5 +188,5 @@ def legend_html(tl: dict[str, Any]) -> str:
     if tl.get("alike") is not None:  # a sentence: it wraps
         body += (f'<div style="line-height:1.4;"><b>~xN</b>: N alike cores folded, the busiest drawn (in every '
                  f'kernel, each pipe\'s busy time and the core\'s finish within {tl["alike"]:.0%} of the kernel\'s '
-                 f'span); <b>xN</b>: N identical cores</div>')
+                 f'span of the drawn core\'s); <b>xN</b>: N identical cores</div>')
     return f'<div class="ks-timeline-legend" style="{_CSS} line-height:1.9;">{body}</div>'
