@@ -70,7 +70,7 @@ def test_a_bad_setting_shows_the_banner_and_keeps_the_views(shell):
     st._knob_widgets["tile_k"].value = 128  # double-buffered 256x128 B tiles overflow L0B
     assert st.error is not None and "L0B needs 131,072 B" in st.error
     assert "CapacityError" not in st.banner.value and "not applied" in st.banner.value
-    assert "200 %" in st.banner.value  # the overflowing bar, drawn past 100 %
+    assert "200&nbsp;%" in st.banner.value  # the overflowing bar, drawn past 100 %
     assert shell.user_ns["mla"] is good
     assert st.cards.value == cards and st.timeline.data[0].base == timeline
     st._knob_widgets["double_buffer"].value = False  # now it fits: the banner clears
