@@ -29,7 +29,13 @@ def _axis_reduce():
     return ks.reduce_sum(ks.placeholder((8, 64, 32), "float32", name="x"), axis=1)
 
 
+def _attention():
+    q, k, v = (ks.placeholder((1, 2, 200, 64), "float16", name=n) for n in ("query", "key", "value"))
+    return ks.ops.flash_attention(q, k, v)
+
+
 DESIGNS = {
+    "attention": _attention,
     "cube_vector, row reduction": REFERENCE["mla_prolog_lite"],
     "cube_vector, elementwise": _matmul_bias_gelu,
     "cube": _matmul,
@@ -53,6 +59,7 @@ DIRECTIVES = {
     "swizzle m": ("swizzle", "m", (2, 1)), "swizzle n": ("swizzle", "n", (2, 1)),
     "l1_c_steps": ("l1_c_steps", None, ((1, 1), (2, 1), (1, 2))),
     "sync_all": ("sync_all", None, (True,)),
+    "split s1": ("split", "s1", (32, 64)), "split s2": ("split", "s2", (64, 128)),
 }
 
 
