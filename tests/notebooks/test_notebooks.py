@@ -57,7 +57,9 @@ EXPECTED = {
                                  "fused HBM traffic is Q, K and V read once (4.7 MB): True",
                                  "s1 128, s2 256: 48 tasks,  8 S2 steps",
                                  "2 kernel(s): cast (family 'cube_vector'), attention_out (family 'cube')",
-                                 "us without the mask", "24 of 64 blocks fully masked: computed today",
+                                 "us without the mask",
+                                 "24 of 64 blocks per head fully masked; the kernel computed 120 blocks of 192 for 3 "
+                                 "heads: 72 skipped",
                                  "decode: the fused kernel would run 3 tasks on 3",
                                  "(no FlashDecode S2 split: it is not built)",
                                  "S = 1024 and 2048 simulated again, as in the README: True",
