@@ -53,6 +53,7 @@ EXPECTED = {
                      "max |golden - tiled|", "the data routes as the timeline plans: True"],
     "10_flash_attention.ipynb": ["1 kernel(s): attention_out (family 'attention')", "MIX_AIC_1_2",
                                  "'s2_block': 512", "the others wait longest for ", "run at once for ",
+                                 "the cube idles ", "released by MTE1: copy b2 <- kv1",
                                  "fused below the two-kernel plan: True",
                                  "fused HBM traffic is Q, K and V read once (4.7 MB): True",
                                  "s1 128, s2 256: 48 tasks,  8 S2 steps",
