@@ -135,7 +135,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     qn, kn, vn, on = names[m.q], names[m.k], names[m.v], names[m.bmm2]
     base = ident(fk.name)
     ws_s, ws_p, ws_o = f"{base}_ws_s", f"{base}_ws_p", f"{base}_ws_o"
-    slots = SLOTS
+    slots = cfg.ws_slots or SLOTS
     wss = (GmTensor(ws_s, (bd, slots, s1b, s2b), "float32", "workspace"),
            GmTensor(ws_p, (bd, slots, s1b, s2b), dt, "workspace"),
            GmTensor(ws_o, (bd, slots, s1b, d), "float32", "workspace"))

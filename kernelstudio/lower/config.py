@@ -44,6 +44,7 @@ class KernelConfig:
     aic_only: bool = False  # emit only the cube part (the auto-schedule's capacity probes)
     aiv_only: bool = False  # emit only a mixed kernel's AIV epilogue (the auto-schedule's UB probes)
     l0c_bytes: int = 0  # the target's L0C: a double-buffered C takes two slots when they fit (0: one slot)
+    ws_slots: int = 0  # an attention kernel's workspace slots per core (slots(...)); 0 = its default
     notes: tuple[str, ...] = ()
 
     def with_(self, **kw: object) -> KernelConfig:

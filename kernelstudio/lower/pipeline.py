@@ -86,7 +86,8 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         fk = ctx.kernels[name]
         if fk.family == "attention":  # its blocks (0: the defaults), which lower/attention.py reads
             ctx.tiles[name] = {}
-            out[name] = c.with_(tile_m=ctx.user(name)["tile_m"] or 0, tile_n=ctx.user(name)["tile_n"] or 0)
+            out[name] = c.with_(tile_m=ctx.user(name)["tile_m"] or 0, tile_n=ctx.user(name)["tile_n"] or 0,
+                                ws_slots=ctx.user(name)["slots"])
             continue
         tiles = auto_tiles(fk, ctx.user(name), ctx.profile, _emit_one(ctx, name))
         validate_tiles(fk, tiles, ctx.profile)

@@ -70,7 +70,7 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                            "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
                            "compute_dtype": "auto", "step_ka": None, "step_kb": None, "step_m": None, "step_n": None,
                            "depth_a1": None, "depth_b1": None, "order_by": "", "swizzle": None,
-                           "sync_all": fk.sync_all}
+                           "sync_all": fk.sync_all, "slots": 0}
     for d in directives:
         if d.kind == "split" and fk.family == "attention":  # its blocks: s1 rows, s2 columns (lower/attention.py)
             out["tile_m" if d.axis == "s1" else "tile_n"] = d.value
@@ -119,6 +119,8 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
             out["step_m"], out["step_n"] = d.value
         elif d.kind == "sync_all":
             out["sync_all"] = d.value
+        elif d.kind == "slots":
+            out["slots"] = d.value
         elif d.kind == "swizzle":
             out["swizzle"] = (d.value, d.axis)  # (group, direction)
     if out["swizzle"] and out["order_by"]:

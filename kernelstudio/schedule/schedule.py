@@ -21,7 +21,7 @@ __all__ = ["Directive", "Schedule", "Stage", "create_schedule", "CUBE_AXES", "DI
 
 CUBE_AXES = ("m", "n", "k")
 DIRECTIVE_KINDS = ("split", "reorder", "parallel", "double_buffer", "vectorize", "compute_dtype", "l1_k_steps",
-                   "l1_depth", "l1_c_steps", "swizzle", "sync_all")
+                   "l1_depth", "l1_c_steps", "swizzle", "sync_all", "slots")
 
 
 # The cost-aware fusion choice (graph, kept-out nodes, target or None) -> (choices, plan): it lowers and
@@ -260,6 +260,12 @@ class Stage:
         cores work as there are row blocks. The auto-schedule picks per kernel."""
         return self._add("sync_all", None, on)
 
+    def slots(self, n: int) -> Stage:
+        """An attention kernel's workspace slots per core, the S2 blocks in flight (1 to 4, default 3): with n
+        slots the cube runs bmm1 of block j while the vector cores run vec1 of block j and vec2 of block j - (n - 1),
+        so bmm2 of the earlier block overlaps them; 1 runs the four stages of each block one after another."""
+        return self._add("slots", None, n)
+
     def __repr__(self) -> str:
         return f"Stage({self.kernel.name}, family={self.kernel.family})"
 
@@ -318,7 +324,8 @@ ATTENTION_AXES = ("s1", "s2")  # an attention kernel's blocks: query rows per ta
 def _validate_attention(k: FusedKernel, d: Directive) -> None:
     """An attention kernel (fusion/attention.py) takes split('s1' | 's2', block), parallel(cores=...) and
     double_buffer(...); every other directive names what it takes."""
-    takes = "split('s1', rows) / split('s2', columns) (multiples of 16), parallel(cores=...) and double_buffer(...)"
+    takes = ("split('s1', rows) / split('s2', columns) (multiples of 16), slots(1 to 4), parallel(cores=...) and "
+             "double_buffer(...)")
     if d.kind == "split":
         if d.axis not in ATTENTION_AXES:
             raise ScheduleError(f"kernel {k.name} (attention) has no axis {d.axis!r}; its blocks are 's1' (query "
@@ -336,6 +343,10 @@ def _validate_attention(k: FusedKernel, d: Directive) -> None:
     elif d.kind == "double_buffer":
         if not isinstance(d.value, bool):
             raise ScheduleError(f"kernel {k.name}: double_buffer takes True or False, got {d.value!r}")
+    elif d.kind == "slots":
+        if isinstance(d.value, bool) or not isinstance(d.value, int) or not 1 <= d.value <= 4:
+            raise ScheduleError(f"kernel {k.name}: slots({d.value!r}): the S2 blocks in flight per core are 1 (the "
+                                "stages one after another) to 4; the default is 3")
     else:
         raise ScheduleError(f"kernel {k.name}: {d.kind}(...) does not apply to an attention kernel; it takes {takes}")
 
@@ -346,6 +357,9 @@ def _validate(k: FusedKernel, d: Directive) -> None:
     if k.family == "attention":
         _validate_attention(k, d)
         return
+    if d.kind == "slots":
+        raise ScheduleError(f"kernel {k.name}: slots(...) applies to attention kernels (the S2 blocks in flight "
+                            f"between their cube and vector cores); this kernel is {k.family}")
     if d.kind in ("split", "vectorize"):
         _check_axis(k, d.kind, d.axis)
         _check_factor(k, d.kind, d.value)

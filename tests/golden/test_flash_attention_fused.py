@@ -298,3 +298,23 @@ def test_idle_view_says_the_cube_loads_hold_the_stages_back():
     assert "MTE2" in rows[("core0.cubecore0", "MTE1")]["causes"][0]["released_by"]
     vec = rows[("core0.veccore0", "VECTOR")]["causes"][0]
     assert vec["what"].startswith("cross_wait") and "cubecore0 FIXP" in vec["released_by"]
+
+
+def test_slots_set_how_far_the_cube_runs_ahead():
+    """slots(n): n S2 blocks in flight per core. The values are the same for every n (the same operations on the
+    same data); one slot runs each block's stages one after another, and more slots let them overlap."""
+    out = _attention(1, 1, 128, 2048, 128)
+    feeds = ks.ops.flash_attention_inputs(out)
+    got, times = {}, {}
+    for n in (1, 2, 3, 4):
+        s = ks.create_schedule([out], fuse=True)
+        s[out].slots(n)
+        prog = ks.lower(s, target=TARGET)
+        assert [t.shape[1] for t in prog.tensors if t.role == "workspace"] == [n, n, n]
+        got[n] = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+        times[n] = ks.simulate(prog).time_us
+    for n in (2, 3, 4):
+        np.testing.assert_array_equal(got[n], got[1])
+    assert times[1] > times[2] > times[3]
+    with pytest.raises(ks.ScheduleError, match="slots\\(5\\).*1 .*to 4"):
+        ks.create_schedule([out], fuse=True)[out].slots(5)
