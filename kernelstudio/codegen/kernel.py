@@ -12,7 +12,7 @@ from ..core.dtypes import itemsize
 from ..core.errors import UnsupportedError
 from ..tileir.program import Kernel, Let, Program, Tier
 from ..tileir.scratch import REDUCE_WORK, scratch_buffers
-from . import cube, gating, layout  # noqa: F401 (their rules join the tables)
+from . import cube, gating, layout, merge  # noqa: F401 (their rules join the tables)
 from .attention import AttentionCubePart, is_attention
 from .conv import gm_formats
 from .naming import names_of, param_names

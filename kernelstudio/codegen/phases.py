@@ -33,6 +33,7 @@ from ..tileir.program import (
     Region,
     Stmt,
     SyncAll,
+    MrgSort,
     TopK,
     VecOp,
 )
@@ -69,6 +70,7 @@ _REGIONS_OF = {
     Copy: lambda s: (s.dst, s.src), VecOp: lambda s: (s.dst, *s.srcs), Reduce: lambda s: (s.dst, s.src),
     Mmad: lambda s: (s.c, s.a, s.b), Img2Col: lambda s: (s.dst, s.src), TopK: lambda s: (s.values, s.indices, s.src),
     GateTopK: lambda s: (s.values, s.indices, s.src, s.scores),
+    MrgSort: lambda s: (s.keys, s.indices, s.src_keys, s.src_indices),
 }
 
 
@@ -88,6 +90,8 @@ def exprs_of(s: Stmt) -> list[Expr]:
         out += [s.p0, s.pixels, s.k0, s.klen, s.h0]
     elif t is TopK:
         out.append(s.index_base)
+    elif t is MrgSort:
+        out.append(s.first)
     return out
 
 
@@ -117,7 +121,7 @@ def _kind(piece: list[Stmt]) -> str | None:
     copies = [s for s in piece if isinstance(s, Copy)]
     if any(s.src.gm for s in copies):
         return "CopyIn"
-    if any(isinstance(s, (VecOp, Reduce, TopK, GateTopK)) for s in piece) or any(
+    if any(isinstance(s, (VecOp, Reduce, TopK, MrgSort, GateTopK)) for s in piece) or any(
             not s.src.gm and not s.dst.gm for s in copies):
         return "Compute"
     if any(s.dst.gm for s in copies):

@@ -114,6 +114,9 @@ def _cross_wait(s: CrossWait, m: Method) -> None:
 
 
 def _sync_all(s: SyncAll, m: Method) -> None:
+    if m.scope.kernel.kernel_type == "AIV_ONLY":  # every AIV of the launch (the default isAIVOnly = true)
+        m.w("AscendC::SyncAll();  // every vector core of the launch (a custom-operator project with a workspace)")
+        return
     m.w("AscendC::SyncAll<false>();  // hard sync of every AIC and AIV (a custom-operator project with a workspace)")
 
 

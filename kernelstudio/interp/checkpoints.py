@@ -36,6 +36,7 @@ from ..tileir.program import (
     Reduce,
     Region,
     Stmt,
+    MrgSort,
     TopK,
     VecOp,
     walk,
@@ -45,7 +46,7 @@ from .run import _Core, _Machine, _run_kernel, load_gm
 __all__ = ["InstrKey", "Store", "CheckedMachine", "instruction_table", "run_checked"]
 
 UNWRITTEN, INPUT = -1, -2
-_DATA = (Copy, VecOp, Reduce, Mmad, Img2Col, TopK, GateTopK)  # the instructions that move or compute values
+_DATA = (Copy, VecOp, Reduce, Mmad, Img2Col, TopK, MrgSort, GateTopK)  # the instructions that move or compute values
 
 
 @dataclass(frozen=True, slots=True)

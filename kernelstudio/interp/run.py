@@ -20,6 +20,7 @@ import numpy as np
 from ..core.dtypes import compute_dtype, numpy_dtype, round_to
 from ..core.errors import InputError, KernelStudioError
 from ..core.gating import gate_select
+from ..core.merge import merge_runs
 from ..tileir.capacity import profile_of
 from ..tileir.expr import Const, compile_expr, has_load
 from ..tileir.program import (
@@ -43,6 +44,7 @@ from ..tileir.program import (
     SetFlag,
     Stmt,
     SyncAll,
+    MrgSort,
     TopK,
     VecOp,
     WaitFlag,
@@ -246,6 +248,12 @@ class _Machine:
             order = np.argsort(-keys if s.largest else keys, axis=1, kind="stable")[:, : s.k]
             self.write(s.values, np.take_along_axis(x, order, axis=1), env, core)
             self.write(s.indices, order + compile_expr(s.index_base)(env), env, core)
+        elif isinstance(s, MrgSort):
+            keys, _ = self.read(s.src_keys, env, core)
+            idx, _ = self.read(s.src_indices, env, core)
+            k, i = merge_runs(keys, idx, compile_expr(s.first)(env), s.largest)
+            self.write(s.keys, k, env, core)
+            self.write(s.indices, i, env, core)
         else:
             raise KernelStudioError(f"run_tiled: unknown instruction {type(s).__name__}")
 

@@ -68,7 +68,7 @@ def _kernel(fk: FusedKernel, names: dict[Node, str], bufs: list[Buffer], body: t
                   ops=tuple(names[n] for n in fk.nodes), notes=(note,), vec_per_block=1)
 
 
-def lower_layout_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+def lower_layout_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel | tuple:
     n = fk.nodes[0]
     if n.op is Op.TRANSPOSE:
         return _transpose(fk, names, cfg)

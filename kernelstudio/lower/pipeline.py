@@ -213,7 +213,7 @@ _EMITTED: OrderedDict[tuple, tuple[Kernel, GmTensor | tuple[GmTensor, ...] | Non
 _EMITTED_MAX = 128  # a few knob settings of a design (a larger heap slows every garbage collection)
 
 
-def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTensor | None]:
+def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTensor | tuple[GmTensor, ...] | None]:
     """The kernel (and workspace) for one config, emitted once per lower() (plan_memory and the final
     program ask for the same one), and kept across lower() calls."""
     key = (name, cfg)
@@ -231,8 +231,9 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
                 k, ws = lower_grouped_kernel(fk, ctx.names, cfg)
             elif fk.root is not None:
                 k, ws = lower_cube_kernel(fk, ctx.names, cfg)
-            elif lowered_apart(fk):
-                k, ws = lower_layout_kernel(fk, ctx.names, cfg), None
+            elif lowered_apart(fk):  # a long sort returns its workspaces with it (lower/sort_merge.py)
+                made = lower_layout_kernel(fk, ctx.names, cfg)
+                k, ws = made if isinstance(made, tuple) else (made, None)
             elif is_axis_reduce(fk):
                 k, ws = lower_axis_reduce(fk, ctx.names, cfg), None
             else:

@@ -32,6 +32,7 @@ from ..tileir.program import (
     DeQue,
     EnQue,
     Free,
+    GmTensor,
     Kernel,
     Let,
     Loop,
@@ -43,6 +44,7 @@ from ..tileir.program import (
     VecOp,
 )
 from .config import KernelConfig
+from .sort_merge import lower_sort_tiles
 from .ub import ub_buffer as _ub
 from .vector_body import ident
 
@@ -67,7 +69,8 @@ def _kernel(fk: FusedKernel, names: dict[Node, str], bufs: list[Buffer], body: t
                   ops=tuple(names[n] for n in fk.nodes), notes=(note,), vec_per_block=1)
 
 
-def lower_sort_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> Kernel:
+def lower_sort_kernel(fk: FusedKernel, names: dict[Node, str],
+                      cfg: KernelConfig) -> Kernel | tuple[Kernel, tuple[GmTensor, ...]]:
     vals = next((m for m in fk.nodes if m.attr("which") == "values"), None)
     idxs = next((m for m in fk.nodes if m.attr("which") == "indices"), None)
     n = fk.nodes[0]
@@ -77,10 +80,8 @@ def lower_sort_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig
                                "lowered; transpose the axis to sort last first")
     C = x.shape[-1]
     R = x.size // C
-    if C > SORT_MAX_ROW:
-        raise UnsupportedError(f"{names[n]}: sorting rows of {C} elements; the sort kernel takes rows of up to "
-                               f"{SORT_MAX_ROW} (a row, its sorted values, indices and TopK's scratch in UB); "
-                               f"sort shorter rows (reshape {C} into rows of <= {SORT_MAX_ROW}) and merge")
+    if C > SORT_MAX_ROW:  # sorted in tiles and merged through a GM workspace
+        return lower_sort_tiles(fk, names, cfg)
     largest = bool(n.attr("descending"))
     tr = max(1, min(cfg.tile_rows, R, max(1, SORT_MAX_ROW // C)))
     depth = cfg.depth if C <= SORT_MAX_ROW // 2 else 1  # longer rows: single-buffered, to fit UB

@@ -35,6 +35,7 @@ from ..tileir.program import (
     Stmt,
     SyncAll,
     Tier,
+    MrgSort,
     TopK,
     VecCall,
     VecOp,
@@ -129,6 +130,8 @@ class _Compiler:
             reads, writes = [s.a, s.b], [s.c]
         elif t is GateTopK:
             reads, writes = [s.src, s.scores], [s.values, s.indices]
+        elif t is MrgSort:
+            reads, writes = [s.src_keys, s.src_indices], [s.keys, s.indices]
         else:
             reads, writes = [s.src], [s.values, s.indices]
         for r in reads + writes:
@@ -188,6 +191,9 @@ class _Compiler:
         if isinstance(s, GateTopK):
             return StaticInstr(**base, kind="gate", text=f"gate_topk k={s.k} {s.indices.buf} <- {s.src.buf}{note}",
                                op="gate", dtype="float32", per_row=gate_visits(s))
+        if isinstance(s, MrgSort):
+            return StaticInstr(**base, kind="mrgsort", text=f"mrgsort {s.keys.buf} <- {s.src_keys.buf}{note}",
+                               op="mrgsort", dtype="float32")
         if isinstance(s, TopK):
             dtype = self.buf(s.src.buf).dtype
             return StaticInstr(**base, kind="topk", text=f"topk k={s.k} {s.values.buf} <- {s.src.buf}{note}",

@@ -20,6 +20,8 @@
   one scalar issue (`scalar_issue_cycles`, assumed: a GetValue, a compare and a branch pipelined as one).
 - TopK (assumed sequence): ceil(log2(cols)) merge passes, each a compare and a select over the
   whole tile, as the sort-and-merge TopK of the vector unit does.
+- MrgSort (assumed sequence): one merge pass over the two runs' elements, a compare of the float32 keys
+  and a select each of the keys and of the int32 indices (4-byte elements, priced as float32 selects).
 """
 
 from __future__ import annotations
@@ -138,6 +140,12 @@ class Pricer:
             cyc = passes * (c.vector_cycles("compare", st.dtype, count)
                             + c.vector_cycles("select", st.dtype, count))
             out = (cyc, 0, count * passes)
+        elif kind == "mrgsort":
+            rows, cols = key
+            count = max(rows, 0) * max(cols, 0)
+            cyc = (c.vector_cycles("compare", "float32", count) + c.vector_cycles("select", "float32", count)
+                   + c.vector_cycles("select", "float32", count))  # the int32 indices: 4 bytes as float32
+            out = (cyc, 0, count)
         else:  # scalar spans and waits are never priced
             out = (0.0, 0, 0)
         self.tables[sid][key] = out

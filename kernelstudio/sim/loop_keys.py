@@ -28,6 +28,7 @@ from ..tileir.program import (
     SetFlag,
     Stmt,
     SyncAll,
+    MrgSort,
     TopK,
     VecCall,
     VecOp,
@@ -46,6 +47,7 @@ _SIZES: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
     VecOp: lambda s: (s.dst.rows, s.dst.cols),
     Reduce: lambda s: (s.src.rows, s.src.cols),
     TopK: lambda s: (s.src.rows, s.src.cols),
+    MrgSort: lambda s: (s.src_keys.rows, s.src_keys.cols),
     GateTopK: lambda s: (s.src.rows, s.src.cols),
     VecCall: lambda s: (s.repeats,) if s.form == "repeat" else (s.count,),
 }
@@ -56,7 +58,7 @@ _CONTROL: dict[type, Callable[[Stmt], tuple[Expr, ...]]] = {
     Let: lambda s: (s.value,),
 }
 # the Region fields of each statement type (srcs of VecOp / VecCall aside)
-_REGIONS = ("dst", "src", "c", "a", "b", "values", "indices", "scores")
+_REGIONS = ("dst", "src", "c", "a", "b", "values", "indices", "scores", "keys", "src_keys", "src_indices")
 
 
 def sizes_exprs(s: Stmt) -> tuple[Expr, ...]:

@@ -33,7 +33,7 @@ class StaticInstr:
     kernel: int
     side: str  # "aic" | "aiv"
     pipe: int  # index into PIPES
-    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "vcall" | "reduce" | "topk" | "gate" | "scalar" | "wait"
+    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "vcall" | "reduce" | "topk" | "mrgsort" | "gate" | "scalar" | "wait"
     text: str
     edge: str = ""  # memory edge of a data move ("GM->L1", "L0C->WS", ...), "" otherwise
     src: str = ""  # tier names for the cost model

@@ -87,7 +87,7 @@ def kernel_roofline(profile, per_sid: np.ndarray, kind: np.ndarray, dtypes: list
         work = float(per_sid[sid, 1])
         if kind[sid] == "mmad":
             cube_us += work / (profile.peak_flops(dtypes[sid]) / 1e6)
-        elif kind[sid] in ("vec", "vcall", "reduce", "topk"):
+        elif kind[sid] in ("vec", "vcall", "reduce", "topk", "mrgsort"):
             vec_elems_cycles += work / (repeat_elems(dtypes[sid]))
     vector_us = vec_elems_cycles / max(profile.aiv_cores, 1) / profile.clock_mhz
     nbytes = compulsory[0] + compulsory[1]

@@ -26,6 +26,7 @@ from .program import (
     Stmt,
     SyncAll,
     Tier,
+    MrgSort,
     TopK,
     VecOp,
     WaitFlag,
@@ -75,6 +76,10 @@ def instr_text(s: Stmt, tiers: dict[str, Tier]) -> str:
         order = "" if s.largest else ", smallest"
         outs = f"{region_text(s.values)}, {region_text(s.indices)}"
         return f"{pipe:<4} {outs} = topk({region_text(s.src)}, k={s.k}{order}){c}"
+    if isinstance(s, MrgSort):
+        order = ", descending" if s.largest else ""
+        return (f"{pipe:<4} {region_text(s.keys)}, {region_text(s.indices)} = mrgsort({region_text(s.src_keys)}, "
+                f"{region_text(s.src_indices)}, first={s.first}{order}){c}")
     if isinstance(s, GateTopK):
         return (f"{pipe:<4} {region_text(s.values)}, {region_text(s.indices)} = gate_topk({region_text(s.src)}, "
                 f"scores={region_text(s.scores)}, k={s.k}, groups={s.groups}, keep={s.topk_groups}){c}")

@@ -50,7 +50,7 @@ from .hints import RowComposite, RuntimeRows, TileWalk
 
 __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
-    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "GateTopK", "Alloc", "EnQue", "DeQue", "Free",
+    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "MrgSort", "GateTopK", "Alloc", "EnQue", "DeQue", "Free",
     "CrossSet", "CrossWait", "SyncAll", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel",
     "Program",
     "pipe_of", "walk",
@@ -295,6 +295,23 @@ class TopK:
 
 
 @dataclass(frozen=True, slots=True)
+class MrgSort:
+    """Merge two sorted runs of (key, index) pairs into one, on the vector unit (Ascend C's MrgSort of two
+    lists). The runs sit one after the other in one row: src_keys / src_indices columns [0, first) are the
+    first run, [first, cols) the second; both are sorted by key (ascending, or descending with `largest`),
+    equal keys by increasing index. The merged run, in the same order, goes to `keys` / `indices` (float32
+    keys, int32 indices). Ties compare the indices, so merging runs of a stable sort stays stable."""
+
+    keys: Region
+    indices: Region
+    src_keys: Region
+    src_indices: Region
+    first: Expr
+    largest: bool = False
+    comment: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class GateTopK:
     """MoE expert selection on the scalar unit, per row of `src` (the selection values, float32): the
     group-limited top-k of `core.gating.gate_select` (groups of src.cols // groups experts scored by
@@ -407,7 +424,7 @@ class If:
     dispatch: bool = False
 
 
-Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | GateTopK | Alloc | EnQue | DeQue | Free | CrossSet
+Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | MrgSort | GateTopK | Alloc | EnQue | DeQue | Free | CrossSet
          | CrossWait | SyncAll | SetFlag | WaitFlag)
 Stmt = Instr | Let | Loop | If
 
@@ -477,7 +494,7 @@ _LOCAL_PIPE = {
 def pipe_of(instr: Instr, tier_of: dict[str, Tier]) -> Pipe:
     """The pipe that runs `instr`; `tier_of` maps buffer names to tiers (GM regions need none)."""
     t = type(instr)
-    if t is VecCall or t is VecOp or t is Reduce or t is TopK:
+    if t is VecCall or t is VecOp or t is Reduce or t is TopK or t is MrgSort:
         return Pipe.V
     if t is Copy:
         src = Tier.GM if instr.src.gm else tier_of[instr.src.buf]

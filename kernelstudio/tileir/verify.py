@@ -65,6 +65,7 @@ from .program import (
     Stmt,
     SyncAll,
     Tier,
+    MrgSort,
     TopK,
     VecCall,
     VecOp,
@@ -405,6 +406,10 @@ class _Checker:
                 self.region(getattr(s, f), s, f, Tier.UB)
             self.expr(s.index_base, s, "index_base")
             self.int_field(s, "k")
+        elif t is MrgSort:
+            for f in ("keys", "indices", "src_keys", "src_indices"):
+                self.region(getattr(s, f), s, f, Tier.UB)
+            self.expr(s.first, s, "first")
         else:
             self.fail(f"is not a TileIR statement ({t.__name__})", s)
 
