@@ -7,15 +7,16 @@ row: largest first for descending, smallest first otherwise, equal keys in their
 (the TopK API's merge sort is stable). Values sorted in float32 are cast back to the input's dtype (exact:
 they are the inputs). The indices and/or values go out (MTE3).
 
-Row limit: SORT_MAX_ROW = 4096 elements per row, ours: a tile (at most 4096 elements) of the rows, their
-float32 keys, sorted values and indices, plus TopK's scratch for one row (two 8-byte proposal areas and an
+Row limit: SORT_MAX_ROW = 4096 elements per row sorted in one tile: a tile (at most 4096 elements) of the rows,
+their float32 keys, sorted values and indices, plus TopK's scratch for one row (two 8-byte proposal areas and an
 index row, 20 bytes per element: the twin's GetTopKMaxMinTmpSize) sit in UB together. Rows over 2048 are
-single-buffered: 176 KB of the 192 KB UB at 4096 int32 keys with values and indices out. Longer rows would
-need a merge of sorted runs through GM, which is not lowered: the lowering refuses them naming both numbers.
+single-buffered: 176 KB of the 192 KB UB at 4096 int32 keys with values and indices out. Longer rows are sorted
+in tiles and merged through a GM workspace (sort_merge.py).
 
 histogram: one core. The ids come in, are cast to float32 keys, and for each bin e a Select writes 1 where
 the key is 0 (the keys are shifted down by one per bin: key = id - e), a sum reduces the row into the
-bin's count, and an Adds shifts the keys: three vector instructions of the row's length per bin. The
+bin's count, and an Adds shifts the keys: three vector instructions of the row's length per bin. More than
+SORT_MAX_ROW ids come in chunks of that many, each chunk's counts (a row of sums as above) added to the totals. The
 counts are cast to int32 and go out. Ids outside [0, bins) match no bin (the golden model refuses them).
 """
 
@@ -141,38 +142,57 @@ def lower_histogram_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     n = fk.nodes[0]
     ids = n.inputs[0]
     N, bins = ids.size, n.attr("bins")
-    if N > SORT_MAX_ROW:
-        raise UnsupportedError(f"{names[n]}: counting {N} ids in one row; the histogram kernel takes up to "
-                               f"{SORT_MAX_ROW} (as the sort); route fewer tokens per call")
+    ch = min(N, SORT_MAX_ROW)  # ids per chunk: more than one chunk accumulates the counts
+    chunks = -(-N // ch)
     ii, yo = names[ids], names[n]
-    b_in = _ub(f"in_{ident(ii)}", "int32", 1, N, 1, QuePos.VECIN, f"{ii}")
-    b_key = _ub("hist_keys", "float32", 1, N, 1, None, "ids - e as float32 (exact)")
-    b_one = _ub("hist_ones", "float32", 1, N, 1, None, "1.0 per id")
-    b_zero = _ub("hist_zeros", "float32", 1, N, 1, None, "0.0 per id")
-    b_hit = _ub("hist_hit", "float32", 1, N, 1, None, "1 where the id is bin e")
+    b_in = _ub(f"in_{ident(ii)}", "int32", 1, ch, 1, QuePos.VECIN, f"{ii}")
+    b_key = _ub("hist_keys", "float32", 1, ch, 1, None, "ids - e as float32 (exact)")
+    b_one = _ub("hist_ones", "float32", 1, ch, 1, None, "1.0 per id")
+    b_zero = _ub("hist_zeros", "float32", 1, ch, 1, None, "0.0 per id")
+    b_hit = _ub("hist_hit", "float32", 1, ch, 1, None, "1 where the id is bin e")
     b_acc = _ub("hist_counts", "float32", 1, bins, 1, None, "counts per bin")
     b_out = _ub(f"out_{ident(yo)}", "int32", 1, bins, 1, QuePos.VECOUT, f"{yo} to GM")
-    key, hit = _rg(b_key, 1, N), _rg(b_hit, 1, N)
+    acc = chunks > 1
+    b_sum = _ub("hist_chunk_counts", "float32", 1, bins, 1, None, "the chunk's counts per bin") if acc else b_acc
+    clen: object = Var("clen") if acc else ch
+    key, hit = _rg(b_key, 1, clen), _rg(b_hit, 1, clen)
     per_bin = Loop("e", Const(0), Const(bins), Const(1), (
-        VecOp("select", hit, (key, _rg(b_zero, 1, N), _rg(b_one, 1, N)), comment="hit = key != 0 ? 0 : 1"),
-        Reduce("sum", Region(b_acc.name, Var("e"), Const(1), Const(1), Const(b_acc.cols)), hit,
-               comment="count[e] = sum(hit)"),
+        VecOp("select", hit, (key, _rg(b_zero, 1, clen), _rg(b_one, 1, clen)), comment="hit = key != 0 ? 0 : 1"),
+        Reduce("sum", Region(b_sum.name, Var("e"), Const(1), Const(1), Const(b_sum.cols)), hit,
+               comment="chunk_count[e] = sum(hit)" if acc else "count[e] = sum(hit)"),
         VecOp("adds", key, (key,), -1.0, comment="key = id - (e + 1)")),
-        comment=f"one pass over the {N} ids per bin")
-    body: tuple[Stmt, ...] = (
+        comment="one pass over the chunk's ids per bin" if acc else f"one pass over the {N} ids per bin")
+    chunk: tuple[Stmt, ...] = (
         Alloc(b_in.name),
-        Copy(_rg(b_in, 1, N), Region(ii, Const(0), Const(1), Const(N), Const(N), gm=True), comment=f"copy in {ii}"),
+        Copy(_rg(b_in, 1, clen), Region(ii, E.mul(Var("ci"), ch) if acc else Const(0), Const(1),
+                                        Var("clen") if acc else Const(ch), Const(N), gm=True),
+             comment=f"copy in {ii}"),
         EnQue(b_in.name), DeQue(b_in.name),
-        VecOp("cast", key, (_rg(b_in, 1, N),), comment=f"{ii} int32 -> float32 (exact below 2**24)"),
+        VecOp("cast", key, (_rg(b_in, 1, clen),), comment=f"{ii} int32 -> float32 (exact below 2**24)"),
         Free(b_in.name),
-        VecOp("duplicate", _rg(b_one, 1, N), (), 1.0, comment="ones"),
-        VecOp("duplicate", _rg(b_zero, 1, N), (), 0.0, comment="zeros"),
         per_bin,
+        *([VecOp("add", _rg(b_acc, 1, bins), (_rg(b_acc, 1, bins), _rg(b_sum, 1, bins)),
+                 comment="counts += the chunk's counts")] if acc else []))
+    ones = (VecOp("duplicate", _rg(b_one, 1, ch), (), 1.0, comment="ones"),
+            VecOp("duplicate", _rg(b_zero, 1, ch), (), 0.0, comment="zeros"))
+    if acc:
+        counted: tuple[Stmt, ...] = (
+            *ones, VecOp("duplicate", _rg(b_acc, 1, bins), (), 0.0, comment="counts start at zero"),
+            Loop("ci", Const(0), Const(chunks), Const(1),
+                 (Let("clen", E.min(ch, E.sub(N, E.mul(Var("ci"), ch)))), *chunk),
+                 comment=f"the {N} ids in {chunks} chunks of {ch}, counts accumulated"))
+    else:
+        counted = (*chunk[:-1], *ones, per_bin)  # one chunk: the counts directly
+    body: tuple[Stmt, ...] = (
+        *counted,
         Alloc(b_out.name),
         VecOp("cast", _rg(b_out, 1, bins), (_rg(b_acc, 1, bins),), comment=f"{yo} float32 -> int32 (exact)"),
         EnQue(b_out.name), DeQue(b_out.name),
         Copy(Region(yo, Const(0), Const(1), Const(bins), Const(bins), gm=True), _rg(b_out, 1, bins),
              comment=f"copy out {yo}"),
         Free(b_out.name))
-    return _kernel(fk, names, [b_in, b_key, b_one, b_zero, b_hit, b_acc, b_out], body, 1, 1,
-                   (("ids", N), ("bins", bins)), f"histogram of {N} ids into {bins} bins (select + sum per bin)")
+    note = (f"histogram of {N} ids into {bins} bins (select + sum per bin"
+            + (f", {chunks} chunks of {ch} accumulated)" if acc else ")"))
+    bufs = [b_in, b_key, b_one, b_zero, b_hit, b_acc, b_out] + ([b_sum] if acc else [])
+    return _kernel(fk, names, bufs, body, 1, 1,
+                   (("ids", N), ("bins", bins)), note)
