@@ -29,11 +29,11 @@ from ..tileir.program import (
     Let,
     Loop,
     Mmad,
+    MrgSort,
     Reduce,
     Region,
     Stmt,
     SyncAll,
-    MrgSort,
     TopK,
     VecOp,
 )

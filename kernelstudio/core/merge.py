@@ -13,7 +13,8 @@ import numpy as np
 __all__ = ["merge_runs"]
 
 
-def merge_runs(keys: np.ndarray, indices: np.ndarray, first: int, largest: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def merge_runs(keys: np.ndarray, indices: np.ndarray, first: int,
+               largest: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(keys, indices) of each row's two runs merged (module doc); 2-D [rows, cols] in and out."""
     k = np.asarray(keys, dtype=np.float32)
     i = np.asarray(indices, dtype=np.int32)

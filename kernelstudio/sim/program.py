@@ -33,7 +33,8 @@ class StaticInstr:
     kernel: int
     side: str  # "aic" | "aiv"
     pipe: int  # index into PIPES
-    kind: str  # "copy" | "mmad" | "img2col" | "vec" | "vcall" | "reduce" | "topk" | "mrgsort" | "gate" | "scalar" | "wait"
+    # "copy" | "mmad" | "img2col" | "vec" | "vcall" | "reduce" | "topk" | "mrgsort" | "gate" | "scalar" | "wait"
+    kind: str
     text: str
     edge: str = ""  # memory edge of a data move ("GM->L1", "L0C->WS", ...), "" otherwise
     src: str = ""  # tier names for the cost model

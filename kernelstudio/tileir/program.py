@@ -50,7 +50,8 @@ from .hints import RowComposite, RuntimeRows, TileWalk
 
 __all__ = [
     "Tier", "Pipe", "CoreType", "QuePos", "GmTensor", "Buffer", "Region",
-    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "MrgSort", "GateTopK", "Alloc", "EnQue", "DeQue", "Free",
+    "Copy", "Mmad", "Img2Col", "VecOp", "Reduce", "VecCall", "TopK", "MrgSort", "GateTopK", "Alloc", "EnQue", "DeQue",
+    "Free",
     "CrossSet", "CrossWait", "SyncAll", "SetFlag", "WaitFlag", "Loop", "Let", "If", "Stmt", "Instr", "Kernel",
     "Program",
     "pipe_of", "walk",
@@ -424,8 +425,8 @@ class If:
     dispatch: bool = False
 
 
-Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | MrgSort | GateTopK | Alloc | EnQue | DeQue | Free | CrossSet
-         | CrossWait | SyncAll | SetFlag | WaitFlag)
+Instr = (Copy | Mmad | Img2Col | VecOp | Reduce | VecCall | TopK | MrgSort | GateTopK | Alloc | EnQue | DeQue | Free
+         | CrossSet | CrossWait | SyncAll | SetFlag | WaitFlag)
 Stmt = Instr | Let | Loop | If
 
 
