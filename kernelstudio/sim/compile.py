@@ -46,6 +46,7 @@ from ..tileir.vec_calls import WORK, calls_of
 from .costs import gate_visits
 from .errors import SimulationError
 from .loop_keys import analyse_loop, sizes_exprs, touched
+from .memo import MEMO_MIN_OPS, memo_vars
 from .program import (
     K_ALLOC,
     K_CSET,
@@ -218,6 +219,9 @@ class _Compiler:
                 info.pipes, info.bufs = touched(ops[at + 1:])
                 depths = [self.kernel.buffer(self.queue_bufs[b]).depth for b in info.bufs]
                 info.period = min(math.lcm(*depths), 8) if depths else 1
+                if (eligible and len(ops) - at - 2 >= MEMO_MIN_OPS
+                        and not any(op is not None and op[0] == K_CSET for op in ops[at + 1:])):
+                    info.memo = memo_vars(s)
                 ops[at] = (K_LOOP, s.var, compile_expr(s.start), compile_expr(s.stop),
                            compile_expr(s.step), len(ops), lid)
             elif t is If:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import memo as _memo
 from .errors import SimulationError
 from .events import EVENT_COLUMNS, EventLog
 from .program import (
@@ -82,6 +83,9 @@ class Frame:
         "prev",  # steady.snapshot of the last iterations (compared to find a repeat)
         "jump_s",  # the scalar time after the last jump
         "watch",  # the steady-state shortcut watches this loop (eligible, enough trips)
+        "memo",  # the iteration memo keys this loop's iterations (memo.py)
+        "rec",  # memo.begin's record of the iteration being walked, else None
+        "last",  # pc of the loop's K_END (where a replayed iteration resumes)
     )
 
 
@@ -126,6 +130,7 @@ class Runner:
         self.flags: dict[tuple, list[float]] = {}  # intra-core set_flag fire times, oldest first
         self.waited: dict[int, int] = {}  # cross-core sets consumed per flag
         self.partners: list[Runner] = []
+        self.memo: dict[int, dict] = {}  # per loop id: recorded iterations by key (memo.py)
         self.simulated = 0  # instructions walked one by one
         self.copied = 0  # instructions reproduced by the steady-state shortcut
         self.done = False
@@ -218,6 +223,9 @@ class Runner:
                 pc += 1
             elif kind == K_END:
                 fr = stack[-1]
+                if fr.rec is not None:  # the iteration the memo recorded ends here
+                    self.issue_bound, self.simulated, self.scalar_why = issue_bound, count, scalar_why
+                    _memo.finish(self, fr, t)
                 fr.i += 1
                 v = fr.v + fr.step
                 if v < fr.stop:
@@ -239,6 +247,12 @@ class Runner:
                     env[fr.var] = v
                     t += issue_cycles
                     pc = fr.body
+                    if fr.memo:
+                        self.issue_bound, self.simulated, self.scalar_why = issue_bound, count, scalar_why
+                        after = _memo.begin(self, fr, t)
+                        if after is not None:  # replayed: the iteration ends at its K_END
+                            t, pc = after, fr.last
+                            issue_bound, scalar_why = self.issue_bound, self.scalar_why
                 else:
                     stack.pop()
                     t += issue_cycles
@@ -267,6 +281,14 @@ class Runner:
                 stack.append(fr)
                 env[var] = first
                 pc += 1
+                fr.rec, fr.last = None, endpc - 1
+                fr.memo = shortcuts and _memo.ENABLED and not fr.watch and loops[lid].memo is not None
+                if fr.memo:
+                    self.issue_bound, self.simulated, self.scalar_why = issue_bound, count, scalar_why
+                    after = _memo.begin(self, fr, t)
+                    if after is not None:
+                        t, pc = after, fr.last
+                        issue_bound, scalar_why = self.issue_bound, self.scalar_why
             elif kind == K_LET:
                 if op[3]:  # reads a buffer (ordered by an explicit WaitFlag(..., S) before it)
                     env[op[1]] = op[2](env, self.prog.load or zero_load)

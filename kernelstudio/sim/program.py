@@ -66,6 +66,7 @@ class LoopInfo:
     pipes: tuple[int, ...] = ()  # pipes and queue buffers its body touches (set after compiling)
     bufs: tuple[int, ...] = ()
     period: int = 1  # longest repeat the shortcut looks for: lcm of the touched queue depths (<= 8)
+    memo: tuple[str, ...] | None = None  # the iteration memo's key variables (memo.py); None: not memoised
 
 
 @dataclass(slots=True)
