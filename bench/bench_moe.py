@@ -8,12 +8,15 @@ ascend910b2 unless `target`. For each imbalance (uniform, Zipf s=1.2, one hot ex
 with the default plan and simulated: the time per stage (kernel spans, launch gaps included), the grouped
 matmuls' per-core load (busy cube us, the last core's finish, the share of core time idle waiting for it)
 and the imbalance cost (time / the uniform block's). Also printed: the seconds spent lowering and
-simulating each block. No public figure exists for this block's time on a 910B2: the numbers are the
-simulator's, not a measurement.
+simulating each block. The run at T = 4096 on ascend910b2 writes its summary to bench/results/moe_dsv3.json,
+which the README's real-size table is tested against (the run takes minutes; the small table is re-run).
+No public figure exists for this block's time on a 910B2: the numbers are the simulator's, not a
+measurement.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -26,6 +29,7 @@ from kernelstudio.ops.moe_report import format_moe_report, moe_report  # noqa: E
 DSV3 = dict(hidden=7168, intermediate=2048, experts=256, top_k=8, groups=8, topk_groups=4, shared_experts=1,
             route_scale=2.5, dtype="bfloat16")
 IMBALANCES = ("uniform", "zipf", "one_hot")
+SAVED = Path(__file__).resolve().parent / "results" / "moe_dsv3.json"  # the real-size run, for the README
 # a reduced block the README's table and its test run in seconds: 256 tokens, 16 experts, top-2
 SMALL = dict(tokens=256, hidden=1024, intermediate=256, experts=16, top_k=2, groups=1, topk_groups=1,
              shared_experts=1, route_scale=2.5, dtype="bfloat16")
@@ -52,21 +56,45 @@ def measure(tokens: int = 4096, target: str = "ascend910b2", imbalances: tuple[s
     return out
 
 
-def table(results: dict[str, dict]) -> str:
-    """The README's table: per imbalance, us per stage, total, imbalance cost, idle share of the grouped matmuls."""
-    stages = list(dict.fromkeys(st for r in results.values() for st in r["report"].per_stage()))
-    head = "| imbalance | " + " | ".join(stages) + " | launch gaps | total us | vs uniform | gate_up idle | down idle |"
-    rows = [head, "|" + "---|" * (len(stages) + 6)]
+def summary(results: dict[str, dict]) -> dict[str, dict]:
+    """Per imbalance, what the table and the prose quote (JSON-able): us per stage, launch gaps, total, the
+    imbalance cost, the grouped matmuls' idle share and their busiest / least busy cube core, and the seconds
+    spent lowering and simulating."""
+    out: dict[str, dict] = {}
     for imb, r in results.items():
         rep = r["report"]
-        per = rep.per_stage()
-        idle = {ld.stage: ld.idle_pct for ld in rep.loads}
+        out[imb] = {"per_stage": rep.per_stage(), "time_us": rep.time_us,
+                    "gaps_us": rep.time_us - sum(us for _, _, us in rep.stages),
+                    "imbalance_cost": rep.imbalance_cost,
+                    "idle_pct": {ld.stage: ld.idle_pct for ld in rep.loads},
+                    "busy_us": {ld.stage: [min(ld.busy_us), max(ld.busy_us)] for ld in rep.loads if ld.busy_us},
+                    "lower_s": r["lower_s"], "sim_s": r["sim_s"]}
+    return out
+
+
+def table(results: dict[str, dict]) -> str:
+    """The README's table: per imbalance, us per stage, total, imbalance cost, idle share of the grouped matmuls
+    (`results` as `measure` returns them, or their `summary`)."""
+    sums = summary(results) if any("report" in r for r in results.values()) else results
+    stages = list(dict.fromkeys(st for r in sums.values() for st in r["per_stage"]))
+    head = "| imbalance | " + " | ".join(stages) + " | launch gaps | total us | vs uniform | gate_up idle | down idle |"
+    rows = [head, "|" + "---|" * (len(stages) + 6)]
+    for imb, r in sums.items():
+        per = r["per_stage"]
         cells = [f"{per.get(st, 0.0):,.1f}" for st in stages]
-        cost = f"{rep.imbalance_cost:.2f}x" if rep.imbalance_cost is not None else "-"
-        gaps = rep.time_us - sum(us for _, _, us in rep.stages)
-        rows.append(f"| {imb} | " + " | ".join(cells) + f" | {gaps:,.1f} | {rep.time_us:,.1f} | {cost} | "
-                    f"{_idle(idle, 'gate_up')} | {_idle(idle, 'down')} |")
+        cost = f"{r['imbalance_cost']:.2f}x" if r["imbalance_cost"] is not None else "-"
+        rows.append(f"| {imb} | " + " | ".join(cells) + f" | {r['gaps_us']:,.1f} | {r['time_us']:,.1f} | {cost} | "
+                    f"{_idle(r['idle_pct'], 'gate_up')} | {_idle(r['idle_pct'], 'down')} |")
     return "\n".join(rows)
+
+
+def save(results: dict[str, dict], path: Path = SAVED, **config) -> dict:
+    """Write the summary with the block's configuration to `path` (the README's real-size table is tested
+    against it: the run takes minutes); returns what it wrote."""
+    data = {"config": config, "results": summary(results)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    return data
 
 
 def _idle(idle: dict[str, float], stage: str) -> str:
@@ -85,6 +113,9 @@ def main(argv: list[str]) -> None:
         except ks.KernelStudioError as e:
             print(f"DeepSeek-V3 block at T = {tokens}: {type(e).__name__}: {e}")
             return
+        if tokens == 4096 and target == "ascend910b2":
+            save(results, tokens=tokens, target=target, **DSV3)
+            print(f"(saved to {SAVED.relative_to(Path.cwd()) if SAVED.is_relative_to(Path.cwd()) else SAVED})")
     for imb, r in results.items():
         print(f"== {imb}: lowered in {r['lower_s']:.1f} s, simulated in {r['sim_s']:.1f} s")
         print(format_moe_report(r["report"]))
