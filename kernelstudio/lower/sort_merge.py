@@ -111,7 +111,8 @@ def lower_sort_tiles(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig,
     if C % tile:
         arrive.append(VecOp("duplicate", _rg(b_key, tile), (), scalar=pad,
                             comment=f"padding: {pad} keys sort after the row"))
-    arrive.append(VecOp("copy" if x.dtype == "float32" else "cast", _rg(b_key, clen), (_rg(b_in, clen),),
+    to_keys = "copy" if x.dtype == "float32" else "cast"
+    arrive.append(VecOp(to_keys, _rg(b_key, clen), (_rg(b_in, clen),),
                         comment=f"{xi} {x.dtype} -> float32 keys (exact)"))
     sort_tiles = Loop("w", Var("blk"), Const(R * nt), Var("block_dim"), (
         *where,
@@ -161,12 +162,13 @@ def lower_sort_tiles(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig,
                           comment=f"copy out {names[idxs]}"),
                      Free(o_i.name)]
     if vals is not None:
+        back = "copy" if vals.dtype == "float32" else "cast"
         o_ik = _ub("out_in_keys", "float32", 1, tile, 1, QuePos.VECIN, "sorted keys from the workspace")
         o_v = _ub(f"out_{ident(names[vals])}", vals.dtype, 1, tile, 1, QuePos.VECOUT, f"{names[vals]} to GM")
         bufs += [o_ik, o_v]
         out_body += [Alloc(o_ik.name), Copy(_rg(o_ik, clen), _gm(ws_k.name, ws_at, clen, W), comment="sorted keys"),
                      EnQue(o_ik.name), DeQue(o_ik.name), Alloc(o_v.name),
-                     VecOp("copy" if vals.dtype == "float32" else "cast", _rg(o_v, clen), (_rg(o_ik, clen),),
+                     VecOp(back, _rg(o_v, clen), (_rg(o_ik, clen),),
                            comment=f"keys float32 -> {vals.dtype} (exact: they are the inputs)"),
                      Free(o_ik.name), EnQue(o_v.name), DeQue(o_v.name),
                      Copy(_gm(names[vals], E.add(E.mul(r, C), c0), clen, C), _rg(o_v, clen),
