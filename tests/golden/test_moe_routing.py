@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import kernelstudio as ks
 from kernelstudio.core.errors import DTypeError, InputError, ShapeError, UnsupportedError
 from kernelstudio.lower.sort import SORT_MAX_ROW
+from kernelstudio.lower.sort_merge import SORT_TILE
 
 SETTINGS = settings(max_examples=20, deadline=None)
 
@@ -118,20 +119,23 @@ def test_argsort_along_another_axis_is_golden_only() -> None:
         ks.lower(ks.create_schedule(i), target="ascend910b2")
 
 
-def test_rows_longer_than_the_sort_kernel_takes_are_refused_naming_both_numbers() -> None:
+def test_rows_longer_than_one_sort_tile_are_merged_through_a_workspace() -> None:
     x = ks.placeholder((2, SORT_MAX_ROW + 32), "float32", name="x")
-    i = ks.argsort(x)
-    with pytest.raises(UnsupportedError, match=rf"rows of {SORT_MAX_ROW + 32} elements.*up to {SORT_MAX_ROW}"):
-        ks.lower(ks.create_schedule(i), target="ascend910b2")
+    prog = ks.lower(ks.create_schedule(ks.argsort(x)), target="ascend910b2")
+    (k,) = prog.kernels
+    assert dict(k.tiling)["n_tiles"] == -(-(SORT_MAX_ROW + 32) // SORT_TILE) and "odd-even" in k.notes[0]
+    assert sorted(t.dtype for t in prog.tensors if t.role == "workspace") == ["float32", "int32"]
     y = ks.placeholder((3, SORT_MAX_ROW), "int32", name="y")  # the limit itself fits UB: int32 keys cast to
     prog = ks.lower(ks.create_schedule((ks.argsort(y), ks.sort(y))), target="ascend910b2")  # float32, both out
     assert len(prog.kernels) == 1 and prog.kernels[0].tiling[1] == ("cols", SORT_MAX_ROW)
 
 
-def test_moe_init_routing_of_more_pairs_than_a_row_is_refused_at_lowering() -> None:
+def test_moe_init_routing_of_more_pairs_than_a_tile_sorts_in_tiles_and_counts_in_chunks() -> None:
     outs = _routing(tokens=SORT_MAX_ROW // 2 + 1, k=2, experts=4, hidden=16)
-    with pytest.raises(UnsupportedError, match=rf"{SORT_MAX_ROW + 2} .*{SORT_MAX_ROW}"):
-        ks.lower(ks.create_schedule(outs), target="ascend910b2")
+    prog = ks.lower(ks.create_schedule(outs), target="ascend910b2")
+    notes = {k.name: k.notes[0] if k.notes else "" for k in prog.kernels}
+    assert "odd-even" in notes["r_sorted_row_idx"] and "odd-even" in notes["r_row_idx"]
+    assert f"{SORT_MAX_ROW + 2} ids into 4 bins" in notes["r_count"] and "2 chunks of 4096" in notes["r_count"]
 
 
 def test_ids_out_of_range_are_refused_naming_the_first() -> None:
