@@ -27,13 +27,17 @@ _TIMELINE_JS = """() => { const p = [...document.querySelectorAll('.ks-studio .j
 
 
 # the Timeline tab's height, its load strip's columns, and whether the timeline's title line meets the figure's
-# modebar or a capacity label wraps
+# modebar, the unfused plan's title runs past the figure or a capacity label wraps
 _TAB_JS = """() => { const tab = document.querySelector('.ks-studio .widget-tab-contents .ks-timeline');
   const box = e => e ? e.getBoundingClientRect() : null;
   const t = box(tab.querySelector('.ks-timeline-title')), m = box(tab.querySelector('.modebar'));
   const meets = !!(t && m && t.bottom > m.top && t.top < m.bottom && t.right > m.left && t.left < m.right);
   const labels = [...document.querySelectorAll('.ks-studio .ks-capacity .ks-bar-row > span:last-child')];
-  return {height: box(tab).height, rows: tab.querySelectorAll('.ks-load-row').length,
+  const fig = box(tab.querySelector('.js-plotly-plot'));
+  const un = [...tab.querySelectorAll('.annotation-text')].find(a => a.textContent.startsWith('unfused plan'));
+  const u = box(un);
+  return {unfusedTitleInside: !!(u && fig && u.left >= fig.left - 1 && u.right <= fig.right + 1),
+          height: box(tab).height, rows: tab.querySelectorAll('.ks-load-row').length,
           cores: tab.querySelectorAll('.ks-load-core').length, titleMeetsModebar: meets,
           wrapped: labels.filter(l => { const r = document.createRange(); r.selectNodeContents(l);
                                         return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1; })
@@ -104,7 +108,7 @@ def test_notebook_07_moe_block_imbalance_moves_the_views_and_the_panel(lab):
     lab.assert_layout_ok("07, uniform")
     tab = lab.page.evaluate(_TAB_JS)
     assert tab["rows"] == 2 and tab["cores"] == 2 * 24, tab  # gate_up and down, a column per cube core
-    assert not tab["titleMeetsModebar"] and tab["wrapped"] == [], tab
+    assert not tab["titleMeetsModebar"] and tab["wrapped"] == [] and tab["unfusedTitleInside"], tab
     assert "imbalance cost" in lab.page.locator(".ks-studio .ks-cards").first.inner_text()
     _shot(lab, "07_moe-uniform")
 
@@ -148,6 +152,6 @@ def test_notebook_05_mla_prolog_tokens_move_the_views_and_the_panel(lab):
     lab.assert_layout_ok("05, T=128")
     tab = lab.page.evaluate(_TAB_JS)
     assert tab["height"] < 3000 and tab["rows"] == 0 and not tab["titleMeetsModebar"], tab  # was 29,553 px
-    assert tab["wrapped"] == [], tab
+    assert tab["wrapped"] == [] and tab["unfusedTitleInside"], tab
     assert "fusion of kernel rms_norm_mul_1" in lab.page.locator(".ks-studio .ks-plan").first.inner_text()
     _shot(lab, "05_mla_prolog-T128")

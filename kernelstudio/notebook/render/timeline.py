@@ -104,9 +104,11 @@ def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, 
         layout["xaxis.range"] = tl["range"]["full" if show_launch else "kernel"]  # are always given
         if un:
             layout["xaxis2.range"] = un["range"]
-    titles = [{"text": html.escape(un["title"]), "xref": "paper", "yref": "paper", "x": 0.0,
-               "y": nu * _PLAN_PX / area, "yshift": 6, "xanchor": "left", "yanchor": "bottom",
-               "showarrow": False, "font": {"size": 12}}] if un else []
+    # anchored at the plot's right edge, the title runs left over the lane labels' margin: a narrow cell has
+    # no room for it right of that margin
+    titles = [{"text": html.escape(un["title"]), "xref": "paper", "yref": "paper", "x": 1.0,
+               "y": nu * _PLAN_PX / area, "yshift": 6, "xanchor": "right", "yanchor": "bottom",
+               "showarrow": False, "font": {"size": 11}}] if un else []
     with fig.batch_update():  # the arrays of objects (shapes, annotations), in a message of their own when they
         _set_shapes(fig, shapes)  # changed; then the bars and axes in one
         if changed(fig, "layout", {"annotations": arrows + titles}):

@@ -400,8 +400,8 @@ def _plan_lanes(sim: Any) -> dict[str, Any]:
         lanes = [{"label": f"k0-k{n - 1}, in launch order", "kernel": None, "family": None}]
         for b in bars:
             b["lane"] = 0
-    title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.2f} us, "
-             f"{launch_us:.2f} us of it launch gaps; own time axis")
+    title = (f"unfused plan: {n} kernel{'s' if n != 1 else ''}, {sim.time_us:.1f} us ({launch_us:.1f} us launch "
+             "gaps), own time axis")
     kernels = [{"name": k["name"], "family": k["family"], "start": k["start_us"], "end": k["end_us"]}
                for k in sim.kernels]
     return {"lanes": lanes, "bars": bars, "kernels": kernels, "gaps": gaps, "time_us": sim.time_us,
