@@ -56,7 +56,8 @@ EXPECTED = {
                                  "the cube idles ", "released by MTE1: copy b2 <- kv1",
                                  "fused below the two-kernel plan: True",
                                  "fused HBM traffic is Q, K and V read once (4.7 MB): True",
-                                 "s1 128, s2 256: 48 tasks,  8 S2 steps",
+                                 "s1 128, s2 256, slots 3: 48 tasks,  8 S2 steps",
+                                 "s1 128, s2 512, slots 1: 48 tasks,  4 S2 steps",
                                  "2 kernel(s): cast (family 'cube_vector'), attention_out (family 'cube')",
                                  "us without the mask",
                                  "24 of 64 blocks per head fully masked; the kernel computed 120 blocks of 192 for 3 "
