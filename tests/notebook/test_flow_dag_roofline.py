@@ -152,6 +152,17 @@ def test_a_copy_inside_one_tier_is_said_not_drawn():
     assert f["total_bytes"] == 240
 
 
+def test_a_flow_with_a_cycle_keeps_its_columns_in_stage_order():
+    """The fused attention kernel's workspace feeds UB and L1 and takes their P and S back: the columns still run
+    GM read -> L1 -> L0 -> L0C -> workspace -> UB -> GM write, one apart, with no column past the sinks'."""
+    f = V.sankey_data({"GM->L1": 300, "L1->L0A": 200, "L1->L0B": 300, "L0C->WS": 400, "WS->UB": 500,
+                       "UB->WS": 200, "WS->L1": 200, "UB->GM": 50, "HBM->L2": 300, "L2->HBM": 50})
+    col = {n["name"]: n["column"] for n in f["nodes"]}
+    assert [col[n] for n in ("GM read", "L1", "L0A", "L0C", "workspace", "UB", "GM write")] == [1, 2, 3, 4, 5, 6, 7]
+    assert col["HBM (read)"] == 0 and col["HBM (written back)"] == 8
+    assert max(col.values()) == 8
+
+
 def test_flow_figures_have_their_own_titles_and_byte_labels(designs):
     import html
 

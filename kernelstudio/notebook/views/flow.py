@@ -101,11 +101,35 @@ def sankey_data(traffic: dict[str, int], cube_flops: int = 0) -> dict[str, Any]:
 
 
 def _columns(nodes: list[dict[str, Any]], links: list[dict[str, Any]]) -> None:
-    """Each node's column, left to right: its longest path from a source; the sinks share the last column."""
+    """Each node's column, left to right: its longest path from a source; the sinks share the last column.
+
+    A fused attention kernel's flow has cycles (the workspace feeds UB and L1, which write back into it): a
+    link that closes a cycle, found depth first from the sources in node order, is drawn but not counted."""
+    out: dict[int, list[int]] = {}
+    for lk in links:
+        out.setdefault(lk["source"], []).append(lk["target"])
+    state = [0] * len(nodes)  # 0 unseen, 1 on the path, 2 done
+    back: set[tuple[int, int]] = set()
+    order: list[int] = []  # reverse topological order of the acyclic rest
+
+    def visit(i: int) -> None:
+        state[i] = 1
+        for j in out.get(i, ()):
+            if state[j] == 1:
+                back.add((i, j))
+            elif state[j] == 0:
+                visit(j)
+        state[i] = 2
+        order.append(i)
+
+    for i in range(len(nodes)):
+        if state[i] == 0:
+            visit(i)
     col = [0] * len(nodes)
-    for _ in nodes:  # the flow is acyclic: len(nodes) relaxations settle every longest path
-        for lk in links:
-            col[lk["target"]] = max(col[lk["target"]], col[lk["source"]] + 1)
+    for i in reversed(order):  # sources first
+        for j in out.get(i, ()):
+            if (i, j) not in back:
+                col[j] = max(col[j], col[i] + 1)
     last = max(col, default=0)
     for i, n in enumerate(nodes):
         n["column"] = last if n["kind"] == "sink" else col[i]
