@@ -10,7 +10,8 @@ the pair order), it returns, as MoeInitRoutingV2 defines them:
   expanded_x (the inverse permutation);
 - expert_tokens_count [num_experts] int32: the pairs per expert (V2's count mode, not the cumsum).
 
-It expands into four nodes, each its own kernel: the sort of the ids (a vector TopK over the whole row),
+It expands into four nodes, each its own kernel: the sort of the ids (a vector TopK over the whole row; rows
+longer than one UB tile, T*k > 4096, sorted in tiles and merged through a GM workspace: lower/sort_merge.py),
 a second sort that inverts the permutation, a histogram of the ids and a gather of x's rows by
 sorted_row_idx // k (index-driven row copies).
 """
@@ -47,7 +48,8 @@ def argsort(x: Tensor, axis: int = -1, *, descending: bool = False, stable: bool
             name: str | None = None) -> Tensor:
     """int32 indices that sort `x` along `axis` (np.argsort(x, axis, kind="stable")): equal values keep their
     order, in either direction. float16, bfloat16, float32 or int32 (|values| < 2**24, checked when
-    evaluated: the kernel sorts float32 keys). The kernel sorts the last axis, rows of up to 4096."""
+    evaluated: the kernel sorts float32 keys). The kernel sorts the last axis: rows of up to 4096 in one TopK,
+    longer ones in tiles merged through a GM workspace (lower/sort_merge.py)."""
     if stable is not True:
         raise UnsupportedError(f"argsort: stable={stable!r}; only the stable sort is offered (the vector Sort merges "
                          "stably), pass stable=True")
