@@ -282,7 +282,7 @@ class Runner:
                 env[var] = first
                 pc += 1
                 fr.rec, fr.last = None, endpc - 1
-                fr.memo = shortcuts and _memo.ENABLED and not fr.watch and loops[lid].memo is not None
+                fr.memo = shortcuts and _memo.ENABLED and loops[lid].memo is not None
                 if fr.memo:
                     self.issue_bound, self.simulated, self.scalar_why = issue_bound, count, scalar_why
                     after = _memo.begin(self, fr, t)

@@ -31,7 +31,7 @@ from .program import zero_load
 
 __all__ = ["memo_vars", "begin", "finish", "MAX_ENTRIES", "ENABLED", "MEMO_MIN_OPS"]
 
-MAX_ENTRIES = 64  # recorded iterations kept per loop (a tile's events: ~100 KB)
+MAX_ENTRIES = 256  # recorded iterations kept per loop and core (a tile's events: ~100 KB)
 ENABLED = True  # off: every iteration walked (the tests compare both)
 MEMO_MIN_OPS = 24  # loops whose body compiles to fewer ops are walked: keying costs more than it saves
 
@@ -169,7 +169,7 @@ def finish(core, fr, t: float) -> None:
     fr.rec = None
     info = core.prog.loops[fr.lid]
     table = core.memo[fr.lid]
-    if len(table) >= MAX_ENTRIES and key not in table:
+    if sum(len(recs) for recs in table.values()) >= MAX_ENTRIES:  # bounded memory: the first ones are kept
         return
     seg = core.events.since(idx).copy()
     seg[:, 0] -= r0
@@ -188,8 +188,5 @@ def finish(core, fr, t: float) -> None:
                         tuple(core.gate_why[b])) for b in info.bufs)
     whys_end = (core.scalar_why, tuple(core.pipe_why[p] for p in info.pipes))
     d_issue = core.issue_bound - issue0
-    recs = table.setdefault(key, [])
-    if len(recs) >= MAX_ENTRIES:
-        return
-    recs.append((off, why0, d_issue, (seg, inner_mask, t - t0, pipes_end, bufs_end, struct_end,
+    table.setdefault(key, []).append((off, why0, d_issue, (seg, inner_mask, t - t0, pipes_end, bufs_end, struct_end,
                                                            whys_end, d_issue, core.simulated + core.copied - count0)))
