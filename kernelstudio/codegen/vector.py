@@ -329,7 +329,7 @@ def _vec_convert(op: str, s: VecOp, m: Method) -> None:
             zero, api = c_float(row.fixed_scalar or 0.0, sc.dtype(s.dst)), row.call.api
             _unary_like(m, s, lambda d, x, n: f"AscendC::{api}({d}, {x}, {zero}, {n});")
     else:
-        mode = _round_mode(sc.dtype(src), sc.dtype(s.dst))
+        mode = "CAST_RINT" if row.name == "cast_rint" else _round_mode(sc.dtype(src), sc.dtype(s.dst))
         _unary_like(m, s, lambda d, x, n: f"AscendC::{row.api}({d}, {x}, AscendC::RoundMode::{mode}, {n});")
 
 

@@ -145,8 +145,13 @@ def leaky_relu(x: Tensor, alpha: float = 0.01, name: str | None = None) -> Tenso
     return _unary(Op.LEAKY_RELU, x, name, True, {"alpha": float(alpha)})
 
 
-def cast(x: Tensor, dtype: str, name: str | None = None, *, scale: float | Tensor | None = None) -> Tensor:
+def cast(x: Tensor, dtype: str, name: str | None = None, *, scale: float | Tensor | None = None,
+         rounding: str | None = None) -> Tensor:
     """x converted to `dtype` (floats round to nearest even; float -> int truncates toward zero).
+
+    ``rounding="rint"`` (float -> int8 / int32 only) rounds to nearest even and saturates to the integer
+    range instead: the quantizing cast (Ascend C's Cast with CAST_RINT), e.g. a per-token dynamic
+    quantization ``cast(x / s, "int8", rounding="rint")`` with ``s = reduce_max(abs(x), -1) / 127``.
 
     Casting to the tensor's own dtype returns `x` unchanged when no name is given.
 
@@ -158,6 +163,8 @@ def cast(x: Tensor, dtype: str, name: str | None = None, *, scale: float | Tenso
     nm = check_name("cast", name)
     t = _tensor("cast", "x", x)
     dt = _check_dtype(dtype, lambda: f"cast of {t.describe()}: target dtype")
+    if rounding is not None:
+        return _rounding_cast(t, dt, rounding, scale, nm)
     if scale is None:
         if dt == t.dtype and not nm:
             return t
@@ -180,6 +187,22 @@ def cast(x: Tensor, dtype: str, name: str | None = None, *, scale: float | Tenso
             f"(|scale| <= {_FLOAT_MAX['float32']:g}); pass a finite scale"
         )
     return _node(Op.CAST, (t,), t.shape, dt, {"scale": float(np.float32(s64))}, nm)
+
+
+ROUNDINGS = ("rint",)
+
+
+def _rounding_cast(t: Tensor, dt: str, rounding: object, scale: object, nm: str) -> Tensor:
+    if rounding not in ROUNDINGS:
+        raise DTypeError(f"cast of {t.describe()}: rounding={rounding!r}; the one rounding a cast takes is 'rint' "
+                         "(nearest even, saturating), or leave it out (truncation toward zero)")
+    if dt not in ("int8", "int32") or t.dtype not in FLOAT_DTYPES:
+        raise DTypeError(f"cast of {t.describe()} to {dt} with rounding='rint': a rounding cast takes a float "
+                         "tensor to int8 or int32; other casts round as they are")
+    if scale is not None:
+        raise DTypeError(f"cast of {t.describe()} to {dt}: scale= dequantizes to a float; to quantize, divide "
+                         "(or multiply) by the scale first, then cast(y, 'int8', rounding='rint')")
+    return _node(Op.CAST, (t,), t.shape, dt, {"rounding": "rint"}, nm)
 
 
 def _cast_by_tensor(t: Tensor, dt: str, scale: Tensor, nm: str) -> Tensor:

@@ -8,6 +8,8 @@ Precision semantics (a promise to users):
   cube unit does with fp32 accumulation; int8 operands multiply and accumulate exactly in integers
   (int64, then wrapped to the int32 result), as the cube accumulates int8 x int8 in int32.
 - A scaled cast (``cast(x, "float16", scale=s)``) is float32(x) * float32(s), rounded to its dtype.
+- A rounding cast (``cast(x, "int8", rounding="rint")``) rounds to nearest even and saturates to the
+  integer range (Cast with CAST_RINT); a plain float -> int cast truncates toward zero.
 - Each node's result is rounded to the node's dtype (`dtypes.round_to`: nearest even for floats,
   truncation toward zero then wrap for float -> int). So a float16 tensor always holds float16
   values, and a composite such as layer_norm on float16 rounds each of its primitive steps.
@@ -85,6 +87,10 @@ def _reduce(fn: Callable[..., np.ndarray]) -> Rule:
 def _cast(n: Node, a: np.ndarray) -> np.ndarray:
     # the conversion is the rounding to the node's dtype; a scaled cast (dequantization) multiplies
     # float32(x) by the float32 scale first, as the kernels' Cast + Muls do
+    # a rounding cast (quantization) rounds to nearest even and saturates, as Cast with CAST_RINT does
+    if n.attr("rounding", None) == "rint":
+        info = np.iinfo(_dt.numpy_dtype(n.dtype))
+        return np.clip(np.rint(a.astype(np.float64)), info.min, info.max)
     scale = n.attr("scale")
     return a if scale is None else a.astype(np.float32) * np.float32(scale)
 

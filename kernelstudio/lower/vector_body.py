@@ -204,11 +204,12 @@ class VectorBody:
             if scale is not None:  # dequantize: x arrived as float32 (the compute dtype); Muls in float32
                 out.append(VecOp("muls", dst, (src,), float(scale), comment=f"{comment}: x * {scale:g}"))
                 src = dst
-            if n.dtype != self.cdt and itemsize(n.dtype) < itemsize(self.cdt) or (
+            rint = n.attr("rounding") == "rint"  # quantize: nearest even, saturating (CAST_RINT)
+            if rint or n.dtype != self.cdt and itemsize(n.dtype) < itemsize(self.cdt) or (
                     n.dtype == "bfloat16" and self.cdt == "float32"):
                 tmp = self._scratch(view, n.dtype)
                 t = self.region(tmp, view, rlen, clen)
-                out.append(VecOp("cast", t, (src,), comment=f"{comment}: round to {n.dtype}"))
+                out.append(VecOp("cast_rint" if rint else "cast", t, (src,), comment=f"{comment}: round to {n.dtype}"))
                 out += self._convert(dst, t, n.dtype, view, rlen, clen, f"back to {self.cdt} for the next ops")
                 self._release(tmp)
             elif src is not dst:

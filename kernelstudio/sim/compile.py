@@ -43,6 +43,7 @@ from ..tileir.program import (
     pipe_of,
 )
 from ..tileir.vec_calls import WORK, calls_of
+from ..tileir.vector_ops import vector_op
 from .costs import gate_visits
 from .errors import SimulationError
 from .loop_keys import analyse_loop, sizes_exprs, touched
@@ -174,7 +175,7 @@ class _Compiler:
         if isinstance(s, VecOp):
             dst_dtype = self.buf(s.dst.buf).dtype if not s.dst.gm else ""
             dtype = dst_dtype
-            if s.op == "cast" and s.srcs:
+            if vector_op(s.op, "simulate").form == "cast" and s.srcs:
                 dtype = self.buf(s.srcs[0].buf).dtype
             args = ", ".join(r.buf for r in s.srcs)
             return StaticInstr(**base, kind="vec", text=f"{s.op} {s.dst.buf} <- ({args}){note}",

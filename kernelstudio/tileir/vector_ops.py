@@ -15,7 +15,8 @@ Forms (sources are Regions of VecOp.srcs):
 - "unary": dst = f(x), e.g. exp; API(dst, x, n). An op written with another op's API names it in
   `via`: square as Mul(dst, x, x, n), neg as Muls(dst, x, -1, n) (`fixed_scalar`).
 - "copy": dst = x on the vector unit (Adds(dst, x, 0, n), or DataCopy when whole blocks).
-- "cast": dst = x rounded to dst's dtype (Cast with a round mode).
+- "cast": dst = x rounded to dst's dtype (Cast with a round mode); "cast_rint" rounds a float to an
+  integer dtype to nearest even and saturates (CAST_RINT), where "cast" truncates (CAST_TRUNC).
 - "select": dst = cond != 0 ? a : b (CompareScalar, then Select).
 - "transpose": dst (cols x rows) = src (rows x cols) transposed.
 
@@ -47,6 +48,15 @@ FORMS: dict[str, int] = {"binary": 2, "scalar": 1, "fill": 0, "unary": 1, "copy"
 NumPy = Callable[[list[np.ndarray], Any, np.dtype], np.ndarray]
 
 _erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def _rint(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """x rounded to nearest even and saturated to the integer dtype `dt` (a float dt: rounded only)."""
+    r = np.rint(x.astype(np.float64))
+    if dt.kind != "i":
+        return r
+    info = np.iinfo(dt)
+    return np.clip(r, info.min, info.max)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +153,7 @@ OPS: dict[str, VectorOp] = _rows(
     VectorOp("copy", "copy", lambda x, s, dt: x[0], "copy", via="adds", fixed_scalar=0.0,
              graph_ops=(Op.RESHAPE, Op.BROADCAST_TO, Op.SLICE)),
     VectorOp("cast", "cast", lambda x, s, dt: x[0], "cast", "Cast"),
+    VectorOp("cast_rint", "cast", lambda x, s, dt: _rint(x[0], dt), "cast", "Cast"),
     VectorOp("select", "select", lambda x, s, dt: np.where(x[0] != 0, x[1], x[2]), "where", "Select",
              calls=(("CompareScalar", "compare"), ("Select", "select")), graph_ops=(Op.WHERE,)),
     VectorOp("transpose", "transpose", lambda x, s, dt: x[0].T, "transpose", "Transpose", calls=()),
