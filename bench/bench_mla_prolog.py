@@ -7,10 +7,13 @@ of BlockSize 128 with the fewest blocks that hold T tokens, on ascend910b2 (cold
 4096 (prefill): each plan's kernel count, simulated time, HBM bytes, % of its roofline bound and busiest pipe
 and longest kernel (`ks.compare_plans`), then the wall time to build, lower and simulate both plans. These are simulated
 numbers; no public figure of this plan on hardware exists to set beside them. `--markdown` prints the table
-alone (the README's block)."""
+alone (the README's block). Then the quantized variants (`quant=None | "partial" | "partial_kv_cache"`, aclnnMlaProlog's
+scenarios) at T = 1 and 128, fused plan: time, HBM bytes and the weights' bytes (int8 weight_uq_qr halves that
+weight, the others stay bfloat16); `--markdown-quant` prints that table alone."""
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -19,9 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import kernelstudio as ks  # noqa: E402
 from bench.text_table import columns  # noqa: E402
+from kernelstudio.core.dtypes import itemsize  # noqa: E402
 
 TOKENS = (1, 128, 1024, 4096)
 TARGET = "ascend910b2"
+QUANT_TOKENS = (1, 128)
+QUANTS = (None, "partial", "partial_kv_cache")
 
 
 def report(t: int) -> ks.PlanReport:
@@ -43,9 +49,35 @@ def table(reps: list[tuple[int, ks.PlanReport]]) -> str:
     return columns(head, body, right=(0, 2, 3, 4, 5))
 
 
+def quant_row(t: int, quant: str | None) -> tuple[int, str, int, float, int, int, str, float]:
+    """(T, quant, kernels, time us, HBM bytes, weight bytes, longest kernel, its us) of the fused plan."""
+    outs = ks.ops.mla_prolog(T=t, N=128, block_size=128, quant=quant)
+    prog = ks.lower(ks.create_schedule(list(outs), target=TARGET), TARGET, name=f"mla_prolog_t{t}")
+    r = ks.simulate(prog)
+    weights = sum(math.prod(p.shape) * itemsize(p.dtype) for p in ks.ir.Graph([o.node for o in outs]).placeholders
+                  if ks.Tensor(p).name.startswith("weight_"))
+    top = max(r.kernels, key=lambda k: k["time_us"])
+    return (t, str(quant), len(prog.kernels), r.time_us, int(r.metrics["hbm_bytes"]), weights, top["name"],
+            top["time_us"])
+
+
+def quant_rows() -> list[tuple[int, str, int, float, int, int, str, float]]:
+    return [quant_row(t, q) for t in QUANT_TOKENS for q in QUANTS]
+
+
+def quant_table(qrows: list[tuple[int, str, int, float, int, int, str, float]]) -> str:
+    head = ("T", "quant", "kernels", "time (us)", "HBM (MB)", "weights (MB)", "longest kernel (us)")
+    body = [(str(t), q, str(k), f"{us:,.1f}", f"{hbm / 1e6:,.1f}", f"{w / 1e6:,.1f}", f"{top} {top_us:,.1f}")
+            for t, q, k, us, hbm, w, top, top_us in qrows]
+    return columns(head, body, right=(0, 2, 3, 4, 5))
+
+
 def main() -> None:
     if "--markdown" in sys.argv:
         print(table(rows()))
+        return
+    if "--markdown-quant" in sys.argv:
+        print(quant_table(quant_rows()))
         return
     reps = []
     for t in TOKENS:
@@ -57,6 +89,8 @@ def main() -> None:
     for t in (1, 1024):
         rep = dict(reps)[t]
         print(f"\nT={t}: ops sharing a kernel in the fused plan\n{rep.sharing()}")
+    print("\nQuantized variants (quant=), fused plan (simulated)")
+    print(quant_table(quant_rows()))
 
 
 if __name__ == "__main__":

@@ -52,3 +52,27 @@ def test_readme_nz_before_after_is_what_the_simulator_gives():
     for t in (1, 128):
         assert rep[t, "ND"].hbm_bytes == rep[t, "NZ"].hbm_bytes
         assert abs(rep[t, "ND"].time_us - rep[t, "NZ"].time_us) < 1.0
+
+
+def test_readme_quant_table_is_the_benchmark_output_and_the_prose_its_numbers():
+    bench = load_bench("bench_mla_prolog")
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- mla-prolog-quant-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /mla-prolog-quant-table -->",
+                      text, re.S)
+    assert block, "README has no mla-prolog-quant-table block"
+    qrows = bench.quant_rows()
+    assert block.group(1) == bench.quant_table(qrows)
+    by = {(t, q): (us, hbm, w) for t, q, _, us, hbm, w, _, _ in qrows}
+    uqqr = 1536 * 128 * 192  # weight_uq_qr elements: 2 bytes in bfloat16, 1 in int8
+    prose = " ".join(text.split())
+    assert f"halves that weight's bytes ({2 * uqqr / 1e6:.1f} -> {uqqr / 1e6:.1f} MB)" in prose
+    w_bf16, w_int8 = by[1, "None"][2], by[1, "partial"][2]
+    assert w_bf16 - w_int8 == uqqr
+    assert f"from {w_bf16 / 1e6:.1f} to {w_int8 / 1e6:.1f} MB, not half" in prose
+    drops = [by[t, "None"][0] - by[t, "partial"][0] for t in bench.QUANT_TOKENS]
+    assert f"the time by {min(drops):.0f} to {max(drops):.0f} us" in prose
+    saved = [(by[t, "None"][1] - by[t, "partial"][1]) / 1e6 for t in bench.QUANT_TOKENS]
+    assert f"the HBM bytes fall by {saved[0]:.1f} MB at T=1 and {saved[1]:.1f} MB at T=128" in prose
+    assert min(saved) >= uqqr / 1e6 - 0.2  # the int8 weight's saving, less the (1, N*(D+Dr)) scales read
+    for t in bench.QUANT_TOKENS:
+        assert abs(by[t, "partial_kv_cache"][1] - by[t, "partial"][1]) < 0.05e6  # int8 caches: too few bytes to show

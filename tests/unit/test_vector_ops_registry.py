@@ -86,7 +86,7 @@ def test_interpreter_computes_every_row(name: str) -> None:
 @pytest.mark.parametrize("name", ROWS)
 def test_simulator_prices_every_row(name: str) -> None:
     profile = hw.get(hw.names()[0])
-    dtype = "float16" if name != "cast" else "float32"
+    dtype = "float16" if OPS[name].form != "cast" else "float32"
     st = StaticInstr(sid=0, kernel=0, side="aiv", pipe=0, kind="vec", text=name, op=name, dtype=dtype,
                      dst_dtype="float16")
     cycles, _, count = Pricer(profile, [st], {}).price(0, (8, 128))
