@@ -158,3 +158,26 @@ def test_partial_quantization_stays_near_the_bfloat16_operator():
 def test_quant_refuses_what_cann_does_not_support(kwargs, error, words):
     with pytest.raises(error, match=words):
         ks.ops.mla_prolog(**({"T": 4, "N": 2, "block_size": 16} | kwargs))
+
+
+def test_int8_pa_nz_caches_hold_the_pa_bsnd_rows_in_chunks_of_32():
+    """PA_NZ int8 caches are (BlockNum, H / 32, BlockSize, 32) (32 bytes a chunk); golden == run_tiled, and each
+    written slot holds the row the PA_BSND graph writes (not run on the twin: its compile costs minutes)."""
+    dims = SMALL | {"Dr": 32}
+    nz = ks.ops.mla_prolog(**dims, quant="partial_kv_cache", cache_mode="PA_NZ")
+    assert (nz[2].shape, nz[3].shape) == ((4, 2, 16, 32), (4, 1, 16, 32))
+    bsnd = ks.ops.mla_prolog(**dims, quant="partial_kv_cache")
+    feeds = ks.ops.mla_prolog_inputs(nz, seed=2)
+    feeds["cache_index"] = SLOTS
+    sched = ks.create_schedule(list(nz))
+    golden = ks.evaluate(list(nz), feeds, schedule=sched)
+    tiled = ks.run_tiled(ks.lower(sched, target="ascend910b2"), feeds)
+    for g, t in zip(golden, tiled, strict=True):
+        np.testing.assert_array_equal(np.asarray(t, np.float32), np.asarray(g, np.float32))
+    fb = ks.ops.mla_prolog_inputs(bsnd, seed=2) | {k: v for k, v in feeds.items() if k not in ("kv_cache", "kr_cache")}
+    ref = ks.evaluate(list(bsnd), fb, schedule=ks.create_schedule(list(bsnd)))
+    bs = SMALL["block_size"]
+    for j in (2, 3):
+        got = np.stack([golden[j][s // bs, :, s % bs, :].reshape(-1) for s in SLOTS])
+        np.testing.assert_array_equal(got, _rows_at_slots(ref[j]))
+        assert got.dtype == np.int8 and np.abs(got.astype(np.int32)).max() > 40
