@@ -18,6 +18,10 @@ of `s2` columns (the last one may be short), four stages per block j:
 This is the order `ops.flash_reference.online_softmax_attention` states (its chunk = `s2`), so the kernel equals
 that model up to the float32 summation order of the matmuls and row sums.
 
+Each stage is a TileIR loop marked with its name (`Loop.stage`) whose variable is the block: bmm1 the S2 walk
+over j, bmm2 a loop of one trip over jp = j - (slots - 1) and the drain, vec1 and vec2 loops of one trip over jx;
+the simulator's events carry the stage and the block (the Timeline's stage strip).
+
 Why one workspace slot per core is enough: the AIC writes ws_s(j+1) only after it waited for P(j) (bmm2(j) needs
 it), which the AIVs set after reading all of S(j); it writes ws_o(j+1) only after P(j+1), which the AIVs set after
 vec2(j) read O(j). So bmm1(j+1) on the cube overlaps vec2(j) on the vector cores, and the cube waits for vec1.
@@ -249,7 +253,8 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         Free("c"), CrossSet(FLAG_O, Pipe.FIX),
     ]
     lag = slots - 1  # bmm2 and vec2 of block j - lag follow bmm1 and vec1 of block j
-    later = If(E.min(E.max(E.sub("j", lag - 1), 0), 1), (Let("jp", E.sub("j", lag)), *bmm2),
+    later = If(E.min(E.max(E.sub("j", lag - 1), 0), 1), (
+        Loop("jp", E.sub("j", lag), E.sub("j", lag - 1), Const(1), tuple(bmm2), stage="bmm2"),),
                comment=f"bmm2 of block j - {lag}")
     # causal (the op's top-left causal atten_mask): the blocks wholly above the diagonal are skipped, block j
     # is computed while its first column n0 = j * s2 is at most the task's last row m0 + mlen - 1
@@ -261,8 +266,8 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
                           comment="Q block -> L1"), EnQue("q1"), DeQue("q1"),
         Loop("j", Const(0), ne, Const(1), (*bmm1, later),
              comment=f"S2 in {n2} blocks of {s2b}: bmm1(j), then bmm2(j - {lag}) once the vector cores handed "
-                     "its P over"),
-        Loop("jp", drain0, ne, Const(1), tuple(bmm2), comment=f"bmm2 of the last {lag} blocks"),
+                     "its P over", stage="bmm1"),
+        Loop("jp", drain0, ne, Const(1), tuple(bmm2), comment=f"bmm2 of the last {lag} blocks", stage="bmm2"),
         Free("q1")), comment=f"parallel_loop: {tasks} (batch*head, S1 block) tasks over {bd} cores"),)
 
     # ---- AIV: each takes half the rows of the task's S1 block, in chunks of vr rows
@@ -332,18 +337,19 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     chunks = ceil_div(Var("rl"), vr)
     rows = f"chunks of {vr} rows"
 
-    def one(j: Expr, body: tuple[Stmt, ...], what: str) -> list[Stmt]:
+    def one(j: Expr, body: tuple[Stmt, ...], what: str, stage: str) -> list[Stmt]:
         """`body` for block j, in a loop of one trip over jx: the code's scope for the block's variables."""
-        return [Loop("jx", j, E.add(j, 1), Const(1), (*blk("jx"), *body), comment=what)]
+        return [Loop("jx", j, E.add(j, 1), Const(1), (*blk("jx"), *body), comment=what, stage=stage)]
 
     def vec1(j: Expr, cols: int) -> list[Stmt]:
         return one(j, (CrossWait(FLAG_S), Loop("rc", Const(0), chunks, Const(1), vec1_chunk(cols),
                                                 comment=f"{rows}"),
-                       CrossSet(FLAG_P, Pipe.MTE3)), f"vec1 of one block: online softmax update of {cols} columns")
+                       CrossSet(FLAG_P, Pipe.MTE3)), f"vec1 of one block: online softmax update of {cols} columns",
+                   "vec1")
 
     def vec2(j: Expr) -> list[Stmt]:
         return one(j, (CrossWait(FLAG_O), Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=f"{rows}")),
-                   "vec2 of one block: O = O * e + P V")
+                   "vec2 of one block: O = O * e + P V", "vec2")
 
     walk: list[Stmt] = []
     if nf:
@@ -389,7 +395,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     tiling = (("tiles", tasks), ("block_dim", bd), ("s1_block", s1b), ("s2_block", s2b), ("s2_blocks", n2),
               ("cube_n", tn),
               ("vec_rows", vr), ("ws_slots", slots))
-    k = Kernel(name=base, family="cube_vector", kernel_type="MIX_AIC_1_2", block_dim=bd, params=params,
+    k = Kernel(name=base, family="attention", kernel_type="MIX_AIC_1_2", block_dim=bd, params=params,
                buffers=tuple(bufs), aic=aic, aiv=aiv, tiling=tiling, ops=tuple(names[n] for n in fk.nodes),
                notes=cfg.notes, vec_per_block=AIV, does="flash_attention")
     return k, wss

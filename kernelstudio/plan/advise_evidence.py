@@ -52,7 +52,7 @@ class KernelEvidence:
     """One kernel of a design as the advisor's rules see it."""
 
     name: str
-    family: str  # "vector" | "cube" | "cube_vector"
+    family: str  # "vector" | "cube" | "cube_vector" | "attention"
     root: str  # "matmul", "conv2d" or "" (vector kernels)
     root_name: str  # the graph name of the matmul/conv ("" for vector kernels)
     span_us: float  # the kernel's simulated time

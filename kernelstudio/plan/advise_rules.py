@@ -156,7 +156,8 @@ def l1_k_steps(ev: KernelEvidence) -> Iterator[Candidate]:
 
 def l1_c_steps(ev: KernelEvidence) -> Iterator[Candidate]:
     """A matmul reloading its A or B panels per C tile: keep a panel resident in L1 across several C tiles."""
-    if ev.root != "matmul" or ev.amplification < 1.3 or (ev.family == "cube_vector" and ev.sync_all is None):
+    if ev.root != "matmul" or ev.amplification < 1.3 or (ev.family in ("cube_vector", "attention")
+                                                          and ev.sync_all is None):
         return  # an elementwise epilogue takes each C tile as it is written: C tiles cannot be grouped
     sm, sn = ev.t("step_m", 1), ev.t("step_n", 1)
     why = f"GM traffic {ev.amplification:.1f}x the compulsory bytes; " + (ev.used("L1") or "L1 unused")
@@ -230,7 +231,7 @@ def parallel_cores(ev: KernelEvidence) -> Iterator[Candidate]:
 def keep_out_of_fusion(ev: KernelEvidence) -> Iterator[Candidate]:
     """A fused matmul/conv whose vector cores mostly wait for the cube: the split plan (cube kernel, then the
     epilogue as a vector kernel) lets each run on all its cores."""
-    if ev.family != "cube_vector" or not ev.root_name:
+    if ev.family not in ("cube_vector", "attention") or not ev.root_name:
         return
     w = ev.top(("flag", "sync"))
     if w is None or w.pct < 30:

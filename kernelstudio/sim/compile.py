@@ -91,6 +91,7 @@ class _Compiler:
         self.loops: list[LoopInfo] = []
         self.count = 0
         self.facts: dict[int, tuple] = {}  # per-statement facts for analyse_loop
+        self.stage_lid = -1  # the innermost enclosing Loop with a `stage` (its var is the block), -1 none
 
     def tensor(self, name: str):
         try:
@@ -147,7 +148,7 @@ class _Compiler:
         pipe = PIPE_INDEX[pipe_of(s, self.tiers).value]
         sid = len(self.statics)
         base = dict(sid=sid, kernel=self.kidx, side=self.side, pipe=pipe, outer_loop=outer,
-                    inner_loop=inner)
+                    inner_loop=inner, stage=self.loops[self.stage_lid].stage if self.stage_lid >= 0 else "")
         note = f"  # {s.comment}" if getattr(s, "comment", "") else ""
         if isinstance(s, Copy):
             src, dst = _tier(s.src, self.tiers), _tier(s.dst, self.tiers)
@@ -211,16 +212,25 @@ class _Compiler:
             elif t is Loop:
                 lid = len(self.loops)
                 eligible, lets, fns, keys = analyse_loop(s, self.facts)
-                self.loops.append(LoopInfo(lid, s.var, eligible, lets, fns, keys, outer_var))
+                self.loops.append(LoopInfo(lid, s.var, eligible, lets, fns, keys, outer_var, stage=s.stage))
                 at = len(ops)
                 ops.append(None)  # patched below
-                self.body(s.body, lid if outer < 0 else outer, outer_var or s.var, lid)
+                # in a stage loop the events' `inner` column holds the stage loop's variable (the block), not
+                # the innermost loop's
+                pinned = self.stage_lid
+                if s.stage:
+                    self.stage_lid = lid
+                self.body(s.body, lid if outer < 0 else outer, outer_var or s.var,
+                          lid if self.stage_lid < 0 or s.stage else self.stage_lid)
+                self.stage_lid = pinned
                 ops.append((K_END, at))
                 info = self.loops[lid]
+                if any(x.stage for x in self.loops[lid + 1:]):  # a stage loop inside: no shortcut copies its
+                    info.eligible = False  # iterations (their events would keep the template's block)
                 info.pipes, info.bufs = touched(ops[at + 1:])
                 depths = [self.kernel.buffer(self.queue_bufs[b]).depth for b in info.bufs]
                 info.period = min(math.lcm(*depths), 8) if depths else 1
-                if (eligible and len(ops) - at - 2 >= MEMO_MIN_OPS
+                if (info.eligible and len(ops) - at - 2 >= MEMO_MIN_OPS
                         and not any(op is not None and op[0] == K_CSET for op in ops[at + 1:])):
                     info.memo = memo_vars(s)
                 ops[at] = (K_LOOP, s.var, compile_expr(s.start), compile_expr(s.stop),

@@ -134,12 +134,14 @@ def begin(core, fr, t: float) -> float | None:
         fr.rec = (key, off, core.scalar_why, t, r, core.events.total(), core.issue_bound,
                   core.simulated + core.copied)
         return None
-    seg, inner_mask, adv, pipes_end, bufs_end, struct_end, whys_end, d_issue, d_count = hit
+    seg, (inner_mask, pins), adv, pipes_end, bufs_end, struct_end, whys_end, d_issue, d_count = hit
     rows = seg.copy()
     rows[:, 0] += r
     rows[:, 1] += r
     rows[:, 4] = core.env[info.outer_var] if info.outer_var else fr.v
     rows[inner_mask, 5] = fr.v
+    for mask, var in pins:  # events of an enclosing stage loop's body: its block now
+        rows[mask, 5] = core.env[var]
     core.events.flush()
     core.events._add(rows)
     pf = core.pipe_free
@@ -174,7 +176,11 @@ def finish(core, fr, t: float) -> None:
     seg = core.events.since(idx).copy()
     seg[:, 0] -= r0
     seg[:, 1] -= r0
-    inner_mask = core.sid_inner[seg[:, 3].astype(np.int64)] == fr.lid
+    lids = core.sid_inner[seg[:, 3].astype(np.int64)]
+    inner_mask = lids == fr.lid
+    loops = core.prog.loops
+    pins = tuple((lids == lid, loops[lid].var) for lid in np.unique(lids[~inner_mask & (lids >= 0)]).tolist()
+                 if loops[lid].stage)  # `inner` holds an enclosing stage loop's variable (compile.py)
     pf = core.pipe_free
 
     def rel(x: float) -> float | None:
@@ -188,5 +194,6 @@ def finish(core, fr, t: float) -> None:
                         tuple(core.gate_why[b])) for b in info.bufs)
     whys_end = (core.scalar_why, tuple(core.pipe_why[p] for p in info.pipes))
     d_issue = core.issue_bound - issue0
-    table.setdefault(key, []).append((off, why0, d_issue, (seg, inner_mask, t - t0, pipes_end, bufs_end, struct_end,
+    table.setdefault(key, []).append((off, why0, d_issue, (seg, (inner_mask, pins), t - t0, pipes_end, bufs_end,
+                                                           struct_end,
                                                            whys_end, d_issue, core.simulated + core.copied - count0)))

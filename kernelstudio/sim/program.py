@@ -50,6 +50,7 @@ class StaticInstr:
     outer_loop: int = -1  # loop ids (index into CoreProgram.loops), -1 when not in a loop
     inner_loop: int = -1
     per_row: int = 0  # "gate": scalar element visits per row (sim.costs.gate_visits)
+    stage: str = ""  # the kernel stage it belongs to (the enclosing TileIR Loop's `stage`), "" none
 
 
 @dataclass(slots=True)
@@ -67,6 +68,7 @@ class LoopInfo:
     bufs: tuple[int, ...] = ()
     period: int = 1  # longest repeat the shortcut looks for: lcm of the touched queue depths (<= 8)
     memo: tuple[str, ...] | None = None  # the iteration memo's key variables (memo.py); None: not memoised
+    stage: str = ""  # the TileIR Loop's stage: its variable is the block each iteration runs that stage of
 
 
 @dataclass(slots=True)

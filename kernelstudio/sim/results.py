@@ -54,14 +54,17 @@ class EventTable:
     Columns: start_us, end_us, core, pipe, instr, kernel (indices into core_labels, pipes,
     instr_text, kernel_names), tile (outermost enclosing loop variable, -1 outside loops), inner
     (innermost loop variable), bytes, flops, slot (queue slot written, else read; -1 none) and why
-    (index into `why_text`: what the instruction's start waited on; -1 nothing). The columns are built
+    (index into `why_text`: what the instruction's start waited on; -1 nothing). An instruction of a kernel stage
+    (`instr_stage[instr]`, e.g. "bmm1") has its block in `inner` (the stage loop's variable). The columns are built
     on first use (a simulation with shortcuts holds one copy per block class until then)."""
 
     def __init__(self, columns: dict[str, np.ndarray] | None, core_labels: tuple[str, ...],
                  pipes: tuple[str, ...], instr_text: tuple[str, ...], kernel_names: tuple[str, ...],
                  build: Callable[[], dict[str, np.ndarray]] | None = None,
-                 why_text: list[str] | None = None) -> None:
+                 why_text: list[str] | None = None, instr_stage: tuple[str, ...] = ()) -> None:
         self._columns = columns
+        # the kernel stage of each static instruction (its TileIR stage loop's `stage`), "" none; () no stages
+        self.instr_stage = instr_stage
         self.why_text = why_text if why_text is not None else []  # filled when the columns are built
         self._build = build
         self.core_labels = core_labels
@@ -106,7 +109,8 @@ class EventTable:
     def select(self, mask: np.ndarray) -> EventTable:
         """The events where `mask` (one bool per event) is true."""
         return EventTable({k: v[mask] for k, v in self.columns.items()}, self.core_labels, self.pipes,
-                          self.instr_text, self.kernel_names, why_text=self.why_text)
+                          self.instr_text, self.kernel_names, why_text=self.why_text,
+                          instr_stage=self.instr_stage)
 
     def to_dict(self, limit: int | None = None) -> dict[str, Any]:
         """Plain lists (first `limit` events by start time) for views."""

@@ -155,8 +155,9 @@ def _result(prog: Program, profile, run: ProgramRun) -> SimResult:
             columns[k] = columns[k].astype(np.int64)
         return columns
 
+    stages = tuple(s.stage for s in run.statics) + ("",) * len(prog.kernels)
     events = EventTable(None, labels, pipes, texts, tuple(k.name for k in prog.kernels), build=build,
-                        why_text=why_text)
+                        why_text=why_text, instr_stage=stages if any(stages) else ())
     traffic: dict[str, int] = {}
     for s in run.statics:
         if s.edge and per_sid[s.sid, 0]:

@@ -405,7 +405,9 @@ class Let:
 @dataclass(frozen=True, slots=True)
 class Loop:
     """for var in range(start, stop, step): body. `tile` names the tile index this loop walks
-    (for events and views); `comment` says which schedule directive or pass made it."""
+    (for events and views); `comment` says which schedule directive or pass made it. `stage` (optional) names
+    the kernel stage each iteration runs (the fused attention kernel's "bmm1", "vec1", ...): iteration `var` is
+    that stage of block `var`; the simulator's events of the body carry it (sim `stage_loop`)."""
 
     var: str
     start: Expr
@@ -413,6 +415,7 @@ class Loop:
     step: Expr
     body: tuple[Stmt, ...]
     comment: str = ""
+    stage: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,7 +436,7 @@ Stmt = Instr | Let | Loop | If
 @dataclass(frozen=True, slots=True)
 class Kernel:
     name: str
-    family: str  # "vector" | "cube" | "cube_vector"
+    family: str  # "vector" | "cube" | "cube_vector" | "attention" (the fusion pass's family of the kernel)
     kernel_type: str  # "AIV_ONLY" | "AIC_ONLY" | "MIX_AIC_1_2"
     block_dim: int
     params: tuple[str, ...]  # GM tensors in argument order: inputs, outputs, workspaces

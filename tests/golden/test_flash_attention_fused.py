@@ -36,7 +36,7 @@ def test_attention_is_one_kernel_of_four_stages_and_three_flags():
     assert k.family == "attention" and len(k.nodes) == 9
     assert {r.name for _, r in k.reasons} == {"attention"}
     (kern,) = prog.kernels
-    assert (kern.family, kern.kernel_type, kern.vec_per_block, kern.does) == ("cube_vector", "MIX_AIC_1_2", 2,
+    assert (kern.family, kern.kernel_type, kern.vec_per_block, kern.does) == ("attention", "MIX_AIC_1_2", 2,
                                                                               "flash_attention")
     mm = [x.comment for x in walk(kern.aic) if isinstance(x, Mmad)]
     assert [c.split(":")[0] for c in mm] == ["bmm1", "bmm2", "bmm2"]  # bmm2 in the loop and in the drain

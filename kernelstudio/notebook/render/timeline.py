@@ -24,7 +24,8 @@ _SEPARATOR = "#ced4da"
 
 
 def new_timeline_figure() -> Any:
-    """An empty FigureWidget: trace 0 the fused bars, 1 the unfused plan, 2 the idle gaps."""
+    """An empty FigureWidget: trace 0 the fused bars, 1 the unfused plan, 2 the idle gaps, 3 the stage strip
+    (the rows above the lanes of a kernel with stages)."""
     import plotly.graph_objects as go
 
     fig = go.FigureWidget()
@@ -34,6 +35,8 @@ def new_timeline_figure() -> Any:
                 marker={"line": {"width": 0}})
     fig.add_bar(orientation="h", name="idle", hoverinfo="text", xaxis="x", yaxis="y",
                 marker={"color": IDLE, "line": {"width": 0}})
+    fig.add_bar(orientation="h", name="stages", hoverinfo="text", xaxis="x", yaxis="y",
+                marker={"line": {"width": 0.5, "color": "#ffffff"}})
     fig.update_layout(barmode="overlay", bargap=0.25, showlegend=False, height=300, dragmode="zoom",
                       margin={"l": 10, "r": 10, "t": _TOP_PX, "b": _BOTTOM_PX}, plot_bgcolor="#ffffff",
                       xaxis={"anchor": "y", "title": {"text": "time (us)", "standoff": 4}, "zeroline": False,
@@ -57,15 +60,17 @@ def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, 
     """Redraw both subplots in one batch. `keep_range` keeps the x ranges the user zoomed to (else the fused
     axis fits the kernel, or the whole run with `show_launch`); `highlight` lanes get a band."""
     shown = visible_lanes(tl, show_launch)
-    pos = {li: y for y, li in enumerate(shown)}
+    st = tl.get("stages") or {"rows": [], "bars": []}
+    ns = len(st["rows"])  # the stage strip's rows come first
+    pos = {li: ns + y for y, li in enumerate(shown)}
     b = tl["bars"]
     keep = [i for i, li in enumerate(b["lane"]) if li in pos]
     un = tl.get("unfused")
-    nf, nu = len(shown), len(un["lanes"]) if un else 0
+    nf, nu = len(shown) + ns, len(un["lanes"]) if un else 0
     height = _TOP_PX + nf * _LANE_PX + _BOTTOM_PX + ((_MID_PX + nu * _PLAN_PX) if un else 0)
     area = height - _TOP_PX - _BOTTOM_PX
     top = [1.0 - nf * _LANE_PX / area, 1.0] if un else [0.0, 1.0]
-    ticks = [_tick(tl, li) for li in shown]
+    ticks = [_stage_tick(r) for r in st["rows"]] + [_tick(tl, li) for li in shown]
     shapes = _shapes(tl, shown, highlight)
     arrows = [{"x": a["t"], "y": pos[a["to_lane"]], "ax": a["t"], "ay": pos[a["from_lane"]], "xref": "x",
                "yref": "y", "axref": "x", "ayref": "y", "showarrow": True, "arrowhead": 2, "arrowsize": 1,
@@ -83,6 +88,9 @@ def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, 
         2: {"y": [pos[g["lane"]] for g in idle], "base": [g["start"] for g in idle],
             "x": [g["end"] - g["start"] for g in idle], "hovertext": [g["text"] for g in idle],
             "marker.color": [IDLE] * len(idle), "width": [0.35] * len(idle)},
+        3: {"y": [x["row"] for x in st["bars"]], "base": [x["start"] for x in st["bars"]],
+            "x": [x["end"] - x["start"] for x in st["bars"]], "hovertext": [x["text"] for x in st["bars"]],
+            "marker.color": [x["color"] for x in st["bars"]], "width": [0.8] * len(st["bars"])},
         1: {"y": [x["lane"] for x in ub], "base": [x["start"] for x in ub], "x": [x["end"] - x["start"] for x in ub],
             "marker.color": [x["color"] for x in ub], "hovertext": [x["text"] for x in ub],
             "width": [0.7] * len(ub)},
@@ -128,8 +136,15 @@ def _set_shapes(fig: Any, shapes: list[dict[str, Any]]) -> None:
 
 
 def _shapes(tl: dict[str, Any], shown: list[int], highlight: list[int] | tuple[int, ...]) -> list[dict[str, Any]]:
-    pos = {li: y for y, li in enumerate(shown)}
+    ns = len((tl.get("stages") or {"rows": []})["rows"])
+    pos = {li: ns + y for y, li in enumerate(shown)}
     return [_band(pos[li]) for li in highlight if li in pos] + _separators(tl, shown)
+
+
+def _stage_tick(row: dict[str, Any]) -> str:
+    head, _, stage = row["tick"].rpartition("  ")
+    name = f'<span style="color:{row["color"]}">■</span> {html.escape(stage)}'
+    return f"<b>{html.escape(head)}</b>  {name}" if head else name
 
 
 def _tick(tl: dict[str, Any], li: int) -> str:
@@ -144,13 +159,16 @@ def _band(y: int) -> dict[str, Any]:
 
 
 def _separators(tl: dict[str, Any], shown: list[int]) -> list[dict[str, Any]]:
-    """A thin line between lane groups (and between the cores of an expanded group)."""
+    """A thin line between lane groups (and between the cores of an expanded group), between the stage strip's
+    cores and under the strip."""
+    rows = (tl.get("stages") or {"rows": []})["rows"]
+    cores = [r["core"] for r in rows] + [tl["lanes"][li]["core"] for li in shown]
+    strong = {len(rows)} if rows and shown else set()
     out = []
-    for y in range(1, len(shown)):
-        a, b = tl["lanes"][shown[y - 1]], tl["lanes"][shown[y]]
-        if a["core"] != b["core"]:
+    for y in range(1, len(cores)):
+        if cores[y - 1] != cores[y] or y in strong:
             out.append({"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": y - 0.5,
-                        "y1": y - 0.5, "line": {"width": 1, "color": _SEPARATOR}})
+                        "y1": y - 0.5, "line": {"width": 2 if y in strong else 1, "color": _SEPARATOR}})
     return out
 
 
@@ -185,6 +203,10 @@ def legend_html(tl: dict[str, Any]) -> str:
     if lg["launch"]:
         items.append(f'<span style="{sw}background:{LANE_COLORS["LAUNCH"]};"></span>'
                      f'<span style="{sw}background:{lg["launch"]};"></span>host launch gap')
+    st = tl.get("stages")
+    if st:  # the strip's stages, in pipeline order
+        items.append("stages: " + " ".join(f'<span style="{sw}background:{st["colors"][x]};"></span>{html.escape(x)}'
+                                           for x in st["stages"]) + " (one bar per block)")
     sep = '<span style="color:#adb5bd;margin:0 6px;">&middot;</span> '
     body = sep.join(f'<span style="white-space:nowrap;">{x}</span>' for x in items)
     if tl.get("alike") is not None:  # a sentence: it wraps

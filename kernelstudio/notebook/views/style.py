@@ -18,7 +18,8 @@ WAIT_PATTERN = "/"  # a wait (barrier, cross-core flag) is hatched: the pipe wai
 HIGHLIGHT = "rgba(255,212,59,0.35)"  # the lanes of the idle-table row picked
 LAUNCH_GAP = "#b6b9bc"  # the host's launch gap before a kernel: shade(LAUNCH, 0.6)
 # a kernel of a plan by the units it runs on
-FAMILY_COLORS = {"cube": LANE_COLORS["CUBE"], "vector": LANE_COLORS["VECTOR"], "cube_vector": LANE_COLORS["FIXP"]}
+FAMILY_COLORS = {"cube": LANE_COLORS["CUBE"], "vector": LANE_COLORS["VECTOR"], "cube_vector": LANE_COLORS["FIXP"],
+                 "attention": LANE_COLORS["FIXP"]}
 TIER_COLORS = {"GM": "#495057", "L2": "#868e96", "L1": "#2b8a3e", "L0A": "#e8590c", "L0B": "#f08c00",
                "L0C": "#ae3ec9", "WS": "#868e96", "UB": "#1c7ed6"}
 

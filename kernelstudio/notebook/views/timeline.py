@@ -27,6 +27,7 @@ import numpy as np
 from ...sim.program import SYNC_TEXT
 from ...sim.results import LANES
 from .lanes import ALIKE, MAX_GROUPS, alike_groups, rank_groups
+from .stages import stage_data
 from .style import FAMILY_COLORS, IDLE, LANE_COLORS, LANE_ORDER, LAUNCH_GAP, PONG, shade
 
 __all__ = ["PLAN_LANES", "TOL_US", "core_groups", "core_sort_key", "timeline_data"]
@@ -246,10 +247,21 @@ def timeline_data(sim: Any, *, unfused: Any | None = None, cores: int | None = N
         "rank": [gi for gi in ranked if gi in keep],  # the groups drawn, the ones that set the time first
         "alike": alike if any(not g["exact"] for g in groups) else None,
         "title": _title(sim, shown, arrows, lod), "unfused": None,
+        "stages": _stage_strip(sim, groups),
     }
     if unfused is not None:
         out["unfused"] = _plan_lanes(unfused)
     return out
+
+
+def _stage_strip(sim: Any, groups: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The stage strip (views/stages.py) of the first cube core and the first vector core drawn; None for
+    kernels without stages."""
+    if not sim.events.instr_stage:
+        return None
+    cores = [next((g["drawn"] for g in groups if g["kind"] == kind and not g["hidden"]), None)
+             for kind in ("cubecore", "veccore")]
+    return stage_data(sim, [c for c in cores if c is not None])
 
 
 TITLE_NAMES = 3  # the fused title names at most this many kernels
@@ -289,7 +301,7 @@ def _legend(bars: dict[str, list], arrows: bool, idle: bool) -> dict[str, Any]:
 
 def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: Any, cap: int,
                lod: dict, lane_label: str, arrive: dict[int, float]) -> None:
-    instr_text, why_text = ev.instr_text, ev.why_text
+    instr_text, why_text, stage = ev.instr_text, ev.why_text, ev.instr_stage
     color = LANE_COLORS.get(pname, "#adb5bd")
     wait = pname == "FLOWCTRL"
     start, end = c["start_us"][sel], c["end_us"][sel]
@@ -326,8 +338,8 @@ def _lane_bars(bars: dict, li: int, pname: str, sel: np.ndarray, c: dict, ev: An
         (f"{instr_text[ins]}<br>arrived {dr:.3f} us (its last work ended), released {en:.3f} us: "
          f"waited {(en - dr) * 1000:.1f} ns<br>its scalar reached the barrier at {st:.3f} us"
          if dr != st else f"{instr_text[ins]}<br>{st:.3f} - {en:.3f} us ({(en - st) * 1000:.1f} ns)")
-        + (f"<br>tile {tile}, inner {inner}" + ("" if slot < 0 else ", slot pong" if slot == 1 else ", slot ping")
-           if tile >= 0 else "")
+        + (f"<br>tile {tile}, " + (f"{stage[ins]} of block {inner}" if stage and stage[ins] else f"inner {inner}")
+           + ("" if slot < 0 else ", slot pong" if slot == 1 else ", slot ping") if tile >= 0 else "")
         + (f"<br>{b:,} B" if b else "") + (f"<br>{fl:,} flops" if fl else "")
         + (f"<br>started after: {why_text[w]}" if 0 <= w < nwhy else "")
         for st, dr, en, slot, ins, tile, inner, b, fl, w in zip(starts, drawn, ends, slots, instrs, tiles, inners,
