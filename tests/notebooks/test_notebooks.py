@@ -53,6 +53,9 @@ EXPECTED = {
                      "max |golden - tiled|", "the data routes as the timeline plans: True"],
     "10_flash_attention.ipynb": ["1 kernel(s): attention_out (family 'attention')", "MIX_AIC_1_2",
                                  "'s2_block': 512", "the others wait longest for ", "run at once for ",
+                                 "bmm1 of block 1 starts before vec1 of block 0 ends: True",
+                                 "the Timeline's stage strip: core0.cubecore0 bmm1 (8 bars), core0.cubecore0 bmm2 "
+                                 "(8 bars), core0.veccore0 vec1 (8 bars), core0.veccore0 vec2 (8 bars)",
                                  "the cube idles ", "released by MTE1: copy b2 <- kv1",
                                  "fused below the two-kernel plan: True",
                                  "fused HBM traffic is Q, K and V read once (4.7 MB): True",

@@ -18,14 +18,29 @@ _IDLE_JS = """() => { const t = [...document.querySelectorAll('.ks-studio .widge
   return t ? t.slice(t.indexOf('why units idle')) : ''; }"""
 
 
+# the Timeline figure's stage strip (trace "stages"): the stage of each row drawn, and the blocks in the hovers
+_STAGES_JS = """() => { const p = [...document.querySelectorAll('.ks-studio .js-plotly-plot')]
+  .find(e => e._fullLayout && e.closest('.widget-tab-contents'));
+  const t = p && p._fullData ? p._fullData.find(d => d.name === 'stages') : null;
+  if (!t || !t.y) return null;
+  const ticks = [...p.querySelectorAll('.ytick text')].map(e => e.textContent);
+  const blocks = [...new Set(Array.from(t.hovertext).map(h => (h.match(/of block (\\d+)/) || [])[1]))];
+  return {rows: [...new Set(Array.from(t.y))].length, bars: t.y.length, ticks: ticks.slice(0, 6), blocks}; }"""
+
+
 def test_notebook_10_flash_attention_s2_block_moves_the_views_and_the_panel(lab):
     first = _open(lab, "10_flash_attention.ipynb", "attention")
     header = first["header"].replace("\n", "")
     assert "s2=512" in header and "ascend910b2 · kernel attention" in header, header
     studio_header = lab.page.locator(".ks-studio .ks-header").first.inner_text()
-    assert "MIX_AIC_1_2" in studio_header, studio_header
+    assert "attention (MIX_AIC_1_2)" in studio_header, studio_header
+    strip = lab.page.evaluate(_STAGES_JS)  # four stage rows above the lanes, a bar per block of each
+    assert strip and strip["rows"] == 4 and strip["bars"] >= 16, strip
+    assert [x.split()[-1] for x in strip["ticks"][:4]] == ["bmm1", "bmm2", "vec1", "vec2"], strip
+    assert sorted(strip["blocks"]) == ["0", "1", "2", "3"], strip
     code = lab.page.locator(f"{PANEL} .cm-content").inner_text()
     assert "S2 in 4 blocks of 512" in code and "Matmul" in code, code[:500]
+    assert "attention kernel (MIX_AIC_1_2)" in code, code[:500]
     lab.assert_layout_ok("10, s2=512")
     _shot(lab, "10_flash_attention-s2_512")
 
@@ -44,6 +59,7 @@ def test_notebook_10_flash_attention_s2_block_moves_the_views_and_the_panel(lab)
                                ".includes('S2 in 8 blocks of 256')", arg=PANEL, timeout=STEP_MS)
     lab.page.wait_for_function(f"before => ({_IDLE_JS})() !== before", arg=idle, timeout=STEP_MS)
     lab.wait_figures_fit()
+    assert lab.page.evaluate(_STAGES_JS)["bars"] >= 32  # eight blocks of 256 now
     lab.assert_layout_ok("10, s2=256")
     _shot(lab, "10_flash_attention-s2_256")
 
