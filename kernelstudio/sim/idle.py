@@ -91,7 +91,7 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
         if k["end_us"] - last > min_us:
             gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": last,
                          "end": k["end_us"], "cause": _TAIL, "released_by": "", "next": ""})
-    for gi, who in zip(asked, _releasers(c, labels, pipes, ev.instr_text, flow, asks), strict=True):
+    for gi, who in zip(asked, _releasers(c, labels, pipes, ev.instr_text, flow, asks, ev.instr_stage), strict=True):
         gaps[gi]["released_by"] = who
     _last_arrivals(c, labels, pipes, ev.instr_text, sync_asks)
     return gaps
@@ -119,12 +119,13 @@ def _last_arrivals(c: dict, labels: tuple, pipes: list, texts: tuple,
 
 
 def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,
-               asks: list[tuple[int, float, bool, str]]) -> list[str]:
+               asks: list[tuple[int, float, bool, str]], stages: tuple[str, ...] = ()) -> list[str]:
     """For each (core, time, cross-core flag wait, set pipe): the instruction that let the waiting one start
     then. A queue wait is released on the same core, a pipe flag wait by the work of its setting pipe there
     (the set fires when that pipe's earlier work ends); a cross-core flag wait by the other cores of the AI
     core, at the end of the core's last flag wait (those cores searched in turn). Each core's events are
-    sorted by end time once, and all the asks that search a core search it together."""
+    sorted by end time once, and all the asks that search a core search it together. An instruction of a kernel
+    stage (`stages`, the events' `instr_stage`) is named with its stage: "copy b2 <- kv1 (bmm2)"."""
     out = [""] * len(asks)
     if not asks:
         return out
@@ -167,7 +168,10 @@ def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,
                 for i in idx[l_:h][::-1].tolist():
                     p = pipes[int(pipe[i])]
                     if p == setter if setter else p not in ("SCALAR", "LAUNCH"):
-                        out[a] = f"{labels[cj]} {p}: {texts[int(c['instr'][i])]}"
+                        ins = int(c["instr"][i])
+                        base, sep, note = texts[ins].partition("  #")  # the stage before the comment
+                        stage = f" ({stages[ins]})" if stages and stages[ins] else ""
+                        out[a] = f"{labels[cj]} {p}: {base}{stage}{sep}{note}"
                         done.add(a)
                         break
         pending = [x for x in pending if x[0] not in done]

@@ -10,6 +10,7 @@ import kernelstudio as ks
 from kernelstudio.codegen import generate_files
 from kernelstudio.notebook.render.strips import header_html
 from kernelstudio.notebook.render.timeline import legend_html, new_timeline_figure, update_timeline
+from kernelstudio.notebook.views import idle_gaps, idle_table
 from kernelstudio.notebook.views.metrics import metric_cards
 from kernelstudio.notebook.views.stages import overlap_us, stage_spans
 from kernelstudio.notebook.views.timeline import timeline_data
@@ -146,3 +147,13 @@ def test_the_attention_kernel_is_named_attention(sims):
         first.splitlines()[0], first.splitlines()[0]
     design = ks.build(out, TARGET, schedule=s, compare=False)
     assert "1 kernel: attention (MIX_AIC_1_2)" in header_html(metric_cards(design))
+
+
+def test_the_idle_view_names_the_stage_that_released_each_wait(sims):
+    gaps = idle_gaps(sims[3], cores=1)
+    rows = idle_table(sims[3], timeline_data(sims[3], gaps=gaps)["groups"], gaps=gaps)
+    released = {c["released_short"] for r in rows for c in r["causes"] if c["released_short"]}
+    # the vector cores wait for the cube's S (bmm1) and P V (bmm2) hand-offs, the cube for the vector's P (vec1)
+    assert any(x.endswith("attention_out_ws_s <- c (bmm1)") for x in released), released
+    assert any(x.endswith("attention_out_ws_o <- c (bmm2)") for x in released), released
+    assert any(x.endswith("attention_out_ws_p <- px (vec1)") for x in released), released
