@@ -22,9 +22,11 @@ Each stage is a TileIR loop marked with its name (`Loop.stage`) whose variable i
 over j, bmm2 a loop of one trip over jp = j - (slots - 1) and the drain, vec1 and vec2 loops of one trip over jx;
 the simulator's events carry the stage and the block (the Timeline's stage strip).
 
-Why one workspace slot per core is enough: the AIC writes ws_s(j+1) only after it waited for P(j) (bmm2(j) needs
-it), which the AIVs set after reading all of S(j); it writes ws_o(j+1) only after P(j+1), which the AIVs set after
-vec2(j) read O(j). So bmm1(j+1) on the cube overlaps vec2(j) on the vector cores, and the cube waits for vec1.
+Workspace slots (`slots(n)`, 1 to 4, default SLOTS): block j uses slot j % n, and bmm2/vec2 trail bmm1/vec1 by
+n - 1 blocks. With one slot the cube cannot start bmm1(j+1) before bmm2(j), which waits for vec1(j)'s P: the cube
+idles through every vec1 and only bmm1(j+1) overlaps vec2(j). With n slots the cube runs bmm1 of block j while the
+vector cores still work on j - 1 .. j - n + 1, so the cube stays busy through vec1 (the Timeline's stage strip
+shows both; tests/notebook/test_stage_strip.py checks them).
 """
 
 from __future__ import annotations
