@@ -196,7 +196,7 @@ class _Compiler:
                                op="gate", dtype="float32", per_row=gate_visits(s))
         if isinstance(s, MrgSort):
             return StaticInstr(**base, kind="mrgsort", text=f"mrgsort {s.keys.buf} <- {s.src_keys.buf}{note}",
-                               op="mrgsort", dtype="float32")
+                               op="mrgsort", dtype="float32", form="" if s.largest else "negated")
         if isinstance(s, TopK):
             dtype = self.buf(s.src.buf).dtype
             return StaticInstr(**base, kind="topk", text=f"topk k={s.k} {s.values.buf} <- {s.src.buf}{note}",

@@ -20,8 +20,12 @@
   one scalar issue (`scalar_issue_cycles`, assumed: a GetValue, a compare and a branch pipelined as one).
 - TopK (assumed sequence): ceil(log2(cols)) merge passes, each a compare and a select over the
   whole tile, as the sort-and-merge TopK of the vector unit does.
-- MrgSort (assumed sequence): one merge pass over the two runs' elements, a compare of the float32 keys
-  and a select each of the keys and of the int32 indices (4-byte elements, priced as float32 selects).
+- MrgSort (assumed sequence): the code's packing and unpacking around Ascend C's MrgSort (codegen/merge.py),
+  each a count-form vector call: the keys and the indices copied into the stage (two copies of the pairs'
+  count; Muls instead of the key copy when the sort is ascending), the Gather that interleaves them and the
+  Extract that splits the merged list (each priced as a float32 copy of 2 x pairs elements, assumed), and
+  for an ascending sort the Muls that restores the keys; the merge itself one pass over the pairs, a compare
+  of the float32 keys and a select each of the keys and of the int32 indices (priced as float32 selects).
 """
 
 from __future__ import annotations
@@ -143,8 +147,13 @@ class Pricer:
         elif kind == "mrgsort":
             rows, cols = key
             count = max(rows, 0) * max(cols, 0)
-            cyc = (c.vector_cycles("compare", "float32", count) + c.vector_cycles("select", "float32", count)
-                   + c.vector_cycles("select", "float32", count))  # the int32 indices: 4 bytes as float32
+            merge = (c.vector_cycles("compare", "float32", count) + c.vector_cycles("select", "float32", count)
+                     + c.vector_cycles("select", "float32", count))  # the int32 indices: 4 bytes as float32
+            negated = st.form == "negated"  # ascending: keys negated into the stage and back after Extract
+            stage = c.vector_cycles("muls" if negated else "copy", "float32", count) + c.vector_cycles(
+                "copy", "float32", count)
+            pack = 2 * c.vector_cycles("copy", "float32", 2 * count)  # Gather in, Extract out
+            cyc = merge + stage + pack + (c.vector_cycles("muls", "float32", count) if negated else 0.0)
             out = (cyc, 0, count)
         else:  # scalar spans and waits are never priced
             out = (0.0, 0, 0)

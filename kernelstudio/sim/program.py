@@ -46,7 +46,7 @@ class StaticInstr:
     dtype: str = ""  # element dtype the cost uses
     dst_dtype: str = ""  # cast destination / copy dtype on the written side
     accumulate: bool = False
-    form: str = ""  # VecCall: "repeat" (sizes: repeats) or "count" (sizes: elements)
+    form: str = ""  # VecCall: "repeat" (sizes: repeats) or "count" (sizes: elements); mrgsort: "negated" ascending
     outer_loop: int = -1  # loop ids (index into CoreProgram.loops), -1 when not in a loop
     inner_loop: int = -1
     per_row: int = 0  # "gate": scalar element visits per row (sim.costs.gate_visits)

@@ -13,12 +13,12 @@ from __future__ import annotations
 from ..core.dtypes import BLOCK_BYTES, block_bytes, itemsize
 from .expr import Const, static_value
 from .memo import KernelMemo
-from .program import Kernel, Reduce, Region, TopK, VecOp, walk
+from .program import Kernel, MrgSort, Reduce, Region, TopK, VecOp, walk
 from .vec_calls import work_of
 from .vector_ops import OPS
 
 __all__ = ["scratch_buffers", "scratch_bytes", "statement_scratch", "topk_inner", "topk_tmp_bytes", "round32",
-           "REDUCE_WORK", "TRANSPOSE_BLOCK"]
+           "REDUCE_WORK", "TRANSPOSE_BLOCK", "MRGSORT_CHUNK", "SORT_TMP"]
 
 REDUCE_WORK = "workBuf"
 TRANSPOSE_BLOCK = 16  # Transpose moves 16 x 16 blocks of 2-byte elements
@@ -27,6 +27,9 @@ TRANSPOSE_BLOCK = 16  # Transpose moves 16 x 16 blocks of 2-byte elements
 def round32(n: int) -> int:
     return max(block_bytes(n), BLOCK_BYTES)
 
+
+MRGSORT_CHUNK = 64  # (key, index) pairs MrgSort's packing Gather moves per call (codegen/merge.py)
+SORT_TMP = "topkTmpBuf"  # TopK's tmpLocal; MrgSort's packed lists take the same TBuf (never live at once)
 
 TOPK_INNER_ALIGN = 32  # TopK sorts rows of a multiple of 32 elements (TopKInfo.inner)
 
@@ -92,10 +95,17 @@ def statement_scratch(k: Kernel, s: object) -> dict[str, tuple[int, str]]:
         if n is None:
             return out  # the code generator refuses a row length that is not a tiling constant
         inner, isz = topk_inner(n), itemsize(bufs[s.src.buf].dtype)
-        need("topkTmpBuf", topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
+        need(SORT_TMP, topk_tmp_bytes(inner), "TopK tmpLocal (GetTopKMaxMinTmpSize)")
         need("topkIndexBuf", inner * 4, "TopK source indices 0..inner-1")
         if not (static_value(s.src.stride, tiling) == inner and n == inner):
             need("topkRowBuf", inner * isz, f"one row padded to {inner} with -inf")
+    elif isinstance(s, MrgSort):
+        n = static_value(s.src_keys.cols, dict(k.tiling))
+        if n is None:
+            return out  # the code generator refuses a run length that is not a tiling constant
+        need(SORT_TMP, 2 * n * 8, "TopK tmpLocal; MrgSort's runs and merged run as 8-byte (key, index) pairs")
+        need("mrgStageBuf", 2 * MRGSORT_CHUNK * 4, "MrgSort packing: a chunk of keys, then of indices")
+        need("mrgOffsetBuf", 2 * MRGSORT_CHUNK * 4, "MrgSort packing: Gather's byte offsets")
     return out
 
 

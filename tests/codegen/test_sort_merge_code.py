@@ -4,7 +4,8 @@ over 64 merged) so the cases stay small: golden == run_tiled == twin bit for bit
 in both directions and every key dtype, rows that are not a multiple of the tile, several rows, and
 moe_init_routing (both of its sorts and the chunked histogram) with an expert that gets no pair and one that gets
 all of them; every case in one twin binary. Also: the merge itself, the simulator's price growing with the
-merges, the kernel's shape in the code, and the refusal of rows of too many tiles."""
+merges, the kernel's shape in the code (the merge is Ascend C's MrgSort, no scalar loop), and the refusal of rows
+of too many tiles."""
 
 from __future__ import annotations
 
@@ -112,6 +113,12 @@ def test_the_merge_kernel_in_the_code_and_the_simulator(small_tiles) -> None:
     src = "\n".join(files[n.kernel_file] for n in op_names(prog).values())
     for line in ("AscendC::SyncAll();", "AscendC::PipeBarrier<PIPE_ALL>();", "for (int32_t s = 0; s < 8; ++s)"):
         assert line in src, line
+    # the merge is Ascend C's MrgSort of two packed lists (Gather packs, Extract unpacks), not a scalar loop:
+    # the only scalar accesses left write Gather's offset table
+    for call in ("AscendC::MrgSort(", "AscendC::MrgSort4Info", "0b11", "AscendC::Gather(", "AscendC::Extract("):
+        assert call in src, call
+    scalar = [ln.strip() for ln in src.splitlines() if ".GetValue(" in ln or ".SetValue(" in ln]
+    assert scalar and all(ln.startswith("offsets.SetValue(") for ln in scalar), scalar
     # the merges are priced: a row of 16 tiles (16 stages) takes longer than one of 8
     t8 = ks.simulate(prog).time_us
     outs16, _ = _sorting(1, 512, "float32", False)

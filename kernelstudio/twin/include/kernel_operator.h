@@ -13,6 +13,7 @@
 #include "ks_twin/pipe.h"
 #include "ks_twin/repeat.h"
 #include "ks_twin/runtime.h"
+#include "ks_twin/sort.h"
 #include "ks_twin/shared.h"
 #include "ks_twin/tensor.h"
 #include "ks_twin/types.h"
