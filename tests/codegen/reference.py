@@ -80,3 +80,30 @@ def three_way(out: ks.Tensor, prog, cache: Path, seed: int = 0) -> None:
                                    err_msg=f"twin vs golden {name}")
         np.testing.assert_allclose(np.asarray(got[name], dtype=np.float32), tiled[name], rtol=rtol, atol=atol,
                                    err_msg=f"twin vs run_tiled {name}")
+
+
+def cases_three_way(cases: dict[str, Callable[[], tuple]], cache: Path, check: Callable | None = None
+                    ) -> list[dict[str, np.ndarray]]:
+    """Each case (name -> () -> (outputs, inputs)) lowered for 910B2: run_tiled == golden bit for bit, then all of
+    them merged into one twin binary == golden bit for bit. `check(name, prog)` may assert on each program first.
+    Returns each case's golden outputs by output name."""
+    from .merge import merge
+
+    progs, golden, inputs = [], [], {}
+    for i, (name, build) in enumerate(cases.items()):
+        outs, inp = build()
+        prog = ks.lower(ks.create_schedule(outs), target="ascend910b2")
+        if check is not None:
+            check(name, prog)
+        want = outputs(prog, ks.evaluate(outs, inp))
+        got = outputs(prog, ks.run_tiled(prog, inp))
+        for out in prog.outputs:
+            np.testing.assert_array_equal(got[out], want[out], err_msg=f"{name} run_tiled {out}")
+        progs.append(prog)
+        golden.append(want)
+        inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
+    got = twin.run(codegen(merge(progs)), inputs, cache_dir=cache, by_name=True)
+    for i, name in enumerate(cases):
+        for out, want in golden[i].items():
+            np.testing.assert_array_equal(np.asarray(got[f"c{i}_{out}"], np.float32), want, err_msg=f"{name} {out}")
+    return golden

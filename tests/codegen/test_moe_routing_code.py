@@ -12,11 +12,9 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
-from kernelstudio import twin
-from kernelstudio.codegen import codegen, generate_files, op_names
+from kernelstudio.codegen import generate_files, op_names
 
-from .merge import merge
-from .reference import outputs
+from .reference import cases_three_way
 
 Case = Callable[[], tuple[tuple[ks.Tensor, ...], dict[str, np.ndarray]]]
 
@@ -59,21 +57,7 @@ CASES: dict[str, Case] = {
 
 
 def test_routing_and_sort_kernels_golden_run_tiled_and_twin_agree_bit_for_bit(twin_cache) -> None:
-    progs, golden, inputs = [], [], {}
-    for i, (name, build) in enumerate(CASES.items()):
-        outs, inp = build()
-        prog = ks.lower(ks.create_schedule(outs), target="ascend910b2")
-        want = outputs(prog, ks.evaluate(outs, inp))
-        got = outputs(prog, ks.run_tiled(prog, inp))
-        for out in prog.outputs:
-            np.testing.assert_array_equal(got[out], want[out], err_msg=f"{name} run_tiled {out}")
-        progs.append(prog)
-        golden.append(want)
-        inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
-    got = twin.run(codegen(merge(progs)), inputs, cache_dir=twin_cache, by_name=True)
-    for i, name in enumerate(CASES):
-        for out, want in golden[i].items():
-            np.testing.assert_array_equal(np.asarray(got[f"c{i}_{out}"], np.float32), want, err_msg=f"{name} {out}")
+    golden = cases_three_way(CASES, twin_cache)
     counts = golden[1]["r_count"]
     assert counts[5] == 0 and counts.sum() == 40 * 3
     assert golden[2]["r_count"].tolist() == [0] * 6 + [24 * 2, 0]

@@ -15,15 +15,13 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
-from kernelstudio import twin
-from kernelstudio.codegen import codegen, generate_files, op_names
+from kernelstudio.codegen import generate_files, op_names
 from kernelstudio.core.errors import UnsupportedError
 from kernelstudio.core.merge import merge_runs
 from kernelstudio.lower import sort as sort_mod
 from kernelstudio.lower import sort_merge
 
-from .merge import merge
-from .reference import outputs
+from .reference import cases_three_way
 
 TILE, ROW = 32, 64
 
@@ -67,23 +65,11 @@ CASES = {
 
 
 def test_long_rows_sort_three_way_bit_for_bit(small_tiles, twin_cache) -> None:
-    progs, golden, inputs = [], [], {}
-    for i, (name, build) in enumerate(CASES.items()):
-        outs, inp = build()
-        prog = ks.lower(ks.create_schedule(outs), target="ascend910b2")
+    def took_the_merge_path(name: str, prog) -> None:
         merged = [k for k in prog.kernels if any("odd-even" in n for n in k.notes)]
         assert merged, f"{name}: no kernel took the merge path: {[k.notes for k in prog.kernels]}"
-        want = outputs(prog, ks.evaluate(outs, inp))
-        got = outputs(prog, ks.run_tiled(prog, inp))
-        for out in prog.outputs:
-            np.testing.assert_array_equal(got[out], want[out], err_msg=f"{name} run_tiled {out}")
-        progs.append(prog)
-        golden.append(want)
-        inputs.update({f"c{i}_{n}": v for n, v in inp.items()})
-    got = twin.run(codegen(merge(progs)), inputs, cache_dir=twin_cache, by_name=True)
-    for i, name in enumerate(CASES):
-        for out, want in golden[i].items():
-            np.testing.assert_array_equal(np.asarray(got[f"c{i}_{out}"], np.float32), want, err_msg=f"{name} {out}")
+
+    golden = cases_three_way(CASES, twin_cache, took_the_merge_path)
     # the cases mean what they say: a stable sort (numpy's), an empty expert, every pair to one expert
     x = CASES["i32_up_100"]()[1]["x"]
     np.testing.assert_array_equal(golden[0]["i"], np.argsort(x, axis=-1, kind="stable"))
