@@ -301,3 +301,11 @@ def test_capacity_numbers_read_in_kib_and_fit_one_line():
     assert "(129.5&nbsp;/&nbsp;512&nbsp;KiB)" in capacity_html([half])
     small = {**bar, "capacity": 512, "used": 100, "pct": 19.5}
     assert "(100&nbsp;/&nbsp;512&nbsp;B)" in capacity_html([small])
+
+
+def test_a_long_kernel_name_in_a_capacity_row_ends_in_an_ellipsis_and_is_whole_in_its_tooltip():
+    """attention_out read "attention_ou": a cut name looked like a typo."""
+    bar = {"kernel": "attention_out", "tier": "UB", "capacity": 196_608, "used": 1_024, "pct": 0.5, "segments": []}
+    text = capacity_html([bar])
+    assert "attention_o\u2026 UB</span>" in text and 'title="attention_out UB"' in text
+    assert "matmul_1 UB</span>" in capacity_html([{**bar, "kernel": "matmul_1"}])

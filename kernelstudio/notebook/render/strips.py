@@ -125,6 +125,9 @@ _GRID = (f"display:grid; grid-template-columns:max-content minmax(80px, {_BAR_PX
          "column-gap:8px; row-gap:3px; align-items:center; max-width:100%;")
 
 
+KERNEL_CHARS = 12  # a capacity row's kernel name, at most: a longer one ends in an ellipsis, whole in its tooltip
+
+
 def _bar(bar: dict[str, Any], over: bool = False) -> str:
     """One tier's row: the slots as segments, the capacity as a tick, and past it (an overflow) a hatched
     part; the bar spans max(capacity, used), so the overflow is drawn inside the bar, not beyond it."""
@@ -152,8 +155,9 @@ def _bar(bar: dict[str, Any], over: bool = False) -> str:
     unit, div = _unit(bar["capacity"] or used)
     nb = "&nbsp;"  # the numbers of a part stay on one line; a narrow box breaks only between the parts
     over_txt = f", over{nb}by{nb}{_in(used - cap, div)}{nb}{unit}" if used > cap else ""
-    return (f'<div class="ks-bar-row" style="display:contents;"><span style="white-space:nowrap; {_MONO}">'
-            f'{html.escape(bar["kernel"][:12])} {bar["tier"]}</span>'
+    name = bar["kernel"] if len(bar["kernel"]) <= KERNEL_CHARS else bar["kernel"][:KERNEL_CHARS - 1] + "\u2026"
+    return (f'<div class="ks-bar-row" style="display:contents;"><span style="white-space:nowrap; {_MONO}" '
+            f'title="{html.escape(bar["kernel"])} {bar["tier"]}">{html.escape(name)} {bar["tier"]}</span>'
             f'<div class="ks-bar" style="position:relative; width:100%; height:10px; background:#f1f3f5; '
             f'overflow:hidden; display:flex;">{"".join(segs)}{excess}{tick}</div>'
             f'<span style="color:{label_col}; min-width:0;" title="{used:,} / '
