@@ -25,6 +25,7 @@ from ..plan.choose import planning_target
 from ..plan.create import create_schedule
 from ..schedule.knobs import Knob, knob_values
 from ..schedule.schedule import Schedule
+from .attention_knobs import apply_attention_knobs, attention_knobs
 from .errors import TuneError
 
 __all__ = ["Outcome", "Discovery", "discover", "evaluate_config", "evaluate_payload", "error_kind",
@@ -129,6 +130,7 @@ def run_build_fn(build_fn: Callable[[], Any], config: Mapping[str, Any], target:
         outs, sched = _outputs(ret, build_fn)
         if sched is None:
             sched = create_schedule(list(outs), target=target)
+        sched = apply_attention_knobs(sched, config)  # the fused attention kernels' knobs (tune/attention_knobs.py)
     return outs, sched, dict(ctx.seen)
 
 
@@ -219,6 +221,8 @@ def discover(build_fn: Callable[[], Any], target: Any) -> Discovery:
                 except KernelStudioError as e:
                     err = str(e)
     knobs = tuple(ctx.seen.values())
+    if multi is None and sched is not None and err is None:
+        knobs += attention_knobs(sched, target)  # s1, s2 and slots of each fused attention kernel
     if not knobs:
         raise TuneError(f"tune: {name}() declares no knobs, so there is nothing to search; declare each choice "
                         "with ks.knob(name, default, choices), e.g. s[out].split('m', ks.knob('tile_m', 16, "
