@@ -165,4 +165,11 @@ class TunePanel(W.VBox):
 
             raise TuneError(f"apply best: the results of {r.name} were tuned on {r.target}, the Studio is on "
                             f"{target}; press Run to tune on {target} (or switch the target back to {r.target})")
-        self.studio.set_knobs(**r.best.config)
+        sliders = {k: v for k, v in r.best.config.items() if k in self.studio.session.knobs}
+        self.studio.set_knobs(**sliders)
+        rest = {k: v for k, v in r.best.config.items() if k not in sliders}
+        if rest:  # the fused attention kernels' blocks and slots the tuner added (tune/attention_knobs.py)
+            from ..tune.attention_knobs import directives_text
+
+            self.out.append_stdout(f"the cell has no controls for {', '.join(rest)}: to keep them, add "
+                                   f"{directives_text(rest)} to the cell\n")

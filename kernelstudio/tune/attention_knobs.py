@@ -31,7 +31,8 @@ from ..schedule.directive import Directive
 from ..schedule.knobs import Knob
 from ..schedule.schedule import Schedule
 
-__all__ = ["attention_knobs", "apply_attention_knobs", "knob_directive", "S1_STOPS", "S2_LADDER", "SLOT_STOPS"]
+__all__ = ["attention_knobs", "apply_attention_knobs", "directives_text", "knob_directive", "S1_STOPS", "S2_LADDER",
+           "SLOT_STOPS"]
 
 S1_STOPS = (64, 128, 256)
 S2_LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)  # times 128 columns
@@ -143,3 +144,14 @@ def apply_attention_knobs(sched: Schedule, config: Mapping[str, Any]) -> Schedul
     for d in moves:
         s.apply(d)
     return s
+
+
+def directives_text(config: Mapping[str, Any]) -> str:
+    """The configuration's attention knobs as the Stage calls that state them: `s['attention_out'].split('s1',
+    64).slots(4)`."""
+    calls: dict[str, list[str]] = {}
+    for key, value in config.items():
+        kernel, dot, what = key.rpartition(".")
+        if dot and what in _WHAT:
+            calls.setdefault(kernel, []).append(f"slots({value})" if what == "slots" else f"split({what!r}, {value})")
+    return "; ".join(f"s[{k!r}]." + ".".join(c) for k, c in calls.items())

@@ -99,3 +99,27 @@ def test_tune_panel_reports_a_failure_in_its_text():
     assert panel.text.startswith("tune failed: tune: none of the 1 configurations of mla_cell is legal on "
                                  "ascend310p3 (UnsupportedError")
     assert panel.apply_button.disabled
+
+
+ATTENTION_CELL = '''
+q = placeholder((1, 1, 512, 128), "float16", name="query")
+k, v = (placeholder((1, 1, 512, 128), "float16", name=n) for n in ("key", "value"))
+out = ops.flash_attention(q, k, v)
+s = create_schedule(out)
+s[out].slots(knob("slots", 3, [1, 3]))
+'''
+
+
+def test_apply_best_on_an_attention_cell_says_which_blocks_to_state():
+    session = StudioSession("fa_cell", ATTENTION_CELL, user_ns={}, compare=False)
+    session.rebuild({})
+    st = Studio(session)
+    panel = st.open_tune()
+    r = panel.run(executor="inline", progress=False)
+    assert [k.name for k in r.knobs] == ["slots", "attention_out.s1", "attention_out.s2"]
+    best = r.best.config
+    panel.apply_best()
+    assert st.knob_values() == {"slots": best["slots"]}
+    blocks = f"s['attention_out'].split('s1', {best['attention_out.s1']}).split('s2', {best['attention_out.s2']})"
+    assert panel.out.outputs[-1]["text"] == (f"the cell has no controls for attention_out.s1, attention_out.s2: to "
+                                             f"keep them, add {blocks} to the cell\n")
