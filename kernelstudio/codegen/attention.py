@@ -11,6 +11,7 @@ shapes and layouts, each a loop over 128-column cube tiles (`ki`) in the TileIR:
 |                                          |   C = the P V slot (rows D apart); SetTail(mlen, D, nlen)        |
 | L1/L0 copies, cube queue operations      | performed by the Matmul objects themselves                       |
 | Lets, loops, ifs, cross-core flags       | as they are                                                      |
+| SyncAll (a split key/value sequence)     | `SyncAll<false>()`: every AIC and AIV, before the combine        |
 
 Both objects are registered together (`REGIST_MATMUL_OBJ(&pipe, ws, mm1, &cubeTiling, mm2, &cubeTiling2)`), each
 with its TCubeTiling (`attention_tilings`): mm1 M = S1 block, N = S2 block, K = D; mm2 M = S1 block, N = D,
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from ..core.errors import UnsupportedError
 from ..tileir.expr import Const, Var
-from ..tileir.program import Copy, CrossSet, CrossWait, If, Kernel, Let, Loop, Mmad, Region, Stmt, walk
+from ..tileir.program import Copy, CrossSet, CrossWait, If, Kernel, Let, Loop, Mmad, Region, Stmt, SyncAll, walk
 from .cube import TCUBE_TILING_FIELDS, MatmulOperands, subst
 from .scope import Scope, control_head
 from .writer import Writer, ctype
@@ -124,6 +125,8 @@ class AttentionCubePart:
                 w(f"AscendC::CrossCoreSetFlag<0x2, PIPE_{s.pipe.value}>({s.flag});")
             elif isinstance(s, CrossWait):
                 w(f"AscendC::CrossCoreWaitFlag({s.flag});")
+            elif isinstance(s, SyncAll):  # FlashDecode: the cube cores meet the vector cores before the combine
+                w(f"AscendC::SyncAll<false>();  // {s.comment}")
             # L1/L0 copies, cube queue operations and FixPipes: the Matmul objects do them
 
     def _matmul(self, loop: Loop, rest: tuple[Stmt, ...], w: Writer) -> None:

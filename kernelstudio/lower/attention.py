@@ -22,6 +22,10 @@ Each stage is a TileIR loop marked with its name (`Loop.stage`) whose variable i
 over j, bmm2 a loop of one trip over jp = j - (slots - 1) and the drain, vec1 and vec2 loops of one trip over jx;
 the simulator's events carry the stage and the block (the Timeline's stage strip).
 
+Decode (FlashDecode, lower/attention_split.py): with split('kv', p), or the auto split when S_q is small and the
+heads leave cores idle, each task walks one of p parts of the S2 blocks and stores O / l and m + ln(l) in float32
+instead of the output; a SyncAll, then the vector cores combine the parts by log-sum-exp.
+
 Workspace slots (`slots(n)`, 1 to 4, default SLOTS): block j uses slot j % n, and bmm2/vec2 trail bmm1/vec1 by
 n - 1 blocks. With one slot the cube cannot start bmm1(j+1) before bmm2(j), which waits for vec1(j)'s P: the cube
 idles through every vec1 and only bmm1(j+1) overlaps vec2(j). With n slots the cube runs bmm1 of block j while the
@@ -61,9 +65,11 @@ from ..tileir.program import (
     Reduce,
     Region,
     Stmt,
+    SyncAll,
     Tier,
     VecOp,
 )
+from .attention_split import check_kv_splits, combine, kv_splits_for, split_lets, split_store
 from .config import KernelConfig
 from .vector_body import ident
 
@@ -79,9 +85,10 @@ AIV = 2
 SLOTS = 3  # workspace slots per core: S(j), P(j), P V(j) of three blocks in flight
 
 
-def attention_blocks(fk: FusedKernel, cfg: KernelConfig) -> tuple[int, int, int]:
+def attention_blocks(fk: FusedKernel, cfg: KernelConfig, split: bool = False) -> tuple[int, int, int]:
     """(S1 block, S2 block, vector rows per chunk) of an attention kernel under `cfg` (tile_m, tile_n, tile_rows;
-    0 or larger than the sequence: the defaults)."""
+    0 or larger than the sequence: the defaults); `split`: its key/value sequence is split (the parts' float32
+    O_i rows take UB too)."""
     q = fk.nodes[0].inputs[0]
     s1, s2 = q.shape[-2], fk.nodes[0].inputs[1].shape[-2]
     d = q.shape[-1]
@@ -94,7 +101,8 @@ def attention_blocks(fk: FusedKernel, cfg: KernelConfig) -> tuple[int, int, int]
     else:  # double-buffered S rows (float32) and P rows, P V rows (float32) and output rows, beside O (float32)
         # a mask adds its int8 rows (double-buffered) and their float16 and float32 conversions
         masked = any(n.op is Op.WHERE for n in fk.nodes)
-        fit = max(1, (UB_BUDGET - half * d * 4) // (2 * 6 * (s2b + d) + (8 * s2b if masked else 0)))
+        fit = max(1, (UB_BUDGET - half * d * 4) // (2 * 6 * (s2b + d) + (8 * s2b if masked else 0)
+                                                    + (8 * d if split else 0)))
         vr = 1 << (fit.bit_length() - 1)
     return s1b, s2b, max(1, min(vr, half))
 
@@ -128,14 +136,19 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     m = attention_parts(fk.nodes)
     dt, d = m.q.dtype, m.d
     s1, s2 = m.s1, m.s2
-    s1b, s2b, vr = attention_blocks(fk, cfg)
+    s1b, s2b, _ = attention_blocks(fk, cfg)
     for what, b in (("S1", s1b), ("S2", s2b)):
         if b % 16:
             raise ScheduleError(f"kernel {fk.name}: the {what} block {b} is not a multiple of 16 (the cube's fractal); "
                                 f"use a multiple of 16, e.g. {_pad16(b)}")
     n1, n2 = -(-s1 // s1b), -(-s2 // s2b)
     nf, tail = s2 // s2b, s2 % s2b  # whole S2 blocks, and the columns of the short last one
-    tasks = math.prod(m.batch) * n1
+    heads = math.prod(m.batch)
+    p = cfg.kv_splits or kv_splits_for(heads * n1, s1, n2, cfg.cores, m.causal)
+    check_kv_splits(fk.name, p, n2, s2b, s2, m.causal)
+    split = p > 1
+    _, _, vr = attention_blocks(fk, cfg, split)
+    tasks = heads * n1 * p
     bd = max(1, min(cfg.cores, tasks))
     half = -(-s1b // AIV)
     qn, kn, vn, on = names[m.q], names[m.k], names[m.v], names[m.bmm2]
@@ -145,6 +158,11 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     wss = (GmTensor(ws_s, (bd, slots, s1b, s2b), "float32", "workspace"),
            GmTensor(ws_p, (bd, slots, s1b, s2b), dt, "workspace"),
            GmTensor(ws_o, (bd, slots, s1b, d), "float32", "workspace"))
+    rows = heads * s1  # the output's rows
+    ws_po, ws_lse = f"{base}_ws_po", f"{base}_ws_lse"
+    if split:  # each part's normalised O_i and lse_i (lower/attention_split.py)
+        wss += (GmTensor(ws_po, (p, rows, d), "float32", "workspace"), GmTensor(ws_lse, (p, rows), "float32",
+                                                                                "workspace"))
     tn = min(CUBE_N, s2b)  # the cube tile along S2: bmm1's n, bmm2's k
     nt = -(-s2b // tn)
     wide = max(d, tn)
@@ -185,6 +203,14 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
                  buf("mh", Tier.UB, "float16", vr, s2b, None, aiv_c, "the mask rows as float16 (exact)"),
                  buf("mf", Tier.UB, "float32", vr, s2b, None, aiv_c, "the mask rows as float32"),
                  buf("fillv", Tier.UB, "float32", 1, 1, None, aiv_c, f"the masked score {m.fill:g}")]
+    if split:
+        bufs += [buf("pox", Tier.UB, "float32", vr, d, QuePos.VECOUT, aiv_c, "rows of a part's O_i = O / l", depth),
+                 buf("lsex", Tier.UB, "float32", 1, vr, QuePos.VECOUT, aiv_c, "a part's lse_i = m + ln(l) of a chunk"),
+                 buf("lsi", Tier.UB, "float32", 1, p * _c32(vr, "float32"), QuePos.VECIN, aiv_c,
+                     f"combine: lse_i of a chunk's rows, {p} parts"),
+                 buf("cmax", Tier.UB, "float32", 1, vr, None, aiv_c, "combine: M = max_i lse_i"),
+                 buf("csum", Tier.UB, "float32", 1, vr, None, aiv_c, "combine: sum of exp(lse_i - M), then lse"),
+                 buf("cw", Tier.UB, "float32", 1, vr, None, aiv_c, "combine: a part's weight")]
     by = {b.name: b for b in bufs}
 
     def r(name: str, off: Expr | int, rows: Expr | int, cols: Expr | int, gm: bool = False,
@@ -194,8 +220,9 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
                       Const(rows), cols if isinstance(cols, Expr) else Const(cols), Const(st), gm=gm)
 
     # ---- the walk, the same on both sides; block j of S2 uses workspace slot j % SLOTS
-    lets: list[Stmt] = [Let("bh", E.div("t", n1)), Let("kvh", _kv_head(m.batch, tuple(m.k.shape[:-2]))),
-                        Let("m0", E.mul(E.mod("t", n1), s1b)),
+    lets: list[Stmt] = [*(split_lets(n1, n2, p, s1b) if split else (Let("bh", E.div("t", n1)),
+                                                                       Let("m0", E.mul(E.mod("t", n1), s1b)))),
+                        Let("kvh", _kv_head(m.batch, tuple(m.k.shape[:-2]))),
                         Let("mlen", E.min(s1b, E.sub(s1, "m0")))]
     if m.causal:
         lets.append(Let("n2e", E.min(n2, E.div(E.add(E.add("m0", "mlen"), s2b - 1), s2b))))
@@ -255,22 +282,31 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         Free("c"), CrossSet(FLAG_O, Pipe.FIX),
     ]
     lag = slots - 1  # bmm2 and vec2 of block j - lag follow bmm1 and vec1 of block j
-    later = If(E.min(E.max(E.sub("j", lag - 1), 0), 1), (
+    jb: Expr = Var("jb") if split else Const(0)  # the task's first block (a part's: lower/attention_split.py)
+
+    def past_lag(j: Expr) -> Expr:
+        """1 when block j is at least `lag` blocks past the task's first."""
+        return E.min(E.max(E.sub(E.sub(j, jb), lag - 1), 0), 1)
+
+    later = If(past_lag(Var("j")), (
         Loop("jp", E.sub("j", lag), E.sub("j", lag - 1), Const(1), tuple(bmm2), stage="bmm2"),),
                comment=f"bmm2 of block j - {lag}")
     # causal (the op's top-left causal atten_mask): the blocks wholly above the diagonal are skipped, block j
     # is computed while its first column n0 = j * s2 is at most the task's last row m0 + mlen - 1
-    ne: Expr = Var("n2e") if m.causal else Const(n2)
-    drain0 = E.max(E.sub(ne, lag), 0)
+    ne: Expr = Var("n2e") if m.causal else Var("je") if split else Const(n2)
+    drain0 = E.max(E.sub(ne, lag), jb)
     aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
         *lets,
         Alloc("q1"), Copy(r("q1", 0, mlen, d), r(qn, q_off, mlen, d, gm=True, stride=d), nd2nz=True,
                           comment="Q block -> L1"), EnQue("q1"), DeQue("q1"),
-        Loop("j", Const(0), ne, Const(1), (*bmm1, later),
+        Loop("j", jb, ne, Const(1), (*bmm1, later),
              comment=f"S2 in {n2} blocks of {s2b}: bmm1(j), then bmm2(j - {lag}) once the vector cores handed "
                      "its P over", stage="bmm1"),
         Loop("jp", drain0, ne, Const(1), tuple(bmm2), comment=f"bmm2 of the last {lag} blocks", stage="bmm2"),
-        Free("q1")), comment=f"parallel_loop: {tasks} (batch*head, S1 block) tasks over {bd} cores"),)
+        Free("q1")), comment=f"parallel_loop: {tasks} (batch*head, S1 block{', part' if split else ''}) tasks over "
+                             f"{bd} cores"),
+           *((SyncAll("the parts' O_i and lse_i are in the workspaces: the vector cores combine them"),) if split
+             else ()))
 
     # ---- AIV: each takes half the rows of the task's S1 block, in chunks of vr rows
     lr, cr = Var("lr0"), Var("crl")  # the chunk's first row in the block, its rows
@@ -337,7 +373,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         Free("ox"),
     )
     chunks = ceil_div(Var("rl"), vr)
-    rows = f"chunks of {vr} rows"
+    chunk_rows = f"chunks of {vr} rows"
 
     def one(j: Expr, body: tuple[Stmt, ...], what: str, stage: str) -> list[Stmt]:
         """`body` for block j, in a loop of one trip over jx: the code's scope for the block's variables."""
@@ -345,24 +381,29 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
 
     def vec1(j: Expr, cols: int) -> list[Stmt]:
         return one(j, (CrossWait(FLAG_S), Loop("rc", Const(0), chunks, Const(1), vec1_chunk(cols),
-                                                comment=f"{rows}"),
+                                                comment=chunk_rows),
                        CrossSet(FLAG_P, Pipe.MTE3)), f"vec1 of one block: online softmax update of {cols} columns",
                    "vec1")
 
     def vec2(j: Expr) -> list[Stmt]:
-        return one(j, (CrossWait(FLAG_O), Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=f"{rows}")),
+        return one(j, (CrossWait(FLAG_O), Loop("rc", Const(0), chunks, Const(1), vec2_chunk, comment=chunk_rows)),
                    "vec2 of one block: O = O * e + P V", "vec2")
 
     walk: list[Stmt] = []
+    dynamic = m.causal or split  # the walk ends before the last block in some tasks
     if nf:
-        walk.append(Loop("j", Const(0), E.min(nf, ne) if m.causal else Const(nf), Const(1), (
-            *vec1(Var("j"), s2b), If(E.min(E.max(E.sub("j", lag - 1), 0), 1), tuple(vec2(E.sub("j", lag))),
+        walk.append(Loop("j", jb, E.min(nf, ne) if dynamic else Const(nf), Const(1), (
+            *vec1(Var("j"), s2b), If(past_lag(Var("j")), tuple(vec2(E.sub("j", lag))),
                                      comment=f"vec2 of block j - {lag}")),
             comment=f"S2 in {nf} whole blocks of {s2b}: vec1(j), then vec2(j - {lag})"))
     if tail:
-        last = [*vec1(Const(nf), tail), *(vec2(Const(nf - lag)) if nf >= lag else [])]
+        if split and nf >= lag:
+            last = [*vec1(Const(nf), tail), If(past_lag(Const(nf)), tuple(vec2(Const(nf - lag))),
+                                               comment=f"vec2 of block {nf - lag}, when the part holds it")]
+        else:
+            last = [*vec1(Const(nf), tail), *(vec2(Const(nf - lag)) if nf >= lag else [])]
         walk += [If(E.max(E.sub(ne, nf), 0), tuple(last), comment="the short last block, when it is computed")
-                 ] if m.causal else last
+                 ] if dynamic else last
     walk.append(Loop("jd", drain0, ne, Const(1), tuple(vec2(Var("jd"))),
                      comment=f"vec2 of the last {lag} blocks"))  # jx: the block of each
     out_chunk = (
@@ -386,17 +427,25 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         *lets,
         Let("half", ceil_div(mlen, AIV)), Let("rs", E.mul("sub", "half")),
         Let("rl", E.max(0, E.min("half", E.sub("mlen", "rs")))),
-        Loop("rc", Const(0), chunks, Const(1), init_chunk, comment=f"online-softmax state, {rows}"),
+        Loop("rc", Const(0), chunks, Const(1), init_chunk, comment=f"online-softmax state, {chunk_rows}"),
         *walk,
-        Loop("rc", Const(0), chunks, Const(1), out_chunk, comment=f"O / l, cast and store, {rows}"),
-    ), comment="same walk as the cube core; each AIV takes half the S1 rows"),)
+        (Loop("rc", Const(0), chunks, Const(1), split_store(r, col, acc, chunk_lets, ws_po, ws_lse, rows, d, q_off),
+              comment=f"O_i = O / l and lse_i = m + ln(l) to the workspaces, {chunk_rows}") if split else
+         Loop("rc", Const(0), chunks, Const(1), out_chunk, comment=f"O / l, cast and store, {chunk_rows}")),
+    ), comment="same walk as the cube core; each AIV takes half the S1 rows"),
+           *(combine(r, p, rows, d, vr, _c32(vr, "float32"), dt, ws_po, ws_lse, on, M_INIT) if split else ()))
     cfg = cfg.noted(f"attention: {tasks} tasks of {s1b} query rows over {bd} cores, S2 in {n2} blocks of {s2b}; "
                     f"per block bmm1 -> vec1 (online softmax) -> bmm2 -> vec2, S and P in per-core workspaces of "
                     f"{slots} slots (bmm1(j) and vec1(j) overlap bmm2(j - {lag}) and vec2(j - {lag}))")
-    params = (*dict.fromkeys([qn, kn, vn, *([mask_name] if mask_name else [])]), on, ws_s, ws_p, ws_o)
+    if split:
+        cfg = cfg.noted(f"FlashDecode: the {n2} S_kv blocks in {p} parts ({heads * n1} (batch*head, S1 block) x {p} "
+                        f"parts = {tasks} tasks), each writing O_i = O / l and lse_i = m + ln(l) to workspaces; "
+                        f"SyncAll; the vector cores combine the {rows} rows by log-sum-exp")
+    params = (*dict.fromkeys([qn, kn, vn, *([mask_name] if mask_name else [])]), on, ws_s, ws_p, ws_o,
+              *((ws_po, ws_lse) if split else ()))
     tiling = (("tiles", tasks), ("block_dim", bd), ("s1_block", s1b), ("s2_block", s2b), ("s2_blocks", n2),
               ("cube_n", tn),
-              ("vec_rows", vr), ("ws_slots", slots))
+              ("vec_rows", vr), ("ws_slots", slots), *((("kv_splits", p),) if split else ()))
     k = Kernel(name=base, family="attention", kernel_type="MIX_AIC_1_2", block_dim=bd, params=params,
                buffers=tuple(bufs), aic=aic, aiv=aiv, tiling=tiling, ops=tuple(names[n] for n in fk.nodes),
                notes=cfg.notes, vec_per_block=AIV, does="flash_attention")

@@ -45,6 +45,7 @@ class KernelConfig:
     aiv_only: bool = False  # emit only a mixed kernel's AIV epilogue (the auto-schedule's UB probes)
     l0c_bytes: int = 0  # the target's L0C: a double-buffered C takes two slots when they fit (0: one slot)
     ws_slots: int = 0  # an attention kernel's workspace slots per core (slots(...)); 0 = its default
+    kv_splits: int = 0  # an attention kernel's key/value splits (split('kv', n)); 0 = the auto choice
     notes: tuple[str, ...] = ()
 
     def with_(self, **kw: object) -> KernelConfig:

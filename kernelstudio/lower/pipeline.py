@@ -87,7 +87,7 @@ def split_loop(ctx: _Ctx, cfgs: Configs) -> Configs:
         if fk.family == "attention":  # its blocks (0: the defaults), which lower/attention.py reads
             ctx.tiles[name] = {}
             out[name] = c.with_(tile_m=ctx.user(name)["tile_m"] or 0, tile_n=ctx.user(name)["tile_n"] or 0,
-                                ws_slots=ctx.user(name)["slots"])
+                                ws_slots=ctx.user(name)["slots"], kv_splits=ctx.user(name)["kv_splits"])
             continue
         tiles = auto_tiles(fk, ctx.user(name), ctx.profile, _emit_one(ctx, name))
         validate_tiles(fk, tiles, ctx.profile)

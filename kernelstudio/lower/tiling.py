@@ -70,10 +70,10 @@ def resolve_directives(fk: FusedKernel, directives: Sequence[Directive], profile
                            "order": ("m", "n") if cube else ("rows", "cols"), "cores": max_cores, "depth": 2,
                            "compute_dtype": "auto", "step_ka": None, "step_kb": None, "step_m": None, "step_n": None,
                            "depth_a1": None, "depth_b1": None, "order_by": "", "swizzle": None,
-                           "sync_all": fk.sync_all, "slots": 0}
+                           "sync_all": fk.sync_all, "slots": 0, "kv_splits": 0}
     for d in directives:
         if d.kind == "split" and fk.family == "attention":  # its blocks: s1 rows, s2 columns (lower/attention.py)
-            out["tile_m" if d.axis == "s1" else "tile_n"] = d.value
+            out[{"s1": "tile_m", "s2": "tile_n", "kv": "kv_splits"}[d.axis]] = d.value
         elif d.kind == "split":
             if cube:
                 out[f"tile_{_cube_axis(fk, d.axis)}"] = d.value

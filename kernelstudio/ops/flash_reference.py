@@ -23,7 +23,7 @@ from ..core import dtypes as _dt
 from ..core.errors import ShapeError
 from .flash_attention import MASK_FILL
 
-__all__ = ["online_softmax_attention", "plain_softmax_attention"]
+__all__ = ["online_softmax_attention", "split_softmax_attention", "plain_softmax_attention"]
 
 
 def _check(q: np.ndarray, k: np.ndarray, v: np.ndarray, chunk: int) -> tuple[int, int]:
@@ -47,20 +47,12 @@ def _scores(q: np.ndarray, k: np.ndarray, scale: float, mask: np.ndarray | None,
     return s.astype(np.float32)
 
 
-def online_softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, chunk: int, scale: float | None = None,
-                             mask: np.ndarray | None = None, dtype: str = "float32") -> np.ndarray:
-    """Attention over (B, N, S, D) arrays walking s2 in chunks of `chunk` columns (the last one may be short), in
-    the module doc's order; GQA by query head h reading kv head h // (Nq / Nkv). mask: (S_q, S_kv), nonzero =
-    masked. dtype: the kernel's input dtype (p and the output are rounded to it)."""
-    g, skv = _check(q, k, v, chunk)
-    d = q.shape[3]
-    scale = 1.0 / float(np.sqrt(d)) if scale is None else scale
-    s = _scores(q, k, scale, mask, g)
-    vv = np.repeat(np.asarray(v, np.float32), g, axis=1)
+def _walk(s: np.ndarray, vv: np.ndarray, chunk: int, dtype: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The module doc's chunked walk over scores s (B, N, S_q, S) and values vv (B, N, S, D): (O, m, l) float32."""
     m = np.full(s.shape[:3] + (1,), -np.inf, np.float32)
-    acc = np.zeros(q.shape, np.float32)
+    acc = np.zeros(s.shape[:3] + (vv.shape[3],), np.float32)
     total = np.zeros_like(m)
-    for j in range(0, skv, chunk):
+    for j in range(0, s.shape[3], chunk):
         x = s[..., j:j + chunk]
         m_new = np.maximum(m, x.max(axis=-1, keepdims=True))
         e = np.exp(m - m_new).astype(np.float32)
@@ -69,7 +61,51 @@ def online_softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, chu
         pv = np.einsum("bnqk,bnkd->bnqd", _dt.round_to(dtype, p).astype(np.float32), vv[:, :, j:j + chunk])
         acc = (acc * e + pv).astype(np.float32)
         m = m_new
+    return acc, m, total
+
+
+def online_softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, chunk: int, scale: float | None = None,
+                             mask: np.ndarray | None = None, dtype: str = "float32") -> np.ndarray:
+    """Attention over (B, N, S, D) arrays walking s2 in chunks of `chunk` columns (the last one may be short), in
+    the module doc's order; GQA by query head h reading kv head h // (Nq / Nkv). mask: (S_q, S_kv), nonzero =
+    masked. dtype: the kernel's input dtype (p and the output are rounded to it)."""
+    g, _ = _check(q, k, v, chunk)
+    scale = 1.0 / float(np.sqrt(q.shape[3])) if scale is None else scale
+    s = _scores(q, k, scale, mask, g)
+    acc, _, total = _walk(s, np.repeat(np.asarray(v, np.float32), g, axis=1), chunk, dtype)
     return _dt.round_to(dtype, acc / total)
+
+
+def split_softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, parts: int, chunk: int,
+                            scale: float | None = None, mask: np.ndarray | None = None,
+                            dtype: str = "float32") -> np.ndarray:
+    """FlashDecode (lower/attention_split.py): s2 in chunks of `chunk`, the chunks in `parts` parts (part i:
+    chunks n * i // parts up to n * (i + 1) // parts of n), each part walked as `online_softmax_attention` does
+    but stopping at O_i = O / l and lse_i = m + ln(l) (float32), then combined in order:
+    M = max_i lse_i, lse = M + ln(sum_i exp(lse_i - M)), out = cast(sum_i exp(lse_i - lse) O_i, dtype)."""
+    g, skv = _check(q, k, v, chunk)
+    n = -(-skv // chunk)
+    if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= n:
+        raise ShapeError(f"split_softmax_attention: parts={parts!r} must be an int from 1 to the {n} chunks of "
+                         f"{chunk} columns")
+    scale = 1.0 / float(np.sqrt(q.shape[3])) if scale is None else scale
+    s = _scores(q, k, scale, mask, g)
+    vv = np.repeat(np.asarray(v, np.float32), g, axis=1)
+    outs, lses = [], []
+    for i in range(parts):
+        a, b = n * i // parts * chunk, min(skv, n * (i + 1) // parts * chunk)
+        acc, m, total = _walk(s[..., a:b], vv[:, :, a:b], chunk, dtype)
+        outs.append((acc / total).astype(np.float32))
+        lses.append((m + np.log(total)).astype(np.float32))
+    big = np.maximum.reduce(lses)
+    total = np.zeros_like(big)
+    for x in lses:
+        total = (total + np.exp(x - big)).astype(np.float32)
+    lse = (big + np.log(total)).astype(np.float32)
+    acc = np.zeros(outs[0].shape, np.float32)
+    for o, x in zip(outs, lses, strict=True):
+        acc = (acc + np.exp(x - lse).astype(np.float32) * o).astype(np.float32)
+    return _dt.round_to(dtype, acc)
 
 
 def plain_softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, *, scale: float | None = None,

@@ -192,6 +192,9 @@ class Stage:
         return self
 
     def split(self, axis: str | int, factor: int) -> Stage:
+        """The tile of `axis` is `factor` long. An attention kernel's axes: 's1' (query rows per task) and 's2'
+        (key/value columns per step), multiples of 16, and 'kv': the key/value sequence cut into `factor` parts
+        walked on different cores and combined by log-sum-exp (FlashDecode; lower/attention_split.py)."""
         return self._add("split", axis, factor)
 
     def reorder(self, *axes: str | int) -> Stage:
@@ -318,18 +321,25 @@ def _check_factor(k: FusedKernel, kind: str, value: Any, what: str = "factor") -
         raise ScheduleError(f"kernel {k.name}: {kind} {what} must be a whole number >= 1, got {value!r}")
 
 
-ATTENTION_AXES = ("s1", "s2")  # an attention kernel's blocks: query rows per task, key/value columns per step
+ATTENTION_AXES = ("s1", "s2", "kv")  # an attention kernel's blocks: query rows per task, key/value columns per
+# step; "kv": the key/value sequence split into that many parts over the cores, combined by log-sum-exp
 
 
 def _validate_attention(k: FusedKernel, d: Directive) -> None:
     """An attention kernel (fusion/attention.py) takes split('s1' | 's2', block), parallel(cores=...) and
     double_buffer(...); every other directive names what it takes."""
-    takes = ("split('s1', rows) / split('s2', columns) (multiples of 16), slots(1 to 4), parallel(cores=...) and "
-             "double_buffer(...)")
+    takes = ("split('s1', rows) / split('s2', columns) (multiples of 16), split('kv', parts), slots(1 to 4), "
+             "parallel(cores=...) and double_buffer(...)")
     if d.kind == "split":
         if d.axis not in ATTENTION_AXES:
             raise ScheduleError(f"kernel {k.name} (attention) has no axis {d.axis!r}; its blocks are 's1' (query "
                                 f"rows per task) and 's2' (key/value columns per step): it takes {takes}")
+        if d.axis == "kv":
+            if isinstance(d.value, bool) or not isinstance(d.value, int) or d.value < 1:
+                raise ScheduleError(f"kernel {k.name}: split('kv', {d.value!r}): the key/value sequence splits into a "
+                                    "whole number >= 1 of parts (1: no split, each task walks all of S_kv); e.g. "
+                                    "split('kv', 4)")
+            return
         _check_factor(k, "split", d.value)
         if d.value % 16:
             raise ScheduleError(f"kernel {k.name}: split({d.axis!r}, {d.value}): the attention blocks are whole "
@@ -357,6 +367,10 @@ def _validate(k: FusedKernel, d: Directive) -> None:
     if k.family == "attention":
         _validate_attention(k, d)
         return
+    if d.kind == "split" and d.axis == "kv":
+        raise ScheduleError(f"kernel {k.name}: split('kv', {d.value!r}) splits the key/value sequence of an attention "
+                            f"kernel (ks.ops.flash_attention fused into one kernel); this kernel is {k.family}: split "
+                            f"one of its own axes ({_axes_text(k)})")
     if d.kind == "slots":
         raise ScheduleError(f"kernel {k.name}: slots(...) applies to attention kernels (the S2 blocks in flight "
                             f"between their cube and vector cores); this kernel is {k.family}")

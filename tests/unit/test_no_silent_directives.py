@@ -60,7 +60,7 @@ DIRECTIVES = {
     "l1_c_steps": ("l1_c_steps", None, ((1, 1), (2, 1), (1, 2))),
     "sync_all": ("sync_all", None, (True,)),
     "split s1": ("split", "s1", (32, 64)), "split s2": ("split", "s2", (64, 128)),
-    "slots": ("slots", None, (1, 2)),
+    "slots": ("slots", None, (1, 2)), "split kv": ("split", "kv", (2, 1)),
 }
 
 
