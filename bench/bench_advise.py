@@ -3,15 +3,16 @@
     .venv/bin/python bench/bench_advise.py
 
 For MlaProlog-lite and Conv+Bias+ReLU at the reference sizes (tests/reference_kernels.py) and three other
-sizes, each with the knobs of bench/bench_tune.py (tile_m, tile_n, tile_k, l1_k_steps, double_buffer), on
-ascend910b2: the time at the knobs' defaults; `ks.advise_greedy` (<= 5 rounds, in this process) simulating
-every proposal of a round ("all"), or only `per_round` proposals at a time, those whose evidence names the
-most idle time, going on to the next ones while none saves time, at most `patience` batches a round ("2x1",
-"2x2"), each with its best time, its evaluations (distinct configurations simulated, the default included)
-and its ratio to ks.tune's best (<= 1.05 is within 5 %); `ks.tune` (evolutionary, budget 64, seed 0,
-executor="inline", db=False) with its best and evaluations; and the wall time of `d.advise()` on the design at
-its defaults (a fresh design, nothing cached). Goal: within 5 % of ks.tune's best with at most 1/5 of its
-evaluations, advice under 1 s.
+sizes, each with the knobs of bench/bench_tune.py (tile_m, tile_n, tile_k, l1_k_steps, double_buffer), and
+FlashAttention at S = 512 and 2048 (D = 128, one head) with the fused kernel's s1 / s2 blocks and slots (the
+knobs ks.tune adds for it: 48 and 96 configurations), on ascend910b2: the time at the knobs' defaults;
+`ks.advise_greedy` (<= 5 rounds, in this process) simulating every proposal of a round ("all"), or only
+`per_round` proposals at a time, those whose evidence names the most idle time, going on to the next ones while
+none saves time, at most `patience` batches a round ("2x1", "2x2"), each with its best time, its evaluations
+(distinct configurations simulated, the default included) and its ratio to ks.tune's best (<= 1.05 is within
+5 %); `ks.tune` (evolutionary, budget 64, seed 0, executor="inline", db=False) with its best and evaluations;
+and the wall time of `d.advise()` on the design at its defaults (a fresh design, nothing cached). Goal: within
+5 % of ks.tune's best with at most 1/5 of its evaluations, advice under 1 s.
 
     .venv/bin/python bench/bench_advise.py --markdown
 
@@ -58,6 +59,16 @@ def _d(default: int, choices: tuple) -> tuple:
     return default, choices
 
 
+def _attention(s: int):
+    """A ks.tune build function declaring no knobs: FlashAttention (B = N = 1, S_q = S_kv = s, D = 128, float16)
+    as one fused kernel, whose s1 / s2 blocks and slots the tuner adds (tune/attention_knobs.py)."""
+    def build():
+        q, k, v = (ks.placeholder((1, 1, s, 128), "float16", name=n) for n in ("query", "key", "value"))
+        return ks.ops.flash_attention(q, k, v)
+    build.__name__ = f"attention_{s}"
+    return build
+
+
 DESIGNS = [
     ("MlaProlog-lite 64x256x512", _knobbed(reference.mla_prolog_lite, "mla_64x256x512", _d(16, MLA[0]),
                                            _d(256, MLA[1]), _d(64, MLA[2]))),
@@ -70,6 +81,8 @@ DESIGNS = [
     ("Conv+Bias+ReLU [1,64,112,112]->64", _knobbed(lambda: reference.conv_bias_relu(1, 64, 112, 64),
                                                    "conv_64x112x112", _d(64, CONV[0]), _d(256, CONV[1]),
                                                    _d(64, CONV[2]))),
+    ("FlashAttention S=512 D=128", _attention(512)),
+    ("FlashAttention S=2048 D=128", _attention(2048)),
 ]
 
 

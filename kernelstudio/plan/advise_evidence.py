@@ -58,7 +58,7 @@ class KernelEvidence:
     span_us: float  # the kernel's simulated time
     tiling: dict[str, Any]
     block_dim: int
-    max_cores: int  # cube cores for matmul/conv kernels, vector cores otherwise
+    max_cores: int  # cube cores for matmul/conv and attention kernels, vector cores otherwise
     queue_depth: int  # the smallest depth of its queued buffers (1: single-buffered somewhere)
     limiter: str  # roofline limiter
     efficiency: float  # of the roofline bound
@@ -223,7 +223,7 @@ def gather(design: Any) -> tuple[KernelEvidence, ...]:
         out.append(KernelEvidence(
             name=k.name, family=k.family, root=root, root_name=root_name,
             span_us=float(sk.get("time_us", 0.0)), tiling=tiling, block_dim=int(k.block_dim),
-            max_cores=profile.aic_cores if cube else profile.aiv_cores,
+            max_cores=profile.aic_cores if cube or k.family == "attention" else profile.aiv_cores,
             queue_depth=min(queued) if queued else 2, limiter=str(sk.get("roofline_limiter", "")),
             efficiency=float(sk.get("efficiency", 0.0)), amplification=float(sk.get("traffic_amplification", 1.0)),
             l2_hit=float(sk.get("l2_hit_ratio", 0.0)), capacity=_capacity(k, profile), waits=waits.get(k.name, ()),

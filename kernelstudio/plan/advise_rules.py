@@ -6,11 +6,13 @@ Adding an idea means adding one function and one entry to `RULES`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from ..lower.attention import FLAG_O, FLAG_P, FLAG_S
 from ..schedule.directive import Directive
-from .advise_evidence import KernelEvidence
+from .advise_evidence import KernelEvidence, Wait
 
 __all__ = ["Candidate", "RULES", "candidates", "move_text"]
 
@@ -29,6 +31,9 @@ class Candidate:
 
 
 Rule = Callable[[KernelEvidence], Iterator[Candidate]]
+MAX_SLOTS = 4  # an attention kernel's workspace slots (schedule.py's slots(1 to 4))
+S1_LARGEST = 256  # the largest S1 block proposed: L0A holds 256 rows of Q at D = 128 (64 KiB)
+S1_SMALLEST = 64  # the smallest: the stops ks.tune searches (tune/attention_knobs.py)
 
 
 def _cand(rule: str, ev: KernelEvidence, cause: str, weight: float, *ds: tuple) -> Candidate:
@@ -58,8 +63,8 @@ def _grow(ev: KernelEvidence, axis: str, why: str, weight: float) -> tuple[str, 
 
 def double_buffer(ev: KernelEvidence) -> Iterator[Candidate]:
     """Single-buffered queues whose consumers wait for fills (or producers for slots): two slots overlap them."""
-    if ev.queue_depth >= 2:
-        return
+    if ev.queue_depth >= 2 or (ev.family == "attention" and ev.stated("double_buffer") is not False):
+        return  # an attention kernel keeps its Q block in one slot by design: only double_buffer(False) is undone
     w = ev.top(("fill", "slot"))
     if w is not None and w.pct >= 2:
         yield _cand("double_buffer", ev, f"{w.text()} with single-buffered queues", w.credit_us,
@@ -241,6 +246,84 @@ def keep_out_of_fusion(ev: KernelEvidence) -> Iterator[Candidate]:
     yield Candidate("keep_out_of_fusion", ev.name, (), why, 0.5 * w.us, (ev.root_name,))
 
 
+# ---- the fused attention kernel (lower/attention.py): its blocks s1 / s2 and its workspace slots
+
+def _flag_wait(ev: KernelEvidence, flag: int, on_cube: bool) -> Wait | None:
+    """The largest wait of a cube (or vector) core's pipe for cross-core flag `flag`."""
+    ws = [w for w in ev.waits if w.kind == "flag" and ("cubecore" in w.core) == on_cube
+          and re.search(rf"\bflag={flag}\b", w.what)]
+    return max(ws, key=lambda w: w.us) if ws else None
+
+
+def attention_slots(ev: KernelEvidence) -> Iterator[Candidate]:
+    """The cube waiting for vec1's P (the P flag): more workspace slots let bmm1 run further ahead of bmm2. The
+    vector cores waiting for the cube's S or P V: more slots decouple the two sides too (weighted lower)."""
+    if ev.family != "attention":
+        return
+    slots, blocks = ev.t("ws_slots", 3), ev.t("s2_blocks", 1)
+    if slots >= MAX_SLOTS:
+        return
+    w, weight = _flag_wait(ev, FLAG_P, True), 1.0
+    if w is not None and w.pct >= 5:
+        why = (f"{w.pipe} of the cube core idle {w.pct:.0f} % waiting for vec1's P (flag {FLAG_P}, {w.us:.2f} us) "
+               f"with {slots} slot(s): bmm1 of block j + {slots} waits behind bmm2 of block j")
+    else:
+        w = max((x for f in (FLAG_S, FLAG_O) if (x := _flag_wait(ev, f, False)) is not None), key=lambda x: x.us,
+                default=None)
+        if w is None or w.pct < 10:
+            return
+        stage = "bmm1's S" if re.search(rf"\bflag={FLAG_S}\b", w.what) else "bmm2's P V"
+        why = (f"{w.pipe} of the vector core idle {w.pct:.0f} % waiting for {stage} ({w.what.split(' (')[0]}, "
+               f"{w.us:.2f} us) with {slots} slot(s)")
+        weight = 0.5
+    for n in range(slots + 1, min(MAX_SLOTS, blocks) + 1):  # slots beyond a task's S2 blocks have nothing to hold
+        share = weight / (n - slots)
+        yield _cand("attention_slots", ev, f"{why}; {n} slots let the cube run {n - 1} block(s) ahead", w.us * share,
+                    ("slots", None, n))
+
+
+def attention_s1(ev: KernelEvidence) -> Iterator[Candidate]:
+    """The cube core's MTE2 the limiter (the cube waits for K and V tiles it brings to L1): a larger S1 block
+    reuses each K/V tile for more query rows. Fewer tasks than cores: a smaller S1 block spreads them wider."""
+    if ev.family != "attention":
+        return
+    s1, tasks, cores = ev.t("s1_block"), ev.t("tiles"), ev.max_cores
+    kv = max((w for w in ev.waits if "cubecore" in w.core and w.kind == "fill" and w.what == "kv1"),
+             key=lambda w: w.us, default=None)
+    if kv is not None and kv.pct >= 10 and s1 * 2 <= S1_LARGEST:
+        why = (f"{kv.pipe} of the cube core idle {kv.pct:.0f} % waiting for K and V tiles (kv1) filled by {kv.by} "
+               f"({kv.us:.2f} us): each K/V tile serves {s1} query rows, {2 * s1} rows load them half as often")
+        spread = min(1.0, (tasks // 2) / max(1, cores))
+        if spread < 1.0:
+            why += f"; {tasks} tasks for {cores} cores, so half as many leave cores idle"
+        yield _cand("attention_s1", ev, why, kv.credit_us * spread, ("split", "s1", s1 * 2))
+    if tasks < cores and s1 // 2 >= S1_SMALLEST:
+        # twice the tasks of half the rows shorten the busiest core only if they need fewer than twice the waves
+        shorter = 1 - _waves(2 * tasks, cores) / (2 * _waves(tasks, cores))
+        why = (f"{tasks} tasks of {s1} query rows for {cores} cores ({ev.block_dim} busy): blocks of {s1 // 2} rows "
+               f"make {2 * tasks} tasks in {_waves(2 * tasks, cores)} wave(s)")
+        yield _cand("attention_s1", ev, why, ev.span_us * (1 - tasks / cores) * shorter, ("split", "s1", s1 // 2))
+
+
+def attention_s2(ev: KernelEvidence) -> Iterator[Candidate]:
+    """vec1 the limiter (the cube waits for its P with every slot in use), or a walk of fewer S2 blocks than
+    slots (nothing for the stages to overlap): smaller S2 blocks hand P over sooner."""
+    if ev.family != "attention":
+        return
+    s2, blocks, slots = ev.t("s2_block"), ev.t("s2_blocks", 1), ev.t("ws_slots", 3)
+    if s2 < 256:
+        return
+    w = _flag_wait(ev, FLAG_P, True)
+    if blocks < slots:
+        yield _cand("attention_s2", ev, f"S2 in {blocks} block(s) of {s2} columns for {slots} slots: the four "
+                    f"stages of a task cannot overlap; blocks of {s2 // 2} make {2 * blocks}", 0.3 * ev.span_us,
+                    ("split", "s2", s2 // 2))
+    elif w is not None and w.pct >= 10:
+        yield _cand("attention_s2", ev, f"vec1 holds the cube back: {w.pipe} of the cube core idle {w.pct:.0f} % "
+                    f"waiting for its P (flag {FLAG_P}, {w.us:.2f} us) with {slots} slot(s); blocks of {s2 // 2} "
+                    "columns hand P over sooner", 0.5 * w.us, ("split", "s2", s2 // 2))
+
+
 RULES: list[Rule] = [
     double_buffer,  # single-buffered queues with fill/slot waits
     larger_c_tiles,  # GM traffic far above compulsory: larger C tiles
@@ -254,6 +337,9 @@ RULES: list[Rule] = [
     compute_dtype,  # float32 vector math by directive: let 'auto' use float16 where it may
     parallel_cores,  # idle cores while tiles queue
     keep_out_of_fusion,  # the epilogue's vector cores wait for the cube: split the kernel
+    attention_slots,  # attention: the cube waits for vec1's P: more workspace slots
+    attention_s1,  # attention: K/V loads bound the cube (larger S1 block), or idle cores (smaller)
+    attention_s2,  # attention: vec1 holds the cube back, or too few S2 blocks to overlap: smaller S2 block
 ]
 
 

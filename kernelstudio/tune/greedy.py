@@ -24,7 +24,9 @@ from ..plan.build import Design
 from ..plan.choose import planning_target
 from ..plan.depth import lower
 from ..schedule.directive import Directive
+from ..schedule.knobs import Knob
 from ..sim import simulate
+from .attention_knobs import attention_knobs
 from .evaluate import _check_no_arguments, run_build_fn
 from .executors import make_runner
 from .space import config_json
@@ -72,17 +74,20 @@ def _check(build_fn: Any, rounds: Any, per_round: Any) -> None:
 class _State:
     """The build function at knob values plus schedule moves, built and simulated in this process or a runner."""
 
-    def __init__(self, build_fn: Callable[[], Any], target: Any, l2: str, runner: Any) -> None:
+    def __init__(self, build_fn: Callable[[], Any], target: Any, l2: str, runner: Any,
+                 added: tuple[Knob, ...] = ()) -> None:
         self.build_fn, self.target, self.l2, self.runner = build_fn, target, l2, runner
+        self.added = added  # the knobs ks.tune adds (tune/attention_knobs.py), always applied, defaults included
         self.seen: dict[tuple[str, tuple], KnobOutcome] = {}
 
     def design(self, config: dict[str, Any], extra: tuple[tuple[Directive, ...], tuple[str, ...]]) -> Design:
+        config = {**{k.name: k.default for k in self.added}, **config}
         _, sched, seen = run_build_fn(self.build_fn, config, self.target)
         with planning_target(self.target):
             sched = with_moves(sched, *extra)
         prog = lower(sched, self.target)
         sim = simulate(prog, l2=self.l2)
-        full = {k: config.get(k, kb.default) for k, kb in seen.items()}
+        full = {k: config.get(k, kb.default) for k, kb in seen.items()} | {k.name: config[k.name] for k in self.added}
         return Design(sched, prog, sim, name=prog.name, knobs=full)
 
     def known(self, extra: tuple[tuple[Directive, ...], tuple[str, ...]]) -> Callable[[dict[str, Any]], bool]:
@@ -128,8 +133,9 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
         get_profile(target)  # an unknown name is a TargetError naming the known ones
     _check_no_arguments(build_fn, getattr(build_fn, "__name__", repr(build_fn)))
     t0 = time.perf_counter()
+    knobs, added = _knobs(build_fn, target)
     runner, note = make_runner(executor, build_fn, target)
-    state = _State(build_fn, target, l2, runner)
+    state = _State(build_fn, target, l2, runner, added)
     config: dict[str, Any] = {}
     extra: tuple[tuple[Directive, ...], tuple[str, ...]] = ((), ())
     steps: list[Advice] = []
@@ -138,7 +144,6 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
         design = state.design(config, extra)
         default = float(design.sim.time_us)
         state.seen[(config_json(design.knobs), extra)] = KnobOutcome(default)
-        knobs = _knobs(build_fn, target)
         for _ in range(rounds):
             ev = state.knob_evaluator(extra)
             best, at, total = None, 0, 1
@@ -164,9 +169,11 @@ def advise_greedy(build_fn: Callable[[], Any], target: str | HardwareProfile = D
                         steps, design, time.perf_counter() - t0, (note,) if note else ())
 
 
-def _knobs(build_fn: Callable[[], Any], target: Any) -> list[Any]:
-    _, _, seen = run_build_fn(build_fn, {}, target)
-    return list(seen.values())
+def _knobs(build_fn: Callable[[], Any], target: Any) -> tuple[list[Knob], tuple[Knob, ...]]:
+    """Every knob (the build function's, then those ks.tune adds for fused attention kernels) and the added ones."""
+    _, sched, seen = run_build_fn(build_fn, {}, target)
+    added = attention_knobs(sched, target) if sched is not None else ()
+    return [*seen.values(), *added], added
 
 
 def _no_direct_build(values: dict[str, Any]) -> Design:

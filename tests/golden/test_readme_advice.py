@@ -31,3 +31,14 @@ def test_readme_advice_table_is_the_benchmark_output():
     assert block.group(1) == bench.table(rows)
     # the goal: every design within 5 % of ks.tune's best with at most 1/5 of its evaluations, both settings
     assert all(r[s]["ratio"] <= 1.05 and r[s]["evals"] * 5 <= r["tune_evals"] for r in rows for s in ("2x1", "2x2"))
+    # the FlashAttention section quotes the attention rows
+    fa = {r["design"]: r for r in rows if r["design"].startswith("FlashAttention")}
+    small, large = fa["FlashAttention S=512 D=128"], fa["FlashAttention S=2048 D=128"]
+    prose = " ".join(text.split())
+    assert (f"({small['2x1']['time']:.2f} us in {small['2x1']['evals']} evaluations, "
+            f"{100 * (small['2x1']['ratio'] - 1):.1f} % above the tuner's {small['tune']:.2f} us from the whole space "
+            f"of {small['tune_evals']})") in prose
+    assert small["2x1"]["moves"] == ("attention_out.s1 128 -> 64; attention_out.s2 512 -> 256; "
+                                     "attention_out.s2 256 -> 128")
+    assert large["2x1"]["moves"] == "attention_out.slots 3 -> 4" and large["2x1"]["ratio"] == 1.0
+    assert f"(the tuner's best, in {large['2x1']['evals']} evaluations;" in prose
