@@ -255,12 +255,17 @@ def _flag_wait(ev: KernelEvidence, flag: int, on_cube: bool) -> Wait | None:
     return max(ws, key=lambda w: w.us) if ws else None
 
 
+def _task_blocks(ev: KernelEvidence) -> int:
+    """The S2 blocks one task of an attention kernel walks (all of them, or its part under a FlashDecode split)."""
+    return -(-ev.t("s2_blocks", 1) // max(1, ev.t("kv_splits", 1)))
+
+
 def attention_slots(ev: KernelEvidence) -> Iterator[Candidate]:
     """The cube waiting for vec1's P (the P flag): more workspace slots let bmm1 run further ahead of bmm2. The
     vector cores waiting for the cube's S or P V: more slots decouple the two sides too (weighted lower)."""
     if ev.family != "attention":
         return
-    slots, blocks = ev.t("ws_slots", 3), ev.t("s2_blocks", 1)
+    slots, blocks = ev.t("ws_slots", 3), _task_blocks(ev)
     if slots >= MAX_SLOTS:
         return
     w, weight = _flag_wait(ev, FLAG_P, True), 1.0
@@ -310,7 +315,7 @@ def attention_s2(ev: KernelEvidence) -> Iterator[Candidate]:
     slots (nothing for the stages to overlap): smaller S2 blocks hand P over sooner."""
     if ev.family != "attention":
         return
-    s2, blocks, slots = ev.t("s2_block"), ev.t("s2_blocks", 1), ev.t("ws_slots", 3)
+    s2, blocks, slots = ev.t("s2_block"), _task_blocks(ev), ev.t("ws_slots", 3)
     if s2 < 256:
         return
     w = _flag_wait(ev, FLAG_P, True)
