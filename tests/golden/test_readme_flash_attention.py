@@ -47,3 +47,17 @@ def test_readme_flash_attention_tuning_example_prints_what_it_shows():
     assert printed == shown
     assert not rebinds(code, "x|y|d|out|twin|result|tiled|q|k|v")
     assert "default 17.06 us, best 11.74 us" in shown  # the prose: 4 tasks of 128 rows, one S2 block
+
+
+def test_readme_attention_search_table_is_the_benchmark_output():
+    bench = load_bench("bench_attention_search")
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- attention-search-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /attention-search-table -->",
+                      text, re.S)
+    assert block, "README has no attention-search-table block"
+    rows = [bench.search(s) for s in bench.SIZES]
+    assert block.group(1) == bench.table(rows)
+    gain = {r["S"]: 100 * (1 - r["best_us"] / r["default"]) for r in rows}
+    prose = " ".join(text.split())
+    assert f"(up to {gain[1024]:.0f} % at S = 1024 and {gain[4096]:.0f} % at S = 4096, table below)" in prose
+    assert max(gain.values()) == gain[1024] and all(g > 0 for g in gain.values())
