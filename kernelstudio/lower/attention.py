@@ -22,9 +22,9 @@ Each stage is a TileIR loop marked with its name (`Loop.stage`) whose variable i
 over j, bmm2 a loop of one trip over jp = j - (slots - 1) and the drain, vec1 and vec2 loops of one trip over jx;
 the simulator's events carry the stage and the block (the Timeline's stage strip).
 
-Decode (FlashDecode, lower/attention_split.py): with split('kv', p), or the auto split when S_q is small and the
-heads leave cores idle, each task walks one of p parts of the S2 blocks and stores O / l and m + ln(l) in float32
-instead of the output; a SyncAll, then the vector cores combine the parts by log-sum-exp.
+Decode (FlashDecode, lower/attention_split.py): with split('kv', p), or the auto split when S_q is small, each
+task walks one of p parts of the S2 blocks and stores O / l and m + ln(l) in float32 instead of the output; a
+SyncAll, then the vector cores combine the parts by log-sum-exp.
 
 Workspace slots (`slots(n)`, 1 to 4, default SLOTS): block j uses slot j % n, and bmm2/vec2 trail bmm1/vec1 by
 n - 1 blocks. With one slot the cube cannot start bmm1(j+1) before bmm2(j), which waits for vec1(j)'s P: the cube
@@ -144,7 +144,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     n1, n2 = -(-s1 // s1b), -(-s2 // s2b)
     nf, tail = s2 // s2b, s2 % s2b  # whole S2 blocks, and the columns of the short last one
     heads = math.prod(m.batch)
-    p = cfg.kv_splits or kv_splits_for(heads * n1, s1, n2, cfg.cores, m.causal)
+    p = cfg.kv_splits or kv_splits_for(heads * n1, s1, n2, cfg.cores, m.causal, (cfg.ws_slots or SLOTS) - 1)
     check_kv_splits(fk.name, p, n2, s2b, s2, m.causal)
     split = p > 1
     _, _, vr = attention_blocks(fk, cfg, split)

@@ -25,8 +25,10 @@ unsplit kernel the output moves by float32 rounding only (each part's O_i and l 
 `ks.ops.split_softmax_attention` is the NumPy model, tested against `plain_softmax_attention`.
 
 The auto choice (`kv_splits_for`) splits only at decode (S_q <= DECODE_ROWS, the queries one 16-row fractal of
-the cube) when the task count leaves at least half the cores idle; it takes p = min(S2 blocks, cores // tasks),
-so that the tasks * p parts fill the cores in one round. A causal kernel is not split: at S_q = 1 the top-left
+the cube): it takes the p of least `split_cost`, rounds of the tasks * p parts over the cores times the longest
+part's blocks plus the slots - 1 blocks that fill the pipeline (an assumed model; tests/golden/test_flash_decode.py
+and notebook 10 check its choice against the simulator's times for every part count, bench_flash_attention.py
+--decode prints it beside one part per head and the two-kernel plan). A causal kernel is not split: at S_q = 1 the top-left
 causal mask leaves key 0 alone, and a part wholly above the diagonal would have no blocks to walk (`KvSplitError`
 says so). A user mask (a where that is not the causal one) is applied in each part as in the unsplit kernel; a
 part whose rows are wholly masked has lse_i about -1e30 and weight 0 (a row masked in every part, which the
@@ -41,19 +43,26 @@ from ..tileir.program import Alloc, Copy, DeQue, EnQue, Free, Let, Loop, Region,
 
 DECODE_ROWS = 16  # query rows up to which the auto schedule splits S_kv: one 16-row fractal of the cube
 
-__all__ = ["DECODE_ROWS", "KvSplitError", "kv_splits_for", "check_kv_splits", "split_lets", "split_store", "combine"]
+__all__ = ["DECODE_ROWS", "KvSplitError", "kv_splits_for", "split_cost", "check_kv_splits", "split_lets",
+           "split_store", "combine"]
 
 
 class KvSplitError(ScheduleError):
     """split('kv', n) that the attention kernel cannot take (more parts than S2 blocks, or a causal kernel)."""
 
 
-def kv_splits_for(tasks: int, s1: int, n2: int, cores: int, causal: bool) -> int:
-    """The auto split (module doc): p = min(n2, cores // tasks) at decode (S_q <= DECODE_ROWS) when tasks * 2 <=
-    cores and there is no causal mask; else 1."""
-    if causal or s1 > DECODE_ROWS or n2 < 2 or tasks * 2 > cores:
+def kv_splits_for(tasks: int, s1: int, n2: int, cores: int, causal: bool, lag: int) -> int:
+    """The auto split (module doc): at decode (S_q <= DECODE_ROWS, no causal mask) the p in 1 .. min(n2, cores)
+    of least `split_cost`, the smallest of equals; else 1."""
+    if causal or s1 > DECODE_ROWS or n2 < 2:
         return 1
-    return max(1, min(n2, cores // tasks))
+    return min(range(1, min(n2, cores) + 1), key=lambda p: (split_cost(tasks, n2, cores, lag, p), p))
+
+
+def split_cost(tasks: int, n2: int, cores: int, lag: int, p: int) -> int:
+    """The auto split's model of the kernel's time, in S2 blocks: rounds of tasks * p parts over the cores, each
+    as long as its longest part (ceil(n2 / p) blocks) plus the `lag` blocks that fill the slot pipeline."""
+    return -(-tasks * p // cores) * (-(-n2 // p) + lag)
 
 
 def check_kv_splits(kernel: str, p: int, n2: int, s2b: int, s2: int, causal: bool) -> None:

@@ -116,16 +116,28 @@ def test_the_split_model_refuses_parts_it_cannot_make():
 
 
 def test_auto_schedule_splits_at_decode_only():
-    # 4 heads of one query row over 8 S_kv blocks: 4 x 6 parts fill the 24 cores
-    _, kern = _lowered(_attention(1, 4, 1, 4096, 128))
-    assert (dict(kern.tiling)["kv_splits"], kern.block_dim) == (6, 24)
-    assert any(n.startswith("FlashDecode: the 8 S_kv blocks in 6 parts") for n in kern.notes)
-    # prefill (S_q = 128), causal decode, one S_kv block, and more heads than half the cores: no split
+    # 4 heads of one query row over 8 S_kv blocks: 4 x 4 parts of 2 blocks in one round (6 parts are 2 blocks
+    # long too); over 64 blocks, 4 x 6 parts of up to 11 blocks fill the 24 cores in one round
+    for s2, want in ((4096, 4), (32768, 6)):
+        _, kern = _lowered(_attention(1, 4, 1, s2, 128))
+        assert (dict(kern.tiling)["kv_splits"], kern.block_dim) == (want, min(24, 4 * want))
+    assert any(n.startswith("FlashDecode: the 64 S_kv blocks in 6 parts") for n in kern.notes)
+    # prefill (S_q = 128), causal decode, one S_kv block, and 13 heads (2 parts take 2 rounds): no split
     for out in (_attention(1, 4, 128, 4096, 128), _attention(1, 4, 1, 4096, 128, causal=True),
                 _attention(1, 4, 1, 300, 128), _attention(1, 13, 1, 4096, 128)):
         _, kern = _lowered(out)
         assert "kv_splits" not in dict(kern.tiling)
         assert not any(isinstance(x, SyncAll) for x in walk(kern.aiv))
+
+
+@pytest.mark.parametrize(("n", "s2"), [(4, 4096), (2, 2048)])
+def test_the_auto_split_is_the_fastest_part_count_in_the_simulator(n, s2):
+    out = _attention(1, n, 1, s2, 128)
+    auto_prog, auto = _lowered(out)
+    blocks = dict(auto.tiling)["s2_blocks"]
+    times = {p: ks.simulate(_lowered(out, p)[0]).time_us for p in range(1, blocks + 1)}
+    assert dict(auto.tiling)["kv_splits"] == min(times, key=times.get)
+    assert ks.simulate(auto_prog).time_us == times[dict(auto.tiling)["kv_splits"]]
 
 
 def test_split_is_faster_at_decode_and_split_kv_1_keeps_one_part():
@@ -146,7 +158,7 @@ def test_timeline_shows_the_parts_on_many_cores_then_the_combine():
     core = np.array([ev.core_labels[i] for i in c["core"]])
     bmm1 = np.array([t.startswith("bmm1") or " bmm1" in t for t in text])
     comb = np.array(["combine" in t for t in text])
-    assert len(set(core[bmm1])) == 24  # the 24 parts on the 24 cube cores
+    assert len(set(core[bmm1])) == 16  # 4 heads x 4 parts on 16 cube cores
     # the 4 output rows: one each on the first four vector cores, after every part's last bmm1
     assert sorted(set(core[comb])) == ["core0.veccore0", "core0.veccore1", "core1.veccore0", "core1.veccore1"]
     assert c["start_us"][comb].min() > c["end_us"][bmm1].max()

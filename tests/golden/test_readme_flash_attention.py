@@ -61,3 +61,39 @@ def test_readme_attention_search_table_is_the_benchmark_output():
     prose = " ".join(text.split())
     assert f"(up to {gain[1024]:.0f} % at S = 1024 and {gain[4096]:.0f} % at S = 4096, table below)" in prose
     assert max(gain.values()) == gain[1024] and all(g > 0 for g in gain.values())
+
+
+DECODE = "### Decode: the split of S_kv (FlashDecode)"
+
+
+def test_readme_decode_example_prints_what_it_shows():
+    code, printed, shown = example(DECODE)
+    assert printed == shown
+    assert not rebinds(code, "x|y|d|out|twin|result|tiled|q|k|v")
+    assert "{'tiles': 24, 'kv_splits': 3} 24" in shown  # 8 heads x 3 parts on the 24 cores
+
+
+def test_readme_decode_table_is_the_benchmark_output_and_the_prose_holds():
+    bench = load_bench("bench_flash_attention")
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"<!-- flash-decode-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /flash-decode-table -->", text,
+                      re.S)
+    assert block, "README has no flash-decode-table block"
+    rs = bench.decode_rows()
+    assert block.group(1) == bench.decode_table(rs)
+    by = {(n, skv): r for n, skv, *r in rs}
+    assert all(t_one > t for _, t, t_one, *_ in by.values())  # the split pays against one part per head
+    for skv in bench.DECODE_SKV:  # most at 8 heads
+        assert by[8, skv][2] / by[8, skv][1] > by[32, skv][2] / by[32, skv][1]
+    fused = sorted((n, skv) for (n, skv), r in by.items() if r[4] == "fused")
+    assert fused == [(8, 4096), (8, 8192), (8, 16384)]
+    assert all(r[4] == "fused" or r[3] <= r[1] for r in by.values())  # the planner takes the faster plan
+    assert {by[32, skv][0] for skv in bench.DECODE_SKV} == {2, 3}
+    assert ks_profile_hbm() == 1.26e12 and "modelled 1,260 GB/s of HBM" in " ".join(text.split())
+    assert all(mb * 1e3 / t < 1260 for _, t, _, _, _, mb in by.values())
+
+
+def ks_profile_hbm() -> float:
+    import kernelstudio as ks
+
+    return ks.hw.get("ascend910b2").hbm_bytes_per_s
