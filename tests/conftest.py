@@ -27,9 +27,21 @@ def twin_cache() -> Path:
     return path
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `twin` every test that asks for `twin_cache`, directly or through another fixture (modules that
-    compile without it carry `pytestmark = pytest.mark.twin`)."""
+    compile without it carry `pytestmark = pytest.mark.twin`). When the suite runs on several workers
+    (`pytest -n 2 --dist loadgroup`, as ./test.sh does), keep a file's tests on one worker if they share a
+    module- or class-scoped fixture (a JupyterLab server, a built design), so it is set up once."""
     for item in items:
         if "twin_cache" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.twin)
+        if _shares_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def _shares_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(d.scope in ("module", "class", "package") for defs in info.name2fixturedefs.values() for d in defs)
