@@ -85,12 +85,22 @@ AIV = 2
 SLOTS = 3  # workspace slots per core: S(j), P(j), P V(j) of three blocks in flight
 
 
+def query_rows(m) -> tuple[tuple[int, ...], int]:
+    """(batch dims, query rows per batch index) the kernel walks. GQA at S_q = 1 without a mask folds each kv
+    group's G query heads into the rows of one task (q (B, Nkv, G, 1, D) is (B, Nkv, 1) x G contiguous rows, as
+    the output is): the group reads its K and V once, as CANN's IncreFlashAttention does."""
+    kb = tuple(m.k.shape[:-2])
+    if m.s1 == 1 and m.mask is None and kb != tuple(m.batch):
+        return kb, math.prod(m.batch) // math.prod(kb)
+    return tuple(m.batch), m.s1
+
+
 def attention_blocks(fk: FusedKernel, cfg: KernelConfig, split: bool = False) -> tuple[int, int, int]:
     """(S1 block, S2 block, vector rows per chunk) of an attention kernel under `cfg` (tile_m, tile_n, tile_rows;
     0 or larger than the sequence: the defaults); `split`: its key/value sequence is split (the parts' float32
     O_i rows take UB too)."""
     q = fk.nodes[0].inputs[0]
-    s1, s2 = q.shape[-2], fk.nodes[0].inputs[1].shape[-2]
+    s1, s2 = query_rows(attention_parts(fk.nodes))[1], fk.nodes[0].inputs[1].shape[-2]
     d = q.shape[-1]
     s1b = cfg.tile_m if 0 < cfg.tile_m < (1 << 30) else S1_BLOCK
     s2b = cfg.tile_n if 0 < cfg.tile_n < (1 << 30) else S2_BLOCK
@@ -135,7 +145,8 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     """The attention kernel (module doc) and its three workspaces."""
     m = attention_parts(fk.nodes)
     dt, d = m.q.dtype, m.d
-    s1, s2 = m.s1, m.s2
+    batch, s1 = query_rows(m)
+    s2 = m.s2
     s1b, s2b, _ = attention_blocks(fk, cfg)
     for what, b in (("S1", s1b), ("S2", s2b)):
         if b % 16:
@@ -143,8 +154,8 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
                                 f"use a multiple of 16, e.g. {_pad16(b)}")
     n1, n2 = -(-s1 // s1b), -(-s2 // s2b)
     nf, tail = s2 // s2b, s2 % s2b  # whole S2 blocks, and the columns of the short last one
-    heads = math.prod(m.batch)
-    p = cfg.kv_splits or kv_splits_for(heads * n1, s1, n2, cfg.cores, m.causal, (cfg.ws_slots or SLOTS) - 1)
+    heads = math.prod(batch)
+    p = cfg.kv_splits or kv_splits_for(heads * n1, m.s1, n2, cfg.cores, m.causal, (cfg.ws_slots or SLOTS) - 1)
     check_kv_splits(fk.name, p, n2, s2b, s2, m.causal)
     split = p > 1
     _, _, vr = attention_blocks(fk, cfg, split)
@@ -222,7 +233,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     # ---- the walk, the same on both sides; block j of S2 uses workspace slot j % SLOTS
     lets: list[Stmt] = [*(split_lets(n1, n2, p, s1b) if split else (Let("bh", E.div("t", n1)),
                                                                        Let("m0", E.mul(E.mod("t", n1), s1b)))),
-                        Let("kvh", _kv_head(m.batch, tuple(m.k.shape[:-2]))),
+                        Let("kvh", _kv_head(batch, tuple(m.k.shape[:-2]))),
                         Let("mlen", E.min(s1b, E.sub(s1, "m0")))]
     if m.causal:
         lets.append(Let("n2e", E.min(n2, E.div(E.add(E.add("m0", "mlen"), s2b - 1), s2b))))
@@ -437,6 +448,9 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     cfg = cfg.noted(f"attention: {tasks} tasks of {s1b} query rows over {bd} cores, S2 in {n2} blocks of {s2b}; "
                     f"per block bmm1 -> vec1 (online softmax) -> bmm2 -> vec2, S and P in per-core workspaces of "
                     f"{slots} slots (bmm1(j) and vec1(j) overlap bmm2(j - {lag}) and vec2(j - {lag}))")
+    if batch != tuple(m.batch):
+        cfg = cfg.noted(f"GQA at S_q = 1: the {s1} query heads of each kv head are the rows of one task "
+                        f"({heads} tasks before any split), which reads that kv head's K and V once")
     if split:
         cfg = cfg.noted(f"FlashDecode: the {n2} S_kv blocks in {p} parts ({heads * n1} (batch*head, S1 block) x {p} "
                         f"parts = {tasks} tasks), each writing O_i = O / l and lse_i = m + ln(l) to workspaces; "

@@ -28,11 +28,11 @@ The auto choice (`kv_splits_for`) splits only at decode (S_q <= DECODE_ROWS, the
 the cube): it takes the p of least `split_cost`, rounds of the tasks * p parts over the cores times the longest
 part's blocks plus the slots - 1 blocks that fill the pipeline (an assumed model; tests/golden/test_flash_decode.py
 and notebook 10 check its choice against the simulator's times for every part count, bench_flash_attention.py
---decode prints it beside one part per head and the two-kernel plan). A causal kernel is not split: at S_q = 1 the top-left
-causal mask leaves key 0 alone, and a part wholly above the diagonal would have no blocks to walk (`KvSplitError`
-says so). A user mask (a where that is not the causal one) is applied in each part as in the unsplit kernel; a
-part whose rows are wholly masked has lse_i about -1e30 and weight 0 (a row masked in every part, which the
-whole-row softmax spreads evenly, comes out as the sum of the parts' means instead).
+--decode prints it beside one part per head and the two-kernel plan). A causal kernel is not split: at S_q = 1
+the top-left causal mask leaves key 0 alone, and a part wholly above the diagonal would have no blocks to walk
+(`KvSplitError` says so). A user mask (a where that is not the causal one) is applied in each part as in the
+unsplit kernel; a part whose rows are wholly masked has lse_i about -1e30 and weight 0 (a row masked in every
+part, which the whole-row softmax spreads evenly, comes out as the sum of the parts' means instead).
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ def test_split_kernel_equals_golden_and_the_split_model(case):
     out = _attention(b, n, s1, s2, d, dt, nkv=nkv)
     prog, kern = _lowered(out, parts, s2b)
     t = dict(kern.tiling)
-    assert t["kv_splits"] == parts and kern.block_dim == b * n * parts
+    groups = nkv if nkv and s1 == 1 else n  # GQA at S_q = 1: one task per kv head, its query heads as rows
+    assert t["kv_splits"] == parts and kern.block_dim == b * groups * parts
     assert sum(isinstance(x, SyncAll) for side in (kern.aic, kern.aiv) for x in walk(side)) == 2
     feeds = ks.ops.flash_attention_inputs(out, seed=s2)
     got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
@@ -130,6 +131,26 @@ def test_auto_schedule_splits_at_decode_only():
         assert not any(isinstance(x, SyncAll) for x in walk(kern.aiv))
 
 
+def test_gqa_decode_folds_each_group_into_the_rows_of_one_task():
+    """32 query heads over 8 kv heads at S_q = 1: 8 tasks of 4 rows (before the split), each reading its kv head's
+    K and V once; numerics as the whole-row softmax."""
+    out = _attention(1, 32, 1, 4096, 128, nkv=8)
+    prog, kern = _lowered(out, 1)
+    assert (dict(kern.tiling)["tiles"], kern.block_dim) == (8, 8)
+    assert any(n.startswith("GQA at S_q = 1: the 4 query heads of each kv head") for n in kern.notes)
+    r = ks.simulate(prog)
+    (row,) = [k for k in r.kernels if k["name"] == kern.name]
+    kv_bytes = 2 * 8 * 4096 * 128 * 2
+    # K and V once (from L2: the GQA reshape kernels just wrote them) beside the workspaces, not once per query head
+    assert kv_bytes <= row["hbm_read_bytes"] + row["l2_bytes"] < 1.25 * kv_bytes
+    feeds = ks.ops.flash_attention_inputs(out, seed=3)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    exact = ks.ops.plain_softmax_attention(feeds["query"], feeds["key"], feeds["value"])
+    np.testing.assert_allclose(got, exact, rtol=8e-3, atol=8e-3)
+    _, split = _lowered(out)
+    assert (dict(split.tiling)["kv_splits"], split.block_dim) == (3, 24)  # 8 groups x 3 parts
+
+
 @pytest.mark.parametrize(("n", "s2"), [(4, 4096), (2, 2048)])
 def test_the_auto_split_is_the_fastest_part_count_in_the_simulator(n, s2):
     out = _attention(1, n, 1, s2, 128)
@@ -183,10 +204,11 @@ def test_bad_kv_splits_name_the_numbers_and_the_way_out():
         s[s.kernels[0].name].split("kv", 2)
 
 
-# the twin: S_kv tails, uneven parts, a few query rows, bfloat16, GQA; one merged binary
+# the twin: S_kv tails, uneven parts, a few query rows, bfloat16, GQA (folded at S_q = 1); one merged binary
 TWIN_CASES = (
     (1, 2, 1, 1100, 64, "float16", None, 3),
     (1, 4, 3, 700, 64, "bfloat16", 2, 2),
+    (1, 6, 1, 600, 64, "float16", 2, 2),  # GQA at S_q = 1: the 3 query heads of a kv head are one task's rows
 )
 
 
