@@ -97,6 +97,25 @@ def test_the_combine_weighs_each_part_by_its_log_sum_exp():
     assert np.abs(np.mean(parts, axis=0) - exact).max() > 0.1
 
 
+def test_a_user_mask_applies_in_each_part_and_a_wholly_masked_part_weighs_nothing():
+    s2 = 1300  # 3 blocks in 3 parts; the mask keeps keys 600 .. 1199: part 0 (keys 0 .. 511) is wholly masked
+    q = ks.placeholder((1, 2, 1, 64), "float16", name="query")
+    k, v = (ks.placeholder((1, 2, s2, 64), "float16", name=n) for n in ("key", "value"))
+    scores = ks.where(ks.placeholder((1, s2), "int8", name="pad_mask"), -1e30,
+                      ks.mul(ks.matmul(q, k, transpose_b=True, out_dtype="float32"), 0.125))
+    out = ks.matmul(ks.cast(ks.softmax(scores), "float16"), v, name="attention_out")
+    prog, kern = _lowered(out)
+    assert dict(kern.tiling)["kv_splits"] == 3
+    feeds = ks.random_inputs([out], seed=0)
+    mask = np.ones((1, s2), np.int8)
+    mask[0, 600:1200] = 0
+    feeds["pad_mask"] = mask
+    feeds["value"] = (np.asarray(feeds["value"], np.float32) * 8).astype(np.float16)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    exact = ks.ops.plain_softmax_attention(feeds["query"], feeds["key"], feeds["value"], scale=0.125, mask=mask)
+    np.testing.assert_allclose(got, exact, rtol=8e-3, atol=2e-4)
+
+
 @pytest.mark.parametrize("parts", [1, 2, 3, 7])
 def test_the_split_model_is_the_whole_row_softmax(parts):
     rng = np.random.default_rng(parts)
