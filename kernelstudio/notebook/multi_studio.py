@@ -64,6 +64,11 @@ class MultiStudio(LiveControls, W.VBox):
         self.tune_button.on_click(lambda _: self.open_tune())
         self.tune_box = W.VBox()
         self.tune_panel: Any = None
+        self.advice_button = W.Button(description="Advice", icon="lightbulb-o", tooltip="why the advisor has no "
+                                      "moves for a multi-device design", layout=W.Layout(width="auto", flex="0 0 auto"))
+        self.advice_button.on_click(lambda _: self.open_advice().refresh())
+        self.insight_box = W.VBox()  # the Advice strip, once opened
+        self.advice_strip: Any = None
         self.controls = W.HBox(layout=W.Layout(flex_flow="row wrap", align_items="center"))
         self.banner = W.HTML()
         self.cards = W.HTML()
@@ -88,14 +93,24 @@ class MultiStudio(LiveControls, W.VBox):
         self.tabs.selected_index = 0
         self.file_pick.observe(lambda ch: self._show_file(), names="value")
         self.tabs.observe(lambda ch: self._draw_code(), names="selected_index")
-        super().__init__([W.HBox([self.header, self.tune_button, self.trace_button, self.trace_link],
-                                 layout=W.Layout(align_items="center", flex_flow="row wrap")),
-                          self.controls, self.tune_box, self.banner, self.cards, self.changed, self.tabs])
+        super().__init__([W.HBox([self.header, self.advice_button, self.tune_button, self.trace_button,
+                                  self.trace_link], layout=W.Layout(align_items="center", flex_flow="row wrap")),
+                          self.controls, self.tune_box, self.insight_box, self.banner, self.cards, self.changed,
+                          self.tabs])
         self.add_class("ks-studio")
         self.add_class("ks-multi-studio")
         self._build_controls()
         if isinstance(session.design, Mc2Design):
             self._show(session.design)
+
+    def open_advice(self) -> Any:
+        """Show the Advice strip under the controls: it says why a multi-device design gets no moves."""
+        if self.advice_strip is None:
+            from .advice_view import AdviceStrip
+
+            self.advice_strip = AdviceStrip(self)
+            self.insight_box.children = (self.advice_strip,)
+        return self.advice_strip
 
     # --- controls ---------------------------------------------------------------------------------
     def _build_controls(self) -> None:

@@ -49,6 +49,7 @@ class StudioSession:
     values: dict[str, Any] = field(default_factory=dict)  # the knob values of the last good design
     overrides: dict[str, Any] = field(default_factory=dict)  # profile field -> value: a what-if on the target
     directives: tuple[Directive, ...] = ()  # replayed on the cell's schedule after it runs (applied advice)
+    keep_out: tuple[str, ...] = ()  # graph names of ops kept out of fused kernels before `directives` (advice)
     _baseline: dict[tuple, tuple] = field(default_factory=dict, repr=False)
     # the designs built lately, by what they were built from: a knob moved back to a value shown before is
     # not lowered, simulated or generated again (each move still gets a Design object of its own)
@@ -110,8 +111,9 @@ class StudioSession:
             res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values, strict=strict)
         if res.multi is not None:
             return res.multi, res.knobs, tgt, cmp_, dict(res.values)
-        sched = _with_directives(res.schedule, list(res.outputs), dirs, hw) if dirs else res.schedule
-        key = (sched.graph.text(), sched.fuse, sched.to_json(), tgt, tuple(sorted(ovr.items())), start) \
+        sched = (_with_directives(res.schedule, list(res.outputs), dirs, hw, self.keep_out)
+                 if dirs or self.keep_out else res.schedule)
+        key = (sched.graph.text(), sched.fuse, self.keep_out, sched.to_json(), tgt, tuple(sorted(ovr.items())), start) \
             if sched is not None else None  # a cell with no schedule: build makes the default one each time
         d = self._designs.get(key) if key is not None else None
         if d is None:
@@ -136,8 +138,9 @@ class StudioSession:
 
 
 def _with_directives(schedule: Schedule | None, outputs: list, directives: tuple[Directive, ...],
-                     target: Any) -> Schedule:
-    """The cell's schedule (or the auto schedule of its outputs) with `directives` appended, on a copy."""
+                     target: Any, keep_out: tuple[str, ...] = ()) -> Schedule:
+    """The cell's schedule (or the auto schedule of its outputs) with the ops named in `keep_out` kept out of
+    fused kernels (dropping the directives the re-planned kernels refuse) and `directives` appended, on a copy."""
     from ..plan.create import create_schedule
 
     if schedule is None:
@@ -145,6 +148,9 @@ def _with_directives(schedule: Schedule | None, outputs: list, directives: tuple
             out = create_schedule(list(outputs))
     else:
         out = _copy(schedule)
+    with planning_target(target):
+        for name in keep_out:
+            out.keep_out_of_fusion(out.graph.node(name), drop_refused=True)
     for d in directives:
         out.apply(d)  # a directive the schedule refuses is a ScheduleError: the session keeps its design
     return out

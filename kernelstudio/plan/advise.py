@@ -27,7 +27,11 @@ from .advise_rules import Candidate, candidates, move_text
 from .choose import planning_target
 from .depth import lower
 
-__all__ = ["Advice", "AdviceError", "KnobOutcome", "advise", "advise_counted", "rank", "why_not", "with_moves"]
+__all__ = ["SAVES_US", "Advice", "AdviceError", "KnobOutcome", "advise", "advise_counted", "rank", "why_not",
+           "with_moves"]
+
+
+SAVES_US = 0.005  # a move saves time when its gain shows as at least 0.01 us where lists print it (2 decimals)
 
 
 class AdviceError(KernelStudioError, ValueError):
@@ -53,6 +57,11 @@ class Advice:
     kernel: str = ""
     rule: str = ""
     before_us: float = 0.0
+
+    @property
+    def saves(self) -> bool:
+        """It fits and saves time at the precision the lists print (a gain of at least `SAVES_US`)."""
+        return self.fits and self.gain_us >= SAVES_US
 
     @property
     def text(self) -> str:
@@ -87,10 +96,13 @@ class Advice:
 
 @dataclass(frozen=True)
 class KnobOutcome:
-    """The simulated time of one knob configuration, or why it is illegal."""
+    """The simulated time of one knob configuration, or why it is illegal; `problem` is the built graph's text
+    when the evaluator saw it ("" when it did not): a configuration whose graph differs from the design's
+    computes another operator (a shape or a flag of the problem moved), so it is no move of this design."""
 
     time_us: float | None
     why_not: str = ""
+    problem: str = ""
 
 
 KnobMove = tuple[Candidate | None, tuple[tuple[Knob, Any], ...]]  # a proposal (or none) as knob values
@@ -244,7 +256,8 @@ def _default_knob_eval(build_fn: Callable[[dict[str, Any]], Any]) -> KnobEvaluat
         out = []
         for cfg in configs:
             try:
-                out.append(KnobOutcome(float(build_fn(dict(cfg)).sim.time_us)))
+                d = build_fn(dict(cfg))
+                out.append(KnobOutcome(float(d.sim.time_us), problem=d.schedule.graph.text()))
             except KernelStudioError as e:
                 out.append(KnobOutcome(None, why_not(e)))
         return out
@@ -327,7 +340,10 @@ def _knob_advice(design: Any, build_fn: Any, moves: list[KnobMove], before: floa
     configs = [_config(design, kv) for _, kv in moves]
     outcomes = (evaluate or _default_knob_eval(build_fn))(configs)
     out = []
+    problem = design.schedule.graph.text()
     for (c, kv), o in zip(moves, outcomes, strict=True):
+        if o.problem and o.problem != problem:
+            continue  # another operator (a shape, a flag of the problem), not a faster design of this one
         move = ", ".join(f"{k.name} {design.knobs[k.name]!r} -> {v!r}" for k, v in kv)
         cause = c.cause if c is not None else f"knob {kv[0][0].name}: one step from {design.knobs[kv[0][0].name]!r}"
         kernel, rule = (c.kernel, c.rule) if c is not None else ("", "knob_step")
@@ -335,7 +351,7 @@ def _knob_advice(design: Any, build_fn: Any, moves: list[KnobMove], before: floa
         if o.time_us is None:
             out.append(Advice(move, 0.0, None, cause, knobs=values, fits=False, why_not=o.why_not,
                               kernel=kernel, rule=rule, before_us=before))
-        elif o.time_us != before or c is None:
+        elif o.time_us != before:
             out.append(Advice(move, before - o.time_us, o.time_us, cause, knobs=values, kernel=kernel, rule=rule,
                               before_us=before))
     return out

@@ -228,3 +228,30 @@ def test_keeping_out_drops_the_directives_the_split_kernels_refuse_and_says_so()
         in a.move
     assert _simulate(d, a) == a.time_us and a.schedule(d.schedule).directives == ()
     assert a.drops == d.schedule.directives
+
+
+def _rows_schedule():
+    """MlaProlog-lite with a knob of the problem (its reduction length) beside one of the schedule (tile_n)."""
+    out = reference.mla_prolog_lite(64, ks.knob("depth", 256, [128, 256, 512]), 512)
+    s = ks.create_schedule(out)
+    s[out].split("n", ks.knob("tile_n", 256, [128, 256, 512]))
+    return out, s
+
+
+def _rows_build(values: dict):
+    with ks.knob_values(values, strict=False) as ctx:
+        out, s = _rows_schedule()
+    d = ks.build(out, TARGET, schedule=s, compare=False)
+    d.knobs = {k: ctx.values.get(k, kb.default) for k, kb in ctx.seen.items()}
+    return d
+
+
+def test_a_knob_of_the_problem_is_no_move():
+    d = _rows_build({})
+    with ks.knob_values({}, strict=False) as ctx:
+        _rows_schedule()
+    assert set(ctx.seen) == {"depth", "tile_n"}
+    assert _rows_build({"depth": 128}).sim.time_us < d.sim.time_us  # a shorter reduction: another operator
+    moves = d.advise(_rows_build, knobs=ctx.seen)
+    assert any("tile_n" in a.knobs for a in moves)
+    assert not any("depth" in a.knobs for a in moves)

@@ -111,4 +111,6 @@ def _schedule_changed(prev: Any, cur: Any) -> tuple[list[str], list[str]]:
     from ...plan.advise_rules import move_text
 
     was, now = list(prev.schedule.directives), list(cur.schedule.directives)
-    return ([move_text((d,)) for d in now if d not in was], [move_text((d,)) for d in was if d not in now])
+    out_was, out_now = ({s.graph.names[n] for n in getattr(s, "keep_out", ())} for s in (prev.schedule, cur.schedule))
+    return ([move_text((), (n,)) for n in sorted(out_now - out_was)] + [move_text((d,)) for d in now if d not in was],
+            [move_text((), (n,)) for n in sorted(out_was - out_now)] + [move_text((d,)) for d in was if d not in now])
