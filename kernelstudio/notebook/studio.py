@@ -18,6 +18,7 @@ from typing import Any
 
 import ipywidgets as W
 
+from ..core.collector import fewer_collections
 from ..core.errors import KernelStudioError
 from ..schedule.knobs import Knob
 from . import render as R
@@ -253,7 +254,7 @@ class Studio(LiveControls, W.VBox):
         self.error = None
         for fn in self.listeners:  # first: the side panel gets the code before the heavier views update
             fn(self)
-        data = V.studio_data(d, self._prev, self._files or None, passes=False)
+        data = V.sight_data(d, self._prev, self._files or None)  # each tab's data computed as it is drawn
         self._data = data
         self._prev_files, self._files = self._files, data["files"]
         self._prev = d
@@ -319,8 +320,9 @@ class Studio(LiveControls, W.VBox):
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
-        for i in sorted(self._stale):
-            self._draw_tab(i)
+        with fewer_collections():  # core/collector.py
+            for i in sorted(self._stale):
+                self._draw_tab(i)
 
     def _show_file(self) -> None:
         path = self.file_pick.value

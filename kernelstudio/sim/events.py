@@ -4,6 +4,7 @@ shortcut copies whole blocks of them)."""
 from __future__ import annotations
 
 import bisect
+from itertools import chain
 
 import numpy as np
 
@@ -35,8 +36,9 @@ class EventLog:
         return (self.ends[-1] if self.ends else 0) + len(self.raw)
 
     def flush(self) -> None:
-        if self.raw:
-            self._add(np.array(self.raw, dtype=np.float64).reshape(-1, _NCOL))
+        if self.raw:  # the rows' numbers in one stream: about twice as fast as np.array of the row tuples
+            n = len(self.raw) * _NCOL
+            self._add(np.fromiter(chain.from_iterable(self.raw), dtype=np.float64, count=n).reshape(-1, _NCOL))
             self.raw.clear()
 
     def _add(self, a: np.ndarray) -> None:

@@ -66,14 +66,17 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
     keys = np.stack((kern[idx], core[idx], pipe[idx]))
     cuts = np.flatnonzero((np.diff(keys, axis=1) != 0).any(axis=0)) + 1
     whys = c["why"] if "why" in c else None
-    for sel in np.split(idx, cuts) if len(idx) else []:
-        i0 = sel[0]
+    st, en = start[idx], end[idx]
+    heads = np.concatenate(([0], cuts)) if len(idx) else cuts[:0]
+    prev_end, last_end = _running_ends(en, heads, np.array([k["start_us"] for k in sim.kernels])[kern[idx[heads]]])
+    gap_at = np.flatnonzero(st - prev_end > min_us)
+    bounds = np.searchsorted(gap_at, np.concatenate((heads, [len(idx)]))).tolist()
+    for g, h in enumerate(heads.tolist()):
+        i0 = idx[h]
         k, ci, pname = sim.kernels[int(kern[i0])], int(core[i0]), pipes[int(pipe[i0])]
         label = labels[ci]
-        st, en = start[sel], end[sel]
-        prev_end = np.concatenate(([k["start_us"]], np.maximum.accumulate(en)[:-1]))
-        for j in np.flatnonzero(st - prev_end > min_us).tolist():
-            i = sel[j]
+        for j in gap_at[bounds[g]:bounds[g + 1]].tolist():
+            i = idx[j]
             w = int(whys[i]) if whys is not None else -1
             cause = why_text[w] if 0 <= w < len(why_text) else "its pipe's earlier work"
             t = float(st[j])
@@ -87,7 +90,7 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
             asks.append((ci, t, cause.endswith(_FLAG) and not same, LANES.get(same.group(1), "") if same else ""))
             asked.append(len(gaps))
             gaps.append(gap)
-        last = float(en.max())
+        last = float(last_end[g])
         if k["end_us"] - last > min_us:
             gaps.append({"kernel": k["name"], "core": label, "pipe": pname, "start": last,
                          "end": k["end_us"], "cause": _TAIL, "released_by": "", "next": ""})
@@ -95,6 +98,24 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
         gaps[gi]["released_by"] = who
     _last_arrivals(c, labels, pipes, ev.instr_text, sync_asks)
     return gaps
+
+
+def _running_ends(en: np.ndarray, heads: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For rows in groups that begin at `heads`: the latest end of the rows before each one in its group (the
+    group's `starts` entry for its first row), and each group's latest end. One running maximum over the whole
+    array, exact: the ends are replaced by their ranks, offset by group so that no group reaches into the next."""
+    if not len(en):
+        return en, en
+    values, rank = np.unique(en, return_inverse=True)
+    group = np.zeros(len(en), dtype=np.int64)
+    group[heads[1:]] = 1
+    group = np.cumsum(group) * len(values)
+    run = values[np.maximum.accumulate(rank.reshape(-1) + group) - group]
+    prev = np.empty_like(en)
+    prev[1:] = run[:-1]
+    prev[heads] = starts
+    tails = np.concatenate((heads[1:], [len(en)])) - 1
+    return prev, run[tails]
 
 
 def _last_arrivals(c: dict, labels: tuple, pipes: list, texts: tuple,

@@ -183,3 +183,18 @@ def test_wait_flag_holds_its_pipe_until_the_set_fires():
     out = next(e for e in copies if e.pipe == "MTE3")
     assert all(row.start_us >= idx_in.end_us for row in rows)  # MTE2 -> S before the index read
     assert out.start_us >= max(row.end_us for row in rows)  # MTE2 -> MTE3 before the copy-out
+
+
+def test_event_rows_flush_to_the_array_numpy_makes_of_them():
+    import numpy as np
+
+    from kernelstudio.sim.events import EventLog
+
+    log = EventLog()
+    rows = [(0.5, 3.25, 2, 7, -1, 4, 4096, 0, 1, -1.0), (3.25, 9.0, 5, 8, 2, -1, 0, 65536, -1, 1e6 + 3)]
+    log.raw.extend(rows)
+    log.flush()
+    log.raw.append((9.0, 9.5, 0, 1, -1, -1, 0, 0, -1, -2.0))
+    want = np.array([*rows, (9.0, 9.5, 0, 1, -1, -1, 0, 0, -1, -2.0)], dtype=np.float64)
+    got = log.array()
+    assert got.dtype == np.float64 and got.shape == (3, 10) and np.array_equal(got, want) and log.total() == 3

@@ -66,3 +66,24 @@ def test_breakdown_sums_to_the_idle_time(depth):
                    if e.core == row["core"] and ks.sim.results.LANES.get(e.pipe) == row["pipe"])
         span = sim.kernels[0]["end_us"] - sim.kernels[0]["start_us"]
         assert busy + row["idle_us"] == pytest.approx(span, rel=1e-6)
+
+
+def test_running_ends_match_a_loop_per_group():
+    import numpy as np
+
+    from kernelstudio.sim.idle import _running_ends
+
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 17, 300):
+        en = np.round(rng.random(n) * 50, int(rng.integers(0, 3)))  # ties included
+        heads = np.unique(np.concatenate(([0], rng.integers(1, max(n, 2), size=n // 5)))).astype(np.int64)
+        heads = heads[heads < n]
+        starts = rng.random(len(heads))
+        prev, last = _running_ends(en, heads, starts)
+        bounds = [*heads.tolist(), n]
+        for g in range(len(heads)):
+            seg = en[bounds[g]:bounds[g + 1]]
+            want = np.concatenate(([starts[g]], np.maximum.accumulate(seg)[:-1]))
+            assert np.array_equal(prev[bounds[g]:bounds[g + 1]], want) and last[g] == seg.max()
+    prev, last = _running_ends(np.empty(0), np.empty(0, dtype=np.int64), np.empty(0))
+    assert len(prev) == 0 and len(last) == 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.collector import fewer_collections
 from .capacity import capacity_bars, overflow_bar
 from .code import code_files, highlight_cpp
 from .dag import dag_dot, render_svg
@@ -23,7 +24,7 @@ __all__ = [
     "ALIKE", "IDLE_ROWS", "MAX_GROUPS", "bottleneck", "capacity_bars", "code_diff_lines", "code_files", "core_groups",
     "dag_dot", "first_rows", "flow_data", "highlight_cpp", "idle_breakdown", "idle_gaps", "idle_table", "idle_text",
     "log_ticks", "metric_cards", "moe_data", "overflow_bar", "pass_diff", "passes_data", "render_svg",
-    "roofline_data", "sankey_data", "studio_data", "timeline_data", "what_changed",
+    "roofline_data", "sankey_data", "sight_data", "studio_data", "timeline_data", "ViewData", "what_changed",
 ]
 
 
@@ -34,22 +35,54 @@ def studio_data(design: Any, prev: Any | None = None, prev_files: dict[str, str]
     `passes=False` leaves out the IR after each pass (printed on demand: a Studio prints them only
     while its Passes tab is open); `cores` keeps the first N AI cores of the timeline (None: all, identical
     cores folded into one lane group)."""
+    with fewer_collections():  # core/collector.py
+        data = sight_data(design, prev, prev_files, cores=cores)
+        return {key: data[key] if key != "passes" else passes_data(design.program) if passes else None
+                for key in _KEYS}
+
+
+_KEYS = ("cards", "changed", "capacity", "dag_dot", "flow", "timeline", "idle", "roofline", "passes", "files", "moe")
+
+
+class ViewData(dict):
+    """`studio_data` for a Studio: the strips' data (cards, what changed, capacity) and the code at once, each
+    tab's data when first read (a hidden tab is drawn once the controls rest), the same values as
+    `studio_data`'s; "passes" is None (the Passes tab prints them itself)."""
+
+    def __init__(self, fields: dict[str, Any], later: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self._later = later
+
+    def __missing__(self, key: str) -> Any:
+        if key not in self._later:
+            raise KeyError(key)
+        self[key] = value = self._later[key]()
+        return value
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[key] if key in self or key in self._later else default
+
+
+def sight_data(design: Any, prev: Any | None = None, prev_files: dict[str, str] | None = None,
+               *, cores: int | None = None) -> ViewData:
+    """The data of the views in sight after a move (cards, what changed, capacity, code); each tab's data
+    (DAG, flow, timeline with its idle table, roofline) is computed when first read."""
     files = code_files(design)
-    gaps = idle_gaps(design.sim, cores=cores)
-    timeline = timeline_data(design.sim, unfused=design.unfused_sim, cores=cores, gaps=gaps)
-    data = {
-        "cards": metric_cards(design),
-        "changed": what_changed(prev, design, prev_files, files),
-        "capacity": capacity_bars(design.program),
-        "dag_dot": dag_dot(design),
-        "flow": flow_data(design),
-        "timeline": timeline,
-        "idle": idle_table(design.sim, timeline["groups"], gaps=gaps),
-        "roofline": roofline_data(design),
-        "passes": passes_data(design.program) if passes else None,
-        "files": files,
-        "moe": moe_data(design),  # None unless the design is an ks.ops.moe block
-    }
+    gaps: list[Any] = []
+
+    def timeline() -> dict[str, Any]:
+        gaps[:] = [idle_gaps(design.sim, cores=cores)]
+        return timeline_data(design.sim, unfused=design.unfused_sim, cores=cores, gaps=gaps[0])
+
+    def idle() -> list[Any]:
+        groups = data["timeline"]["groups"]  # computes the gaps once with the timeline
+        return idle_table(design.sim, groups, gaps=gaps[0])
+
+    data = ViewData({"cards": metric_cards(design), "changed": what_changed(prev, design, prev_files, files),
+                     "capacity": capacity_bars(design.program), "passes": None, "files": files,
+                     "moe": moe_data(design)},  # None unless the design is an ks.ops.moe block
+                    {"dag_dot": lambda: dag_dot(design), "flow": lambda: flow_data(design), "timeline": timeline,
+                     "idle": idle, "roofline": lambda: roofline_data(design)})
     if data["moe"] is not None:
         data["cards"]["moe"] = {k: data["moe"][k] for k in ("cost", "time_us", "balanced_us", "plan_sizes")}
     return data
