@@ -8,7 +8,8 @@ IR after each pass is printed only while the Passes tab is open (timed separatel
 
 Then the same moves through the Studio widget itself (no front end: the widget messages go nowhere), with
 the Passes tab open: to the views in sight drawn (strips, the open tab: what a kernel sends first), and to
-every tab drawn (in a kernel the hidden tabs wait for the controls to rest).
+every tab drawn (in a kernel the hidden tabs wait for the controls to rest; their data is computed when they
+are drawn); then the first visits through the widget the same way.
 
 The moves cycle through six knob settings, so after the first six a move returns to values the Studio has
 shown (the session keeps the designs it built lately, and lower() the kernels it emitted). The "first visit"
@@ -29,7 +30,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kernelstudio.codegen import codegen  # noqa: E402
-from kernelstudio.core.collector import fewer_collections  # noqa: E402
 from kernelstudio.core.errors import KernelStudioError  # noqa: E402
 from kernelstudio.lower.pipeline import lower  # noqa: E402
 from kernelstudio.notebook import views  # noqa: E402
@@ -57,9 +57,8 @@ def run(n: int = 36, passes: bool = False) -> list[float]:
     times = []
     for i in range(n):
         t0 = time.perf_counter()
-        with fewer_collections():  # as the Studio builds and shows a move (notebook/live.py)
-            d = ses.rebuild(MOVES[i % len(MOVES)])
-            data = views.studio_data(d, prev, files, passes=passes)
+        d = ses.rebuild(MOVES[i % len(MOVES)])
+        data = views.studio_data(d, prev, files, passes=passes)
         times.append((time.perf_counter() - t0) * 1e3)
         prev, files = d, data["files"]
     return times
@@ -77,12 +76,11 @@ def first_visits(passes: bool) -> list[float]:
     times = []
     for values in GRID:
         t0 = time.perf_counter()
-        with fewer_collections():
-            try:
-                d = ses.rebuild(values)
-            except KernelStudioError:  # a setting whose buffers do not fit: the Studio shows why
-                continue
-            data = views.studio_data(d, prev, files, passes=passes)
+        try:
+            d = ses.rebuild(values)
+        except KernelStudioError:  # a setting whose buffers do not fit: the Studio shows why
+            continue
+        data = views.studio_data(d, prev, files, passes=passes)
         times.append((time.perf_counter() - t0) * 1e3)
         prev, files = d, data["files"]
     return times
@@ -125,19 +123,18 @@ def phases(n: int = 36, target: str = "ascend910b2") -> dict[str, list[float]]:
     """ms per phase of each move: the cell re-run (graph and schedule), lower, simulate, codegen."""
     out: dict[str, list[float]] = {"cell": [], "lower": [], "simulate": [], "codegen": []}
     for i in range(n):
-        with fewer_collections():  # as a Studio move runs (notebook/live.py)
-            t0 = time.perf_counter()
-            with planning_target(target):
-                res = run_cell(MLA_CELL, name="mla_prolog_lite", values=MOVES[i % len(MOVES)])
-            t1 = time.perf_counter()
-            prog = lower(res.schedule, target, name="mla_prolog_lite")
-            t2 = time.perf_counter()
-            simulate(prog)
-            t3 = time.perf_counter()
-            codegen(prog)
-            t4 = time.perf_counter()
-            for key, a, b in (("cell", t0, t1), ("lower", t1, t2), ("simulate", t2, t3), ("codegen", t3, t4)):
-                out[key].append((b - a) * 1e3)
+        t0 = time.perf_counter()
+        with planning_target(target):
+            res = run_cell(MLA_CELL, name="mla_prolog_lite", values=MOVES[i % len(MOVES)])
+        t1 = time.perf_counter()
+        prog = lower(res.schedule, target, name="mla_prolog_lite")
+        t2 = time.perf_counter()
+        simulate(prog)
+        t3 = time.perf_counter()
+        codegen(prog)
+        t4 = time.perf_counter()
+        for key, a, b in (("cell", t0, t1), ("lower", t1, t2), ("simulate", t2, t3), ("codegen", t3, t4)):
+            out[key].append((b - a) * 1e3)
     return out
 
 
@@ -152,26 +149,25 @@ def first_visit_phases(target: str = "ascend910b2") -> dict[str, list[float]]:
     keys = ("cell", "lower", "simulate", "codegen", "passes", "idle+timeline")
     out: dict[str, list[float]] = {k: [] for k in keys}
     for values in GRID:
-        with fewer_collections():  # as a Studio move runs (notebook/live.py)
-            t = [time.perf_counter()]
-            try:
-                with planning_target(target):
-                    res = run_cell(MLA_CELL, name="mla_prolog_lite", values=values)
-                t.append(time.perf_counter())
-                prog = lower(res.schedule, target, name="mla_prolog_lite")
-            except KernelStudioError:
-                continue
+        t = [time.perf_counter()]
+        try:
+            with planning_target(target):
+                res = run_cell(MLA_CELL, name="mla_prolog_lite", values=values)
             t.append(time.perf_counter())
-            sim = simulate(prog)
-            t.append(time.perf_counter())
-            codegen(prog)
-            t.append(time.perf_counter())
-            views.passes_data(prog)
-            t.append(time.perf_counter())
-            views.timeline_data(sim, gaps=views.idle_gaps(sim, cores=None))
-            t.append(time.perf_counter())
-            for key, a, b in zip(keys, t[:-1], t[1:], strict=True):
-                out[key].append((b - a) * 1e3)
+            prog = lower(res.schedule, target, name="mla_prolog_lite")
+        except KernelStudioError:
+            continue
+        t.append(time.perf_counter())
+        sim = simulate(prog)
+        t.append(time.perf_counter())
+        codegen(prog)
+        t.append(time.perf_counter())
+        views.passes_data(prog)
+        t.append(time.perf_counter())
+        views.timeline_data(sim, gaps=views.idle_gaps(sim, cores=None))
+        t.append(time.perf_counter())
+        for key, a, b in zip(keys, t[:-1], t[1:], strict=True):
+            out[key].append((b - a) * 1e3)
     return out
 
 

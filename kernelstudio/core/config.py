@@ -21,9 +21,6 @@ AUTO_SWIZZLE_GAIN = 0.10
 FUSION_CACHE_LIMIT = 64  # cost-aware fusion decisions kept (by graph structure and target)
 TUNE_MEMO_LIMIT = 20_000  # tuner results kept in memory per session
 COST_MEMO_LIMIT = 1 << 16  # memoised instruction costs per cost model
-# the garbage collector's first threshold during a Studio knob move (Python's default: 700 allocations); see
-# core/collector.py
-MOVE_GC_THRESHOLD = 100_000
 
 ENV_DESIGN_DB = "KS_DESIGN_DB"  # path of the design database (ks.save_design / ks.designs)
 ENV_TWIN_LOG = "KS_TWIN_LOG"  # set by the twin runner for a run that records its API call log

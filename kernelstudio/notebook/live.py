@@ -8,7 +8,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from ..core.collector import fewer_collections
 from ..core.errors import KernelStudioError, KnobError
 
 __all__ = ["LiveControls"]
@@ -68,10 +67,6 @@ class LiveControls:
     def _flush(self) -> None:
         """Rebuild with the controls' values and show the design; a refusal (or an internal error) shows its
         message over the last good views; a result older than the latest move is dropped."""
-        with fewer_collections():  # the move's temporaries go before a collection sees them (core/collector.py)
-            self._flush_now()
-
-    def _flush_now(self) -> None:
         self._scheduled = False
         seq = self._seq
         try:

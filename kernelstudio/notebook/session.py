@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.collector import fewer_collections
 from ..core.config import DEFAULT_TARGET
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
@@ -65,8 +64,7 @@ class StudioSession:
         a knob the cell never declares is a KnobError unless `strict=False`. `overrides` and `directives`
         replace the session's (None: keep them). A cell whose output is a ks.multi design returns that
         design (it simulates itself; target, compare, l2, overrides and directives do not apply)."""
-        with fewer_collections():
-            return self._build(values, target, compare, strict, l2, overrides, directives)[0]
+        return self._build(values, target, compare, strict, l2, overrides, directives)[0]
 
     def rebuild(self, values: Mapping[str, Any] | None = None, *, target: str | None = None,
                 compare: bool | None = None, strict: bool = True, l2: str | None = None,
@@ -77,8 +75,7 @@ class StudioSession:
         changes."""
         ovr = dict(self.overrides if overrides is None else overrides)
         dirs = tuple(self.directives if directives is None else directives)
-        with fewer_collections():  # core/collector.py
-            d, knobs, tgt, cmp_, used = self._build(values, target, compare, strict, l2, ovr, dirs)
+        d, knobs, tgt, cmp_, used = self._build(values, target, compare, strict, l2, ovr, dirs)
         self.design, self.knobs, self.target, self.compare, self.values = d, knobs, tgt, cmp_, used
         self.overrides, self.directives = ovr, dirs
         if isinstance(d, Design):

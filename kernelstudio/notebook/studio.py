@@ -18,7 +18,6 @@ from typing import Any
 
 import ipywidgets as W
 
-from ..core.collector import fewer_collections
 from ..core.errors import KernelStudioError
 from ..schedule.knobs import Knob
 from . import render as R
@@ -320,9 +319,8 @@ class Studio(LiveControls, W.VBox):
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
-        with fewer_collections():  # core/collector.py
-            for i in sorted(self._stale):
-                self._draw_tab(i)
+        for i in sorted(self._stale):
+            self._draw_tab(i)
 
     def _show_file(self) -> None:
         path = self.file_pick.value

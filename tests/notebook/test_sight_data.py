@@ -1,13 +1,10 @@
 """The Studio's view data after a move: the strips' data at once, each tab's data when first read, the same values
-as `studio_data`; and the collector's threshold raised for the move alone."""
+as `studio_data`."""
 
 from __future__ import annotations
 
-import gc
-
 import pytest
 
-from kernelstudio.core.collector import fewer_collections
 from kernelstudio.notebook import studio as S
 from kernelstudio.notebook import views as V
 from kernelstudio.notebook.session import StudioSession
@@ -55,15 +52,3 @@ def test_the_studio_draws_a_hidden_tab_from_data_computed_when_it_is_drawn():
     want = V.studio_data(ses.design, passes=False)
     assert st._data["timeline"] == want["timeline"] and st._data["idle"] == want["idle"]
 
-
-def test_fewer_collections_raises_the_first_threshold_for_the_block_alone():
-    old = gc.get_threshold()
-    with fewer_collections(50_000):
-        assert gc.get_threshold() == (max(old[0], 50_000), *old[1:])
-        with fewer_collections(10_000):  # nested: left as it is
-            assert gc.get_threshold()[0] == max(old[0], 50_000)
-        assert gc.get_threshold()[0] == max(old[0], 50_000)
-    assert gc.get_threshold() == old
-    with pytest.raises(ValueError), fewer_collections(50_000):
-        raise ValueError("a refused setting")
-    assert gc.get_threshold() == old

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.collector import fewer_collections
 from .capacity import capacity_bars, overflow_bar
 from .code import code_files, highlight_cpp
 from .dag import dag_dot, render_svg
@@ -35,10 +34,8 @@ def studio_data(design: Any, prev: Any | None = None, prev_files: dict[str, str]
     `passes=False` leaves out the IR after each pass (printed on demand: a Studio prints them only
     while its Passes tab is open); `cores` keeps the first N AI cores of the timeline (None: all, identical
     cores folded into one lane group)."""
-    with fewer_collections():  # core/collector.py
-        data = sight_data(design, prev, prev_files, cores=cores)
-        return {key: data[key] if key != "passes" else passes_data(design.program) if passes else None
-                for key in _KEYS}
+    data = sight_data(design, prev, prev_files, cores=cores)
+    return {key: data[key] if key != "passes" else passes_data(design.program) if passes else None for key in _KEYS}
 
 
 _KEYS = ("cards", "changed", "capacity", "dag_dot", "flow", "timeline", "idle", "roofline", "passes", "files", "moe")
