@@ -5,8 +5,10 @@
   row-reduction ops on its [rows, cols] result, run on the vector cores (MIX_AIC_1_2).
 - `vector`: elementwise / broadcast / row-reduction ops on one [rows, cols] iteration space.
 - `attention`: softmax(Q K^T * scale) V per (batch, head) as one cube-vector-cube kernel with the online
-  softmax (fusion/attention.py says what matches; lower/attention.py lowers it). A matmul/conv in `split`
-  that is the P V matmul of an attention, or any of its ops kept out, leaves that attention to the other rules.
+  softmax (fusion/attention.py says what matches; lower/attention.py lowers it), with the layout glue of
+  ks.ops.flash_attention (BSND / BSH, GQA's grouped heads) that it reads through in place. A matmul/conv in
+  `split` that is the P V matmul of an attention, or any of its ops kept out, leaves that attention to the
+  other rules (and its glue to kernels of its own).
 
 Inside a kernel every tensor maps onto the kernel's iteration space as a full tile, a row vector
 [1, cols], a column vector [rows, 1] (row statistics) or a scalar; that is what lets one tile loop
@@ -339,7 +341,7 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
         return False
 
     order = {n: i for i, n in enumerate(graph.nodes)}
-    att = {n: m for m in (attention_matches(graph) if fuse else ())
+    att = {n: m for m in (attention_matches(graph, kept) if fuse else ())
            if m.bmm2 not in lone and not any(x in kept for x in m.nodes) for n in m.nodes}
     att_groups: dict[Node, _Group] = {}
 

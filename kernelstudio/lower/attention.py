@@ -36,6 +36,7 @@ shows both; tests/notebook/test_stage_strip.py checks them).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ..core.dtypes import block_elems, itemsize
 from ..core.errors import ScheduleError
@@ -85,23 +86,88 @@ AIV = 2
 SLOTS = 3  # workspace slots per core: S(j), P(j), P V(j) of three blocks in flight
 
 
+@dataclass(frozen=True, slots=True)
+class Views:
+    """Where the kernel's tasks find their rows in the tensors it reads and writes (fusion/attention.py `view`:
+    the user's BSND / BSH tensors or GQA's grouped heads in place). A task's batch index bh walks `batch`; its
+    query rows are `rows` apart in q (`row_stride["q"]`), its key/value rows `row_stride["k"]` / `["v"]` apart,
+    its output rows `row_stride["o"]` apart; `base(what)` is the offset of the task's row 0."""
+
+    batch: tuple[int, ...]  # the tasks' batch dims
+    s1: int  # query rows per batch index
+    strides: dict[str, tuple[int, ...]]  # per tensor: its stride along each of `batch`'s dims (0: broadcast)
+    row_stride: dict[str, int]
+    d: int
+
+    def base(self, what: str, bh: Expr | str = "bh") -> Expr:
+        """Offset of row 0 of batch index `bh` in tensor `what` (q, k, v, o)."""
+        out: Expr = Const(0)
+        inner = 1
+        dims = tuple(zip(self.batch, self.strides[what], strict=True))
+        top = next((i for i, (size, _) in enumerate(dims) if size > 1), len(dims))  # bh // inner < size there
+        for i in range(len(dims) - 1, top - 1, -1):
+            size, st = dims[i]
+            if size > 1 and st:
+                idx = E.div(bh, inner) if i == top else E.mod(E.div(bh, inner), size)
+                out = E.add(out, E.mul(idx, st))
+            inner *= size
+        return out
+
+    @property
+    def dense_out(self) -> bool:
+        """The output rows in batch-index order, D apart (BNSD-like): row r of the output at r * D."""
+        d = self.d
+        if self.s1 > 1 and self.row_stride["o"] != d:
+            return False
+        inner = self.s1 * d
+        for size, st in reversed(tuple(zip(self.batch, self.strides["o"], strict=True))):
+            if size > 1 and st != inner:
+                return False
+            inner *= size
+        return True
+
+
+def _fold(st: tuple[int, ...], qb: tuple[int, ...], dims: list[int]) -> int | None:
+    """The row stride of query heads folded over `dims` (row-major), or None when they are not evenly spaced."""
+    for a, b in zip(dims, dims[1:], strict=False):
+        if st[a] != st[b] * qb[b]:
+            return None
+    return st[dims[-1]]
+
+
+def attention_views(m) -> Views:
+    """The kernel's tasks and their rows (Views). GQA at S_q = 1 without a mask folds each kv group's G query
+    heads into the rows of one task (q (B, Nkv, G, 1, D) is (B, Nkv, 1) x G rows, evenly spaced in q and in the
+    output): the group reads its K and V once, as CANN's IncreFlashAttention does."""
+    qb, kb = tuple(m.batch), tuple(m.k.shape[:-2])
+    nb = len(qb)
+    st = {w: m.view(w) for w in "qkvo"}
+    kst = {w: tuple(0 if kb[i] == 1 and qb[i] > 1 else st[w][i] for i in range(nb)) for w in "kv"}
+    rows = {"q": st["q"][-2], "k": st["k"][-2], "v": st["v"][-2], "o": st["o"][-2]}
+    if m.s1 == 1 and m.mask is None and kb != qb:
+        dims = [i for i in range(nb) if kb[i] == 1 and qb[i] > 1]
+        fq, fo = _fold(st["q"], qb, dims), _fold(st["o"], qb, dims)
+        if fq is not None and fo is not None:
+            keep = tuple(0 if i in dims else 1 for i in range(nb))
+            return Views(kb, math.prod(qb) // math.prod(kb),
+                         {"q": tuple(s_ * k_ for s_, k_ in zip(st["q"][:nb], keep, strict=True)),
+                          "o": tuple(s_ * k_ for s_, k_ in zip(st["o"][:nb], keep, strict=True)), **kst},
+                         {**rows, "q": fq, "o": fo}, m.d)
+    return Views(qb, m.s1, {"q": st["q"][:nb], "o": st["o"][:nb], **kst}, rows, m.d)
+
+
 def query_rows(m) -> tuple[tuple[int, ...], int]:
-    """(batch dims, query rows per batch index) the kernel walks. GQA at S_q = 1 without a mask folds each kv
-    group's G query heads into the rows of one task (q (B, Nkv, G, 1, D) is (B, Nkv, 1) x G contiguous rows, as
-    the output is): the group reads its K and V once, as CANN's IncreFlashAttention does."""
-    kb = tuple(m.k.shape[:-2])
-    if m.s1 == 1 and m.mask is None and kb != tuple(m.batch):
-        return kb, math.prod(m.batch) // math.prod(kb)
-    return tuple(m.batch), m.s1
+    """(batch dims, query rows per batch index) the kernel walks (`attention_views`)."""
+    v = attention_views(m)
+    return v.batch, v.s1
 
 
 def attention_blocks(fk: FusedKernel, cfg: KernelConfig, split: bool = False) -> tuple[int, int, int]:
     """(S1 block, S2 block, vector rows per chunk) of an attention kernel under `cfg` (tile_m, tile_n, tile_rows;
     0 or larger than the sequence: the defaults); `split`: its key/value sequence is split (the parts' float32
     O_i rows take UB too)."""
-    q = fk.nodes[0].inputs[0]
-    s1, s2 = query_rows(attention_parts(fk.nodes))[1], fk.nodes[0].inputs[1].shape[-2]
-    d = q.shape[-1]
+    m = attention_parts(fk.nodes)
+    s1, s2, d = query_rows(m)[1], m.s2, m.d
     s1b = cfg.tile_m if 0 < cfg.tile_m < (1 << 30) else S1_BLOCK
     s2b = cfg.tile_n if 0 < cfg.tile_n < (1 << 30) else S2_BLOCK
     s1b, s2b = min(s1b, _pad16(s1)), min(s2b, _pad16(s2))
@@ -115,19 +181,6 @@ def attention_blocks(fk: FusedKernel, cfg: KernelConfig, split: bool = False) ->
                                                     + (8 * d if split else 0)))
         vr = 1 << (fit.bit_length() - 1)
     return s1b, s2b, max(1, min(vr, half))
-
-
-def _kv_head(qb: tuple[int, ...], kb: tuple[int, ...]) -> Expr:
-    """K and V's batch index for query batch index `bh`: q's batch dims with those K broadcasts over (size 1 in
-    K: GQA's group axis) dropped. GQA (B, Nkv, G) against (B, Nkv, 1): bh // G."""
-    out: Expr = Const(0)
-    inner_q = kstride = 1
-    for qd, kd in reversed(tuple(zip(qb, kb, strict=True))):
-        if kd == qd and qd > 1:
-            out = E.add(out, E.mul(E.mod(E.div("bh", inner_q), qd), kstride))
-        inner_q *= qd
-        kstride *= kd
-    return out
 
 
 def _pad16(n: int) -> int:
@@ -145,7 +198,9 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     """The attention kernel (module doc) and its three workspaces."""
     m = attention_parts(fk.nodes)
     dt, d = m.q.dtype, m.d
-    batch, s1 = query_rows(m)
+    views = attention_views(m)
+    batch, s1 = views.batch, views.s1
+    rq, rk, rv, ro = (views.row_stride[w] for w in "qkvo")
     s2 = m.s2
     s1b, s2b, _ = attention_blocks(fk, cfg)
     for what, b in (("S1", s1b), ("S2", s2b)):
@@ -162,7 +217,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     tasks = heads * n1 * p
     bd = max(1, min(cfg.cores, tasks))
     half = -(-s1b // AIV)
-    qn, kn, vn, on = names[m.q], names[m.k], names[m.v], names[m.bmm2]
+    qn, kn, vn, on = names[m.q_in], names[m.k_in], names[m.v_in], names[m.o_out]
     base = ident(fk.name)
     ws_s, ws_p, ws_o = f"{base}_ws_s", f"{base}_ws_p", f"{base}_ws_o"
     slots = cfg.ws_slots or SLOTS
@@ -233,18 +288,23 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     # ---- the walk, the same on both sides; block j of S2 uses workspace slot j % SLOTS
     lets: list[Stmt] = [*(split_lets(n1, n2, p, s1b) if split else (Let("bh", E.div("t", n1)),
                                                                        Let("m0", E.mul(E.mod("t", n1), s1b)))),
-                        Let("kvh", _kv_head(batch, tuple(m.k.shape[:-2]))),
                         Let("mlen", E.min(s1b, E.sub(s1, "m0")))]
     if m.causal:
         lets.append(Let("n2e", E.min(n2, E.div(E.add(E.add("m0", "mlen"), s2b - 1), s2b))))
-    q_off = E.add(E.mul("bh", s1 * d), E.mul("m0", d))
+    q_off = E.add(views.base("q"), E.mul("m0", rq))
+    o_off = E.add(views.base("o"), E.mul("m0", ro))
+
+    def out_row(g: Expr) -> Expr:
+        """Offset of output row g (batch index g // S1, query row g % S1) in the tensor written."""
+        return E.add(views.base("o", E.div(g, s1)), E.mul(E.mod(g, s1), ro))
     mlen = Var("mlen")
 
     def blk(j: str) -> list[Stmt]:
         return [Let("n0", E.mul(j, s2b)), Let("nlen", E.min(s2b, E.sub(s2, "n0"))),
                 Let("slot", E.add(E.mul("blk", slots), E.mod(j, slots)))]
 
-    kv_off = E.add(E.mul("kvh", s2 * d), E.mul("n0", d))
+    k_off = E.add(views.base("k"), E.mul("n0", rk))
+    v_off = E.add(views.base("v"), E.mul("n0", rv))
     slot_s = E.mul("slot", s1b * s2b)
     slot_o = E.mul("slot", s1b * d)
 
@@ -252,13 +312,13 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     ko, klen = Var("ko"), Var("klen")
     kt_lets = (Let("ko", E.mul("ki", tn)), Let("klen", E.min(tn, E.sub("nlen", "ko"))))
     kt_loop = E.div(E.add("nlen", tn - 1), tn)
-    kv_tile = E.add(kv_off, E.mul(ko, d))
+    k_tile, v_tile = E.add(k_off, E.mul(ko, rk)), E.add(v_off, E.mul(ko, rv))
     bmm1 = [
         *blk("j"),
         Alloc("a2"), Copy(r("a2", 0, mlen, d), r("q1", 0, mlen, d)), EnQue("a2"), DeQue("a2"),
         Loop("ki", Const(0), kt_loop, Const(1), (
             *kt_lets,
-            Alloc("kv1"), Copy(r("kv1", 0, klen, d), r(kn, kv_tile, klen, d, gm=True, stride=d), nd2nz=True,
+            Alloc("kv1"), Copy(r("kv1", 0, klen, d), r(kn, k_tile, klen, d, gm=True, stride=rk), nd2nz=True,
                                comment="bmm1: K tile -> L1"), EnQue("kv1"), DeQue("kv1"),
             Alloc("b2"), Copy(r("b2", 0, klen, d), r("kv1", 0, klen, d)), EnQue("b2"), Free("kv1"),
             DeQue("b2"), Alloc("c"),
@@ -278,7 +338,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
             *kt_lets,
             Alloc("p1"), Copy(r("p1", 0, mlen, klen), r(ws_p, E.add(slot_s, ko), mlen, klen, gm=True, stride=s2b),
                               nd2nz=True, comment="bmm2: P(j) tile from the workspace -> L1"), EnQue("p1"),
-            Alloc("kv1"), Copy(r("kv1", 0, klen, d), r(vn, kv_tile, klen, d, gm=True, stride=d), nd2nz=True,
+            Alloc("kv1"), Copy(r("kv1", 0, klen, d), r(vn, v_tile, klen, d, gm=True, stride=rv), nd2nz=True,
                                comment="bmm2: V tile -> L1"), EnQue("kv1"),
             DeQue("p1"), Alloc("a2"), Copy(r("a2", 0, mlen, klen), r("p1", 0, mlen, klen)), EnQue("a2"),
             Free("p1"),
@@ -308,7 +368,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     drain0 = E.max(E.sub(ne, lag), jb)
     aic = (Loop("t", Var("blk"), Var("tiles"), Var("block_dim"), (
         *lets,
-        Alloc("q1"), Copy(r("q1", 0, mlen, d), r(qn, q_off, mlen, d, gm=True, stride=d), nd2nz=True,
+        Alloc("q1"), Copy(r("q1", 0, mlen, d), r(qn, q_off, mlen, d, gm=True, stride=rq), nd2nz=True,
                           comment="Q block -> L1"), EnQue("q1"), DeQue("q1"),
         Loop("j", jb, ne, Const(1), (*bmm1, later),
              comment=f"S2 in {n2} blocks of {s2b}: bmm1(j), then bmm2(j - {lag}) once the vector cores handed "
@@ -422,7 +482,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         VecOp("div", acc, (acc, col("run_l", hr)), comment="O / l"),
         Alloc("outx"), VecOp("cast", r("outx", 0, cr, d), (acc,), comment=f"cast to {dt}"), EnQue("outx"),
         DeQue("outx"),
-        Copy(r(on, E.add(q_off, E.mul(lr, d)), cr, d, gm=True, stride=d), r("outx", 0, cr, d),
+        Copy(r(on, E.add(o_off, E.mul(lr, ro)), cr, d, gm=True, stride=ro), r("outx", 0, cr, d),
              comment="output rows -> GM"),
         Free("outx"),
     )
@@ -440,11 +500,13 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
         Let("rl", E.max(0, E.min("half", E.sub("mlen", "rs")))),
         Loop("rc", Const(0), chunks, Const(1), init_chunk, comment=f"online-softmax state, {chunk_rows}"),
         *walk,
-        (Loop("rc", Const(0), chunks, Const(1), split_store(r, col, acc, chunk_lets, ws_po, ws_lse, rows, d, q_off),
+        (Loop("rc", Const(0), chunks, Const(1), split_store(r, col, acc, chunk_lets, ws_po, ws_lse, rows, d,
+                                                         E.add(E.mul("bh", s1), "m0")),
               comment=f"O_i = O / l and lse_i = m + ln(l) to the workspaces, {chunk_rows}") if split else
          Loop("rc", Const(0), chunks, Const(1), out_chunk, comment=f"O / l, cast and store, {chunk_rows}")),
     ), comment="same walk as the cube core; each AIV takes half the S1 rows"),
-           *(combine(r, p, rows, d, vr, _c32(vr, "float32"), dt, ws_po, ws_lse, on, M_INIT) if split else ()))
+           *(combine(r, p, rows, d, vr, _c32(vr, "float32"), dt, ws_po, ws_lse, on, M_INIT,
+                     None if views.dense_out else out_row) if split else ()))
     cfg = cfg.noted(f"attention: {tasks} tasks of {s1b} query rows over {bd} cores, S2 in {n2} blocks of {s2b}; "
                     f"per block bmm1 -> vec1 (online softmax) -> bmm2 -> vec2, S and P in per-core workspaces of "
                     f"{slots} slots (bmm1(j) and vec1(j) overlap bmm2(j - {lag}) and vec2(j - {lag}))")

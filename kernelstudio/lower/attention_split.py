@@ -37,6 +37,8 @@ part, which the whole-row softmax spreads evenly, comes out as the sum of the pa
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..core.errors import ScheduleError
 from ..tileir.expr import Const, E, Expr, Var, ceil_div
 from ..tileir.program import Alloc, Copy, DeQue, EnQue, Free, Let, Loop, Region, Stmt, SyncAll, VecOp
@@ -85,12 +87,13 @@ def split_lets(n1: int, n2: int, p: int, s1b: int) -> list[Stmt]:
 
 
 def split_store(r, col, acc: Region, chunk_lets: tuple[Stmt, ...], ws_po: str, ws_lse: str, rows: int, d: int,
-                q_off: Expr) -> tuple[Stmt, ...]:
+                row_base: Expr) -> tuple[Stmt, ...]:
     """A part's last step over a chunk of its rows: O_i = O / l to ws_po, lse_i = m + ln(l) to ws_lse (float32).
-    `rows`: the output's rows (batch*head*S1); `r`/`col`: the kernel's region builders."""
+    `rows`: the output's rows (batch*head*S1); `row_base`: the task's first row among them; `r`/`col`: the
+    kernel's region builders."""
     lr, cr = Var("lr0"), Var("crl")
     hr = E.sub("lr0", "rs")
-    row0 = E.add(E.div(q_off, d), lr)  # the chunk's first row of the output
+    row0 = E.add(row_base, lr)  # the chunk's first row of the output
     return (
         *chunk_lets,
         VecOp("div", acc, (acc, col("run_l", hr)), comment="O_i = O / l"),
@@ -109,8 +112,10 @@ def split_store(r, col, acc: Region, chunk_lets: tuple[Stmt, ...], ws_po: str, w
 
 
 def combine(r, p: int, rows: int, d: int, vr: int, vrc: int, dt: str, ws_po: str, ws_lse: str, out: str,
-            m_init: float) -> tuple[Stmt, ...]:
-    """The AIV program after the parts (module doc): SyncAll, then the combine of every row, dealt over the AIVs."""
+            m_init: float, out_row: Callable[[Expr], Expr] | None = None) -> tuple[Stmt, ...]:
+    """The AIV program after the parts (module doc): SyncAll, then the combine of every row, dealt over the AIVs.
+    `out_row`: where output row g starts when the rows are not D apart in batch order (a BSND / BSH output with
+    several query rows per head): the chunk is stored row by row there."""
     g0, cr = Var("g0"), Var("crl")
 
     def c(name: str, off: Expr | int = 0) -> Region:
@@ -149,7 +154,12 @@ def combine(r, p: int, rows: int, d: int, vr: int, vrc: int, dt: str, ws_po: str
         Free("lsi"),
         Alloc("outx"), VecOp("cast", r("outx", 0, cr, d), (acc,), comment=f"combine: cast to {dt}"), EnQue("outx"),
         DeQue("outx"),
-        Copy(r(out, E.mul(g0, d), cr, d, gm=True, stride=d), r("outx", 0, cr, d), comment="combine: output rows -> GM"),
+        *((Copy(r(out, E.mul(g0, d), cr, d, gm=True, stride=d), r("outx", 0, cr, d),
+                comment="combine: output rows -> GM"),) if out_row is None else
+          (Loop("gi", Const(0), cr, Const(1), (
+              Copy(r(out, out_row(E.add(g0, "gi")), 1, d, gm=True, stride=d), r("outx", E.mul("gi", d), 1, d),
+                   comment="combine: an output row -> GM (its place in the output's layout)"),),
+                comment="the chunk's rows one by one"),)),
         Free("outx"),
     )
     per = ceil_div(rows, Var("naiv"))

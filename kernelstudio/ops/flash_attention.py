@@ -12,7 +12,10 @@ one kernel, P V in a second, P through HBM), which `Schedule.keep_out_of_fusion`
 
 GQA: Nq query heads share Nkv key/value heads, query head h reading kv head h // (Nq / Nkv) as in CANN. Layouts
 (CANN's input_layout): "BNSD" (B, N, S, D), "BSND" (B, S, N, D), "BSH" (B, S, N * D); the output has the query's
-layout. Layouts other than BNSD, and GQA, add layout kernels (transposes, reshapes) around the attention.
+layout. The layout glue (the transposes and reshapes to (B, N, S, D), GQA's grouping of the query heads) is built
+in the `ATTENTION_LAYOUT` composite; the fused kernel reads through it, addressing the user's tensors in place (a
+query tile is rows of D elements N * D apart in BSND / BSH), so every layout and GQA is ONE kernel. Where the
+attention is not fused (its P V matmul kept out), the glue runs as copy kernels of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ..core.errors import DTypeError, InputError, ShapeError, UnsupportedError
 from ..dsl import composites as K
 from ..dsl import ops as O
 from ..dsl.tensor import Tensor
-from ..fusion.attention import CAUSAL_MASK
+from ..fusion.attention import ATTENTION_LAYOUT, CAUSAL_MASK
 from ..ir.golden import random_inputs
 
 __all__ = ["flash_attention", "flash_attention_inputs", "FA_LAYOUTS", "MASK_FILL"]
@@ -96,9 +99,10 @@ def flash_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = No
     nkv_hint = num_heads if num_kv_heads is None and layout == "BSH" else num_kv_heads
     if nkv_hint is not None:
         _int("num_kv_heads", nkv_hint)
-    q4, (b, n, sq, d) = _to_bnsd(q, "q", layout, num_heads)
-    k4, (bk, nkv, skv, dk) = _to_bnsd(k, "k", layout, nkv_hint)
-    v4, (bv, nv, sv, dv) = _to_bnsd(v, "v", layout, nkv_hint)
+    with O.composite_scope(ATTENTION_LAYOUT):  # the layout glue the fused kernel reads through (module doc)
+        q4, (b, n, sq, d) = _to_bnsd(q, "q", layout, num_heads)
+        k4, (bk, nkv, skv, dk) = _to_bnsd(k, "k", layout, nkv_hint)
+        v4, (bv, nv, sv, dv) = _to_bnsd(v, "v", layout, nkv_hint)
     if layout != "BSH" and num_kv_heads is not None and num_kv_heads != nkv:
         raise ShapeError(f"flash_attention: num_kv_heads={num_kv_heads} but k has {nkv} heads")
     if (bk, nkv, skv, dk) != (bv, nv, sv, dv):
@@ -117,8 +121,9 @@ def flash_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = No
         raise InputError(f"flash_attention: scale={scale!r} must be a finite number > 0 (default 1 / sqrt(D))")
     g = n // nkv
     if g > 1:  # query heads (kv, g) against one kv head, broadcast over g
-        q4 = O.reshape(q4, (b, nkv, g, sq, d))
-        k4, v4 = O.reshape(k4, (b, nkv, 1, skv, d)), O.reshape(v4, (b, nkv, 1, skv, d))
+        with O.composite_scope(ATTENTION_LAYOUT):
+            q4 = O.reshape(q4, (b, nkv, g, sq, d))
+            k4, v4 = O.reshape(k4, (b, nkv, 1, skv, d)), O.reshape(v4, (b, nkv, 1, skv, d))
     s = O.mul(O.matmul(q4, k4, transpose_b=True, out_dtype="float32"), float(scale))
     if causal:  # the composite tells the fusion pass that the mask is the top-left causal one (block skipping)
         mask = O.placeholder((sq, skv), "int8", name="atten_mask")
@@ -127,12 +132,13 @@ def flash_attention(q: Tensor, k: Tensor, v: Tensor, *, scale: float | None = No
     p = O.cast(K.softmax(s), q.dtype)
     last = layout == "BNSD" and g == 1
     o = O.matmul(p, v4, name=name if last else None)
-    if g > 1:
-        o = O.reshape(o, (b, n, sq, d), name=name if layout == "BNSD" else None)
-    if layout == "BSND":
-        o = O.reshape(_swap_ns(o, b, n, sq, d, None), (b, sq, n, d), name=name)
-    elif layout == "BSH":
-        o = _swap_ns(o, b, n, sq, d, name)
+    with O.composite_scope(ATTENTION_LAYOUT):
+        if g > 1:
+            o = O.reshape(o, (b, n, sq, d), name=name if layout == "BNSD" else None)
+        if layout == "BSND":
+            o = O.reshape(_swap_ns(o, b, n, sq, d, None), (b, sq, n, d), name=name)
+        elif layout == "BSH":
+            o = _swap_ns(o, b, n, sq, d, name)
     return o
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import kernelstudio as ks
+from kernelstudio.fusion.attention import attention_parts
 from kernelstudio.lower.attention import FLAG_O, FLAG_P, FLAG_S
 from kernelstudio.tileir.program import CrossSet, CrossWait, Mmad, walk
 
@@ -143,9 +144,11 @@ def test_causal_mask_is_applied_in_the_kernel(n, nkv, s1, s2, d):
 def test_gqa_query_head_h_reads_kv_head_h_over_g(b, n, nkv):
     out = _attention(b, n, 40, 600, 64, nkv=nkv)  # S2: a block of 512 and a tail
     s, prog = _fused(out)
-    (att,) = [k for k in s.kernels if k.family == "attention"]
-    q, k = att.nodes[0].inputs
-    assert q.shape[:3] == (b, nkv, n // nkv) and k.shape[:3] == (b, nkv, 1)  # the query heads in groups of G
+    (att,) = s.kernels  # the grouping reshapes are read through: one kernel
+    assert att.family == "attention"
+    m = attention_parts(att.nodes)
+    assert m.q.shape[:3] == (b, nkv, n // nkv) and m.k.shape[:3] == (b, nkv, 1)  # the query heads in groups of G
+    assert (m.q_in.shape, m.k_in.shape) == ((b, n, 40, 64), (b, nkv, 600, 64))  # the user's tensors, read in place
     feeds = ks.ops.flash_attention_inputs(out, seed=n)
     got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
     exact = ks.ops.plain_softmax_attention(feeds["query"], feeds["key"], feeds["value"])

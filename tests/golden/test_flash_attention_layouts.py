@@ -1,0 +1,126 @@
+"""The fused attention kernel reads BSND / BSH tensors and GQA's grouped heads in place (fusion/attention.py
+`view`, lower/attention.py `attention_views`): one kernel and nothing else, whose Q/K/V loads and output store
+address the user's tensors with their own row strides; golden == run_tiled with tails, causal, GQA and the
+FlashDecode split; the bytes it moves are the compulsory ones; the unfused plan keeps today's glue kernels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import kernelstudio as ks
+from kernelstudio.fusion.attention import attention_parts
+from kernelstudio.tileir.program import Copy, walk
+
+TARGET = "ascend910b2"
+
+
+def _shape(layout: str, b: int, n: int, s: int, d: int) -> tuple[int, ...]:
+    return {"BNSD": (b, n, s, d), "BSND": (b, s, n, d), "BSH": (b, s, n * d)}[layout]
+
+
+def _attention(layout: str, b: int, n: int, nkv: int, sq: int, skv: int, d: int, dt: str = "float16",
+               causal: bool = False) -> ks.Tensor:
+    q = ks.placeholder(_shape(layout, b, n, sq, d), dt, name="query")
+    k = ks.placeholder(_shape(layout, b, nkv, skv, d), dt, name="key")
+    v = ks.placeholder(_shape(layout, b, nkv, skv, d), dt, name="value")
+    heads = dict(num_heads=n, num_kv_heads=nkv) if layout == "BSH" else {}
+    return ks.ops.flash_attention(q, k, v, layout=layout, causal=causal, **heads)
+
+
+def _bnsd(x: np.ndarray, layout: str, n: int) -> np.ndarray:
+    x = np.asarray(x, np.float32)
+    if layout == "BSH":
+        x = x.reshape(x.shape[0], x.shape[1], n, -1)
+    return x if layout == "BNSD" else x.transpose(0, 2, 1, 3)
+
+
+def _nbytes(*ts: ks.Tensor) -> int:
+    return sum(math.prod(t.shape) * 2 for t in ts)
+
+
+# (layout, B, Nq, Nkv, Sq, Skv, D, dtype, causal): S1 and S2 tails, GQA, causal, D = 64 / 128
+CASES = (
+    ("BNSD", 1, 4, 2, 40, 600, 64, "float16", False),   # GQA in BNSD: the grouping reshapes read through
+    ("BSND", 2, 2, 2, 150, 700, 64, "float16", False),  # two S1 blocks (the second short), S2 a block and a tail
+    ("BSH", 1, 4, 2, 33, 129, 128, "float16", False),   # BSH with GQA
+    ("BSND", 1, 6, 3, 70, 600, 64, "bfloat16", True),   # BSND, GQA and the causal mask
+)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
+def test_one_kernel_reads_the_users_layout_in_place(case):
+    layout, b, n, nkv, sq, skv, d, dt, causal = case
+    out = _attention(layout, b, n, nkv, sq, skv, d, dt, causal)
+    sched = ks.create_schedule([out], fuse=True)
+    (fk,) = sched.kernels
+    assert fk.family == "attention"
+    m = attention_parts(fk.nodes)
+    assert (m.q_in.name, m.k_in.name, m.v_in.name, m.o_out.name) == ("query", "key", "value", "attention_out")
+    prog = ks.lower(sched, target=TARGET)
+    (kern,) = prog.kernels
+    assert kern.does == "flash_attention" and kern.params[:3] == ("query", "key", "value")
+    # a Q tile is rows of D contiguous elements, N * D apart in BSND / BSH, D apart in BNSD
+    q_load = next(s for s in walk(kern.aic) if isinstance(s, Copy) and s.src.gm and s.src.buf == "query")
+    assert q_load.src.stride.value == (d if layout == "BNSD" else n * d)
+    store = next(s for s in walk(kern.aiv) if isinstance(s, Copy) and s.dst.gm and s.dst.buf == "attention_out")
+    assert store.dst.stride.value == q_load.src.stride.value  # the output in the query's layout
+    feeds = ks.ops.flash_attention_inputs(out, seed=sq)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
+    assert got.shape == _shape(layout, b, n, sq, d)
+    tol = 8e-3 if dt == "float16" else 3e-2
+    np.testing.assert_allclose(got, golden, rtol=tol, atol=tol)
+    exact = ks.ops.plain_softmax_attention(_bnsd(feeds["query"], layout, n), _bnsd(feeds["key"], layout, nkv),
+                                           _bnsd(feeds["value"], layout, nkv), mask=feeds.get("atten_mask"))
+    np.testing.assert_allclose(_bnsd(got, layout, n), exact, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize(("layout", "nkv"), [("BSND", 8), ("BSH", 8), ("BNSD", 2)])
+def test_bytes_moved_are_the_compulsory_ones(layout, nkv):
+    """B = 1, N = 8, S = 1024, D = 128: the layouts and GQA move what BNSD moves, q, k and v read from HBM once
+    (the tasks' re-reads of K and V hit L2, the output's writes land in L2), no layout copies."""
+    out = _attention(layout, 1, 8, nkv, 1024, 1024, 128)
+    prog = ks.lower(ks.create_schedule([out]), target=TARGET)
+    assert [k.does for k in prog.kernels] == ["flash_attention"]
+    r = ks.simulate(prog)
+    q, k, v = (ks.placeholder(_shape(layout, 1, h, 1024, 128), "float16") for h in (8, nkv, nkv))
+    assert r.metrics["compulsory_bytes"] == _nbytes(q, k, v, out)
+    assert r.metrics["hbm_bytes"] == _nbytes(q, k, v)
+    dense = ks.lower(ks.create_schedule([_attention("BNSD", 1, 8, nkv, 1024, 1024, 128)]), target=TARGET)
+    assert r.metrics["gm_bytes"] == ks.simulate(dense).metrics["gm_bytes"]
+
+
+def test_unfused_attention_keeps_its_layout_kernels():
+    out = _attention("BSND", 1, 2, 2, 40, 136, 64)
+    sched = ks.create_schedule([out], fuse=True)
+    (fk,) = sched.kernels
+    sched.keep_out_of_fusion(fk.root)  # the P V matmul kept out: no attention kernel, the glue as it was
+    fams = [k.family for k in sched.kernels]
+    assert "attention" not in fams and fams.count("vector") >= 8  # transposes and reshapes of q, k, v and out
+    prog = ks.lower(sched, target=TARGET)
+    feeds = ks.ops.flash_attention_inputs(out)
+    golden = np.asarray(ks.evaluate([out], feeds, schedule=sched)[0], np.float32)
+    np.testing.assert_array_equal(np.asarray(ks.run_tiled(prog, feeds), np.float32), golden)
+
+
+@pytest.mark.parametrize(("layout", "n", "nkv", "sq", "dense"), [
+    ("BSH", 8, 2, 1, True),    # GQA at S_q = 1: each group's 4 query heads one task's rows (D apart in BSH too)
+    ("BSND", 4, 2, 4, False),  # 4 query rows per head: the combine stores each output row at its BSND place
+])
+def test_flash_decode_split_writes_the_users_layout(layout, n, nkv, sq, dense):
+    from kernelstudio.lower.attention import attention_views
+
+    out = _attention(layout, 2, n, nkv, sq, 2048, 64)
+    sched = ks.create_schedule([out], fuse=True)
+    (fk,) = sched.kernels
+    assert attention_views(attention_parts(fk.nodes)).dense_out is dense
+    prog = ks.lower(sched, target=TARGET)
+    (kern,) = prog.kernels
+    assert dict(kern.tiling)["kv_splits"] > 1
+    feeds = ks.ops.flash_attention_inputs(out, seed=n)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
+    np.testing.assert_allclose(got, golden, rtol=8e-3, atol=8e-3)
