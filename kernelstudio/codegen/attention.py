@@ -13,6 +13,11 @@ shapes and layouts, each a loop over 128-column cube tiles (`ki`) in the TileIR:
 | Lets, loops, ifs, cross-core flags       | as they are                                                      |
 | SyncAll (a split key/value sequence)     | `SyncAll<false>()`: every AIC and AIV, before the combine        |
 
+Where the kernel reads the user's BSND / BSH tensors in place (lower/attention.py `attention_views`), the rows of
+Q, K and V lie N * D apart: `org_shapes` gives each object's kernel-side `SetOrgShape` after the registration (mm1:
+orgKa = Q's row stride, orgKb = K's; mm2: orgN = V's row stride, orgKc = D for its C), as `batch_axis=1`
+matmuls do (codegen/cube.py).
+
 Both objects are registered together (`REGIST_MATMUL_OBJ(&pipe, ws, mm1, &cubeTiling, mm2, &cubeTiling2)`), each
 with its TCubeTiling (`attention_tilings`): mm1 M = S1 block, N = S2 block, K = D; mm2 M = S1 block, N = D,
 K = S2 block; base blocks 128 x 128 x D and 128 x D x 128. The AIV program (the online softmax) is written by the
@@ -28,7 +33,8 @@ from .cube import TCUBE_TILING_FIELDS, MatmulOperands, subst
 from .scope import Scope, control_head
 from .writer import Writer, ctype
 
-__all__ = ["is_attention", "attention_tilings", "attention_operands", "AttentionCubePart", "SECOND_TILING"]
+__all__ = ["is_attention", "attention_tilings", "attention_operands", "AttentionCubePart", "SECOND_TILING",
+           "head_dim", "org_shapes"]
 
 SECOND_TILING = "cubeTilingData2"  # the tiling struct's field of mm2's TCubeTiling
 
@@ -65,12 +71,37 @@ def attention_operands(scope: Scope) -> tuple[MatmulOperands, MatmulOperands]:
     return (MatmulOperands(q, kk, False, True, mm1, "float32"), MatmulOperands(p, v, False, False, mm2, "float32"))
 
 
+def head_dim(scope: Scope) -> int:
+    """D: bmm1's reduction (the tensors' last dim is N * D in layout BSH)."""
+    l1, _ = _loops(scope.kernel)
+    mm1 = next(x for x in walk(l1.body) if isinstance(x, Mmad))
+    d = scope.static(mm1.k)
+    if d is None:
+        raise UnsupportedError(f"kernel {scope.kernel.name}: the attention kernel's head dim is not a constant")
+    return d
+
+
+def org_shapes(scope: Scope) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+    """The kernel-side `SetOrgShape(orgM, orgN, orgKa, orgKb, orgKc)` of mm1 and mm2 where the user's tensors
+    are read in place with rows further apart than D (layouts BSND / BSH: N * D): mm1's A (Q) rows orgKa apart
+    and its transposed B (K) rows orgKb apart, C the S slot (rows of the S2 block, orgN); mm2's B (V) rows orgN
+    apart, A the P slot (rows of the S2 block, orgKa) and C the P V slot (rows of D, orgKc). None: dense rows."""
+    t = scope.tiling
+    s1b, s2b, d = t["s1_block"], t["s2_block"], head_dim(scope)
+    ops1, ops2 = attention_operands(scope)
+    rq, rk, rv = (scope.static(r.stride) for r in (ops1.a, ops1.b, ops2.b))
+    if None in (rq, rk, rv):
+        raise UnsupportedError(f"kernel {scope.kernel.name}: the attention kernel's row strides are not constants")
+    mm1 = (s1b, s2b, rq, rk) if (rq, rk) != (d, d) else None
+    mm2 = (s1b, rv, s2b, s2b, d) if rv != d else None
+    return mm1, mm2
+
+
 def attention_tilings(scope: Scope) -> tuple[dict[str, int], dict[str, int]]:
     """TCubeTiling field values of mm1 and mm2 (module doc), in CANN's field order."""
     t = scope.tiling
     s1b, s2b, tn, bd = t["s1_block"], t["s2_block"], t["cube_n"], scope.kernel.block_dim
-    ops1, _ = attention_operands(scope)
-    d = scope.prog.tensor(ops1.a.buf).shape[-1]
+    d = head_dim(scope)
 
     def one(n: int, kk: int, base_n: int, base_k: int) -> dict[str, int]:
         values = {"usedCoreNum": bd, "M": s1b, "N": n, "Ka": kk, "Kb": kk, "singleCoreM": s1b, "singleCoreN": n,
@@ -106,6 +137,13 @@ class AttentionCubePart:
         w = methods
         with w.block("__aicore__ inline void ProcessCube()"):
             w("REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm1, &cubeTiling, mm2, &cubeTiling2);")
+            org1, org2 = org_shapes(sc)
+            if org1 is not None:
+                w("// Q's and K's rows are N * D apart in the user's tensors (read in place)",
+                  f"mm1.SetOrgShape({', '.join(map(str, org1))});")
+            if org2 is not None:
+                w("// V's rows are N * D apart (orgN); C, the P V slot, has rows of D (orgKc)",
+                  f"mm2.SetOrgShape({', '.join(map(str, org2))});")
             self._body(sc.kernel.aic, w)
         w("")
 
@@ -143,7 +181,7 @@ class AttentionCubePart:
             obj, a, (b,) = "mm1", self.ops[0].a, reads
         else:
             obj, (a, b) = "mm2", reads
-        d = sc.prog.tensor(self.ops[0].a.buf).shape[-1]
+        d = head_dim(sc)
         m_, n_, k_ = (Var("mlen"), Var("nlen"), Const(d)) if bmm1 else (Var("mlen"), Const(d), Var("nlen"))
 
         def at(r: Region) -> str:
