@@ -124,3 +124,43 @@ def test_flash_decode_split_writes_the_users_layout(layout, n, nkv, sq, dense):
     got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
     golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
     np.testing.assert_allclose(got, golden, rtol=8e-3, atol=8e-3)
+
+
+# (layout, B, Nq, Nkv, Sq, Skv, D, causal) for the twin: S1 and S2 tails, GQA, causal, a FlashDecode split whose
+# combine stores BSND rows one by one
+TWIN_CASES = (
+    ("BSND", 1, 2, 2, 40, 200, 64, True),
+    ("BSH", 1, 4, 2, 24, 136, 64, False),
+    ("BSND", 1, 4, 2, 4, 1100, 64, False),
+)
+
+
+def test_layouts_three_way_on_the_twin(twin_cache):
+    from ..codegen.merge import merge
+
+    progs, inputs, want = [], {}, []
+    for i, case in enumerate(TWIN_CASES):
+        layout, b, n, nkv, sq, skv, d, causal = case
+        out = _attention(layout, b, n, nkv, sq, skv, d, causal=causal)
+        prog = ks.lower(ks.create_schedule([out], fuse=True), target=TARGET)
+        assert [k.does for k in prog.kernels] == ["flash_attention"]
+        feeds = ks.ops.flash_attention_inputs(out, seed=i)
+        tiled = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+        golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
+        np.testing.assert_allclose(tiled, golden, rtol=8e-3, atol=8e-3, err_msg=f"{case} run_tiled")
+        progs.append(prog)
+        want.append((tiled, golden))
+        inputs.update({f"c{i}_{k}": v for k, v in feeds.items()})
+    assert dict(progs[2].kernels[0].tiling)["kv_splits"] > 1
+    bundle = ks.codegen(merge(progs))
+    src = "".join(t for name, t in bundle.files.items() if name.endswith(".cpp"))
+    # BSND, 2 heads of 64 (S1 block 48, S2 block 208): Q and K rows 128 apart
+    assert "mm1.SetOrgShape(48, 208, 128, 128);" in src
+    # BSH, 4 query heads and 2 kv heads of 64: Q rows 256 apart, K and V rows 128; P V rows of 64
+    assert "mm1.SetOrgShape(32, 144, 256, 128);" in src and "mm2.SetOrgShape(32, 128, 144, 144, 64);" in src
+    got = ks.twin.run(bundle, inputs, cache_dir=twin_cache, by_name=True)
+    for i, case in enumerate(TWIN_CASES):
+        tiled, golden = want[i]
+        twin = np.asarray(got[f"c{i}_attention_out"], np.float32)
+        np.testing.assert_allclose(twin, tiled, rtol=2e-3, atol=2e-3, err_msg=f"{case} twin vs run_tiled")
+        np.testing.assert_allclose(twin, golden, rtol=8e-3, atol=8e-3, err_msg=f"{case} twin vs golden")

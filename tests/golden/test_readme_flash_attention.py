@@ -42,6 +42,15 @@ def test_readme_flash_attention_table_is_the_benchmark_output():
     assert abs(big[3] - 3 * 2 * 32768 * 128) < 0.05 * big[3]  # Q, K and V read once: S and P never reach HBM
 
 
+def test_readme_flash_attention_layouts_example_prints_what_it_shows():
+    code, printed, shown = example("### Layouts and GQA: read in place")
+    assert printed == shown
+    assert not rebinds(code, "x|y|d|out|twin|result|tiled|q|k|v")
+    lines = shown.splitlines()
+    assert len(lines) == 4 and all(" 1 kernel " in ln for ln in lines)  # no layout copy kernels
+    assert len({ln.split("kernel")[1].split("us")[0] for ln in lines}) == 1  # every layout costs what BNSD costs
+
+
 def test_readme_flash_attention_tuning_example_prints_what_it_shows():
     code, printed, shown = example("### Tuning the blocks and slots")
     assert printed == shown
