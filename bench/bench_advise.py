@@ -17,10 +17,21 @@ and the wall time of `d.advise()` on the design at its defaults (a fresh design,
     .venv/bin/python bench/bench_advise.py --markdown
 
 prints the README's table instead (the 2x1 and 2x2 settings and ks.tune: deterministic numbers, no timings).
+
+    .venv/bin/python bench/bench_advise.py --notebooks
+
+prints, for the design of every `%%ascend_kernel` cell of the reference notebooks (notebooks/*.ipynb, at the
+cell's knob defaults, as its Studio opens), the Advice strip's time: `advise(d, session.build,
+knobs=session.knobs)`, cold (the first call in a fresh process, right after the Studio's build: nothing of
+the advisor cached) and warm (the same cell built again in a new session, so a new design: the lowering and
+simulation memos warm), wall and CPU seconds, the moves simulated and how many save time. Each design runs in
+its own process. Goal: under 1 s. A multi-device design (ks.multi) gets no advice and is listed as such.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -144,7 +155,71 @@ def table(rows: list[dict], settings: list = README_SETTINGS) -> str:
     return "\n".join(out)
 
 
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def notebook_cells() -> list[tuple[str, str, str]]:
+    """(notebook, design name, cell body) for every `%%ascend_kernel` cell of the reference notebooks."""
+    import nbformat
+
+    out = []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        for c in nbformat.read(path, as_version=4).cells:
+            if c.cell_type == "code" and c.source.startswith("%%ascend_kernel"):
+                line, body = c.source.split("\n", 1)
+                out.append((path.name, line.split()[1], body))
+    return out
+
+
+def _advice_times(notebook: str, name: str) -> dict:
+    """In this process: the cell's design as its Studio opens it, then advice cold and warm (see the module doc)."""
+    from kernelstudio.multi.design import Mc2Design
+    from kernelstudio.notebook.session import StudioSession
+    from kernelstudio.plan.advise import advise
+
+    body = next(b for nb, n, b in notebook_cells() if nb == notebook and n == name)
+
+    def session() -> StudioSession:
+        s = StudioSession(name=name, source=body, target=TARGET, compare=False, user_ns={"ks": ks})
+        s.rebuild()
+        return s
+
+    s = session()
+    if isinstance(s.design, Mc2Design):
+        return {"multi": True, "time_us": s.design.time_us}
+    row: dict = {"multi": False, "time_us": s.design.sim.time_us, "kernels": len(s.design.program.kernels)}
+    for run in ("cold", "warm"):
+        if run == "warm":
+            s = session()
+        w0, c0 = time.perf_counter(), time.process_time()
+        moves = advise(s.design, s.build if s.knobs else None, knobs=s.knobs or None)
+        row[run] = (time.perf_counter() - w0, time.process_time() - c0)
+        row["moves"], row["saves"] = len(moves), sum(a.saves for a in moves)
+    return row
+
+
+def notebook_latency() -> None:
+    print(f"{TARGET}; the Advice strip's advise() per reference notebook design, each in a fresh process: cold "
+          "(first call) and warm (a new design of the same cell), wall / CPU seconds; goal < 1 s")
+    print(f"{'notebook':26} {'design':16} {'kernels':>7} {'time us':>9} {'cold s':>13} {'warm s':>13} "
+          f"{'moves':>5} {'save':>4}")
+    for notebook, name, _ in notebook_cells():
+        code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); "
+                f"import bench_advise as b; print(json.dumps(b._advice_times({notebook!r}, {name!r})))")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        row = json.loads(res.stdout.strip().splitlines()[-1])
+        if row["multi"]:
+            print(f"{notebook:26} {name:16} {'':>7} {row['time_us']:9.2f}   multi-device design: no advice")
+            continue
+        cold, warm = (f"{row[r][0]:6.2f}/{row[r][1]:5.2f}" for r in ("cold", "warm"))
+        print(f"{notebook:26} {name:16} {row['kernels']:7d} {row['time_us']:9.2f} {cold:>13} {warm:>13} "
+              f"{row['moves']:5d} {row['saves']:4d}")
+
+
 def main() -> None:
+    if "--notebooks" in sys.argv:
+        notebook_latency()
+        return
     if "--markdown" in sys.argv:
         print(table(greedy_rows(README_SETTINGS)))
         return

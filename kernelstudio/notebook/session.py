@@ -22,9 +22,10 @@ from ..core.config import DEFAULT_TARGET
 from ..hw import HardwareProfile
 from ..hw import get as get_profile
 from ..hw import names as target_names
+from ..ir.graph import Graph
 from ..multi.design import Mc2Design
 from ..plan.build import Design, build, build_unfused
-from ..plan.choose import planning_target
+from ..plan.choose import graph_only, planning_target
 from ..schedule.knobs import Knob
 from ..schedule.schedule import Directive, Schedule
 from .cell import run_cell
@@ -81,6 +82,18 @@ class StudioSession:
         if isinstance(d, Design):
             self.l2 = d.sim.metrics["l2_start"]
         return d
+
+    def problem(self, values: Mapping[str, Any] | None = None) -> str:
+        """The text of the graph the cell makes at these knob values (others at their defaults): which operator
+        it is. Runs the cell only, with fusion left unplanned: no lowering or simulation. "" for a cell whose
+        output is a ks.multi design."""
+        with graph_only():
+            res = run_cell(self.source, name=self.name, user_ns=self.user_ns, values=values, strict=False)
+        if res.multi is not None:
+            return ""
+        if res.schedule is not None:
+            return res.schedule.graph.text()
+        return Graph([getattr(o, "node", o) for o in res.outputs]).text()
 
     def profile(self, target: str | None = None, overrides: Mapping[str, Any] | None = None) -> HardwareProfile:
         """The hardware the session builds for: the target's profile with the what-if overrides applied."""

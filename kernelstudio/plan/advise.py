@@ -162,7 +162,10 @@ def _simulate_move(design: Any, directives: tuple[Directive, ...], keep_out: tup
             with planning_target(profile):  # a re-planned fusion (keep_out) is chosen for the design's chip
                 sched, dropped = _moved(base, directives, keep_out)
                 prog = lower(sched, profile, name=design.program.name)
-            memo[key] = (float(simulate(prog, l2=l2).time_us), "", _shape(prog), dropped)
+            shape = _shape(prog)
+            # a move whose kernels are the design's changes nothing (it is not listed): no need to simulate it
+            t = float(design.sim.time_us) if shape == _shape(design.program) else float(simulate(prog, l2=l2).time_us)
+            memo[key] = (t, "", shape, dropped)
         except KernelStudioError as e:
             memo[key] = (None, why_not(e), None, ())
     return memo[key]
@@ -235,6 +238,26 @@ def _knobs_for(directives: tuple[Directive, ...], design: Any, knobs: list[Knob]
     return tuple(h for h in hits if h is not None)
 
 
+def _same_problem(design: Any, build_fn: Any, order: list[Candidate | KnobMove]) -> list[Candidate | KnobMove]:
+    """Leave out the knob moves to another operator (a shape or a flag of the problem moved) before building
+    them, when `build_fn` is bound to an object whose `problem(values)` gives the graph's text at knob values
+    without lowering (a Studio session's); a configuration the probe cannot run is kept (its build says why)."""
+    probe = getattr(getattr(build_fn, "__self__", None), "problem", None)
+    if not callable(probe) or not any(isinstance(m, tuple) for m in order):
+        return order
+    problem = design.schedule.graph.text()
+    out = []
+    for m in order:
+        if isinstance(m, tuple):
+            try:
+                if probe(_config(design, m[1])) != problem:
+                    continue
+            except KernelStudioError:
+                pass
+        out.append(m)
+    return out
+
+
 def _config(design: Any, moves: tuple[tuple[Knob, Any], ...]) -> dict[str, Any]:
     return {**design.knobs, **{k.name: v for k, v in moves}}
 
@@ -295,6 +318,7 @@ def advise_counted(design: Any, build_fn: Callable[[dict[str, Any]], Any] | None
         order.append(c if hit is None else (c, hit))
     taken = {k.name for m in order if isinstance(m, tuple) for k, _ in m[1]}
     order += [(None, ((k, v),)) for k, v in _neighbours(design, klist, taken)]  # knob steps no evidence speaks for
+    order = _same_problem(design, build_fn, order)
     free: list[Candidate | KnobMove] = []
     if known is not None:
         free = [m for m in order if isinstance(m, tuple) and known(_config(design, m[1]))]

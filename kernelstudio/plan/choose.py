@@ -32,10 +32,22 @@ from ..schedule.schedule import Schedule
 from ..sim import simulate
 from .depth import lower
 
-__all__ = ["FusionChoice", "choose_fusion", "plan_fusion", "planning_target", "current_target"]
+__all__ = ["FusionChoice", "choose_fusion", "plan_fusion", "planning_target", "current_target", "graph_only"]
 
 _TARGET: contextvars.ContextVar[Any] = contextvars.ContextVar("kernelstudio_planning_target", default=None)
 _CACHE: dict[tuple, tuple[tuple[int, ...], tuple[tuple[int, float, float, str, bool, float], ...]]] = {}
+_GRAPH_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("kernelstudio_graph_only", default=False)
+
+
+@contextlib.contextmanager
+def graph_only() -> Iterator[None]:
+    """`create_schedule` calls inside this block keep every kernel fused without simulating the plans: for
+    code that runs a cell only for the graph it makes (which operator it is), not for its schedule."""
+    token = _GRAPH_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _GRAPH_ONLY.reset(token)
 
 
 @contextlib.contextmanager
@@ -105,7 +117,7 @@ def choose_fusion(graph: Graph, keep_out: tuple[Node, ...], target: Any
 
     fused = partition(graph, fuse=True, keep_out=keep_out)
     cands = [k for k in fused.kernels if k.family in ("cube_vector", "attention")]
-    if not cands:
+    if not cands or _GRAPH_ONLY.get():
         return (), fused
     profile = _profile(target)
     if profile.arch != "separated":

@@ -107,3 +107,27 @@ def test_a_multi_device_studio_says_it_gets_no_advice(shell):
     st.advice_button.click()
     assert st.insight_box.children == (st.advice_strip,) and st.advice_strip.rows.children == ()
     assert st.advice_strip.status.value.startswith("no advice for a multi-device design")
+
+
+ATTENTION_CELL = '''
+q = placeholder((1, 1, knob("S_q", 2048, [1, 512, 2048]), 128), "float16", name="query")
+k, v = (placeholder((1, 1, 2048, 128), "float16", name=n) for n in ("key", "value"))
+out = ops.flash_attention(q, k, v, causal=knob("causal", False, [False, True]))
+s = create_schedule(out)
+if s.kernels[-1].family == "attention":
+    s[out].split("s2", knob("s2", 512, [256, 512])).slots(knob("slots", 3, [2, 3, 4]))
+'''
+
+
+def test_knobs_of_the_problem_are_left_out_before_they_are_built(shell):
+    st = open_studio(shell, f"fa --target {B2}", ATTENTION_CELL)
+    session, d = st.session, st.session.design
+    assert session.problem(d.knobs) == d.schedule.graph.text()
+    assert session.problem({**d.knobs, "S_q": 512}) != d.schedule.graph.text()
+    assert session.problem({**d.knobs, "slots": 4}) == d.schedule.graph.text()
+    built = []
+    inner = session._build
+    session._build = lambda values, *a, **kw: built.append(dict(values)) or inner(values, *a, **kw)
+    moves = AdviceStrip(st).refresh()
+    assert built and all(v["S_q"] == 2048 and v["causal"] is False for v in built)  # the knob moves built
+    assert {n for a in moves for n in a.knobs} <= {"s2", "slots"} and any(a.knobs for a in moves)

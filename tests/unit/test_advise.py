@@ -255,3 +255,14 @@ def test_a_knob_of_the_problem_is_no_move():
     moves = d.advise(_rows_build, knobs=ctx.seen)
     assert any("tile_n" in a.knobs for a in moves)
     assert not any("depth" in a.knobs for a in moves)
+
+
+def test_graph_only_keeps_kernels_fused_without_simulating_the_plans(monkeypatch):
+    from kernelstudio.plan import choose
+
+    out = reference.mla_prolog_lite(256, 1024, 1024)
+    assert ks.create_schedule(out).choices  # the planner simulates fused against split (and picks sync_all)
+    monkeypatch.setattr(choose, "_decide", lambda *a: pytest.fail("graph_only simulated a plan"))
+    with choose.graph_only():
+        s = ks.create_schedule(out)
+    assert s.choices == () and [k.family for k in s.kernels] == ["cube_vector"] and not s.kernels[0].sync_all
