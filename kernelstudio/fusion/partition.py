@@ -373,7 +373,7 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
                 g = att_groups[m.bmm2] = _Group(len(groups), n, "attention", m.bmm2.shape, closed=True)
                 g.root = m.bmm2
                 groups.append(g)
-            add(att_groups[m.bmm2], n, rule("attention"), "full")
+            add(att_groups[m.bmm2], n, rule("attention_layout" if n in m.glue else "attention"), "full")
             continue
         if n.info.kind is Kind.CUBE:
             new_group(n, "cube_root" if groups else "new_kernel")

@@ -57,6 +57,10 @@ RULES: tuple[FusionRule, ...] = (
                "softmax(Q K^T * scale) V per (batch, head): one cube-vector-cube kernel that walks the key/value "
                "sequence in blocks with the online softmax, so the scores S and probabilities P stay in the "
                "cores' workspaces and never make a round trip through HBM"),
+    FusionRule("attention_layout", True,
+               "a reshape or transpose of ks.ops.flash_attention's layout glue (BSND / BSH to (B, N, S, D), GQA's "
+               "grouped heads): the attention kernel reads and writes the user's tensors through it in place, "
+               "with their own row strides, so no copy kernel moves them"),
     FusionRule("new_kernel", False, "first op of its kernel"),
 )
 

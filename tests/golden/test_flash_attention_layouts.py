@@ -59,6 +59,9 @@ def test_one_kernel_reads_the_users_layout_in_place(case):
     assert fk.family == "attention"
     m = attention_parts(fk.nodes)
     assert (m.q_in.name, m.k_in.name, m.v_in.name, m.o_out.name) == ("query", "key", "value", "attention_out")
+    why = {n: r.name for n, r in fk.reasons}
+    assert m.glue and {why[n] for n in m.glue} == {"attention_layout"}
+    assert {why[n] for n in fk.nodes if n not in m.glue} == {"attention"}
     prog = ks.lower(sched, target=TARGET)
     (kern,) = prog.kernels
     assert kern.does == "flash_attention" and kern.params[:3] == ("query", "key", "value")

@@ -160,7 +160,7 @@ def test_gqa_decode_folds_each_group_into_the_rows_of_one_task():
     r = ks.simulate(prog)
     (row,) = [k for k in r.kernels if k["name"] == kern.name]
     kv_bytes = 2 * 8 * 4096 * 128 * 2
-    # K and V once (from L2: the GQA reshape kernels just wrote them) beside the workspaces, not once per query head
+    # K and V once (read in place, no reshape kernel before) beside the workspaces, not once per query head
     assert kv_bytes <= row["hbm_read_bytes"] + row["l2_bytes"] < 1.25 * kv_bytes
     feeds = ks.ops.flash_attention_inputs(out, seed=3)
     got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
