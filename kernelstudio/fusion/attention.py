@@ -24,7 +24,6 @@ is left out, and the glue stays kernels of its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,7 +110,7 @@ def _last_axis_keep(n: Node) -> bool:
     return n.attr("axes") == (n.inputs[0].ndim - 1,) and bool(n.attr("keepdims"))
 
 
-def _match_at(graph: Graph, bmm2: Node, kept: frozenset[Node] = frozenset()) -> AttentionMatch | None:
+def _match_at(graph: Graph, bmm2: Node) -> AttentionMatch | None:
     if bmm2.op is not Op.MATMUL or bmm2.attr("transpose_a") or bmm2.attr("transpose_b"):
         return None
     p, v = bmm2.inputs
@@ -163,14 +162,14 @@ def _match_at(graph: Graph, bmm2: Node, kept: frozenset[Node] = frozenset()) -> 
     glue: list[Node] = []
     srcs, strides = [], []
     for operand, users in ((q, {s}), (k, {s}), (v, {bmm2})):
-        chain = _chain_in(graph, operand, users, kept)
+        chain = _chain_in(graph, operand, users)
         view = _view_in(chain, operand) if chain else None
         if view is None:
             chain, view = [], dense_strides(operand.shape)
         glue += chain
         srcs.append(chain[0].inputs[0] if chain else operand)
         strides.append(view)
-    chain = _chain_out(graph, bmm2, kept)
+    chain = _chain_out(graph, bmm2)
     view = _view_out(chain, bmm2) if chain else None
     if view is None:
         chain, view = [], dense_strides(bmm2.shape)
@@ -184,11 +183,11 @@ def _match_at(graph: Graph, bmm2: Node, kept: frozenset[Node] = frozenset()) -> 
                           out=chain[-1] if chain else None, strides=tuple(strides))
 
 
-def attention_matches(graph: Graph, kept: Iterable[Node] = ()) -> tuple[AttentionMatch, ...]:
-    """Every attention of the graph (module doc), in graph order of their P V matmul; layout glue holding a
-    node of `kept` (kept out of fusion) stays outside."""
-    kept = frozenset(kept)
-    return tuple(m for n in graph.nodes if n.op is Op.MATMUL and (m := _match_at(graph, n, kept)) is not None)
+def attention_matches(graph: Graph) -> tuple[AttentionMatch, ...]:
+    """Every attention of the graph (module doc), in graph order of their P V matmul. Its layout glue is part
+    of it: keeping any of its nodes out of fusion (the output tensor of a BSND attention, say) leaves the whole
+    attention to the other rules, as for its other ops."""
+    return tuple(m for n in graph.nodes if n.op is Op.MATMUL and (m := _match_at(graph, n)) is not None)
 
 
 def attention_parts(nodes: tuple[Node, ...]) -> AttentionMatch:
@@ -236,25 +235,25 @@ def _is_glue(n: Node) -> bool:
     return n.op in _GLUE_OPS and n.composite is not None and n.composite.name == ATTENTION_LAYOUT
 
 
-def _chain_in(graph: Graph, operand: Node, users: set[Node], kept: frozenset[Node]) -> list[Node]:
+def _chain_in(graph: Graph, operand: Node, users: set[Node]) -> list[Node]:
     """The glue nodes from a tensor read to `operand` (first to last), each used only by the next (the last by
     `users`, the pattern's nodes); [] when none."""
     chain: list[Node] = []
     n, allowed = operand, users
-    while _is_glue(n) and n not in kept and n not in graph.outputs and set(graph.users[n]) <= allowed:
+    while _is_glue(n) and n not in graph.outputs and set(graph.users[n]) <= allowed:
         chain.insert(0, n)
         n, allowed = n.inputs[0], {n}
     return chain
 
 
-def _chain_out(graph: Graph, bmm2: Node, kept: frozenset[Node]) -> list[Node]:
+def _chain_out(graph: Graph, bmm2: Node) -> list[Node]:
     """The glue nodes from the P V matmul to the tensor written (first to last), each the only user of the one
     before; [] when none (or bmm2 is itself a graph output)."""
     chain: list[Node] = []
     n = bmm2
     while n not in graph.outputs and len(graph.users[n]) == 1:
         (u,) = graph.users[n]
-        if not _is_glue(u) or u in kept:
+        if not _is_glue(u):
             break
         chain.append(u)
         n = u

@@ -341,7 +341,7 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
         return False
 
     order = {n: i for i, n in enumerate(graph.nodes)}
-    att = {n: m for m in (attention_matches(graph, kept) if fuse else ())
+    att = {n: m for m in (attention_matches(graph) if fuse else ())
            if m.bmm2 not in lone and not any(x in kept for x in m.nodes) for n in m.nodes}
     att_groups: dict[Node, _Group] = {}
 

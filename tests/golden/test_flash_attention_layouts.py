@@ -96,11 +96,13 @@ def test_bytes_moved_are_the_compulsory_ones(layout, nkv):
     assert r.metrics["gm_bytes"] == ks.simulate(dense).metrics["gm_bytes"]
 
 
-def test_unfused_attention_keeps_its_layout_kernels():
+@pytest.mark.parametrize("keep", ["root", "out"])
+def test_unfused_attention_keeps_its_layout_kernels(keep):
     out = _attention("BSND", 1, 2, 2, 40, 136, 64)
     sched = ks.create_schedule([out], fuse=True)
     (fk,) = sched.kernels
-    sched.keep_out_of_fusion(fk.root)  # the P V matmul kept out: no attention kernel, the glue as it was
+    # the P V matmul kept out, or the output (the glue is the attention's): no attention kernel, the glue as it was
+    sched.keep_out_of_fusion(fk.root if keep == "root" else out)
     fams = [k.family for k in sched.kernels]
     assert "attention" not in fams and fams.count("vector") >= 8  # transposes and reshapes of q, k, v and out
     prog = ks.lower(sched, target=TARGET)
