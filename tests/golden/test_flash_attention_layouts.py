@@ -169,3 +169,27 @@ def test_layouts_three_way_on_the_twin(twin_cache):
         twin = np.asarray(got[f"c{i}_attention_out"], np.float32)
         np.testing.assert_allclose(twin, tiled, rtol=2e-3, atol=2e-3, err_msg=f"{case} twin vs run_tiled")
         np.testing.assert_allclose(twin, golden, rtol=8e-3, atol=8e-3, err_msg=f"{case} twin vs golden")
+
+
+def test_glue_that_is_no_strided_window_stays_a_kernel_of_its_own():
+    """A key given as (B, N, D, S) and transposed in the layout composite has D elements S apart, no row of D
+    contiguous elements: the attention leaves that transpose out and reads its result; the other inputs in place."""
+    from kernelstudio.dsl import ops as O
+    from kernelstudio.dsl.build import composite_scope
+    from kernelstudio.fusion.attention import ATTENTION_LAYOUT
+
+    q = ks.placeholder((1, 2, 40, 64), "float16", name="query")
+    kt = ks.placeholder((1, 2, 64, 136), "float16", name="key_t")
+    v = ks.placeholder((1, 2, 136, 64), "float16", name="value")
+    with composite_scope(ATTENTION_LAYOUT):
+        k = O.transpose(kt, (0, 1, 3, 2))
+    out = ks.ops.flash_attention(q, k, v)
+    sched = ks.create_schedule([out], fuse=True)
+    assert [k.family for k in sched.kernels] == ["vector", "attention"]
+    m = attention_parts(sched.kernels[1].nodes)
+    assert not m.glue and m.k_in is m.k and m.q_in.name == "query"
+    prog = ks.lower(sched, target=TARGET)
+    feeds = ks.ops.flash_attention_inputs(out)
+    got = np.asarray(ks.run_tiled(prog, feeds), np.float32)
+    golden = np.asarray(ks.evaluate([out], feeds)[0], np.float32)
+    np.testing.assert_allclose(got, golden, rtol=8e-3, atol=8e-3)
