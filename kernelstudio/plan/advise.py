@@ -20,7 +20,7 @@ from ..core.errors import CapacityError, KernelStudioError
 from ..schedule.directive import Directive
 from ..schedule.knobs import Knob, knob_values
 from ..schedule.schedule import Schedule
-from ..sim import simulate
+from ..sim import simulate, simulate_time
 from ..tileir.capacity import profile_of
 from .advise_evidence import gather
 from .advise_rules import Candidate, candidates, move_text
@@ -164,7 +164,7 @@ def _simulate_move(design: Any, directives: tuple[Directive, ...], keep_out: tup
                 prog = lower(sched, profile, name=design.program.name)
             shape = _shape(prog)
             # a move whose kernels are the design's changes nothing (it is not listed): no need to simulate it
-            t = float(design.sim.time_us) if shape == _shape(design.program) else float(simulate(prog, l2=l2).time_us)
+            t = float(design.sim.time_us) if shape == _shape(design.program) else simulate_time(prog, l2=l2)
             memo[key] = (t, "", shape, dropped)
         except KernelStudioError as e:
             memo[key] = (None, why_not(e), None, ())

@@ -131,6 +131,7 @@ class Runner:
         self.waited: dict[int, int] = {}  # cross-core sets consumed per flag
         self.partners: list[Runner] = []
         self.memo: dict[int, dict] = {}  # per loop id: recorded iterations by key (memo.py)
+        self.memo_kept: dict[int, int] = {}  # per loop id: how many iterations its memo holds
         self.simulated = 0  # instructions walked one by one
         self.copied = 0  # instructions reproduced by the steady-state shortcut
         self.done = False

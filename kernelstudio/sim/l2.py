@@ -116,11 +116,14 @@ def _touch_order(by_kernel: dict[int, list[StaticInstr]], nkernels: int) -> list
 def _hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int, override: float | None,
           moved: np.ndarray | None, l2: str = "cold") -> dict[int, float]:
     moves = _gm_moves(statics)
+    tensors: dict = {}  # prog.tensor(name) (the first of that name), without its scan
+    for t in prog.tensors:
+        tensors.setdefault(t.name, t)
     by_kernel: dict[int, list[StaticInstr]] = {}
     for s in moves:
         by_kernel.setdefault(s.kernel, []).append(s)
     out: dict[int, float] = {}
-    footprints = [sum(prog.tensor(n).nbytes for n in dict.fromkeys(s.tensor for s in by_kernel.get(k, [])))
+    footprints = [sum(tensors[n].nbytes for n in dict.fromkeys(s.tensor for s in by_kernel.get(k, [])))
                   for k in range(len(prog.kernels))]
     # tensors touched by earlier kernels (a warm start: by the previous run too), most recent last
     stack: list[str] = _touch_order(by_kernel, len(prog.kernels)) if l2 == "warm" else []
@@ -133,24 +136,24 @@ def _hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int, override
                 touched.append(s.tensor)
             if not s.gm_write:
                 reads[s.tensor] = reads.get(s.tensor, 0.0) + (float(moved[s.sid]) if moved is not None else 0.0)
-        footprint = sum(prog.tensor(n).nbytes for n in touched)
+        footprint = sum(tensors[n].nbytes for n in touched)
         volume = float(sum(moved[s.sid] for s in mine)) if moved is not None else 0.0
         per_tensor: dict[str, float] = {}
         firsts: dict[str, float] = {}
         for name in reads:
             if name in stack:
-                firsts[name] = hit_probability(sum(prog.tensor(n).nbytes for n in stack[stack.index(name):]), l2_bytes)
+                firsts[name] = hit_probability(sum(tensors[n].nbytes for n in stack[stack.index(name):]), l2_bytes)
         walk = prog.kernels[kidx].tile_walk
         if walk is not None and override is None:
             panels = {p.tensor for p in walk.panels}
-            other = sum(prog.tensor(n).nbytes for n in touched
-                        if n not in panels and prog.tensor(n).role != "workspace")
+            other = sum(tensors[n].nbytes for n in touched
+                        if n not in panels and tensors[n].role != "workspace")
             per_tensor.update(walk_hit_ratios(walk, prog.kernels[kidx].block_dim, other / max(1, walk.tiles),
                                               l2_bytes, firsts))
         for name, read in reads.items():
             if name in per_tensor:
                 continue
-            t = prog.tensor(name)
+            t = tensors[name]
             if t.role == "workspace":
                 per_tensor[name] = 1.0
             elif override is not None:
@@ -167,7 +170,7 @@ def _hits(prog: Program, statics: Sequence[StaticInstr], l2_bytes: int, override
         stays = hit_probability(float(sum(footprints[kidx:])), l2_bytes) if override is None else 0.0
         for s in mine:
             if s.gm_write:
-                out[s.sid] = 1.0 if prog.tensor(s.tensor).role == "workspace" else stays
+                out[s.sid] = 1.0 if tensors[s.tensor].role == "workspace" else stays
             else:
                 out[s.sid] = per_tensor[s.tensor]
         for name in touched:

@@ -171,8 +171,10 @@ def finish(core, fr, t: float) -> None:
     fr.rec = None
     info = core.prog.loops[fr.lid]
     table = core.memo[fr.lid]
-    if sum(len(recs) for recs in table.values()) >= MAX_ENTRIES:  # bounded memory: the first ones are kept
+    kept = core.memo_kept.get(fr.lid, 0)
+    if kept >= MAX_ENTRIES:  # bounded memory: the first ones are kept
         return
+    core.memo_kept[fr.lid] = kept + 1
     seg = core.events.since(idx).copy()
     seg[:, 0] -= r0
     seg[:, 1] -= r0

@@ -33,20 +33,21 @@ engine. Both are exact when their preconditions hold; tests compare them with th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..tileir.program import Kernel, Program
-from .compile import compile_side
+from . import kernel_cache, memo
 from .costs import Pricer, memory_kind
 from .engine import EVENT_COLUMNS, WHY_FLAG, Runner, run_block
 from .errors import SimulationError
 from .fingerprint import fingerprint, top_loop_bounds
 from .l2 import initial_hits, model_hits
 from .program import K_SYNC, CoreProgram, StaticInstr
+from .shares import MEMORY_CODES, kernel_shares
 
-__all__ = ["MAX_PASSES", "KernelRun", "ProgramRun", "run_program", "core_label"]
+__all__ = ["MAX_PASSES", "KernelRun", "ProgramRun", "run_program", "kernel_cycles", "core_label"]
 
 MAX_PASSES = 4
 SHARE_TOLERANCE = 0.01
@@ -124,17 +125,18 @@ def _env(kernel: Kernel, blk: int, sub: int) -> dict:
     return env
 
 
-def _block_keys(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcuts: bool) -> list[tuple]:
-    """Per block: its fingerprint over all its cores, or a key unique to it (no shortcut)."""
+def _block_keys(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcuts: bool) -> list:
+    """Per block: the first block with its fingerprint over all its cores, or a key unique to it (no shortcut)."""
     _, cores_of = _placement(kernel, profile)
     layout = cores_of(0)
-    keys: list[tuple] = []
+    keys: list = []
+    first: dict[tuple, int] = {}
     for b in range(kernel.block_dim):
-        key: tuple = ("u", b)
+        key: object = ("u", b)
         if shortcuts and kernel.block_dim > 1:  # one block has no other to share its simulation with
             fps = tuple(fingerprint(sides[side], _env(kernel, b, sub)) for side, sub, _ in layout)
             if all(f is not None for f in fps):
-                key = fps
+                key = first.setdefault(fps, b)
         keys.append(key)
     return keys
 
@@ -288,25 +290,35 @@ def _materialize(ks: _KernelSim, profile, outer_ids: np.ndarray,
     return all_rows, all_cores
 
 
-def _kernel_run(ks: _KernelSim, profile, nstatics: int) -> KernelRun:
+def _own_per_sid(ks: _KernelSim, n: int) -> np.ndarray:
+    """(n, 3): summed bytes, flops and busy cycles of each of a kernel's own instructions over all its blocks."""
+    mult: dict[int, int] = {}
+    for rep in ks.rep_of:
+        mult[rep] = mult.get(rep, 0) + 1
+    per_sid = np.zeros((max(n, 1), 3))
+    for rep, (_, arrays, _, _) in ks.sim.items():
+        for a in arrays:
+            if len(a):
+                sids = a[:, 3].astype(np.int64)
+                for col, w in ((0, a[:, 6]), (1, a[:, 7]), (2, a[:, 1] - a[:, 0])):
+                    per_sid[:, col] += mult[rep] * np.bincount(sids, weights=w, minlength=len(per_sid))
+    return per_sid
+
+
+def _kernel_run(own: _Own, base: int, profile, nstatics: int) -> KernelRun:
+    ks = own.placed(base)
     groups, cores_of = _placement(ks.kernel, profile)
     mult: dict[int, int] = {}
     used: set[int] = set()
     for b, rep in enumerate(ks.rep_of):
         mult[rep] = mult.get(rep, 0) + 1
         used.update(core for _, _, core in cores_of(b % groups))
-    per_sid = np.zeros((max(nstatics, 1), 3))
     simulated = represented = 0
-    for rep, (_, arrays, n_sim, n_rep) in ks.sim.items():
+    for rep, (_, _, n_sim, n_rep) in ks.sim.items():
         simulated += n_sim
         represented += n_rep * mult[rep]
-        for a in arrays:
-            if len(a):
-                sids = a[:, 3].astype(np.int64)
-                for col, w in ((0, a[:, 6]), (1, a[:, 7]), (2, a[:, 1] - a[:, 0])):
-                    per_sid[:, col] += mult[rep] * np.bincount(sids, weights=w, minlength=len(per_sid))
     return KernelRun(ks.kernel.name, ks.cycles, ks, simulated, represented, len(ks.sim),
-                     tuple(sorted(used)), per_sid)
+                     tuple(sorted(used)), own.program_per_sid(base, nstatics))
 
 
 def _remap_tiles(a: np.ndarray, rep_bounds: dict, own_bounds: dict, outer_ids: np.ndarray) -> None:
@@ -320,65 +332,67 @@ def _remap_tiles(a: np.ndarray, rep_bounds: dict, own_bounds: dict, outer_ids: n
         a[m, 4] = s1 + (a[m, 4] - s0) / st0 * st1
 
 
-def _round(x: float) -> float:
-    """A share to 9 significant digits: waves whose shares differ only by rounding noise of the
-    time integrals (far below the 1% convergence tolerance) price identically and share a class."""
-    return float(f"{x:.9g}")
+@dataclass
+class _Own:
+    """One kernel's run in its own numbering (sids from 0), with what each program derives from it."""
+
+    ks: _KernelSim
+    n: int  # the kernel's static instructions
+    per_sid: np.ndarray  # _own_per_sid
+    shares: dict[tuple, tuple[dict, dict]] = field(default_factory=dict)  # its GM moves' memories -> kernel_shares
+    _placed: dict[int, _KernelSim] = field(default_factory=dict)
+
+    def placed(self, base: int) -> _KernelSim:
+        """The run at the sids of a program whose earlier kernels hold `base` static instructions."""
+        if base not in self._placed:
+            ks = self.ks
+            sim = {rep: (cyc, [kernel_cache.relocate(a, base) for a in arrays], n_sim, n_rep)
+                   for rep, (cyc, arrays, n_sim, n_rep) in ks.sim.items()}
+            self._placed[base] = _KernelSim(ks.kernel, ks.sides, ks.rep_of, sim, ks.starts, ks.cycles, ks.waves)
+        return self._placed[base]
+
+    def program_per_sid(self, base: int, nstatics: int) -> np.ndarray:
+        out = np.zeros((max(nstatics, 1), 3))
+        out[base:base + self.n] = self.per_sid[:self.n]
+        return out
 
 
-def _shares(sims: list[_KernelSim], memory: dict[int, str],
-            nstatics: int) -> tuple[dict[tuple[int, int], float], dict[int, float]]:
-    """Time-averaged number of same-memory moves in flight during each static move (see module doc):
-    per (static instruction, wave), and per static instruction over all its executions.
+def _own_run(c: kernel_cache.Compiled, base: int, kernel: Kernel, rep_of: list[int], wave_key: dict[int, tuple],
+             waves: list[int], hits: dict[int, float], profile, shortcuts: bool) -> _Own:
+    """The kernel's run with these block classes, hit ratios and wave shares (program sids from `base`): from its
+    cache when it ran with the same ones before (kernel_cache.py)."""
+    own_hits = tuple(hits.get(base + j, 0.0) for j in c.moves)
+    own_waves = tuple(sorted((w, tuple((sid - base, v) for sid, v in d)) for w, d in wave_key.items()))
 
-    Blocks of one class starting at the same time have identical moves: they count once, weighted."""
+    def run() -> _Own:
+        pricers = _Pricers(profile, c.statics, dict(zip(c.moves, own_hits, strict=True)))
+        wk = dict(own_waves)
+        ks = _simulate_kernel(kernel, c.sides, rep_of, lambda b: pricers.get(wk.get(waves[b], ())), profile,
+                              shortcuts, c.outer_ids, c.inner_ids)
+        return _Own(ks, len(c.statics), _own_per_sid(ks, len(c.statics)))
+
+    return c.run((profile, shortcuts, memo.ENABLED, tuple(rep_of), own_hits, own_waves), run)
+
+
+def _shares(sims: list[_Own], own: list[tuple[kernel_cache.Compiled, int]], memory: dict[int, str]
+            ) -> tuple[dict[tuple[int, int], float], dict[int, float]]:
+    """Per (static instruction, wave) and per static instruction: the memory shares (shares.py) of every kernel,
+    each computed once per run and memories of its GM moves."""
     per_wave: dict[tuple[int, int], float] = {}
     overall: dict[int, float] = {}
     if not memory:
         return per_wave, overall
-    lut = np.zeros(max(nstatics, 1), dtype=np.int64)
-    codes = {"hbm": 1, "l2": 2, "l2w": 3}
-    for sid, kind in memory.items():
-        lut[sid] = codes[kind]
-    for ks in sims:
-        groups: dict[tuple[int, float, int], int] = {}
-        for b, rep in enumerate(ks.rep_of):
-            key = (rep, ks.starts[b], ks.waves[b])
-            groups[key] = groups.get(key, 0) + 1
-        nwaves = max(ks.waves, default=0) + 1
-        gm_rows = {}
-        for rep, (_, arrays, _, _) in ks.sim.items():
-            parts = [a[lut[a[:, 3].astype(np.int64)] > 0] for a in arrays if len(a)]
-            gm_rows[rep] = np.concatenate(parts) if parts else np.empty((0, len(EVENT_COLUMNS)))
-        for kind in (1, 2, 3):
-            ss, ee, ids, ws = [], [], [], []
-            for (rep, start, wave), count in groups.items():
-                a = gm_rows[rep]
-                m = (lut[a[:, 3].astype(np.int64)] == kind) & (a[:, 1] > a[:, 0])
-                if m.any():
-                    ss.append(a[m, 0] + start)
-                    ee.append(a[m, 1] + start)
-                    ids.append(a[m, 3].astype(np.int64) * nwaves + wave)
-                    ws.append(np.full(int(m.sum()), float(count)))
-            if not ss:
-                continue
-            s, e, idx, w = (np.concatenate(x) for x in (ss, ee, ids, ws))
-            b = np.concatenate([s, e])
-            d = np.concatenate([w, -w])
-            order = np.argsort(b, kind="stable")
-            b, d = b[order], d[order]
-            cover = np.cumsum(d)
-            f = np.concatenate([[0.0], np.cumsum(cover[:-1] * np.diff(b))])
-            integral = np.interp(e, b, f) - np.interp(s, b, f)
-            num = np.bincount(idx, weights=integral * w)
-            den = np.bincount(idx, weights=(e - s) * w)
-            for i in np.nonzero(den)[0]:
-                per_wave[(int(i) // nwaves, int(i) % nwaves)] = max(1.0, _round(num[i] / den[i]))
-            sid = idx // nwaves
-            num_s = np.bincount(sid, weights=integral * w)
-            den_s = np.bincount(sid, weights=(e - s) * w)
-            for i in np.nonzero(den_s)[0]:
-                overall[int(i)] = max(1.0, float(num_s[i] / den_s[i]))
+    for run, (c, base) in zip(sims, own, strict=True):
+        kinds = tuple(memory.get(base + j, "") for j in c.moves)
+        if kinds not in run.shares:
+            lut = np.zeros(max(run.n, 1), dtype=np.int64)
+            for j, kind in zip(c.moves, kinds, strict=True):
+                if kind:
+                    lut[j] = MEMORY_CODES[kind]
+            run.shares[kinds] = kernel_shares(run.ks, lut)
+        waves, sids = run.shares[kinds]
+        per_wave.update({(sid + base, w): v for (sid, w), v in waves.items()})
+        overall.update({sid + base: v for sid, v in sids.items()})
     return per_wave, overall
 
 
@@ -400,29 +414,43 @@ def run_program(prog: Program, profile, *, exact: bool = False,
     """Simulate every kernel of `prog`, iterating the memory shares to their fixed point.
 
     The first pass prices GM reads with the L2 hits known without byte counts (workspaces,
-    cross-kernel reuse); its byte counts then give the re-read hits (l2.py), fixed for later passes."""
-    statics: list[StaticInstr] = []
-    sides_per_kernel = []
-    for kidx, k in enumerate(prog.kernels):
-        sides = {}
-        if k.aic:
-            sides["aic"] = compile_side(prog, k, kidx, "aic", statics)
-        if k.aiv:
-            sides["aiv"] = compile_side(prog, k, kidx, "aiv", statics)
-        sides_per_kernel.append(sides)
+    cross-kernel reuse); its byte counts then give the re-read hits (l2.py), fixed for later passes.
+    Each kernel is compiled, fingerprinted and simulated through kernel_cache.py: a kernel that ran before
+    with the same prices is not run again."""
+    statics, own, sims, passes, overall, shares, memory, hits = _converge(prog, profile, exact, l2_hit_ratio, l2)
     outer_ids = np.array([s.outer_loop for s in statics], dtype=np.int64)
-    inner_ids = np.array([s.inner_loop for s in statics], dtype=np.int64)
+    runs = [_kernel_run(run, base, profile, len(statics)) for run, (_, base) in zip(sims, own, strict=True)]
+    return ProgramRun(statics, runs, passes, overall, shares, memory, outer_ids, hits)
+
+
+def kernel_cycles(prog: Program, profile, *, exact: bool = False, l2_hit_ratio: float | None = None,
+                  l2: str = "cold") -> list[float]:
+    """Each kernel's cycles as `run_program` finds them, without the per-instruction sums its result holds."""
+    sims = _converge(prog, profile, exact, l2_hit_ratio, l2)[2]
+    return [run.ks.cycles for run in sims]
+
+
+def _converge(prog: Program, profile, exact: bool, l2_hit_ratio: float | None, l2: str) -> tuple:
+    """The memory shares' fixed point (run_program's doc): (statics, per kernel (Compiled, first sid), per
+    kernel its _Own run of the last pass, passes, shares per sid, shares per (sid, wave), memories, hits)."""
+    statics: list[StaticInstr] = []
+    own: list[tuple[kernel_cache.Compiled, int]] = []  # per kernel: compiled on its own, and its first sid
+    for kidx, k in enumerate(prog.kernels):
+        c = kernel_cache.compiled(prog, k)
+        own.append((c, len(statics)))
+        statics += c.placed(len(statics), kidx)
     hits = initial_hits(prog, statics, profile.l2_bytes, l2_hit_ratio, l2)
     memory = {s.sid: memory_kind(s, hits) for s in statics if memory_kind(s, hits)}
-    keys = [_block_keys(k, sides_per_kernel[i], profile, not exact) for i, k in enumerate(prog.kernels)]
+    shortcuts = not exact
+    placement = (profile.aic_cores, profile.aiv_cores, profile.aiv_per_aic, shortcuts)
+    keys = [c.block_classes(placement, lambda k=k, c=c: _block_keys(k, c.sides, profile, shortcuts))
+            for k, (c, _) in zip(prog.kernels, own, strict=True)]
     waves = []
     for k in prog.kernels:
         groups, _ = _placement(k, profile)
         waves.append([b // groups for b in range(k.block_dim)])
     shares: dict[tuple[int, int], float] = {}
     overall: dict[int, float] = {}
-    pricers = _Pricers(profile, statics, hits)
-    last: dict[int, tuple[tuple, _KernelSim]] = {}  # kernel -> (what priced it, its run) of the last pass
     passes = 0
     while True:
         by_wave: dict[tuple[int, int], dict[int, float]] = {}
@@ -432,32 +460,23 @@ def run_program(prog: Program, profile, *, exact: bool = False,
         for i, k in enumerate(prog.kernels):
             wave_key = {w: tuple(sorted(d.items())) for (kk, w), d in by_wave.items() if kk == i}
             rep_of = _classes(keys[i], waves[i], wave_key)
-            # a kernel whose blocks' prices did not change since the last pass runs the same: reuse its run
-            again = (pricers, tuple(rep_of), tuple(sorted(wave_key.items())))
-            if i in last and last[i][0] == again:
-                sims.append(last[i][1])
-                continue
-            sims.append(_simulate_kernel(
-                k, sides_per_kernel[i], rep_of,
-                lambda b, ws=waves[i], wk=wave_key, pr=pricers: pr.get(wk.get(ws[b], ())),
-                profile, not exact, outer_ids, inner_ids))
-            last[i] = (again, sims[-1])
+            sims.append(_own_run(*own[i], k, rep_of, wave_key, waves[i], hits, profile, shortcuts))
         passes += 1
         if passes >= MAX_PASSES:
             break
-        new, overall = _shares(sims, memory, len(statics))
+        new, overall = _shares(sims, own, memory)
         changed = any(abs(new.get(s, 1.0) - shares.get(s, 1.0)) > SHARE_TOLERANCE * shares.get(s, 1.0)
                       for s in set(new) | set(shares))
         if passes == 1 and memory and l2_hit_ratio is None:
-            moved = sum(_kernel_run(ks, profile, len(statics)).per_sid[:, 0] for ks in sims)
+            moved = np.zeros(max(len(statics), 1))
+            for run, (_, base) in zip(sims, own, strict=True):
+                moved[base:base + run.n] = run.per_sid[:run.n, 0]
             new_hits = model_hits(prog, statics, profile.l2_bytes, None, moved, l2)
             if any(abs(new_hits[s] - hits[s]) > 1e-9 for s in hits):
                 hits = new_hits
                 memory = {s.sid: memory_kind(s, hits) for s in statics if memory_kind(s, hits)}
-                pricers = _Pricers(profile, statics, hits)
                 changed = True
         if not changed:
             break
         shares = new
-    runs = [_kernel_run(ks, profile, len(statics)) for ks in sims]
-    return ProgramRun(statics, runs, passes, overall, shares, memory, outer_ids, hits)
+    return statics, own, sims, passes, overall, shares, memory, hits

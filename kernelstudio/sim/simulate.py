@@ -12,12 +12,12 @@ import numpy as np
 from ..core.errors import TargetError
 from ..tileir.program import Program
 from .l2 import check_override, check_protocol
-from .multicore import ProgramRun, core_label, run_program
+from .multicore import ProgramRun, core_label, kernel_cycles, run_program
 from .program import PIPES, SYNC_TEXT, SYNC_WAIT
 from .results import EventTable, SimResult
 from .roofline import compulsory_bytes, kernel_roofline
 
-__all__ = ["simulate", "resolve_profile"]
+__all__ = ["simulate", "simulate_time", "resolve_profile"]
 
 _AIC_PIPES = {"S", "MTE1", "MTE2", "M", "FIX", "FLOW"}
 _AIV_PIPES = {"S", "MTE2", "MTE3", "V", "FLOW"}
@@ -47,19 +47,35 @@ def simulate(prog: Program, *, profile: Any = None, exact: bool = False,
     l2 is the measurement protocol: "cold" (default) starts with nothing in L2, "warm" with L2 as the
     previous run of the same program left it — what a benchmark loop that reuses its inputs measures
     (sim/l2.py). The result's metrics["l2_start"] says which one its times assume."""
-    from ..core.checks import need
-
-    prog = need(prog, Program, "simulate")
-    if not isinstance(exact, (bool, np.bool_)):
-        from ..core.errors import InputError
-
-        raise InputError(f"simulate: exact must be True or False, got {exact!r}")
-    profile = resolve_profile(prog, profile)
-    l2 = check_protocol(l2)
-    run = run_program(prog, profile, exact=exact, l2_hit_ratio=check_override(l2_hit_ratio), l2=l2)
+    prog, profile, exact, l2_hit_ratio, l2 = _checked(prog, profile, exact, l2_hit_ratio, l2, "simulate")
+    run = run_program(prog, profile, exact=exact, l2_hit_ratio=l2_hit_ratio, l2=l2)
     res = _result(prog, profile, run)
     res.metrics["l2_start"] = l2
     return res
+
+
+def simulate_time(prog: Program, *, profile: Any = None, exact: bool = False,
+                  l2_hit_ratio: float | None = None, l2: str = "cold") -> float:
+    """`simulate(prog, ...).time_us`, the same float, without building the rest of the result (events, metrics,
+    traffic): what a search that compares many programs by their time needs."""
+    prog, profile, exact, l2_hit_ratio, l2 = _checked(prog, profile, exact, l2_hit_ratio, l2, "simulate_time")
+    cycles = kernel_cycles(prog, profile, exact=exact, l2_hit_ratio=l2_hit_ratio, l2=l2)
+    t = 0.0
+    for c in cycles:  # as _result adds them up
+        t += profile.launch_overhead_us
+        t += c / profile.clock_mhz
+    return t
+
+
+def _checked(prog: Any, profile: Any, exact: Any, l2_hit_ratio: Any, l2: Any, caller: str) -> tuple:
+    from ..core.checks import need
+
+    prog = need(prog, Program, caller)
+    if not isinstance(exact, (bool, np.bool_)):
+        from ..core.errors import InputError
+
+        raise InputError(f"{caller}: exact must be True or False, got {exact!r}")
+    return prog, resolve_profile(prog, profile), exact, check_override(l2_hit_ratio), check_protocol(l2)
 
 
 def _result(prog: Program, profile, run: ProgramRun) -> SimResult:

@@ -1,0 +1,151 @@
+"""Kernels compiled, fingerprinted and simulated once across programs: a move that changes one kernel of a
+20-kernel program pays for that kernel.
+
+Lowering hands back the very same (frozen) Kernel object for a kernel a schedule move left alone
+(lower/pipeline.py keeps the kernels it emitted), so the simulator keys by that object (kept alive with its
+entry, so its id is never reused while cached) and keeps per kernel:
+
+- its compiled sides (compile.py) with their static instructions numbered from 0, and the GM tensors the
+  compiler read of the program (a copy's dtype and whether it is a workspace), checked on every hit. A program
+  places them at its own offset: sid = base + the kernel's own number (`Compiled.placed`).
+- its block classes: blocks with equal fingerprints (fingerprint.py) as the first such block's index, once
+  per placement (AIC/AIV core counts) and shortcut setting, so a pass compares small ints, not fingerprints.
+- its simulations (`Compiled.runs`). A kernel's blocks run from idle cores and each instruction's price reads
+  the profile, the instruction, the L2 hit ratio of its GM move and the memory share of its wave, nothing
+  else. So a run is keyed by the profile, the shortcut and memo settings, the blocks simulated in each
+  block's place and, in the kernel's own numbering, the hit ratios of its GM moves and the shares of its
+  waves. The L2 state that crosses kernel boundaries (what earlier kernels left resident, what later ones
+  evict before a write reaches HBM) reaches a kernel through its hit ratios alone (l2.py computes them for the
+  whole program), so a kernel after a changed one is simulated again exactly when its ratios moved.
+
+A cached run is the same arithmetic on the same numbers: its events, relocated to the program's sids (the sid
+column and the flag-wait `why` codes shifted by `base`), are bit for bit those of a fresh simulation; the
+tests compare both (`ENABLED = False` turns the caches off).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..tileir.program import GmTensor, Kernel, Program
+from .compile import compile_side
+from .engine import WHY_FLAG
+from .program import CoreProgram, StaticInstr
+
+__all__ = ["ENABLED", "MAX_KERNELS", "MAX_RUNS", "Compiled", "compiled", "relocate", "clear"]
+
+ENABLED = True  # off: every program compiled and simulated afresh (the tests compare both)
+MAX_KERNELS = 128  # kernels kept (their compiled sides and runs); a larger heap slows every garbage collection
+MAX_RUNS = 16  # runs kept per kernel (the passes of a few programs; each holds one block class's events)
+
+_CACHE: OrderedDict[int, Compiled] = OrderedDict()
+
+
+class _Reads:
+    """The program as the compiler sees it: `tensor(name)`, recording the tensors it asked for."""
+
+    def __init__(self, prog: Program) -> None:
+        self.prog = prog
+        self.read: dict[str, GmTensor] = {}
+
+    def tensor(self, name: str) -> GmTensor:
+        t = self.prog.tensor(name)
+        self.read[name] = t
+        return t
+
+
+@dataclass
+class Compiled:
+    """One kernel compiled on its own: its sides and static instructions in its own numbering (from 0)."""
+
+    kernel: Kernel
+    tensors: tuple[tuple[str, GmTensor], ...]  # what the compiler read of the program
+    sides: dict[str, CoreProgram]
+    statics: list[StaticInstr]
+    outer_ids: np.ndarray  # per own sid: its outermost / innermost loop id (-1 none)
+    inner_ids: np.ndarray
+    moves: tuple[int, ...]  # own sids of the GM moves (the instructions that have an L2 hit ratio)
+    classes: dict[tuple, list] = field(default_factory=dict)  # block classes per placement and shortcuts
+    runs: OrderedDict[tuple, Any] = field(default_factory=OrderedDict)  # run key -> the kernel's run
+    _placed: dict[tuple[int, int], list[StaticInstr]] = field(default_factory=dict)
+
+    def placed(self, base: int, kidx: int) -> list[StaticInstr]:
+        """The static instructions as kernel `kidx` of a program whose earlier kernels hold `base` of them."""
+        key = (base, kidx)
+        if key not in self._placed:
+            self._placed[key] = [replace(s, sid=s.sid + base, kernel=kidx) for s in self.statics]
+        return self._placed[key]
+
+    def block_classes(self, key: tuple, compute: Callable[[], list]) -> list:
+        if key not in self.classes:
+            self.classes[key] = compute()
+        return self.classes[key]
+
+    def run(self, key: tuple, compute: Callable[[], Any]) -> Any:
+        hit = self.runs.get(key)
+        if hit is None:
+            hit = self.runs[key] = compute()
+            if len(self.runs) > MAX_RUNS:
+                self.runs.popitem(last=False)
+        else:
+            self.runs.move_to_end(key)
+        return hit
+
+
+def _compile(prog: Program, kernel: Kernel) -> Compiled:
+    statics: list[StaticInstr] = []
+    reads = _Reads(prog)
+    sides = {}
+    if kernel.aic:
+        sides["aic"] = compile_side(reads, kernel, 0, "aic", statics)  # type: ignore[arg-type]
+    if kernel.aiv:
+        sides["aiv"] = compile_side(reads, kernel, 0, "aiv", statics)  # type: ignore[arg-type]
+    return Compiled(kernel, tuple(reads.read.items()), sides, statics,
+                    np.array([s.outer_loop for s in statics], dtype=np.int64),
+                    np.array([s.inner_loop for s in statics], dtype=np.int64),
+                    tuple(s.sid for s in statics if s.kind == "copy" and s.tensor))
+
+
+def compiled(prog: Program, kernel: Kernel) -> Compiled:
+    """`kernel` of `prog` compiled on its own, from the cache when this very kernel object compiled before against
+    the same GM tensors."""
+    if not ENABLED:
+        return _compile(prog, kernel)
+    hit = _CACHE.get(id(kernel))
+    if hit is not None and hit.kernel is kernel and all(_tensor(prog, n) == t for n, t in hit.tensors):
+        _CACHE.move_to_end(id(kernel))
+        return hit
+    c = _compile(prog, kernel)
+    _CACHE[id(kernel)] = c
+    _CACHE.move_to_end(id(kernel))
+    if len(_CACHE) > MAX_KERNELS:
+        _CACHE.popitem(last=False)
+    return c
+
+
+def _tensor(prog: Program, name: str) -> GmTensor | None:
+    try:
+        return prog.tensor(name)
+    except KeyError:
+        return None
+
+
+def relocate(a: np.ndarray, base: int) -> np.ndarray:
+    """Event rows of a kernel's own numbering as sids `base` on: the sid column and flag-wait why codes."""
+    if not base or not len(a):
+        return a
+    a = a.copy()
+    a[:, 3] += base
+    flag = a[:, 9] >= WHY_FLAG
+    a[flag, 9] += base
+    return a
+
+
+def clear() -> None:
+    """Forget every cached kernel."""
+    _CACHE.clear()
