@@ -3,7 +3,8 @@
 
 Lowering hands back the very same (frozen) Kernel object for a kernel a schedule move left alone
 (lower/pipeline.py keeps the kernels it emitted), so the simulator keys by that object (kept alive with its
-entry, so its id is never reused while cached) and keeps per kernel:
+entry, so its id is never reused while cached), and by its value for an equal kernel built anew (a design
+built again once lowering forgot its kernels), and keeps per kernel:
 
 - its compiled sides (compile.py) with their static instructions numbered from 0, and the GM tensors the
   compiler read of the program (a copy's dtype and whether it is a workspace), checked on every hit. A program
@@ -43,7 +44,10 @@ ENABLED = True  # off: every program compiled and simulated afresh (the tests co
 MAX_KERNELS = 128  # kernels kept (their compiled sides and runs); a larger heap slows every garbage collection
 MAX_RUNS = 16  # runs kept per kernel (the passes of a few programs; each holds one block class's events)
 
-_CACHE: OrderedDict[int, Compiled] = OrderedDict()
+# by the kernel object's id (the kernel kept with it), and by its value (hash and == walk its statements: the
+# second lookup, for an equal kernel lowering built anew)
+_BY_ID: OrderedDict[int, tuple[Kernel, Compiled]] = OrderedDict()
+_BY_VALUE: OrderedDict[Kernel, Compiled] = OrderedDict()
 
 
 class _Reads:
@@ -112,20 +116,24 @@ def _compile(prog: Program, kernel: Kernel) -> Compiled:
 
 
 def compiled(prog: Program, kernel: Kernel) -> Compiled:
-    """`kernel` of `prog` compiled on its own, from the cache when this very kernel object compiled before against
-    the same GM tensors."""
+    """`kernel` of `prog` compiled on its own, from the cache when this kernel (the same object, else an equal one:
+    frozen TileIR compares by value) compiled before against the same GM tensors."""
     if not ENABLED:
         return _compile(prog, kernel)
-    hit = _CACHE.get(id(kernel))
-    if hit is not None and hit.kernel is kernel and all(_tensor(prog, n) == t for n, t in hit.tensors):
-        _CACHE.move_to_end(id(kernel))
-        return hit
-    c = _compile(prog, kernel)
-    _CACHE[id(kernel)] = c
-    _CACHE.move_to_end(id(kernel))
-    if len(_CACHE) > MAX_KERNELS:
-        _CACHE.popitem(last=False)
+    hit = _BY_ID.get(id(kernel))
+    c = hit[1] if hit is not None and hit[0] is kernel else _BY_VALUE.get(kernel)
+    if c is None or not all(_tensor(prog, n) == t for n, t in c.tensors):
+        c = _compile(prog, kernel)
+        _keep(_BY_VALUE, kernel, c)
+    _keep(_BY_ID, id(kernel), (kernel, c))  # the kernel kept alive with it: its id is not reused while cached
     return c
+
+
+def _keep(cache: OrderedDict, key: Any, value: Any) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    if len(cache) > MAX_KERNELS:
+        cache.popitem(last=False)
 
 
 def _tensor(prog: Program, name: str) -> GmTensor | None:
@@ -148,4 +156,5 @@ def relocate(a: np.ndarray, base: int) -> np.ndarray:
 
 def clear() -> None:
     """Forget every cached kernel."""
-    _CACHE.clear()
+    _BY_ID.clear()
+    _BY_VALUE.clear()
