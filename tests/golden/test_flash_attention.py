@@ -11,6 +11,8 @@ import pytest
 import kernelstudio as ks
 
 from ..codegen.merge import merge
+from .attention_cases import attention
+from .attention_cases import bnsd as _bnsd
 
 # (layout, dtype, B, Nq, Nkv, Sq, Skv, D, causal)
 CASES = (
@@ -20,24 +22,9 @@ CASES = (
 )
 
 
-def _shape(layout: str, b: int, n: int, s: int, d: int) -> tuple[int, ...]:
-    return {"BNSD": (b, n, s, d), "BSND": (b, s, n, d), "BSH": (b, s, n * d)}[layout]
-
-
 def _build(case: tuple) -> ks.Tensor:
     layout, dt, b, n, nkv, sq, skv, d, causal = case
-    q = ks.placeholder(_shape(layout, b, n, sq, d), dt, name="query")
-    k = ks.placeholder(_shape(layout, b, nkv, skv, d), dt, name="key")
-    v = ks.placeholder(_shape(layout, b, nkv, skv, d), dt, name="value")
-    heads = dict(num_heads=n, num_kv_heads=nkv) if layout == "BSH" else {}
-    return ks.ops.flash_attention(q, k, v, causal=causal, layout=layout, **heads)
-
-
-def _bnsd(x: np.ndarray, layout: str, n: int) -> np.ndarray:
-    x = np.asarray(x, np.float32)
-    if layout == "BSH":
-        x = x.reshape(x.shape[0], x.shape[1], n, -1)
-    return x if layout == "BNSD" else x.transpose(0, 2, 1, 3)
+    return attention(layout, b, n, nkv, sq, skv, d, dt, causal=causal)
 
 
 def test_flash_attention_three_way_with_tails_gqa_causal_and_layouts(twin_cache):

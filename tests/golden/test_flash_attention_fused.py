@@ -14,15 +14,9 @@ from kernelstudio.fusion.attention import attention_parts
 from kernelstudio.lower.attention import FLAG_O, FLAG_P, FLAG_S
 from kernelstudio.tileir.program import CrossSet, CrossWait, Mmad, walk
 
+from .attention_cases import bnsd_attention as _attention
+
 TARGET = "ascend910b2"
-
-
-def _attention(b: int, n: int, s1: int, s2: int, d: int, dt: str = "float16", nkv: int | None = None,
-               **kw) -> ks.Tensor:
-    q = ks.placeholder((b, n, s1, d), dt, name="query")
-    k = ks.placeholder((b, nkv or n, s2, d), dt, name="key")
-    v = ks.placeholder((b, nkv or n, s2, d), dt, name="value")
-    return ks.ops.flash_attention(q, k, v, **kw)
 
 
 def _fused(out: ks.Tensor) -> tuple[ks.Schedule, object]:

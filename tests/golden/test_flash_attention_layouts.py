@@ -14,27 +14,11 @@ import kernelstudio as ks
 from kernelstudio.fusion.attention import attention_parts
 from kernelstudio.tileir.program import Copy, walk
 
+from .attention_cases import attention as _attention
+from .attention_cases import bnsd as _bnsd
+from .attention_cases import layout_shape as _shape
+
 TARGET = "ascend910b2"
-
-
-def _shape(layout: str, b: int, n: int, s: int, d: int) -> tuple[int, ...]:
-    return {"BNSD": (b, n, s, d), "BSND": (b, s, n, d), "BSH": (b, s, n * d)}[layout]
-
-
-def _attention(layout: str, b: int, n: int, nkv: int, sq: int, skv: int, d: int, dt: str = "float16",
-               causal: bool = False) -> ks.Tensor:
-    q = ks.placeholder(_shape(layout, b, n, sq, d), dt, name="query")
-    k = ks.placeholder(_shape(layout, b, nkv, skv, d), dt, name="key")
-    v = ks.placeholder(_shape(layout, b, nkv, skv, d), dt, name="value")
-    heads = dict(num_heads=n, num_kv_heads=nkv) if layout == "BSH" else {}
-    return ks.ops.flash_attention(q, k, v, layout=layout, causal=causal, **heads)
-
-
-def _bnsd(x: np.ndarray, layout: str, n: int) -> np.ndarray:
-    x = np.asarray(x, np.float32)
-    if layout == "BSH":
-        x = x.reshape(x.shape[0], x.shape[1], n, -1)
-    return x if layout == "BNSD" else x.transpose(0, 2, 1, 3)
 
 
 def _nbytes(*ts: ks.Tensor) -> int:

@@ -13,15 +13,9 @@ import kernelstudio as ks
 from kernelstudio.lower.attention_split import KvSplitError
 from kernelstudio.tileir.program import SyncAll, walk
 
+from .attention_cases import bnsd_attention as _attention
+
 TARGET = "ascend910b2"
-
-
-def _attention(b: int, n: int, s1: int, s2: int, d: int, dt: str = "float16", nkv: int | None = None,
-               **kw) -> ks.Tensor:
-    q = ks.placeholder((b, n, s1, d), dt, name="query")
-    k = ks.placeholder((b, nkv or n, s2, d), dt, name="key")
-    v = ks.placeholder((b, nkv or n, s2, d), dt, name="value")
-    return ks.ops.flash_attention(q, k, v, **kw)
 
 
 def _lowered(out: ks.Tensor, parts: int | None = None, s2: int | None = None):
