@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..lower.attention import FLAG_O, FLAG_P, FLAG_S
+from ..lower.attention_split import DECODE_ROWS, split_cost
 from ..schedule.directive import Directive
 from .advise_evidence import KernelEvidence, Wait
 
@@ -34,6 +35,7 @@ Rule = Callable[[KernelEvidence], Iterator[Candidate]]
 MAX_SLOTS = 4  # an attention kernel's workspace slots (schedule.py's slots(1 to 4))
 S1_LARGEST = 256  # the largest S1 block proposed: L0A holds 256 rows of Q at D = 128 (64 KiB)
 S1_SMALLEST = 64  # the smallest: the stops ks.tune searches (tune/attention_knobs.py)
+KV_MOST_PARTS = 8  # the most FlashDecode parts proposed: the last stop of ks.tune's kv knob (assumed)
 
 
 def _cand(rule: str, ev: KernelEvidence, cause: str, weight: float, *ds: tuple) -> Candidate:
@@ -329,6 +331,30 @@ def attention_s2(ev: KernelEvidence) -> Iterator[Candidate]:
                     "columns hand P over sooner", 0.5 * w.us, ("split", "s2", s2 // 2))
 
 
+def attention_kv(ev: KernelEvidence) -> Iterator[Candidate]:
+    """A decode kernel (S1 blocks of at most DECODE_ROWS query rows, where the auto split and ks.tune's kv knob
+    act) with fewer tasks than cube cores while each walks several S2 blocks: FlashDecode (split('kv', p),
+    lower/attention_split.py) cuts every task's walk into parts on more cores, combined by log-sum-exp. Each part
+    count the auto split's cost model (`split_cost`, assumed) rates faster than now is proposed, weighted by that
+    model's saving; the simulator decides. A causal kernel refuses the split (KvSplitError), reported as such."""
+    if ev.family != "attention":
+        return
+    tasks, cores, blocks = ev.t("tiles"), ev.max_cores, _task_blocks(ev)
+    if ev.t("s1_block") > DECODE_ROWS or tasks >= cores or blocks < 2:
+        return
+    p, n2, s2, lag = max(1, ev.t("kv_splits", 1)), ev.t("s2_blocks", 1), ev.t("s2_block"), ev.t("ws_slots", 3) - 1
+    heads = tasks // p  # the tasks before any split
+    now = split_cost(heads, n2, cores, lag, p)
+    for q in range(p + 1, min(n2, KV_MOST_PARTS) + 1):
+        cost = split_cost(heads, n2, cores, lag, q)
+        if cost >= now:
+            continue
+        why = (f"{tasks} tasks for {cores} cube cores ({ev.block_dim} busy), each walking {blocks} S2 block(s) of "
+               f"{s2} columns: split('kv', {q}) makes {heads * q} tasks of at most {-(-n2 // q)} block(s), "
+               "combined by log-sum-exp")
+        yield _cand("attention_kv", ev, why, ev.span_us * (1 - cost / now), ("split", "kv", q))
+
+
 RULES: list[Rule] = [
     double_buffer,  # single-buffered queues with fill/slot waits
     larger_c_tiles,  # GM traffic far above compulsory: larger C tiles
@@ -345,6 +371,7 @@ RULES: list[Rule] = [
     attention_slots,  # attention: the cube waits for vec1's P: more workspace slots
     attention_s1,  # attention: K/V loads bound the cube (larger S1 block), or idle cores (smaller)
     attention_s2,  # attention: vec1 holds the cube back, or too few S2 blocks to overlap: smaller S2 block
+    attention_kv,  # attention at decode: idle cube cores, several S2 blocks per task: FlashDecode split
 ]
 
 

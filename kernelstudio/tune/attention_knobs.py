@@ -1,18 +1,23 @@
 """The fused attention kernel's schedule knobs, searched by `ks.tune` without the build function declaring them.
 
-A design whose schedule holds an attention kernel (fusion/attention.py) gets up to three knobs per such kernel,
-named `<kernel>.s1`, `<kernel>.s2` and `<kernel>.slots` (the dot keeps them apart from `ks.knob` names, which are
-identifiers): the kernel's `split("s1", ...)`, `split("s2", ...)` and `slots(...)`. A knob is added only where
-the build function's schedule does not already state that directive for the kernel (its own `ks.knob` then
-sets it). Their choices are the sensible stops, checked against the chip's capacity at discovery (each axis
-with the others at the kernel's current values):
+A design whose schedule holds an attention kernel (fusion/attention.py) gets up to four knobs per such kernel,
+named `<kernel>.s1`, `<kernel>.s2`, `<kernel>.slots` and `<kernel>.kv` (the dot keeps them apart from `ks.knob`
+names, which are identifiers): the kernel's `split("s1", ...)`, `split("s2", ...)`, `slots(...)` and
+`split("kv", ...)`. A knob is added only where the build function's schedule does not already state that
+directive for the kernel (its own `ks.knob` then sets it). Their choices are the sensible stops, checked
+against the chip's capacity at discovery (each axis with the others at the kernel's current values):
 
 - s1 (query rows per task): 64, 128 and 256, those up to the query length and that fit (L0A holds an S1 block
   of Q, L0C one of S or P V);
 - s2 (key/value columns per step): multiples of 128 (the cube walks a block in 128-column tiles) on the ladder
   128 x (1, 2, 3, 4, 6, 8, 12, 16, ...) up to the key length (its last stop the whole length) and up to the
   largest block UB and L1 hold;
-- slots (S2 blocks in flight per core): 1 to 4.
+- slots (S2 blocks in flight per core): 1 to 4;
+- kv (FlashDecode parts, lower/attention_split.py): 1 up to the S2 blocks a task walks at the current S2 block,
+  at most KV_MAX_PARTS, only where the auto schedule would split (S_q at decode size, DECODE_ROWS, and no causal
+  mask: a causal kernel refuses the split with KvSplitError). The auto split picks its part count by an assumed
+  cost model; the knob lets the simulator judge every count. With a wider S2 block from the s2 knob a count may
+  exceed the blocks: the lowering refuses it (KvSplitError) and the tuner reports it.
 
 A combination of stops that each fit alone may still overflow (a 256-row S1 block's float32 O accumulator beside
 a wide S2 block in UB): the lowering's capacity check refuses it, and the tuner reports it with the buffer and
@@ -27,17 +32,19 @@ from typing import Any
 
 from ..core.errors import CapacityError, KernelStudioError
 from ..fusion.attention import attention_parts
+from ..lower.attention_split import DECODE_ROWS, KvSplitError
 from ..schedule.directive import Directive
 from ..schedule.knobs import Knob
 from ..schedule.schedule import Schedule
 
 __all__ = ["attention_knobs", "apply_attention_knobs", "directives_text", "knob_directive", "S1_STOPS", "S2_LADDER",
-           "SLOT_STOPS"]
+           "SLOT_STOPS", "KV_MAX_PARTS"]
 
 S1_STOPS = (64, 128, 256)
 S2_LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)  # times 128 columns
 SLOT_STOPS = (1, 2, 3, 4)
-_WHAT = ("s1", "s2", "slots")
+KV_MAX_PARTS = 8  # the kv knob's last stop, a cap that keeps the search small (assumed, not measured)
+_WHAT = ("s1", "s2", "slots", "kv")
 
 
 def _pad16(n: int) -> int:
@@ -52,12 +59,12 @@ def knob_directive(kernel: str, what: str, value: int) -> Directive:
 
 
 def _stated(sched: Schedule, kernel: str) -> set[str]:
-    """Which of s1, s2 and slots the schedule's own directives set for this kernel."""
+    """Which of s1, s2, slots and kv the schedule's own directives set for this kernel."""
     out = set()
     for d in sched.for_kernel(kernel):
         if d.kind == "slots":
             out.add("slots")
-        elif d.kind == "split" and d.axis in ("s1", "s2"):
+        elif d.kind == "split" and d.axis in ("s1", "s2", "kv"):
             out.add(d.axis)
     return out
 
@@ -74,7 +81,7 @@ def _lower(sched: Schedule, directives: tuple[Directive, ...], target: Any) -> A
 def _fits(sched: Schedule, d: Directive, target: Any) -> bool:
     try:
         _lower(sched, (d,), target)
-    except CapacityError:
+    except (CapacityError, KvSplitError):  # KvSplitError: an S2 block too wide for the kv split the schedule states
         return False
     return True
 
@@ -98,11 +105,14 @@ def attention_knobs(sched: Schedule, target: Any) -> tuple[Knob, ...]:
             continue
         stated = _stated(sched, fk.name)
         m = attention_parts(fk.nodes)
-        now = {"s1": int(t["s1_block"]), "s2": int(t["s2_block"]), "slots": int(t["ws_slots"])}
+        now = {"s1": int(t["s1_block"]), "s2": int(t["s2_block"]), "slots": int(t["ws_slots"]),
+               "kv": int(t.get("kv_splits", 1))}
+        decode = m.s1 <= DECODE_ROWS and not m.causal
         stops = {
             "s1": [v for v in S1_STOPS if v <= _pad16(m.s1)],
             "s2": sorted({min(128 * r, _pad16(m.s2)) for r in S2_LADDER if 128 * r < _pad16(m.s2) + 128}),
             "slots": list(SLOT_STOPS),
+            "kv": list(range(1, min(int(t["s2_blocks"]), KV_MAX_PARTS) + 1)) if decode else [],
         }
         for what in _WHAT:
             if what in stated:
@@ -116,8 +126,9 @@ def attention_knobs(sched: Schedule, target: Any) -> tuple[Knob, ...]:
 def _fitting(sched: Schedule, kernel: str, what: str, stops: list[int], now: int, target: Any) -> list[int]:
     """The stops that fit with the kernel's other values as they are, and the current value. s1 stops are
     probed one by one; s2 stops in increasing order until the first that overflows (UB and L1 only grow with
-    the S2 block); slots always fit (the workspaces are in GM)."""
-    if what == "slots":
+    the S2 block) or leaves fewer blocks than the kv split the schedule states; slots and kv always fit (the
+    workspaces are in GM; kv's stops are within the kernel's S2 blocks)."""
+    if what in ("slots", "kv"):
         return sorted({*stops, now})
     keep = []
     for v in stops:
@@ -148,7 +159,7 @@ def apply_attention_knobs(sched: Schedule, config: Mapping[str, Any]) -> Schedul
 
 def directives_text(config: Mapping[str, Any]) -> str:
     """The configuration's attention knobs as the Stage calls that state them: `s['attention_out'].split('s1',
-    64).slots(4)`."""
+    64).slots(4).split('kv', 3)`."""
     calls: dict[str, list[str]] = {}
     for key, value in config.items():
         kernel, dot, what = key.rpartition(".")

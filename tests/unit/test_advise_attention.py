@@ -69,3 +69,29 @@ def test_greedy_rounds_move_the_attention_knobs_the_tuner_adds():
     assert g.steps and all(set(a.knobs) <= set(g.config) and a.knobs for a in g.steps)
     assert g.config["attention_out.s1"] == 64 and g.time_us < 0.75 * g.default_us  # 17.06 -> 12.15 us
     assert g.evaluations <= 10
+
+
+
+def test_idle_cores_and_several_s2_blocks_per_task_ask_for_a_kv_split_with_the_gain_applying_gives():
+    q = ks.placeholder((1, 4, 1, 128), "float16", name="query")  # decode: one query row per head
+    k, v = (ks.placeholder((1, 4, 4096, 128), "float16", name=n) for n in ("key", "value"))
+    out = ks.ops.flash_attention(q, k, v)
+    s = ks.create_schedule([out], fuse=True)
+    s[out].split("kv", 1)  # one part per head: the auto split (4 parts) turned off
+    d = ks.build(out, schedule=s, compare=False)
+    top = d.advise()[0]
+    assert top.rule == "attention_kv" and top.directives == (ks.Directive("split", "attention_out", "kv", 4),)
+    assert top.cause == ("4 tasks for 24 cube cores (4 busy), each walking 8 S2 block(s) of 512 columns: "
+                         "split('kv', 4) makes 16 tasks of at most 2 block(s), combined by log-sum-exp")
+    applied = top.apply(d).sim.time_us
+    assert top.gain_us > 0.5 * d.sim.time_us and applied == top.time_us  # 47.53 -> 18.46 us
+    assert top.gain_us == d.sim.time_us - applied
+    assert {a.directives[0].value for a in d.advise() if a.rule == "attention_kv"} == set(range(2, 9))
+
+
+def test_no_kv_split_is_proposed_above_decode_rows():
+    q = ks.placeholder((1, 4, 32, 128), "float16", name="query")  # 32 query rows: S1 blocks of 32
+    k, v = (ks.placeholder((1, 4, 4096, 128), "float16", name=n) for n in ("key", "value"))
+    out = ks.ops.flash_attention(q, k, v)
+    d = ks.build(out, schedule=ks.create_schedule([out], fuse=True), compare=False)
+    assert not [a for a in d.advise() if a.rule == "attention_kv"]

@@ -8,7 +8,7 @@ import pytest
 
 import kernelstudio as ks
 from kernelstudio.schedule.knobs import Knob
-from kernelstudio.tune.attention_knobs import apply_attention_knobs
+from kernelstudio.tune.attention_knobs import apply_attention_knobs, directives_text
 from kernelstudio.tune.evaluate import discover, evaluate_config
 from kernelstudio.tune.feasibility import short_reason
 
@@ -96,3 +96,44 @@ def test_knob_values_become_the_kernels_directives():
                                 ks.Directive("slots", "attention_out", None, 4))
     assert s.directives == ()  # the schedule given is left as it is
     assert apply_attention_knobs(s, {"tile_m": 16}) is s
+
+
+def _decode(heads: int, s_kv: int, causal: bool = False, s_q: int = 1):
+    def build():
+        q = ks.placeholder((1, heads, s_q, 128), "float16", name="query")
+        k, v = (ks.placeholder((1, heads, s_kv, 128), "float16", name=n) for n in ("key", "value"))
+        return ks.create_schedule([ks.ops.flash_attention(q, k, v, causal=causal)], fuse=True)
+    build.__name__ = f"decode_{heads}x{s_kv}"
+    return build
+
+
+def test_a_decode_design_declares_its_kv_split_and_the_tuner_beats_the_auto_split():
+    build = _decode(32, 4096)  # 32 heads of one query row over 8 S2 blocks of 512 columns, 24 cube cores
+    knobs = _knobs(build)
+    kv = knobs["attention_out.kv"]
+    assert kv.choices == (1, 2, 3, 4, 5, 6, 7, 8) and kv.default == 2  # the auto split's cost model picks 2 parts
+    r = ks.tune(build, TARGET, budget=24, executor="inline", db=False, progress=False)
+    auto, best = r.default.time_us, r.best_time_us
+    print(f"auto split ({r.default.config}): {auto:.2f} us; tuned ({r.best.config}): {best:.2f} us")
+    assert best <= auto and r.best.config["attention_out.kv"] != 2  # 84.03 -> 76.25 us (3 parts, s2 384)
+    tiling = dict(r.best.design.program.kernels[0].tiling)
+    assert tiling["kv_splits"] == r.best.config["attention_out.kv"]
+    assert directives_text({"attention_out.kv": 3}) == "s['attention_out'].split('kv', 3)"
+
+
+def test_no_kv_knob_above_decode_rows_nor_on_a_causal_kernel():
+    above = _knobs(_decode(4, 4096, s_q=32))  # S_q = 32, above one 16-row fractal: the auto split leaves it whole
+    assert "attention_out.kv" not in above and "attention_out.s2" in above
+    causal = _knobs(_decode(4, 4096, causal=True))  # a causal kernel refuses split('kv', n > 1): KvSplitError
+    assert "attention_out.kv" not in causal and "attention_out.slots" in causal
+
+
+def test_a_build_function_that_sets_the_kv_split_keeps_it():
+    def build():
+        s = _decode(32, 4096)()
+        (att,) = [k for k in s.kernels if k.family == "attention"]
+        s[att.name].split("kv", 4)
+        return s
+    knobs = _knobs(build)
+    assert "attention_out.kv" not in knobs  # S2 blocks wider than 1024 leave fewer than 4 blocks to split
+    assert knobs["attention_out.s2"].choices == (128, 256, 384, 512, 768, 1024)
