@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from .readme import ROOT, example, rebinds
+from .readme import ROOT, example, rebinds, section
 from .readme import bench as load_bench
 
 HEADING = "## FlashAttention: `ks.ops.flash_attention`"
@@ -100,6 +100,21 @@ def test_readme_decode_table_is_the_benchmark_output_and_the_prose_holds():
     assert {by[32, skv][0] for skv in bench.DECODE_SKV} == {2, 3}
     assert ks_profile_hbm() == 1.26e12 and "modelled 1,260 GB/s of HBM" in " ".join(text.split())
     assert all(mb * 1e3 / t < 1260 for _, t, _, _, _, mb in by.values())
+
+
+def test_readme_decode_tuning_numbers_are_what_the_tuner_finds():
+    import kernelstudio as ks
+
+    def build():
+        q = ks.placeholder((1, 32, 1, 128), "float16", name="query")
+        k, v = (ks.placeholder((1, 32, 4096, 128), "float16", name=n) for n in ("key", "value"))
+        return ks.create_schedule([ks.ops.flash_attention(q, k, v)], fuse=True)
+    r = ks.tune(build, "ascend910b2", budget=24, executor="inline", db=False, progress=False)
+    cfg, auto = r.best.config, r.default.config
+    prose = " ".join(section(DECODE).split())
+    assert (f"the tuner (budget 24) finds {cfg['attention_out.kv']} parts with {cfg['attention_out.s2']}-column "
+            f"blocks at {r.best_time_us:.2f} us against the auto schedule's {auto['attention_out.kv']} parts at "
+            f"{r.default.time_us:.2f} us") in prose
 
 
 def ks_profile_hbm() -> float:
