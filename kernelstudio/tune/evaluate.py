@@ -222,7 +222,7 @@ def discover(build_fn: Callable[[], Any], target: Any) -> Discovery:
                     err = str(e)
     knobs = tuple(ctx.seen.values())
     if multi is None and sched is not None and err is None:
-        knobs += attention_knobs(sched, target)  # s1, s2 and slots of each fused attention kernel
+        knobs += attention_knobs(sched, target)  # s1, s2, slots (and kv at decode) of each attention kernel
     if not knobs:
         raise TuneError(f"tune: {name}() declares no knobs, so there is nothing to search; declare each choice "
                         "with ks.knob(name, default, choices), e.g. s[out].split('m', ks.knob('tile_m', 16, "
