@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pstats
 import statistics
 import sys
 import tempfile
@@ -79,6 +80,20 @@ def _ks_timed(self, _flush=_studio.Studio._flush):
 _studio.Studio._flush = _ks_timed
 """
 
+# With --profile: every Studio._flush also runs under cProfile, its statistics dumped for the bench to print.
+KERNEL_PROFILE = """
+import cProfile as _cProfile
+from kernelstudio.notebook import studio as _studio
+_ks_prof = _cProfile.Profile()
+def _ks_profiled(self, _flush=_studio.Studio._flush):
+    _ks_prof.enable()
+    try:
+        _flush(self)
+    finally:
+        _ks_prof.disable()
+_studio.Studio._flush = _ks_profiled
+"""
+
 DONE = """quiet => { const S = window.__ksUi;
   return S.t0 > 0 && S.cards > 0 && S.panel > 0 && S.figure !== 0 && performance.now() - S.lastChange > quiet; }"""
 
@@ -103,6 +118,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--moves", type=int, default=30, help="slider moves to time (>= 20)")
     ap.add_argument("--tab", default="Timeline", help="the Studio tab open while the slider moves")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="profile the kernel's Studio._flush and print its N costliest functions (cumulative)")
     args = ap.parse_args()
     if chromium_path() is None:
         sys.exit("bench_ui_slider: chromium is not installed (apt-get install chromium)")
@@ -127,7 +144,10 @@ def main() -> None:
             page.locator(".ks-studio").first.scroll_into_view_if_needed()
             _show_tab(lab, args.tab)
             page.evaluate(PROBE, [PANEL, args.tab in FIGURE_TABS])
-            lab.execute(KERNEL_PROBE)
+            if args.profile:
+                lab.execute(KERNEL_PROFILE + KERNEL_PROBE)  # timed around the profiled flush
+            else:
+                lab.execute(KERNEL_PROBE)
             keydowns: list[float] = []
             for i in range(args.moves + 2):  # the first two moves warm up
                 lab.move_slider("tile_m", "ArrowRight" if i % 2 == 0 else "ArrowLeft")
@@ -143,6 +163,10 @@ def main() -> None:
                     for key in parts:
                         if s[key] > 0:
                             parts[key].append(s[key] - s["t0"])
+            if args.profile:
+                stats = root / "flush.prof"
+                lab.execute(f"_ks_prof.dump_stats({str(stats)!r})")
+                pstats.Stats(str(stats)).sort_stats("cumulative").print_stats(args.profile)
             flushes = root / "flushes.json"
             lab.execute(f"import json; json.dump(_ks_flushes, open({str(flushes)!r}, 'w'))")
             for start, end in _kernel_share(keydowns, json.loads(flushes.read_text())):

@@ -151,9 +151,10 @@ class TimelineView(W.VBox):
             self._group_pool.append(self._new_group_button(len(self._group_pool)))
         for b, g in zip(self._group_pool, groups, strict=False):
             on = g["label"] in self.expanded
-            b.description, b.icon = g["label"], "caret-down" if on else "caret-right"
-            b.tooltip = f"{g['count']} identical cores: {', '.join(g['members'])}; click to draw them one by one"
-            b.value = on
+            with b.hold_sync():  # its changed properties in one message to the front end
+                b.description, b.icon = g["label"], "caret-down" if on else "caret-right"
+                b.tooltip = f"{g['count']} identical cores: {', '.join(g['members'])}; click to draw them one by one"
+                b.value = on
         children = [self._groups_head, *self._group_pool[:len(groups)]] if groups else []
         if list(self.groups_box.children) != children:
             self.groups_box.children = children
@@ -204,7 +205,8 @@ class TimelineView(W.VBox):
         cells: list[W.Widget] = []
         for i, r in enumerate(self.idle):
             b, html_cells = self._row_pool[i]
-            b.description, b.tooltip = r["pipe"], f"mark the {r['pipe']} lanes of {r['label']}"
+            with b.hold_sync():  # its changed properties in one message to the front end
+                b.description, b.tooltip = r["pipe"], f"mark the {r['pipe']} lanes of {r['label']}"
             b.style.text_color = LANE_COLORS.get(r["pipe"], "#495057")
             for w, text in zip(html_cells, R.idle_cells(r), strict=True):
                 w.value = text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["CSS", "MONO", "changed", "nbytes", "update_figure"]
@@ -49,4 +51,37 @@ def update_figure(fig: Any, traces: dict[int, dict[str, Any]], layout: dict[str,
     paths = dict.fromkeys(path for ti in order for path in per[ti])
     restyle = {path: [per[ti].get(path, Undefined) for ti in order] for path in paths}
     if restyle or layout:
-        fig.plotly_update(restyle_data=restyle, relayout_data=layout or {}, trace_indexes=order or None)
+        with _one_message(fig):
+            fig.plotly_update(restyle_data=restyle, relayout_data=layout or {}, trace_indexes=order or None)
+
+
+@contextmanager
+def _one_message(fig: Any) -> Iterator[None]:
+    """Plotly's update inside sent to the front end as one comm message instead of four: the two edit ids and the
+    update message held and sent together, and the reset of the update trait to None (which the front end
+    ignores) not sent. A figure outside a widget front end (no `hold_sync`) updates as plotly does."""
+    if not hasattr(fig, "hold_sync") or not hasattr(fig, "_py2js_update"):
+        yield
+        return
+    sent: list[Any] = []
+
+    def keep(change: dict[str, Any]) -> None:
+        if change["new"] is not None:
+            sent.append(change["new"])
+
+    fig.observe(keep, names="_py2js_update")
+    try:
+        with fig.hold_sync():  # the ids and the update trait collected, sent once at the end
+            yield
+            if sent:  # plotly reset it to None: the message is what the front end is sent
+                fig._py2js_update = sent[-1]
+    finally:
+        fig.unobserve(keep, names="_py2js_update")
+    if not sent:
+        return
+    prev = fig._property_lock
+    fig._property_lock = {**prev, "_py2js_update": None}  # the reset: kept in Python, not sent
+    try:
+        fig._py2js_update = None
+    finally:
+        fig._property_lock = prev

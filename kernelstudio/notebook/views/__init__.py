@@ -68,8 +68,9 @@ def sight_data(design: Any, prev: Any | None = None, prev_files: dict[str, str] 
     gaps: list[Any] = []
 
     def timeline() -> dict[str, Any]:
-        gaps[:] = [idle_gaps(design.sim, cores=cores)]
-        return timeline_data(design.sim, unfused=design.unfused_sim, cores=cores, gaps=gaps[0])
+        g, tl = _timeline_of(design, cores)
+        gaps[:] = [g]
+        return tl
 
     def idle() -> list[Any]:
         groups = data["timeline"]["groups"]  # computes the gaps once with the timeline
@@ -83,3 +84,25 @@ def sight_data(design: Any, prev: Any | None = None, prev_files: dict[str, str] 
     if data["moe"] is not None:
         data["cards"]["moe"] = {k: data["moe"][k] for k in ("cost", "time_us", "balanced_us", "plan_sizes")}
     return data
+
+
+# the idle gaps and timeline of the simulations shown last (a knob moved back to a setting the Studio session has
+# built gets a new Design on the same simulation objects): (id(sim), id(unfused), cores) -> (sim, unfused, gaps,
+# timeline); the simulations are kept so that their ids stay theirs
+_TIMELINES: dict[tuple[int, int, int | None], tuple[Any, Any, list[Any], dict[str, Any]]] = {}
+_TIMELINES_KEPT = 16
+
+
+def _timeline_of(design: Any, cores: int | None) -> tuple[list[Any], dict[str, Any]]:
+    """`idle_gaps` and `timeline_data` of the design's simulations, computed once per pair of simulation
+    objects (read only: the views never change them)."""
+    key = (id(design.sim), id(design.unfused_sim), cores)
+    hit = _TIMELINES.get(key)
+    if hit is not None and hit[0] is design.sim and hit[1] is design.unfused_sim:
+        return hit[2], hit[3]
+    gaps = idle_gaps(design.sim, cores=cores)
+    tl = timeline_data(design.sim, unfused=design.unfused_sim, cores=cores, gaps=gaps)
+    while len(_TIMELINES) >= _TIMELINES_KEPT:
+        _TIMELINES.pop(next(iter(_TIMELINES)))
+    _TIMELINES[key] = (design.sim, design.unfused_sim, gaps, tl)
+    return gaps, tl

@@ -1,0 +1,77 @@
+"""What a knob move sends to the front end: a figure's update in one comm message (its edit ids with it), a
+widget whose properties change together in one, and the timeline of a simulation shown before not computed
+again."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import pytest
+
+from kernelstudio.notebook import render as R
+from kernelstudio.notebook import studio as S
+from kernelstudio.notebook import views as V
+from kernelstudio.notebook.session import StudioSession
+
+from .cells import MLA_CELL
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Each comm message a widget sends: (widget, the names of the properties in it)."""
+    log: list[tuple[W.Widget, tuple[str, ...]]] = []
+    send = W.Widget._send
+
+    def record(self, msg, buffers=None):
+        log.append((self, tuple(sorted(msg.get("state", {})))))
+        return send(self, msg, buffers)
+
+    monkeypatch.setattr(W.Widget, "_send", record)
+    return log
+
+
+@pytest.fixture(scope="module")
+def designs():
+    ses = StudioSession("mla_prolog_lite", MLA_CELL)
+    return [ses.rebuild({"tile_m": m}) for m in (16, 32)]
+
+
+def test_a_figure_update_is_one_message_with_its_edit_ids(designs, sent):
+    fig = R.new_timeline_figure()
+    R.update_timeline(fig, V.studio_data(designs[0], passes=False)["timeline"])
+    tl = V.studio_data(designs[1], passes=False)["timeline"]
+    ids = fig._last_trace_edit_id
+    sent.clear()
+    R.update_timeline(fig, tl)
+    mine = [names for w, names in sent if w is fig]
+    assert mine == [("_last_layout_edit_id", "_last_trace_edit_id", "_py2js_update")]
+    assert fig._py2js_update is None  # reset in Python, as plotly leaves it
+    assert fig._last_trace_edit_id == ids + 1
+    # the figure in Python holds the new data, as after plotly's own update
+    assert list(fig.data[0].base) == [b for b, li in zip(tl["bars"]["start"], tl["bars"]["lane"], strict=True)
+                                      if not tl["lanes"][li]["host"]]
+    sent.clear()
+    R.update_timeline(fig, tl)  # nothing changed: nothing sent
+    assert [names for w, names in sent if w is fig] == []
+
+
+def test_a_knob_move_sends_each_widget_once(sent):
+    ses = StudioSession("mla_prolog_lite", MLA_CELL)
+    ses.rebuild()
+    st = S.Studio(ses)
+    st._later = lambda: None
+    w = st._knob_widgets["tile_m"]
+    for v in (32, 16, 32):
+        sent.clear()
+        w.value = v
+    widgets = [id(x) for x, _ in sent]
+    assert len(widgets) == len(set(widgets))  # the group toggles' label and tooltip together, the figure's update
+    assert any(isinstance(x, W.ToggleButton) and {"description", "tooltip"} <= set(names) for x, names in sent)
+
+
+def test_the_timeline_of_a_simulation_shown_before_is_kept(designs):
+    d = designs[0]
+    first = V.sight_data(d)["timeline"]
+    again = V.sight_data(d)["timeline"]
+    assert again is first
+    assert again == V.timeline_data(d.sim, unfused=d.unfused_sim, gaps=V.idle_gaps(d.sim, cores=None))
+    assert V.sight_data(designs[1])["timeline"] is not first
