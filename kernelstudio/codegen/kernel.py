@@ -238,7 +238,8 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 def read_fields(scope: Scope, *code: Writer) -> list[str]:
     """The tiling values the kernel's code reads (its members are copied in from the tiling data); the ones
     folded into literals everywhere (fixed dims, tiles along a fixed axis) are left out."""
-    idents = {m for w in code for line in w.lines for m in _IDENT.findall(line.split("//", 1)[0])}
+    text = "\n".join(line.split("//", 1)[0] for w in code for line in w.lines)  # one scan, comments cut
+    idents = set(_IDENT.findall(text))
     return [n for n in scope.tiling if scope.field_name(n) in idents]
 
 

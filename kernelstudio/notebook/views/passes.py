@@ -18,18 +18,47 @@ def pass_diff(before: str, after: str) -> list[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=256)
-def _diff(before: str, after: str) -> tuple[tuple[str, str], ...]:
-    """`pass_diff`, kept by text: a knob move changes the IR of a few passes, the others diff as before."""
-    out: list[tuple[str, str]] = []
+def _opcodes(before: str, after: str) -> tuple[list[str], list[str], tuple[tuple[str, int, int, int, int], ...]]:
+    """The line lists of `before` and `after` and the matcher's opcodes, kept by text: a knob move changes
+    the IR of a few passes, the others diff as before."""
     sm = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
-    a, b = sm.a, sm.b
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    return sm.a, sm.b, tuple(sm.get_opcodes())
+
+
+def _counts(before: str, after: str) -> tuple[int, int]:
+    """(lines added, lines removed) of `pass_diff(before, after)`, without building it."""
+    _, _, ops = _opcodes(before, after)
+    return (sum(j2 - j1 for tag, _, _, j1, j2 in ops if tag != "equal"),
+            sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag != "equal"))
+
+
+@functools.lru_cache(maxsize=256)
+def _diff(before: str, after: str) -> tuple[tuple[str, str], ...]:
+    """`pass_diff`, kept by text."""
+    out: list[tuple[str, str]] = []
+    a, b, ops = _opcodes(before, after)
+    for tag, i1, i2, j1, j2 in ops:
         if tag == "equal":
             out.extend((" ", line) for line in b[j1:j2])
             continue
         out.extend(("-", line) for line in a[i1:i2])
         out.extend(("+", line) for line in b[j1:j2])
     return tuple(out)
+
+
+class _Pass(dict):
+    """A pass entry of `passes_data` whose "diff" is built when first read (the Passes picker lists the
+    passes with their line counts; only the one picked shows its diff)."""
+
+    def __init__(self, before: str, **fields: Any) -> None:
+        super().__init__(fields)
+        self._before = before
+
+    def __missing__(self, key: str) -> Any:
+        if key != "diff":
+            raise KeyError(key)
+        self["diff"] = pass_diff(self._before, self["text"])
+        return self["diff"]
 
 
 class _Analysis(dict):
@@ -52,13 +81,13 @@ class _Analysis(dict):
 def passes_data(program: Any) -> list[dict[str, Any]]:
     """One entry per pass (kind "pass": name, IR text, lines added and removed against the previous pass),
     then one per analysis of the final program (kind "analysis": its printed decisions, nothing diffed; its
-    "text" and "diff" are printed when first read: `entry["text"]`)."""
+    "text" and "diff" are printed when first read: `entry["text"]`). A pass's "diff" is built when first
+    read (`entry["diff"]`)."""
     out = []
     prev = ""
     for name, text in program.passes:
-        diff = pass_diff(prev, text)
-        out.append({"name": name, "kind": "pass", "text": text, "diff": diff,
-                    "added": sum(1 for k, _ in diff if k == "+"), "removed": sum(1 for k, _ in diff if k == "-")})
+        added, removed = _counts(prev, text)
+        out.append(_Pass(prev, name=name, kind="pass", text=text, added=added, removed=removed))
         prev = text
     for name, what, fn in ANALYSES:
         out.append(_Analysis(program, fn, name=name, kind="analysis", what=what, added=0, removed=0))
