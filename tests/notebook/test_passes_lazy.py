@@ -41,3 +41,27 @@ def test_an_analysis_is_printed_when_read_and_reads_its_own_program(monkeypatch)
     assert by_a[name]["added"] == 0 and by_a[name]["kind"] == "analysis"
     with pytest.raises(KeyError):
         by_a[name]["nothing"]
+
+
+def test_a_pass_counts_lines_at_once_and_builds_its_diff_when_read(monkeypatch):
+    prog = _design(256).program
+    built: list[int] = []
+    real = V.pass_diff
+    def counted(before, after):
+        built.append(1)
+        return real(before, after)
+
+    monkeypatch.setattr("kernelstudio.notebook.views.passes.pass_diff", counted)
+    entries = [p for p in V.passes_data(prog) if p["kind"] == "pass"]
+    assert built == [] and len(entries) == len(prog.passes)
+    prev = ""
+    for p, (name, text) in zip(entries, prog.passes, strict=True):
+        diff = real(prev, text)  # the counts are those of the diff the picked pass shows
+        assert (p["added"], p["removed"]) == (sum(k == "+" for k, _ in diff), sum(k == "-" for k, _ in diff))
+        assert p["diff"] == diff and p["name"] == name
+        prev = text
+    assert len(built) == len(entries)
+    assert any(a == b for (_, a), (_, b) in zip(prog.passes, prog.passes[1:], strict=False))  # one pass changed nothing
+    assert real("a\nb\n", "a\nb\n") == [(" ", "a"), (" ", "b")] and real("", "") == []
+    with pytest.raises(KeyError):
+        entries[0]["nothing"]

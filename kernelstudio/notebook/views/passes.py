@@ -21,6 +21,9 @@ def pass_diff(before: str, after: str) -> list[tuple[str, str]]:
 def _opcodes(before: str, after: str) -> tuple[list[str], list[str], tuple[tuple[str, int, int, int, int], ...]]:
     """The line lists of `before` and `after` and the matcher's opcodes, kept by text: a knob move changes
     the IR of a few passes, the others diff as before."""
+    if before == after:  # a pass that changed nothing: one equal run (what the matcher finds, without its index)
+        lines = after.splitlines()
+        return lines, lines, (("equal", 0, len(lines), 0, len(lines)),) if lines else ()
     sm = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines(), autojunk=False)
     return sm.a, sm.b, tuple(sm.get_opcodes())
 
