@@ -212,7 +212,7 @@ def test_dask_matches_process_pool(processes):
     pool = run(mla_wide, budget=12, strategy="evolutionary", seed=2, executor=None)
     tuner_mod._MEMO.clear()
     with distributed.LocalCluster(n_workers=1 if not processes else 2, threads_per_worker=1, processes=processes,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                  dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         dask = run(mla_wide, budget=12, strategy="evolutionary", seed=2, executor=client)
     assert dask.executor.startswith("dask")
     assert trace(dask) == trace(pool)
@@ -284,7 +284,7 @@ def test_dask_worker_death_keeps_finished_results(_db):
 
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
             distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                     dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                     dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         with pytest.raises(ks.TuneError, match="workers died while holding configuration .*ks.tune resumes"):
             run(crashes_in_workers, budget=100, strategy="grid", executor=client, db=None)
     from kernelstudio.tune.db import DesignDB
