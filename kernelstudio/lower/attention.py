@@ -72,6 +72,7 @@ from ..tileir.program import (
 )
 from .attention_split import check_kv_splits, combine, kv_splits_for, split_lets, split_store
 from .config import KernelConfig
+from .cube.shape import pad16
 from .vector_body import ident
 
 __all__ = ["lower_attention_kernel", "attention_blocks", "FLAG_S", "FLAG_P", "FLAG_O", "M_INIT"]
@@ -170,7 +171,7 @@ def attention_blocks(fk: FusedKernel, cfg: KernelConfig, split: bool = False) ->
     s1, s2, d = query_rows(m)[1], m.s2, m.d
     s1b = cfg.tile_m if 0 < cfg.tile_m < (1 << 30) else S1_BLOCK
     s2b = cfg.tile_n if 0 < cfg.tile_n < (1 << 30) else S2_BLOCK
-    s1b, s2b = min(s1b, _pad16(s1)), min(s2b, _pad16(s2))
+    s1b, s2b = min(s1b, pad16(s1)), min(s2b, pad16(s2))
     half = -(-s1b // AIV)
     if 0 < cfg.tile_rows < (1 << 30):
         vr = cfg.tile_rows
@@ -181,10 +182,6 @@ def attention_blocks(fk: FusedKernel, cfg: KernelConfig, split: bool = False) ->
                                                     + (8 * d if split else 0)))
         vr = 1 << (fit.bit_length() - 1)
     return s1b, s2b, max(1, min(vr, half))
-
-
-def _pad16(n: int) -> int:
-    return -(-n // 16) * 16
 
 
 def _c32(cols: int, dtype: str) -> int:
@@ -206,7 +203,7 @@ def lower_attention_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelC
     for what, b in (("S1", s1b), ("S2", s2b)):
         if b % 16:
             raise ScheduleError(f"kernel {fk.name}: the {what} block {b} is not a multiple of 16 (the cube's fractal); "
-                                f"use a multiple of 16, e.g. {_pad16(b)}")
+                                f"use a multiple of 16, e.g. {pad16(b)}")
     n1, n2 = -(-s1 // s1b), -(-s2 // s2b)
     nf, tail = s2 // s2b, s2 % s2b  # whole S2 blocks, and the columns of the short last one
     heads = math.prod(batch)

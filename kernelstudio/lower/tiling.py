@@ -14,7 +14,7 @@ from ..schedule.schedule import Directive
 from ..tileir.capacity import fits, usage
 from ..tileir.program import CoreType, Kernel, Tier
 from .config import KernelConfig
-from .cube.shape import aiv_rows, sync_rows_per_aiv
+from .cube.shape import aiv_rows, pad16, sync_rows_per_aiv
 
 __all__ = ["SMALLER_FOR_TWO_SLOTS", "resolve_directives", "auto_tiles", "validate_tiles", "check_capacity", "usage"]
 
@@ -427,9 +427,6 @@ def _auto_cube(fk, d, profile, emit, base: KernelConfig, ub_fails: set[KernelCon
     tiling = dict(probe.tiling)
     M, N, K, batch = tiling["M"], tiling["N"], tiling["K"], tiling["batch"]
     del root
-
-    def pad16(n: int) -> int:
-        return -(-n // 16) * 16
 
     sync = fk.family == "cube_vector" and d.get("sync_all", False)
     # the row-block plan: a core's unit is a whole row block (sync_all walks C tiles as a plain matmul)

@@ -33,6 +33,7 @@ from typing import Any
 from ..core.errors import CapacityError, KernelStudioError
 from ..fusion.attention import attention_parts
 from ..lower.attention_split import DECODE_ROWS, KvSplitError
+from ..lower.cube.shape import pad16
 from ..schedule.directive import Directive
 from ..schedule.knobs import Knob
 from ..schedule.schedule import Schedule
@@ -45,10 +46,6 @@ S2_LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)  # times 128 col
 SLOT_STOPS = (1, 2, 3, 4)
 KV_MAX_PARTS = 8  # the kv knob's last stop, a cap that keeps the search small (assumed, not measured)
 _WHAT = ("s1", "s2", "slots", "kv")
-
-
-def _pad16(n: int) -> int:
-    return -(-n // 16) * 16
 
 
 def knob_directive(kernel: str, what: str, value: int) -> Directive:
@@ -109,8 +106,8 @@ def attention_knobs(sched: Schedule, target: Any) -> tuple[Knob, ...]:
                "kv": int(t.get("kv_splits", 1))}
         decode = m.s1 <= DECODE_ROWS and not m.causal
         stops = {
-            "s1": [v for v in S1_STOPS if v <= _pad16(m.s1)],
-            "s2": sorted({min(128 * r, _pad16(m.s2)) for r in S2_LADDER if 128 * r < _pad16(m.s2) + 128}),
+            "s1": [v for v in S1_STOPS if v <= pad16(m.s1)],
+            "s2": sorted({min(128 * r, pad16(m.s2)) for r in S2_LADDER if 128 * r < pad16(m.s2) + 128}),
             "slots": list(SLOT_STOPS),
             "kv": list(range(1, min(int(t["s2_blocks"]), KV_MAX_PARTS) + 1)) if decode else [],
         }

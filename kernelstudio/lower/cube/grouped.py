@@ -43,8 +43,8 @@ from ..ub import ub_buffer
 from ..vector_body import ident
 from .groups import GroupShape
 from .k_loop import c_tile
-from .plan import CubePlan, _declare_buffers, _pad16
-from .shape import AIV_PER_BLOCK, CubeShape
+from .plan import CubePlan, _declare_buffers
+from .shape import AIV_PER_BLOCK, CubeShape, pad16
 
 __all__ = ["lower_grouped_kernel", "GroupedShape", "planned_tiles", "ZERO_CHUNK_BYTES"]
 
@@ -85,7 +85,7 @@ def lower_grouped_kernel(fk: FusedKernel, names: dict[Node, str], cfg: KernelCon
     assert root is not None
     cs = GroupedShape(fk, names)
     M, N, K, G = cs.M, cs.N, cs.K, cs.E
-    tm, tn, tk = min(cfg.tile_m, _pad16(M)), min(cfg.tile_n, _pad16(N)), min(cfg.tile_k, _pad16(K))
+    tm, tn, tk = min(cfg.tile_m, pad16(M)), min(cfg.tile_n, pad16(N)), min(cfg.tile_k, pad16(K))
     if not cfg.aligned:
         tm, tn, tk = min(cfg.tile_m, M), min(cfg.tile_n, N), min(cfg.tile_k, K)
     nt, kt = -(-N // tn), -(-K // tk)

@@ -17,13 +17,9 @@ from ..config import KernelConfig
 from ..kernel_facts import runtime_batch_of, runtime_m_of
 from ..vector_body import ident
 from .groups import GroupShape
-from .shape import CubeShape, sync_rows_per_aiv
+from .shape import CubeShape, pad16, sync_rows_per_aiv
 
 __all__ = ["CubePlan", "plan_cube"]
-
-
-def _pad16(n: int) -> int:
-    return -(-n // 16) * 16
 
 
 @dataclass
@@ -112,7 +108,7 @@ class CubePlan:
 def plan_cube(fk: FusedKernel, names: dict[Node, str], cfg: KernelConfig) -> CubePlan:
     """The plan of a cube or cube_vector kernel, its cube buffers declared and its tiling values set."""
     cs = CubeShape(fk, names)
-    tm, tn, tk = min(cfg.tile_m, _pad16(cs.M)), min(cfg.tile_n, _pad16(cs.N)), min(cfg.tile_k, _pad16(cs.K))
+    tm, tn, tk = min(cfg.tile_m, pad16(cs.M)), min(cfg.tile_n, pad16(cs.N)), min(cfg.tile_k, pad16(cs.K))
     if not cfg.aligned:
         tm, tn, tk = min(cfg.tile_m, cs.M), min(cfg.tile_n, cs.N), min(cfg.tile_k, cs.K)
     mt, nt, kt = -(-cs.M // tm), -(-cs.N // tn), -(-cs.K // tk)

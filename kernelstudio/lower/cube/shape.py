@@ -9,9 +9,15 @@ from ...ir.ops import Op
 from ...tileir.expr import Const, E, Expr, ceil_div
 from ...tileir.program import Region
 
-__all__ = ["CubeShape", "AIV_PER_BLOCK", "aiv_rows", "aiv_rows_expr", "sync_rows_per_aiv"]
+__all__ = ["CubeShape", "AIV_PER_BLOCK", "CUBE_BLOCK", "aiv_rows", "aiv_rows_expr", "pad16", "sync_rows_per_aiv"]
 
 AIV_PER_BLOCK = 2  # a MIX_AIC_1_2 block: one cube core and two vector cores
+CUBE_BLOCK = 16  # rows and columns of the cube's fractal (16 x 16 of a 2-byte dtype): tiles are multiples of it
+
+
+def pad16(n: int) -> int:
+    """n rounded up to the cube's 16-row fractal: the largest tile a dimension of n needs."""
+    return -(-n // CUBE_BLOCK) * CUBE_BLOCK
 
 
 def aiv_rows(rows: int) -> int:
