@@ -33,6 +33,14 @@ def example(heading: str) -> tuple[str, str, str]:
     return code, out.getvalue(), shown
 
 
+def generated_block(name: str) -> str:
+    """The text of the README's generated ```text block between `<!-- name ... -->` and `<!-- /name -->`."""
+    text = (ROOT / "README.md").read_text()
+    m = re.search(rf"<!-- {name}[^\n]*-->\n```text\n(.*?)\n```\n<!-- /{name} -->", text, re.S)
+    assert m, f"README has no {name} block"
+    return m.group(1)
+
+
 def rebinds(code: str, names: str) -> bool:
     """Whether `code` assigns one of `names` ("x|y|d") at the top level: README blocks share one namespace."""
     return bool(re.search(rf"^({names}) = ", code, flags=re.M))

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import re
-
-from .readme import ROOT, example, rebinds, section
+from .readme import ROOT, example, generated_block, rebinds, section
 from .readme import bench as load_bench
 
 HEADING = "## FlashAttention: `ks.ops.flash_attention`"
@@ -20,11 +18,9 @@ def test_readme_flash_attention_example_prints_what_it_shows():
 def test_readme_flash_attention_table_is_the_benchmark_output():
     bench = load_bench("bench_flash_attention")
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- flash-attention-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /flash-attention-table -->",
-                      text, re.S)
-    assert block, "README has no flash-attention-table block"
+    block = generated_block("flash-attention-table")
     rs = bench.rows()
-    assert block.group(1) == bench.table(rs)
+    assert block == bench.table(rs)
     assert bench.MEASURED_US == {1024: 58.461, 2048: 70.801, 4096: 118.302, 8192: 353.147, 16384: 1118.462,
                                  32768: 3646.173}
     prose = " ".join(text.split())
@@ -61,11 +57,9 @@ def test_readme_flash_attention_tuning_example_prints_what_it_shows():
 def test_readme_attention_search_table_is_the_benchmark_output():
     bench = load_bench("bench_attention_search")
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- attention-search-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /attention-search-table -->",
-                      text, re.S)
-    assert block, "README has no attention-search-table block"
+    block = generated_block("attention-search-table")
     rows = [bench.search(s) for s in bench.SIZES]
-    assert block.group(1) == bench.table(rows)
+    assert block == bench.table(rows)
     gain = {r["S"]: 100 * (1 - r["best_us"] / r["default"]) for r in rows}
     prose = " ".join(text.split())
     assert f"(up to {gain[1024]:.0f} % at S = 1024 and {gain[4096]:.0f} % at S = 4096, table below)" in prose
@@ -85,11 +79,9 @@ def test_readme_decode_example_prints_what_it_shows():
 def test_readme_decode_table_is_the_benchmark_output_and_the_prose_holds():
     bench = load_bench("bench_flash_attention")
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- flash-decode-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /flash-decode-table -->", text,
-                      re.S)
-    assert block, "README has no flash-decode-table block"
+    block = generated_block("flash-decode-table")
     rs = bench.decode_rows()
-    assert block.group(1) == bench.decode_table(rs)
+    assert block == bench.decode_table(rs)
     by = {(n, skv): r for n, skv, *r in rs}
     assert all(t_one > t for _, t, t_one, *_ in by.values())  # the split pays against one part per head
     for skv in bench.DECODE_SKV:  # most at 8 heads

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import re
-
 import kernelstudio as ks
 
-from .readme import ROOT, example, rebinds
+from .readme import ROOT, example, generated_block, rebinds
 from .readme import bench as load_bench
 
 HEADING = "### MlaProlog as one call: `ks.ops.mla_prolog`"
@@ -22,10 +20,9 @@ def test_readme_mla_prolog_example_prints_what_it_shows():
 def test_readme_mla_prolog_table_is_the_benchmark_output():
     bench = load_bench("bench_mla_prolog")
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- mla-prolog-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /mla-prolog-table -->", text, re.S)
-    assert block, "README has no mla-prolog-table block"
+    block = generated_block("mla-prolog-table")
     reps = bench.rows()
-    assert block.group(1) == bench.table(reps)
+    assert block == bench.table(reps)
     for _, rep in reps:  # what the prose says of it
         assert (rep.fused.kernels, rep.unfused.kernels) == (21, 25)
         assert rep.fused.time_us < rep.unfused.time_us
@@ -57,11 +54,9 @@ def test_readme_nz_before_after_is_what_the_simulator_gives():
 def test_readme_quant_table_is_the_benchmark_output_and_the_prose_its_numbers():
     bench = load_bench("bench_mla_prolog")
     text = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- mla-prolog-quant-table[^\n]*-->\n```text\n(.*?)\n```\n<!-- /mla-prolog-quant-table -->",
-                      text, re.S)
-    assert block, "README has no mla-prolog-quant-table block"
+    block = generated_block("mla-prolog-quant-table")
     qrows = bench.quant_rows()
-    assert block.group(1) == bench.quant_table(qrows)
+    assert block == bench.quant_table(qrows)
     by = {(t, q): (us, hbm, w) for t, q, _, us, hbm, w, _, _ in qrows}
     uqqr = 1536 * 128 * 192  # weight_uq_qr elements: 2 bytes in bfloat16, 1 in int8
     prose = " ".join(text.split())
