@@ -31,11 +31,29 @@ class Const:
         return str(self.value)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Bin:
+    __slots__ = ("op", "a", "b", "_hash")
     op: str  # one of + - * // % min max
     a: Expr
     b: Expr
+
+    def __hash__(self) -> int:
+        # the dataclass hash of (op, a, b), kept: a tree is hashed by every reader that keys a dict with it (the
+        # simulator's compiled expressions, the code generator's names), which would walk it every time
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash((self.op, self.a, self.b))
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    def __getstate__(self) -> tuple:
+        return self.op, self.a, self.b
+
+    def __setstate__(self, state: tuple) -> None:
+        for name, v in zip(("op", "a", "b"), state, strict=True):
+            object.__setattr__(self, name, v)
 
     def __str__(self) -> str:
         if self.op in ("min", "max"):
@@ -43,12 +61,28 @@ class Bin:
         return f"({self.a} {self.op} {self.b})"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Load:
     """The element at `index` of on-chip buffer `buf` (its active slot), read by the scalar unit."""
 
+    __slots__ = ("buf", "index", "_hash")
     buf: str
     index: Expr
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash((self.buf, self.index))
+            object.__setattr__(self, "_hash", h)
+            return h
+
+    def __getstate__(self) -> tuple:
+        return self.buf, self.index
+
+    def __setstate__(self, state: tuple) -> None:
+        for name, v in zip(("buf", "index"), state, strict=True):
+            object.__setattr__(self, name, v)
 
     def __str__(self) -> str:
         return f"{self.buf}[{self.index}]"
@@ -101,43 +135,121 @@ def _fold(op: str, a: Expr, b: Expr) -> Expr:
     return Bin(op, a, b)
 
 
+_EXPR = frozenset({Var, Const, Bin, Load})
+
+
+# The builders below fold exactly as `_fold` does, each written out for its operator: lowering builds
+# thousands of index expressions per kernel, and this is where they are made.
+def _add(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    if type(a) not in _EXPR:
+        a = as_expr(a)
+    if type(b) not in _EXPR:
+        b = as_expr(b)
+    if type(a) is Const:
+        if type(b) is Const:
+            return Const(a.value + b.value)
+        if a.value == 0:
+            return b
+    elif type(b) is Const and b.value == 0:
+        return a
+    return Bin("+", a, b)
+
+
+def _sub(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    if type(a) not in _EXPR:
+        a = as_expr(a)
+    if type(b) not in _EXPR:
+        b = as_expr(b)
+    if type(b) is Const:
+        if type(a) is Const:
+            return Const(a.value - b.value)
+        if b.value == 0:
+            return a
+    return Bin("-", a, b)
+
+
+def _mul(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    if type(a) not in _EXPR:
+        a = as_expr(a)
+    if type(b) not in _EXPR:
+        b = as_expr(b)
+    ca = type(a) is Const
+    cb = type(b) is Const
+    if ca and cb:
+        return Const(a.value * b.value)
+    if ca and a.value == 1:
+        return b
+    if cb and b.value == 1:
+        return a
+    if (ca and a.value == 0) or (cb and b.value == 0):
+        return Const(0)
+    return Bin("*", a, b)
+
+
+def _div(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    if type(a) not in _EXPR:
+        a = as_expr(a)
+    if type(b) not in _EXPR:
+        b = as_expr(b)
+    if type(b) is Const:
+        if type(a) is Const:
+            return Const(a.value // b.value)
+        if b.value == 1:
+            return a
+    return Bin("//", a, b)
+
+
+def _mod(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    if type(a) not in _EXPR:
+        a = as_expr(a)
+    if type(b) not in _EXPR:
+        b = as_expr(b)
+    if type(a) is Const and type(b) is Const:
+        return Const(a.value % b.value)
+    return Bin("%", a, b)
+
+
+def _min(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    if type(a) not in _EXPR:
+        a = as_expr(a)
+    if type(b) not in _EXPR:
+        b = as_expr(b)
+    if type(a) is Const and type(b) is Const:
+        return Const(min(a.value, b.value))
+    if a is b or a == b:
+        return a
+    return Bin("min", a, b)
+
+
+def _max(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    if type(a) not in _EXPR:
+        a = as_expr(a)
+    if type(b) not in _EXPR:
+        b = as_expr(b)
+    if type(a) is Const and type(b) is Const:
+        return Const(max(a.value, b.value))
+    if a is b or a == b:
+        return a
+    return Bin("max", a, b)
+
+
 class E:
     """Builders that fold constants: E.add(a, b), E.mul(...), ..."""
 
-    @staticmethod
-    def add(a: Expr | int | str, b: Expr | int | str) -> Expr:
-        return _fold("+", as_expr(a), as_expr(b))
-
-    @staticmethod
-    def sub(a: Expr | int | str, b: Expr | int | str) -> Expr:
-        return _fold("-", as_expr(a), as_expr(b))
-
-    @staticmethod
-    def mul(a: Expr | int | str, b: Expr | int | str) -> Expr:
-        return _fold("*", as_expr(a), as_expr(b))
-
-    @staticmethod
-    def div(a: Expr | int | str, b: Expr | int | str) -> Expr:
-        return _fold("//", as_expr(a), as_expr(b))
-
-    @staticmethod
-    def mod(a: Expr | int | str, b: Expr | int | str) -> Expr:
-        return _fold("%", as_expr(a), as_expr(b))
-
-    @staticmethod
-    def min(a: Expr | int | str, b: Expr | int | str) -> Expr:
-        return _fold("min", as_expr(a), as_expr(b))
-
-    @staticmethod
-    def max(a: Expr | int | str, b: Expr | int | str) -> Expr:
-        return _fold("max", as_expr(a), as_expr(b))
+    add = staticmethod(_add)
+    sub = staticmethod(_sub)
+    mul = staticmethod(_mul)
+    div = staticmethod(_div)
+    mod = staticmethod(_mod)
+    min = staticmethod(_min)
+    max = staticmethod(_max)
 
 
 def ceil_div(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    return E.div(E.add(a, E.sub(b, 1)), b)
+    return _div(_add(a, _sub(b, 1)), b)
 
 
-emin, emax = E.min, E.max
+emin, emax = _min, _max
 
 
 def simplify(e: Expr) -> Expr:
