@@ -47,7 +47,24 @@ MAX_RUNS = 16  # runs kept per kernel (the passes of a few programs; each holds 
 # by the kernel object's id (the kernel kept with it), and by its value (hash and == walk its statements: the
 # second lookup, for an equal kernel lowering built anew)
 _BY_ID: OrderedDict[int, tuple[Kernel, Compiled]] = OrderedDict()
-_BY_VALUE: OrderedDict[Kernel, Compiled] = OrderedDict()
+_BY_VALUE: OrderedDict[_ByValue, Compiled] = OrderedDict()
+
+
+class _ByValue:
+    """A kernel as a key by its value, its hash computed once: a kernel hashes by walking every statement, and a
+    lookup, an insertion and a move to the end would each walk it again."""
+
+    __slots__ = ("kernel", "hash")
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.hash = hash(kernel)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByValue) and self.hash == other.hash and self.kernel == other.kernel
 
 
 class _Reads:
@@ -80,6 +97,8 @@ class Compiled:
 
     def placed(self, base: int, kidx: int) -> list[StaticInstr]:
         """The static instructions as kernel `kidx` of a program whose earlier kernels hold `base` of them."""
+        if not base and not kidx:  # compiled as kernel 0 from sid 0: these very (frozen) instructions
+            return self.statics
         key = (base, kidx)
         if key not in self._placed:
             self._placed[key] = [replace(s, sid=s.sid + base, kernel=kidx) for s in self.statics]
@@ -121,17 +140,23 @@ def compiled(prog: Program, kernel: Kernel) -> Compiled:
     if not ENABLED:
         return _compile(prog, kernel)
     hit = _BY_ID.get(id(kernel))
-    c = hit[1] if hit is not None and hit[0] is kernel else _BY_VALUE.get(kernel)
+    key = None
+    if hit is not None and hit[0] is kernel:
+        c = hit[1]
+    else:
+        key = _ByValue(kernel)
+        c = _BY_VALUE.get(key)
     if c is None or not all(_tensor(prog, n) == t for n, t in c.tensors):
         c = _compile(prog, kernel)
-        _keep(_BY_VALUE, kernel, c)
+        _keep(_BY_VALUE, key or _ByValue(kernel), c)
     _keep(_BY_ID, id(kernel), (kernel, c))  # the kernel kept alive with it: its id is not reused while cached
     return c
 
 
 def _keep(cache: OrderedDict, key: Any, value: Any) -> None:
+    if key in cache:
+        cache.move_to_end(key)
     cache[key] = value
-    cache.move_to_end(key)
     if len(cache) > MAX_KERNELS:
         cache.popitem(last=False)
 

@@ -97,17 +97,28 @@ def _state(core, info, t: float) -> tuple[float, tuple]:
     """(R, the state key): the loop's pipes and queue slots relative to R, past times as None (the scalar's
     offset from R and its why code are matched apart: `begin`)."""
     pf = core.pipe_free
-    r = t
-    for p in info.pipes:
-        if pf[p] > r:
-            r = pf[p]
-    rel: list = [round(pf[p] - r, 6) if pf[p] >= t else None for p in info.pipes]
+    times = [pf[p] for p in info.pipes]
+    r = max(t, *times) if times else t
     struct = []
     for b in info.bufs:
-        for arr in (core.gate[b], core.write_end[b], core.use_end[b], core.enque_at[b], core.free_at[b]):
-            rel.extend([round(x - r, 6) if x >= t else None for x in arr])
+        times += core.gate[b]
+        times += core.write_end[b]
+        times += core.use_end[b]
+        times += core.enque_at[b]
+        times += core.free_at[b]
         struct.append((core.bound[b], core.ptr[b], tuple(core.fifo[b]), tuple(core.isfree[b]),
                        tuple(core.gate_why[b])))
+    # round() is slow and the times repeat (a slot's gate, write and use ends often agree): each once
+    rounded = {r: 0.0}  # round(0.0, 6)
+    rel = []
+    for x in times:
+        if x < t:
+            rel.append(None)
+        else:
+            v = rounded.get(x)
+            if v is None:
+                v = rounded[x] = round(x - r, 6)
+            rel.append(v)
     return r, (tuple(rel), tuple(struct), tuple(core.pipe_why[p] for p in info.pipes))
 
 
@@ -182,15 +193,13 @@ def finish(core, fr, t: float) -> None:
     inner_mask = lids == fr.lid
     loops = core.prog.loops
     pins = tuple((lids == lid, loops[lid].var) for lid in np.unique(lids[~inner_mask & (lids >= 0)]).tolist()
-                 if loops[lid].stage)  # `inner` holds an enclosing stage loop's variable (compile.py)
+                 if loops[lid].stage) if any(lp.stage for lp in loops) else ()
+    # (`inner` holds an enclosing stage loop's variable: compile.py)
     pf = core.pipe_free
-
-    def rel(x: float) -> float | None:
-        return x - r0 if x >= t0 else None
-
-    pipes_end = tuple(rel(pf[p]) for p in info.pipes)
-    bufs_end = tuple(tuple(tuple(rel(x) for x in arr) for arr in (core.gate[b], core.write_end[b], core.use_end[b],
-                                                                  core.enque_at[b], core.free_at[b]))
+    pipes_end = tuple([pf[p] - r0 if pf[p] >= t0 else None for p in info.pipes])
+    bufs_end = tuple(tuple(tuple([x - r0 if x >= t0 else None for x in arr])
+                           for arr in (core.gate[b], core.write_end[b], core.use_end[b], core.enque_at[b],
+                                       core.free_at[b]))
                      for b in info.bufs)
     struct_end = tuple((core.bound[b], core.ptr[b], tuple(core.fifo[b]), tuple(core.isfree[b]),
                         tuple(core.gate_why[b])) for b in info.bufs)

@@ -42,7 +42,7 @@ from . import kernel_cache, memo
 from .costs import Pricer, memory_kind
 from .engine import EVENT_COLUMNS, WHY_FLAG, Runner, run_block
 from .errors import SimulationError
-from .fingerprint import fingerprint, top_loop_bounds
+from .fingerprint import fingerprinter, top_loop_bounds
 from .l2 import initial_hits, model_hits
 from .program import K_SYNC, CoreProgram, StaticInstr
 from .shares import MEMORY_CODES, kernel_shares
@@ -131,10 +131,12 @@ def _block_keys(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcut
     layout = cores_of(0)
     keys: list = []
     first: dict[tuple, int] = {}
+    walks = [(fingerprinter(sides[side]), sub) for side, sub, _ in layout] \
+        if shortcuts and kernel.block_dim > 1 else []
     for b in range(kernel.block_dim):
         key: object = ("u", b)
-        if shortcuts and kernel.block_dim > 1:  # one block has no other to share its simulation with
-            fps = tuple(fingerprint(sides[side], _env(kernel, b, sub)) for side, sub, _ in layout)
+        if walks:  # one block has no other to share its simulation with
+            fps = tuple(walk(_env(kernel, b, sub)) for walk, sub in walks)
             if all(f is not None for f in fps):
                 key = first.setdefault(fps, b)
         keys.append(key)
