@@ -71,23 +71,34 @@ def idle_gaps(sim: Any, *, cores: int | None = 2, min_us: float = 1e-6) -> list[
     prev_end, last_end = _running_ends(en, heads, np.array([k["start_us"] for k in sim.kernels])[kern[idx[heads]]])
     gap_at = np.flatnonzero(st - prev_end > min_us)
     bounds = np.searchsorted(gap_at, np.concatenate((heads, [len(idx)]))).tolist()
-    for g, h in enumerate(heads.tolist()):
-        i0 = idx[h]
-        k, ci, pname = sim.kernels[int(kern[i0])], int(core[i0]), pipes[int(pipe[i0])]
+    # the gaps' numbers as plain Python values at once (numpy scalars one by one are slow)
+    at = idx[gap_at]
+    gap_why = whys[at].tolist() if whys is not None else [-1] * len(at)
+    gap_end, gap_start = st[gap_at].tolist(), prev_end[gap_at].tolist()
+    gap_next = [ev.instr_text[i] for i in c["instr"][at].tolist()]
+    nwhy = len(why_text)
+    kinds: dict[str, tuple[bool, bool, str]] = {}  # cause -> (a SyncAll wait, a cross-core flag wait, set pipe)
+    head_rows = idx[heads]
+    for g, (kk, ci, pi) in enumerate(zip(kern[head_rows].tolist(), core[head_rows].tolist(),
+                                         pipe[head_rows].tolist(), strict=True)):
+        k, pname = sim.kernels[kk], pipes[pi]
         label = labels[ci]
-        for j in gap_at[bounds[g]:bounds[g + 1]].tolist():
-            i = idx[j]
-            w = int(whys[i]) if whys is not None else -1
-            cause = why_text[w] if 0 <= w < len(why_text) else "its pipe's earlier work"
-            t = float(st[j])
-            gap = {"kernel": k["name"], "core": label, "pipe": pname, "start": float(prev_end[j]),
-                   "end": t, "cause": cause, "released_by": "", "next": ev.instr_text[int(c["instr"][i])]}
-            if cause.endswith(SYNC_WAIT):
-                sync_asks.append((gap, int(kern[i0]), t))
+        for j in range(bounds[g], bounds[g + 1]):
+            w = gap_why[j]
+            cause = why_text[w] if 0 <= w < nwhy else "its pipe's earlier work"
+            t = gap_end[j]
+            gap = {"kernel": k["name"], "core": label, "pipe": pname, "start": gap_start[j],
+                   "end": t, "cause": cause, "released_by": "", "next": gap_next[j]}
+            kind = kinds.get(cause)
+            if kind is None:
+                same = _PIPE_FLAG.match(cause)  # a pipe flag: set by a pipe of this core
+                kind = kinds[cause] = (cause.endswith(SYNC_WAIT), cause.endswith(_FLAG) and not same,
+                                       LANES.get(same.group(1), "") if same else "")
+            if kind[0]:
+                sync_asks.append((gap, kk, t))
                 gaps.append(gap)
                 continue
-            same = _PIPE_FLAG.match(cause)  # a pipe flag: set by a pipe of this core
-            asks.append((ci, t, cause.endswith(_FLAG) and not same, LANES.get(same.group(1), "") if same else ""))
+            asks.append((ci, t, kind[1], kind[2]))
             asked.append(len(gaps))
             gaps.append(gap)
         last = float(last_end[g])
@@ -161,7 +172,7 @@ def _releasers(c: dict, labels: tuple, pipes: list, texts: tuple, flow: int,
     todo: list[tuple[int, float, list[int]]] = []  # (ask, time, cores to search in turn)
     for ci, here in sorted(mine.items()):
         flags = [a for a in here if asks[a][2] and flow >= 0]
-        todo += [(a, asks[a][1], [ci]) for a in here if a not in flags]
+        todo += [(a, asks[a][1], [ci]) for a in here if not (asks[a][2] and flow >= 0)]
         if flags:  # each flag wait: the end of this core's last flag wait by then
             waits = np.sort(end[(core == ci) & (pipe == flow)])
             pos = np.searchsorted(waits, times[flags] + _TOL, side="right").tolist()

@@ -120,15 +120,23 @@ def core_groups(sim: Any, *, tol_us: float = TOL_US, cores: int | None = None,
     keep = set(numbers if cores is None else numbers[:cores])
     groups: list[dict[str, Any]] = []
     buckets: dict[tuple, list[tuple[dict[str, Any], np.ndarray]]] = {}
+    # structure of every core at once: the kernels it ran in, and (pipe, instruction count) per lane
+    npipe = max(len(pipe_names), 1)
+    nkern = max(len(sim.events.kernel_names), 1)
+    ncore = max(len(labels), max(present, default=-1) + 1)
+    per_pipe = np.bincount(c["core"] * npipe + c["pipe"], minlength=ncore * npipe).reshape(ncore, npipe) \
+        if len(c["core"]) else np.zeros((ncore, npipe), dtype=np.int64)
+    in_kernel = np.bincount(c["core"] * nkern + c["kernel"], minlength=ncore * nkern).reshape(ncore, nkern) > 0 \
+        if len(c["core"]) else np.zeros((ncore, nkern), dtype=bool)
     for ci in present:
         label = labels[ci]
         if _core_number(label) not in keep and _core_number(label) >= 0:
             continue
         sel = of_core[ci]
-        # structure: kind, the kernels it ran in, and (pipe, instruction count) per lane
-        pipes, counts = np.unique(c["pipe"][sel], return_counts=True)
-        key = (_kind(label), tuple(np.unique(c["kernel"][sel]).tolist()), tuple(pipes.tolist()),
-               tuple(counts.tolist()))
+        counts = per_pipe[ci]
+        pipes = np.flatnonzero(counts)
+        key = (_kind(label), tuple(np.flatnonzero(in_kernel[ci]).tolist()), tuple(pipes.tolist()),
+               tuple(counts[pipes].tolist()))
         times = np.concatenate((c["start_us"][sel], c["end_us"][sel] - c["start_us"][sel]))
         for g, rep in buckets.get(key, []) if _core_number(label) >= 0 else []:
             if float(np.max(np.abs(times - rep), initial=0.0)) <= tol_us:
