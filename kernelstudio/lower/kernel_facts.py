@@ -12,6 +12,7 @@ from ..fusion.partition import FusedKernel
 from ..ir.node import Node
 from ..ir.ops import Op
 from ..tileir.hints import RowComposite, RuntimeRows
+from ..tileir.memo import KernelMemo
 
 __all__ = ["row_composite_of", "runtime_rows_of", "runtime_m_of", "runtime_batch_of"]
 
@@ -95,6 +96,9 @@ def runtime_rows_of(fk: FusedKernel, names: dict[Node, str], cores: int) -> Runt
     return RuntimeRows(fk.row_dims, tuple(dict.fromkeys(scaled)), cores) if scaled else None
 
 
+_SCALED = KernelMemo(size=8)  # runtime_m_of's scaled tensors per (fused kernel, names), both kept alive with it
+
+
 def runtime_m_of(fk: FusedKernel, names: dict[Node, str], cores: int, per_row_tile: int,
                  ws_per_core: int) -> RuntimeRows | None:
     """The tensors of a matmul (or matmul + epilogue) kernel that scale with its M, when A [*lead, K] is
@@ -109,7 +113,9 @@ def runtime_m_of(fk: FusedKernel, names: dict[Node, str], cores: int, per_row_ti
     if len(b.shape) != 2 or tuple(a.shape[:-1]) != lead or tuple(fk.space) != tuple(root.shape) or (
             fk.row_dims != len(lead)):
         return None
-    rest = _scaled(fk, names, tuple(n for n in (*fk.inputs, *fk.outputs) if n is not a and n is not b))
+    # a function of the kernel and its names alone, asked by every emit of the kernel (probes, passes)
+    rest = _SCALED.get((fk, names), lambda: _scaled(fk, names, tuple(n for n in (*fk.inputs, *fk.outputs)
+                                                                       if n is not a and n is not b)))
     if rest is None:
         return None
     return RuntimeRows(len(lead), tuple(dict.fromkeys([names[a], *rest])), cores, rows="M", tile="tile_m",

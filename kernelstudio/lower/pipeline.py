@@ -247,7 +247,28 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
     return ctx.emitted[key]
 
 
-def _kernel_key(fk: FusedKernel, names: dict[Node, str]) -> tuple:
+class _KernelKey:
+    """`_kernel_key`'s tuple with its hash computed once: every emit of the kernel (each probe's config) looks
+    it up in the emitted kernels, and the tuple holds every node of the kernel."""
+
+    __slots__ = ("parts", "_hash")
+
+    def __init__(self, parts: tuple):
+        self.parts, self._hash = parts, hash(parts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        return type(other) is _KernelKey and self._hash == other._hash and self.parts == other.parts
+
+    def __repr__(self) -> str:
+        return f"_KernelKey({self.parts!r})"
+
+
+def _kernel_key(fk: FusedKernel, names: dict[Node, str]) -> _KernelKey:
     """What lowering reads of a fused kernel, by name: every node it holds or reads (op, shape, dtype,
     attributes, inputs, composite numbered within the kernel), its space, views and boundary. Equal for the
     same kernel of a cell run again (new Node objects and composite ids)."""
@@ -258,10 +279,10 @@ def _kernel_key(fk: FusedKernel, names: dict[Node, str]) -> tuple:
         comp = (m.composite.name, comps.setdefault(m.composite.uid, len(comps))) if m.composite else None
         nodes.append((names[m], m.op, m.shape, m.dtype, m.attrs, comp,
                       tuple(names[i] for i in m.inputs) if m in members else ()))
-    return (fk.name, fk.family, fk.space, fk.row_dims, fk.sync_all, fk.notes,
-            names[fk.root] if fk.root is not None else None, tuple(names[n] for n in fk.inputs),
-            tuple(names[n] for n in fk.outputs), tuple((names[n], v) for n, v in fk.views),
-            tuple((names[n], r.name) for n, r in fk.reasons), tuple(nodes))
+    return _KernelKey((fk.name, fk.family, fk.space, fk.row_dims, fk.sync_all, fk.notes,
+                       names[fk.root] if fk.root is not None else None, tuple(names[n] for n in fk.inputs),
+                       tuple(names[n] for n in fk.outputs), tuple((names[n], v) for n, v in fk.views),
+                       tuple((names[n], r.name) for n, r in fk.reasons), tuple(nodes)))
 
 
 def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
@@ -292,11 +313,24 @@ def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
                    tuple(ctx.names[p] for p in g.placeholders), outs, fused=ctx.schedule.fuse)
 
 
+_DESCRIBED: dict[tuple, str] = {}  # (nodes, words) -> describe(...): every emitted kernel asks it of its nodes
+
+
 def describe(nodes: Iterable[Node], words: int = 3) -> str:
     """What `nodes` compute, in at most `words` words joined by '_': the matmul/conv and the composite
     calls (layer_norm, gelu, ...) in order, then the last op when it is not one of them
     (`matmul_layer_norm_gelu`, `matmul_leaky_relu`, `add`). It names kernels and, when the output has
     no name of the user's, the design, so it does not depend on the graph's numbering."""
+    key = (nodes if type(nodes) is tuple else tuple(nodes), words)
+    text = _DESCRIBED.get(key)
+    if text is None:
+        if len(_DESCRIBED) >= 64:
+            _DESCRIBED.clear()
+        text = _DESCRIBED[key] = _describe(key[0], words)
+    return text
+
+
+def _describe(nodes: tuple[Node, ...], words: int) -> str:
     seen: list[str] = []
     last = ""
     for n in nodes:

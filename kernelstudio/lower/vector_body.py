@@ -18,6 +18,7 @@ tile and copy); otherwise the value is copied or cast into the queue.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ _BINARY = {g: r.name for r in OPS.values() if r.arity == 2 for g in r.graph_ops}
 _REDUCE = {g: r.name for r in REDUCTIONS.values() for g in r.graph_ops}
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of the text, asked for every buffer of every emitted kernel
 def ident(name: str) -> str:
     """A C identifier made from a graph name."""
     s = re.sub(r"\W", "_", name)
@@ -125,8 +127,15 @@ class VectorBody:
         r, c, al = self.cfg.chunk_rows, self.cfg.chunk_cols, self.cfg.aligned
         if view == "col" and c == 1:  # one value per row is a full tile of one column: rows 32 bytes apart,
             view = "full"  # as every tile it meets is laid out (a packed column would start rows mid-block)
-        return {"full": (r, _pad(c, dtype, al)), "row": (1, _pad(c, dtype, al)),
-                "col": (_pad(r, dtype, al), 1), "scalar": (1, _pad(1, dtype, al))}[view]
+        if view == "full":
+            return r, _pad(c, dtype, al)
+        if view == "row":
+            return 1, _pad(c, dtype, al)
+        if view == "col":
+            return _pad(r, dtype, al), 1
+        if view == "scalar":
+            return 1, _pad(1, dtype, al)
+        raise KeyError(view)
 
     def _buffer(self, name: str, view: str, dtype: str, queue: QuePos | None, purpose: str) -> str:
         rows, cols = self._shape(view, dtype)
@@ -168,7 +177,11 @@ class VectorBody:
     def _stages(self) -> dict[Node, int]:
         st: dict[Node, int] = {}
         for n in self.nodes:
-            s = max((st.get(i, 0) for i in n.inputs), default=0)
+            s = 0
+            for i in n.inputs:
+                v = st.get(i, 0)
+                if v > s:
+                    s = v
             st[n] = s + 1 if n.info.kind is Kind.REDUCE else s
         return st
 

@@ -164,6 +164,7 @@ class _Checker:
         self.flag_set: set[tuple] = set()
         self.flag_wait: list[WaitFlag] = []
         self.sync_all: dict[str, bool] = {"aic": False, "aiv": False}
+        self._owned: dict[str, Buffer] = {}  # buffers own_buffer passed on the current side
 
     # ---- reporting -------------------------------------------------------------------------------
     def fail(self, what: str, s: object | None = None) -> None:
@@ -198,6 +199,7 @@ class _Checker:
             if not stmts:
                 continue
             self.side, self.core = side, core
+            self._owned = {}
             self.bound = dict.fromkeys(self.tiling, 1)
             self.bound["blk"] = self.bound.get("blk", 0) + 1
             if side == "aiv":
@@ -263,7 +265,8 @@ class _Checker:
             for s in stmts:
                 t = type(s)
                 if t is Loop:
-                    start, stop, step = (self.expr(getattr(s, f), s, f) for f in ("start", "stop", "step"))
+                    start, stop, step = (self.expr(s.start, s, "start"), self.expr(s.stop, s, "stop"),
+                                         self.expr(s.step, s, "step"))
                     if step == 0:
                         self.fail("has step 0", s)
                     if not isinstance(s.var, str) or not s.var:
@@ -421,6 +424,9 @@ class _Checker:
     # ---- operands --------------------------------------------------------------------------------
     def own_buffer(self, name: str, s: object, field: str) -> Buffer:
         """The on-chip buffer `name`, declared and on this side's core and tiers."""
+        b = self._owned.get(name)
+        if b is not None:  # checked on this side already
+            return b
         b = self.bufs.get(name)
         what = f"{field} " if field else ""
         if b is None:
@@ -431,12 +437,15 @@ class _Checker:
         ok = b.tier is Tier.UB if self.side == "aiv" else (b.tier in _AIC_TIERS or self.ub_on_aic and b.tier is Tier.UB)
         if not ok:
             self.fail(f"uses {what}buffer {name} in {b.tier.value}, which the {self.side} core has not", s)
+        self._owned[name] = b
         return b
 
     def region(self, r: Region, s: object, field: str, tier: Tier | None = None, work: bool = False) -> None:
         if type(r) is not Region:
             self.fail(f"has {field}={r!r}: not a Region", s)
-        vals = [self.leaf(e, s, field) for e in (r.offset, r.rows, r.cols, r.stride)]
+        leaf = self.leaf
+        off, rows, cols, stride = (leaf(r.offset, s, field), leaf(r.rows, s, field), leaf(r.cols, s, field),
+                                   leaf(r.stride, s, field))
         if r.gm:
             t = self.gm.get(r.buf)
             if t is None:
@@ -454,11 +463,13 @@ class _Checker:
             if tier is not None and b.tier is not tier:
                 self.fail(f"has {field} in {r.buf}, a {b.tier.value} buffer: the operand must be in {tier.value}", s)
             size = b.slot_elems
-        off, rows, cols, stride = vals
-        for f, v in zip(("rows", "cols", "stride"), (rows, cols, stride), strict=True):
-            if v is not None and v < 0:
-                self.fail(f"has {field}.{f} = {v} < 0", s)
-        if None not in vals and rows and cols:
+        if rows is not None and rows < 0:
+            self.fail(f"has {field}.rows = {rows} < 0", s)
+        if cols is not None and cols < 0:
+            self.fail(f"has {field}.cols = {cols} < 0", s)
+        if stride is not None and stride < 0:
+            self.fail(f"has {field}.stride = {stride} < 0", s)
+        if off is not None and rows and cols and stride is not None:
             end = off + (rows - 1) * stride + cols
             if off < 0 or end > INT64_MAX:
                 self.fail(f"has {field} elements {off}..{end}, outside int64 indices >= 0", s)
