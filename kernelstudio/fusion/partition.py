@@ -17,6 +17,7 @@ compute them all. Rules are data (fusion/rules.py); each kernel records why each
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,6 +36,13 @@ def view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | No
     """How a tensor of `shape` sits on the iteration space viewed as [rows, cols], where rows are
     the first `row_dims` dims of `space` (default all but the last): "full", "row" ([1, cols]),
     "col" ([rows, 1]), "scalar" or None (not representable)."""
+    try:  # a pure function of three small values, asked for every operand of every node the fusion and lowering meet
+        return _view_kind_kept(shape, space, row_dims)
+    except TypeError:  # a shape given as a list
+        return _view_kind(shape, space, row_dims)
+
+
+def _view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | None) -> str | None:
     if len(shape) > len(space):
         return None
     if not space:
@@ -57,6 +65,9 @@ def view_kind(shape: tuple[int, ...], space: tuple[int, ...], row_dims: int | No
     if row_map(shape, space, row_dims) is not None and col_full:
         return "full"  # broadcast along inner row dims: gathered row by row (whole 32-byte rows in UB)
     return None
+
+
+_view_kind_kept = functools.lru_cache(maxsize=1024)(_view_kind)
 
 
 def row_map(shape: tuple[int, ...], space: tuple[int, ...],
@@ -134,8 +145,11 @@ class FusedKernel:
                 and self.has_row_reduction())
 
     def view(self, node: Node) -> str:
+        for n, v in self.views:  # the node itself first (equal nodes have equal shapes, so equal views)
+            if n is node:
+                return v
         for n, v in self.views:
-            if n is node or n == node:
+            if n == node:
                 return v
         raise KeyError(node)
 
@@ -430,8 +444,12 @@ def _partition(graph: Graph, fuse: bool, keep_out: tuple[Node, ...], split: froz
 
     # a composite op (layer_norm, rms_norm, ...) goes into a matmul/conv kernel whole or not at all: a
     # part left outside would read the cube's result back from GM, moving more bytes than no fusion
+    members: dict[object, list[Node]] = {}  # each composite's compute nodes, found once
+    for n in graph.nodes:
+        if n.composite is not None and n.info.kind is not Kind.LEAF:
+            members.setdefault(n.composite, []).append(n)
     torn = {g.root for g in groups if g.family == "cube_vector" and g.root not in lone
-            and any(n.composite is not None and any(group_of.get(m) is not g for m in _members(graph, n.composite))
+            and any(n.composite is not None and any(group_of.get(m) is not g for m in members.get(n.composite, ()))
                     for n in g.nodes)}
     if torn:
         return _partition(graph, fuse, keep_out, frozenset(lone | torn), torn_roots | torn)
@@ -460,11 +478,6 @@ def _in_order(groups: list[_Group]) -> list[_Group]:
         done.add(g.idx)
         out.append(g)
     return out
-
-
-def _members(graph: Graph, composite: object) -> list[Node]:
-    """The compute nodes of one composite op (its constants belong to no kernel)."""
-    return [n for n in graph.nodes if n.composite is composite and n.info.kind is not Kind.LEAF]
 
 
 def _finish(graph: Graph, g: _Group, group_of: dict[Node, _Group]) -> FusedKernel:

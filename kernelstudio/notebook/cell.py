@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 import sys
 import traceback
 from collections.abc import Mapping
@@ -54,8 +55,9 @@ def dsl_namespace() -> dict[str, Any]:
     The public API (kernelstudio/__init__.py) composes this stage, so it is read from `sys.modules`, where
     Python put it before loading any module under it, rather than imported back from below."""
     ks = sys.modules[__name__.split(".")[0]]
-
-    ns = {n: getattr(ks, n) for n in ks.__all__}
+    names = tuple(ks.__all__)
+    values = operator.attrgetter(*names)(ks) if len(names) > 1 else tuple(getattr(ks, n) for n in names)
+    ns = dict(zip(names, values, strict=True))  # every name's current value, read in one C call
     ns["ks"] = ks
     return ns
 
