@@ -167,8 +167,31 @@ def _fits_cfg(fk: FusedKernel, cfg: KernelConfig, emit: Callable[[KernelConfig],
     cube part, a mixed kernel's those of its cube part and its AIV epilogue, each emitted alone."""
     if fk.root is None:
         return fits(emit(cfg), profile)
-    parts = [cfg.with_(aic_only=True)] + ([_epilogue_probe(cfg)] if fk.family == "cube_vector" else [])
-    return all(fits(emit(c), profile) for c in parts)
+    if not fits(emit(cfg.with_(aic_only=True)), profile):
+        return False
+    return fk.family != "cube_vector" or _epilogue_fits(_epilogue_probe(cfg), emit, profile)
+
+
+def _epilogue_fits(probe: KernelConfig, emit: Callable[[KernelConfig], Kernel], profile: HardwareProfile) -> bool:
+    """Whether the AIV epilogue probe `probe` fits. Its queues' slots (`depth`, no depth_ub of its own) are
+    the only thing that differs from the single-slot probe the single-buffered tile search emitted: the same
+    buffers, statements and scratch, each queue `depth` times the bytes of one slot. So its count is that
+    probe's plus the extra slots, with no second epilogue emitted (tests/unit/test_capacity_probes.py checks
+    the two counts agree)."""
+    if probe.depth <= 1 or probe.depth_ub:
+        return fits(emit(probe), profile)
+    return all(need <= profile.capacity_bytes(tier) for (_, tier), need in deeper_usage(emit(probe.with_(depth=1)),
+                                                                                       probe.depth).items())
+
+
+def deeper_usage(one: Kernel, depth: int) -> dict[tuple[str, str], int]:
+    """`usage` of an epilogue probe emitted with one slot per queue, had its queues `depth` slots."""
+    u = usage(one)
+    for b in one.buffers:
+        if b.queue is not None:
+            key = (b.core.value, b.tier.value)
+            u[key] = u[key] + b.nbytes * (depth - 1)
+    return u
 
 
 def _epilogue_probe(cfg: KernelConfig) -> KernelConfig:

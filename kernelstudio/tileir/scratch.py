@@ -59,8 +59,9 @@ def scratch_buffers(k: Kernel) -> dict[str, tuple[int, str]]:
 
 def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
     out: dict[str, tuple[int, str]] = {}
+    bufs = {b.name: b for b in k.buffers}
     for s in walk(k.aiv):
-        for member, (nbytes, purpose) in statement_scratch(k, s).items():
+        for member, (nbytes, purpose) in _statement_scratch(k, s, bufs).items():
             old = out.get(member, (0, purpose))[0]
             out[member] = (max(old, nbytes), purpose)
     return out
@@ -69,7 +70,10 @@ def _decide(k: Kernel) -> dict[str, tuple[int, str]]:
 def statement_scratch(k: Kernel, s: object) -> dict[str, tuple[int, str]]:
     """The scratch TBufs vector statement `s` of kernel `k` needs: member -> (bytes, 32-byte rounded; purpose).
     The code generator asks for what it writes from this answer."""
-    bufs = {b.name: b for b in k.buffers}
+    return _statement_scratch(k, s, {b.name: b for b in k.buffers})
+
+
+def _statement_scratch(k: Kernel, s: object, bufs: dict) -> dict[str, tuple[int, str]]:
     out: dict[str, tuple[int, str]] = {}
 
     def need(member: str, nbytes: int, purpose: str) -> None:

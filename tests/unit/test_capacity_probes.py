@@ -13,7 +13,7 @@ import kernelstudio as ks
 from kernelstudio.lower.config import KernelConfig
 from kernelstudio.lower.cube.kernel import lower_cube_kernel
 from kernelstudio.lower.pipeline import _Ctx
-from kernelstudio.lower.tiling import _epilogue_probe
+from kernelstudio.lower.tiling import _epilogue_probe, deeper_usage
 from kernelstudio.tileir.capacity import usage
 
 
@@ -152,3 +152,17 @@ def test_sync_all_parts_hold_what_the_whole_kernel_holds(name: str) -> None:
         aic = usage(lower_cube_kernel(fk, names, cfg.with_(aic_only=True))[0])
         aiv = usage(lower_cube_kernel(fk, names, _epilogue_probe(cfg))[0])
         assert {**aic, **aiv} == whole, (name, cfg)
+
+
+@pytest.mark.parametrize("name", sorted(DESIGNS))
+def test_a_deeper_epilogue_probe_is_counted_from_its_single_slot_twin(name: str) -> None:
+    # tiling._epilogue_fits counts a double-buffered UB probe from the single-buffered one instead of emitting it
+    fk, names = _kernel(name)
+    syncs = (False, True) if name in ("layer_norm", "softmax", "rms_norm") else (False,)
+    for tm, vr, vc, gm, sync, cd in itertools.product((16, 64), (1, 8, 32), (64, 1024), (1, 2), syncs,
+                                                      ("", "float16")):
+        cfg = _epilogue_probe(KernelConfig(tile_m=tm, tile_n=128, tile_k=64, tile_rows=vr, tile_cols=vc, cores=24,
+                                           depth=2, aligned=True, inline_scalars=True, step_m=gm, sync_all=sync,
+                                           compute_dtype=cd))
+        one = lower_cube_kernel(fk, names, cfg.with_(depth=1))[0]
+        assert deeper_usage(one, 2) == usage(lower_cube_kernel(fk, names, cfg)[0]), (name, cfg)

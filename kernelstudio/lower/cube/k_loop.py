@@ -15,10 +15,27 @@ def c_tile(p: CubePlan, n0: Expr, nlen: Expr) -> list[Stmt]:
     """The statements that compute C tile [m0, +mlen) x [n0, +nlen) into L0C, ending with it dequeued."""
     cs, bufs, tk, sa, sb = p.cs, p.bufs, p.tk, p.sa, p.sb
     a_off, b_off = p.a_off, p.b_off
-    ko, k0, klen = Var("ko"), Var("k0"), Var("klen")
     s: list[Stmt] = []
     if cs.conv:
         s += _slab_load(p, n0, a_off)
+    if not cs.conv and (sa > 1 or sb > 1):
+        s += [Alloc("c"), *l1_k_loops(cs, bufs, tk, sa, sb, n0, nlen, a_off, b_off, p.names)]
+    elif cs.conv and sa > 1:
+        s += [Alloc("c"), _conv_weight_slabs(p, n0, nlen)]
+    else:
+        s += [Alloc("c"), Loop("ko", Const(0), Var("k_tiles"), Const(1), tuple(_k_body(p, n0, nlen)),
+                               comment=f"split_loop: k in tiles of {tk}")]
+    if cs.conv:
+        s.append(Free("slab"))
+    s += [EnQue("c"), DeQue("c")]
+    return s
+
+
+def _k_body(p: CubePlan, n0: Expr, nlen: Expr) -> list[Stmt]:
+    """One k tile of A and B (or of the weights and img2col patches) through L1 and L0 into Mmad."""
+    cs, bufs, tk = p.cs, p.bufs, p.tk
+    a_off, b_off = p.a_off, p.b_off
+    ko, k0, klen = Var("ko"), Var("k0"), Var("klen")
     k_body: list[Stmt] = [Let("k0", E.mul(ko, tk)), Let("klen", E.min(tk, E.sub(cs.K, Var("k0"))))]
     a_valid = None
     if cs.conv:  # A = weights [Cout, K]
@@ -56,17 +73,7 @@ def c_tile(p: CubePlan, n0: Expr, nlen: Expr) -> list[Stmt]:
                     b_layout="nk" if (cs.tb or cs.conv) else "kn", a_layout="km" if cs.ta else "mk",
                     comment=p.mm_comment),
                Free("a2"), Free("b2")]
-    if not cs.conv and (sa > 1 or sb > 1):
-        s += [Alloc("c"), *l1_k_loops(cs, bufs, tk, sa, sb, n0, nlen, a_off, b_off, p.names)]
-    elif cs.conv and sa > 1:
-        s += [Alloc("c"), _conv_weight_slabs(p, n0, nlen)]
-    else:
-        s += [Alloc("c"), Loop("ko", Const(0), Var("k_tiles"), Const(1), tuple(k_body),
-                               comment=f"split_loop: k in tiles of {tk}")]
-    if cs.conv:
-        s.append(Free("slab"))
-    s += [EnQue("c"), DeQue("c")]
-    return s
+    return k_body
 
 
 def _slab_load(p: CubePlan, n0: Expr, a_off: Expr) -> list[Stmt]:
