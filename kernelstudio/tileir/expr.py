@@ -15,9 +15,14 @@ __all__ = ["Expr", "Var", "Const", "Bin", "Load", "E", "evaluate", "compile_expr
            "free_vars", "ceil_div", "emin", "emax", "as_expr", "simplify", "has_load", "static_value", "is_multiple"]
 
 
+# Lowering makes thousands of expressions per kernel: each class sets its slots through the slots' own setters
+# (a frozen dataclass's __init__ goes through object.__setattr__ field by field, a third slower).
 @dataclass(frozen=True, slots=True)
 class Var:
     name: str
+
+    def __init__(self, name: str) -> None:
+        _SET_VAR_NAME(self, name)
 
     def __str__(self) -> str:
         return self.name
@@ -27,8 +32,15 @@ class Var:
 class Const:
     value: int
 
+    def __init__(self, value: int) -> None:
+        _SET_CONST_VALUE(self, value)
+
     def __str__(self) -> str:
         return str(self.value)
+
+
+_SET_VAR_NAME = Var.__dict__["name"].__set__
+_SET_CONST_VALUE = Const.__dict__["value"].__set__
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,11 @@ class Bin:
     op: str  # one of + - * // % min max
     a: Expr
     b: Expr
+
+    def __init__(self, op: str, a: Expr, b: Expr) -> None:
+        _SET_BIN_OP(self, op)
+        _SET_BIN_A(self, a)
+        _SET_BIN_B(self, b)
 
     def __hash__(self) -> int:
         # the dataclass hash of (op, a, b), kept: a tree is hashed by every reader that keys a dict with it (the
@@ -69,6 +86,10 @@ class Load:
     buf: str
     index: Expr
 
+    def __init__(self, buf: str, index: Expr) -> None:
+        _SET_LOAD_BUF(self, buf)
+        _SET_LOAD_INDEX(self, index)
+
     def __hash__(self) -> int:
         try:
             return self._hash
@@ -87,6 +108,9 @@ class Load:
     def __str__(self) -> str:
         return f"{self.buf}[{self.index}]"
 
+
+_SET_BIN_OP, _SET_BIN_A, _SET_BIN_B = (Bin.__dict__[f].__set__ for f in ("op", "a", "b"))
+_SET_LOAD_BUF, _SET_LOAD_INDEX = (Load.__dict__[f].__set__ for f in ("buf", "index"))
 
 Expr = Var | Const | Bin | Load
 
@@ -141,9 +165,13 @@ _EXPR = frozenset({Var, Const, Bin, Load})
 # The builders below fold exactly as `_fold` does, each written out for its operator: lowering builds
 # thousands of index expressions per kernel, and this is where they are made.
 def _add(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) not in _EXPR:
+    if type(a) is int:
+        a = Const(a)
+    elif type(a) not in _EXPR:
         a = as_expr(a)
-    if type(b) not in _EXPR:
+    if type(b) is int:
+        b = Const(b)
+    elif type(b) not in _EXPR:
         b = as_expr(b)
     if type(a) is Const:
         if type(b) is Const:
@@ -156,9 +184,13 @@ def _add(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _sub(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) not in _EXPR:
+    if type(a) is int:
+        a = Const(a)
+    elif type(a) not in _EXPR:
         a = as_expr(a)
-    if type(b) not in _EXPR:
+    if type(b) is int:
+        b = Const(b)
+    elif type(b) not in _EXPR:
         b = as_expr(b)
     if type(b) is Const:
         if type(a) is Const:
@@ -169,9 +201,13 @@ def _sub(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _mul(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) not in _EXPR:
+    if type(a) is int:
+        a = Const(a)
+    elif type(a) not in _EXPR:
         a = as_expr(a)
-    if type(b) not in _EXPR:
+    if type(b) is int:
+        b = Const(b)
+    elif type(b) not in _EXPR:
         b = as_expr(b)
     ca = type(a) is Const
     cb = type(b) is Const
@@ -187,9 +223,13 @@ def _mul(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _div(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) not in _EXPR:
+    if type(a) is int:
+        a = Const(a)
+    elif type(a) not in _EXPR:
         a = as_expr(a)
-    if type(b) not in _EXPR:
+    if type(b) is int:
+        b = Const(b)
+    elif type(b) not in _EXPR:
         b = as_expr(b)
     if type(b) is Const:
         if type(a) is Const:
@@ -200,9 +240,13 @@ def _div(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _mod(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) not in _EXPR:
+    if type(a) is int:
+        a = Const(a)
+    elif type(a) not in _EXPR:
         a = as_expr(a)
-    if type(b) not in _EXPR:
+    if type(b) is int:
+        b = Const(b)
+    elif type(b) not in _EXPR:
         b = as_expr(b)
     if type(a) is Const and type(b) is Const:
         return Const(a.value % b.value)
@@ -210,25 +254,33 @@ def _mod(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _min(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) not in _EXPR:
+    if type(a) is int:
+        a = Const(a)
+    elif type(a) not in _EXPR:
         a = as_expr(a)
-    if type(b) not in _EXPR:
+    if type(b) is int:
+        b = Const(b)
+    elif type(b) not in _EXPR:
         b = as_expr(b)
     if type(a) is Const and type(b) is Const:
         return Const(min(a.value, b.value))
-    if a is b or a == b:
+    if a is b or (type(a) is type(b) and a == b):  # expressions of two classes are never equal
         return a
     return Bin("min", a, b)
 
 
 def _max(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) not in _EXPR:
+    if type(a) is int:
+        a = Const(a)
+    elif type(a) not in _EXPR:
         a = as_expr(a)
-    if type(b) not in _EXPR:
+    if type(b) is int:
+        b = Const(b)
+    elif type(b) not in _EXPR:
         b = as_expr(b)
     if type(a) is Const and type(b) is Const:
         return Const(max(a.value, b.value))
-    if a is b or a == b:
+    if a is b or (type(a) is type(b) and a == b):  # expressions of two classes are never equal
         return a
     return Bin("max", a, b)
 
