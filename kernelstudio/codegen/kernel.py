@@ -232,15 +232,35 @@ class KernelText:
         return self.head + self.body + self.entry
 
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_WORD = re.compile(r"\w")
+_ID_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _reads(text: str, name: str) -> bool:
+    """Whether identifier `name` occurs in `text` (lines joined by NUL) outside a `//` comment: where no other
+    identifier runs into it (the word characters before it, if any, are no letters or underscores: `12M`
+    reads M, `xM` and `x2M` do not; and no word character follows it)."""
+    n = len(name)
+    i = text.find(name)
+    while i >= 0:
+        if not _WORD.match(text, i + n):
+            j = i
+            while j and _WORD.match(text, j - 1):
+                j -= 1
+                if text[j] in _ID_START:
+                    break
+            else:
+                if text.find("//", text.rfind("\x00", 0, i) + 1, i) < 0:
+                    return True
+        i = text.find(name, i + 1)
+    return False
 
 
 def read_fields(scope: Scope, *code: Writer) -> list[str]:
     """The tiling values the kernel's code reads (its members are copied in from the tiling data); the ones
     folded into literals everywhere (fixed dims, tiles along a fixed axis) are left out."""
-    text = "\n".join(line.split("//", 1)[0] for w in code for line in w.lines)  # one scan, comments cut
-    idents = set(_IDENT.findall(text))
-    return [n for n in scope.tiling if scope.field_name(n) in idents]
+    text = "\x00".join("\x00".join(w.lines) for w in code)
+    return [n for n in scope.tiling if _reads(text, scope.field_name(n))]
 
 
 def kernel_text(prog: Program, k: Kernel) -> KernelText:

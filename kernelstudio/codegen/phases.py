@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..tileir.expr import Bin, Expr, Load, free_vars
+from ..tileir.expr import Bin, Const, Expr, Load, free_vars
 from ..tileir.program import (
     Alloc,
     Copy,
@@ -145,23 +145,38 @@ def _cut(run: list[Stmt]) -> list[list[Stmt]]:
 class _Planner:
     def __init__(self, skip: set[str]):
         self.skip = skip  # tiling constants and block variables: not method parameters
-        self.methods: dict[tuple, MethodDef] = {}
+        self.methods: list[MethodDef] = []  # in first-call order
+        self.kinds: list[str] = []  # each method's kind
+        # (kind, the statements' ids) -> its method: the statements live as long as the planner (the program
+        # holds them), and a piece equal to an earlier one but of other statement objects is found by
+        # comparing, so no statement tree is hashed
+        self._seen: dict[tuple, MethodDef] = {}
         self.count: dict[str, int] = {}
 
     def method(self, kind: str, piece: list[Stmt]) -> MethodDef:
-        key = (kind, tuple(piece))
-        if key not in self.methods:
+        ids = (kind, *map(id, piece))
+        md = self._seen.get(ids)
+        if md is not None:
+            return md
+        body = tuple(piece)
+        md = next((m for m, k in zip(self.methods, self.kinds, strict=True)
+                   if k == kind and len(m.body) == len(body) and m.body == body), None)
+        if md is None:
             params: dict[str, None] = {}
             for s in piece:
                 for e in exprs_of(s):
-                    for v in sorted(free_vars(e)):
-                        if v not in self.skip:
-                            params[v] = None
+                    if type(e) is not Const:
+                        for v in sorted(free_vars(e)):
+                            if v not in self.skip:
+                                params[v] = None
             n = self.count.get(kind, 0) + 1
             self.count[kind] = n
             name = kind if n == 1 else f"{kind}{n}"
-            self.methods[key] = MethodDef(name, tuple(params), tuple(piece))
-        return self.methods[key]
+            md = MethodDef(name, tuple(params), body)
+            self.methods.append(md)
+            self.kinds.append(kind)
+        self._seen[ids] = md
+        return md
 
     def body(self, stmts: tuple[Stmt, ...]) -> Plan:
         plan: Plan = []
@@ -196,7 +211,7 @@ def plan_body(stmts: tuple[Stmt, ...], tiling: dict[str, int]) -> tuple[Plan, li
     """The Process() plan of a core program and the methods it calls, in first-call order."""
     p = _Planner(set(tiling) | set(BLOCK_VARS) | {"block_dim"})
     plan = p.body(stmts)
-    return plan, list(p.methods.values())
+    return plan, list(p.methods)
 
 
 def _walk(plan: Plan):
@@ -210,13 +225,13 @@ def _walk(plan: Plan):
 def bound_members(plan: Plan, queued: set[str]) -> set[str]:
     """Queue buffers whose LocalTensor must outlive one method (bound in one, used in another)."""
     members: set[str] = set()
-    seen: set[MethodDef] = set()
+    seen: set[int] = set()  # ids of the methods looked at (each name is one MethodDef object)
     for node in _walk(plan):
         if isinstance(node, Inline):
             for s in node.stmts:
                 members |= buffers_of(s) & queued
-        elif isinstance(node, Call) and node.method not in seen:
-            seen.add(node.method)
+        elif isinstance(node, Call) and id(node.method) not in seen:
+            seen.add(id(node.method))
             bound: set[str] = set()
             for s in node.method.body:
                 if isinstance(s, (Alloc, DeQue)):
