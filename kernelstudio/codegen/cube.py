@@ -166,16 +166,48 @@ def find_operands(scope: Scope, stmts: tuple[Stmt, ...]) -> MatmulOperands:
     return MatmulOperands(gm_source(mm.a), gm_source(mm.b), mm.a_layout == "km", mm.b_layout == "nk", mm, "")
 
 
+# What the kernel source, its tiling header and its TilingFunc each ask of one matmul kernel, found once:
+# [(program, kernel, {"ops": MatmulOperands, "tiling": TCubeTiling values, "org": org_shape, "c": C dtype})],
+# the last few kernels (each held, so `is` cannot meet a new object at a reused address). Each answer is
+# stored once computed, so one that raises is computed (and raises) again on the next ask.
+_FACTS: list[tuple[object, object, dict]] = []
+
+
+def _facts(scope: Scope) -> dict:
+    prog, k = scope.prog, scope.kernel
+    for p, kk, f in _FACTS:
+        if p is prog and kk is k:
+            return f
+    f: dict = {}
+    _FACTS[:] = [*_FACTS[-7:], (prog, k, f)]
+    return f
+
+
+def _operands(scope: Scope) -> MatmulOperands:
+    f = _facts(scope)
+    if "ops" not in f:
+        f["ops"] = find_operands(scope, scope.kernel.aic)
+    return f["ops"]
+
+
 def cube_tiling(scope: Scope) -> dict[str, int]:
     """TCubeTiling field values for this kernel (see the module docstring for the mapping); none for conv
     kernels, whose cube part uses the basic API (conv.py)."""
     k = scope.kernel
     if is_conv(k.aic):
         return {}
+    f = _facts(scope)
+    if "tiling" not in f:
+        f["tiling"] = _cube_tiling(scope)
+    return dict(f["tiling"])
+
+
+def _cube_tiling(scope: Scope) -> dict[str, int]:
+    k = scope.kernel
     t = scope.tiling
     bufs = {b.tier: b for b in k.buffers if b.tier in CUBE_TIERS and b.tier is not Tier.L1}
     l1 = [b for b in k.buffers if b.tier is Tier.L1]
-    ops = find_operands(scope, k.aic)
+    ops = _operands(scope)
     a_dt = scope.prog.tensor(ops.a.buf).dtype
     q = block_elems(a_dt)
     l0a, l0b, l0c = bufs.get(Tier.L0A), bufs.get(Tier.L0B), bufs.get(Tier.L0C)
@@ -251,10 +283,13 @@ class CubePart:
         self.conv = ConvPart(scope) if is_conv(scope.kernel.aic) else None
         if self.conv is not None:
             return
-        self.ops = find_operands(scope, scope.kernel.aic)
+        self.ops = _operands(scope)
         self.cube_bufs = _cube_buffers(scope)
         self.tiling = cube_tiling(scope)
-        self.org = org_shape(scope, self.ops, self.tiling)
+        f = _facts(scope)
+        if "org" not in f:
+            f["org"] = org_shape(scope, self.ops, self.tiling)
+        self.org = f["org"]
         self.b_nz = scope.prog.tensor(self.ops.b.buf).format == "NZ"
         if self.b_nz and (self.ops.trans_b or self.org is not None or self.tiling["singleCoreN"] % NZ_FRACTAL):
             raise UnsupportedError(
@@ -298,6 +333,12 @@ class CubePart:
         init("cubeTiling = tiling.cubeTilingData;")
 
     def _c_dtype(self) -> str:
+        f = _facts(self.scope)
+        if "c" not in f:
+            f["c"] = self._find_c_dtype()
+        return f["c"]
+
+    def _find_c_dtype(self) -> str:
         for s in walk(self.scope.kernel.aic):
             if isinstance(s, Copy) and s.dst.gm and not s.src.gm:
                 return self.scope.prog.tensor(s.dst.buf).dtype

@@ -187,15 +187,17 @@ class TopkSpec:
 
 def topk_spec(prog: Program, k: Kernel) -> TopkSpec | None:
     """The TopK shape of `k`'s vector program, or None when it has no TopK."""
-    specs = set()
+    tops = [s for s in walk(k.aiv) if isinstance(s, TopK)]
+    if not tops:
+        return None
     scope = Scope(prog, k)
-    for s in walk(k.aiv):
-        if isinstance(s, TopK):
-            n = scope.static(s.src.cols)
-            if n is None:
-                raise UnsupportedError(f"kernel {k.name}: TopK over rows of {s.src.cols} elements; the row length "
-                                       "must be a tiling constant")
-            specs.add(TopkSpec(n, topk_inner(n), s.k, scope.dtype(s.src), s.largest))
+    specs = set()
+    for s in tops:
+        n = scope.static(s.src.cols)
+        if n is None:
+            raise UnsupportedError(f"kernel {k.name}: TopK over rows of {s.src.cols} elements; the row length "
+                                   "must be a tiling constant")
+        specs.add(TopkSpec(n, topk_inner(n), s.k, scope.dtype(s.src), s.largest))
     if len(specs) > 1:
         raise UnsupportedError(f"kernel {k.name}: TopK of {len(specs)} different shapes; one TopkTiling per kernel "
                                "is generated, split the kernel")

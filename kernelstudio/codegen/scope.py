@@ -61,6 +61,45 @@ def runtime_rows(prog: Program) -> RuntimeRows | None:
     return prog.kernels[0].runtime_rows if len(prog.kernels) == 1 else None
 
 
+# The per-kernel facts every Scope of one kernel starts from (the kernel source, its tiling header, TilingFunc
+# and launcher each make one): [(program, kernel, facts)] for the last few kernels, each held, so `is` cannot
+# meet a new object at a reused address. A kernel the code generator refuses is not kept (it raises again).
+_FACTS: list[tuple[Program, Kernel, tuple]] = []
+
+
+def _facts(prog: Program, kernel: Kernel) -> tuple:
+    for p, k, f in _FACTS:
+        if p is prog and k is kernel:
+            return f
+    f = _find_facts(prog, kernel)
+    _FACTS[:] = [*_FACTS[-7:], (prog, kernel, f)]
+    return f
+
+
+def _find_facts(prog: Program, k: Kernel) -> tuple:
+    """(tiling, runtime rows, static env, Let values, buffers by name, tiling field names, member names, wide)."""
+    tiling = dict(k.tiling)
+    runtime = runtime_rows(prog)
+    # what the code may fold into literals: every tiling value but those it reads at run time
+    static_env = {n: v for n, v in tiling.items() if n not in runtime.names} if runtime is not None else tiling
+    fields = {n: camel(n) for n in tiling}
+    members = _member_names(k, set(fields.values()) | {camel(p) + "Gm" for p in k.params})
+    big = [t for t in prog.tensors if t.name in k.params and t.size > INDEX_LIMIT]
+    if big:
+        t = max(big, key=lambda t: t.size)
+        where = f"kernel {k.name}: GM tensor {t.name} {list(t.shape)} has {t.size:,} elements (over 2^31 - 1)"
+        if k.aic:
+            raise UnsupportedError(f"{where}; generated cube kernels index GM with 32-bit offsets, so each "
+                                   "tensor is limited to 2^31 - 1 elements; split the matmul/conv into launches")
+        over = {n: v for n, v in tiling.items() if abs(v) > TILING_LIMIT}
+        if over:
+            n, v = next(iter(over.items()))
+            raise UnsupportedError(f"{where}; its tiling value {n} = {v:,} does not fit the 32-bit tiling fields; "
+                                   "reshape the tensor so no dimension passes 2^31 - 1, or split it into launches")
+    return (tiling, runtime, static_env, _let_values(k), {b.name: b for b in k.buffers}, fields, members,
+            bool(big))
+
+
 @dataclass
 class Scope:
     """Name resolution and per-kernel facts shared by the emitters of one kernel."""
@@ -74,31 +113,9 @@ class Scope:
     scratch: dict[str, tuple[int, str]] = field(default_factory=dict)  # TBuf member -> (bytes, purpose)
 
     def __post_init__(self) -> None:
-        self.tiling = dict(self.kernel.tiling)
-        self.runtime = runtime_rows(self.prog)
-        # what the code may fold into literals: every tiling value but those it reads at run time
-        self.static_env = ({n: v for n, v in self.tiling.items() if n not in self.runtime.names}
-                           if self.runtime is not None else self.tiling)
+        (self.tiling, self.runtime, self.static_env, self._lets, self._buffers, self._fields, self._members,
+         self.wide) = _facts(self.prog, self.kernel)
         self._texts: dict[Expr, str] = {}  # expr() answers: equal expressions print alike in one scope
-        self._lets = _let_values(self.kernel)
-        self._buffers = {b.name: b for b in self.kernel.buffers}
-        self._fields = {n: camel(n) for n in self.tiling}
-        self._members = _member_names(self.kernel, set(self._fields.values()) | {
-            camel(p) + "Gm" for p in self.kernel.params})
-        big = [t for t in self.prog.tensors if t.name in self.kernel.params and t.size > INDEX_LIMIT]
-        self.wide = bool(big)
-        if not big:
-            return
-        k, t = self.kernel, max(big, key=lambda t: t.size)
-        where = f"kernel {k.name}: GM tensor {t.name} {list(t.shape)} has {t.size:,} elements (over 2^31 - 1)"
-        if k.aic:
-            raise UnsupportedError(f"{where}; generated cube kernels index GM with 32-bit offsets, so each "
-                                   "tensor is limited to 2^31 - 1 elements; split the matmul/conv into launches")
-        over = {n: v for n, v in self.tiling.items() if abs(v) > TILING_LIMIT}
-        if over:
-            n, v = next(iter(over.items()))
-            raise UnsupportedError(f"{where}; its tiling value {n} = {v:,} does not fit the 32-bit tiling fields; "
-                                   "reshape the tensor so no dimension passes 2^31 - 1, or split it into launches")
 
     @property
     def index_t(self) -> str:
