@@ -51,10 +51,23 @@ def workspace_layout(prog: Program, k: Kernel) -> dict[str, int]:
     return out
 
 
-def _plan(scope: Scope, stmts: tuple) -> tuple[Plan, list[MethodDef]]:
+class _Uses:
+    """`buffers_of` each statement, found once for the kernel source (the members and the TBuf Gets ask)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[object, set[str]]] = {}  # id -> (the statement, held; its buffers)
+
+    def __call__(self, s: object) -> set[str]:
+        hit = self._seen.get(id(s))
+        if hit is None or hit[0] is not s:
+            hit = self._seen[id(s)] = (s, buffers_of(s))
+        return hit[1]
+
+
+def _plan(scope: Scope, stmts: tuple, uses: _Uses) -> tuple[Plan, list[MethodDef]]:
     plan, methods = plan_body(stmts, scope.static_env)
     queued = {b.name for b in scope.kernel.buffers if b.queue is not None and b.tier is Tier.UB}
-    scope.members |= bound_members(plan, queued)
+    scope.members |= bound_members(plan, queued, uses)
     return plan, methods
 
 
@@ -85,21 +98,21 @@ def _walk_plan(plan: Plan):
             yield node
 
 
-def _method(md: MethodDef, scope: Scope, w: Writer) -> None:
+def _method(md: MethodDef, scope: Scope, w: Writer, uses: _Uses) -> None:
     params = ", ".join(f"{scope.index_t} {scope.var(p)}" for p in md.params)
     with w.block(f"__aicore__ inline void {md.name}({params})"):
         m = Method(scope, w, taken={scope.var(p) for p in md.params})
-        _get_tbufs(scope, w, md.body)
+        _get_tbufs(scope, w, md.body, uses)
         for s in md.body:
             emit_instr(s, m)
     w("")
 
 
-def _get_tbufs(scope: Scope, w: Writer, stmts) -> None:
+def _get_tbufs(scope: Scope, w: Writer, stmts, uses: _Uses) -> None:
     """`LocalTensor<T> x = xBuf.Get<T>();` for the TBuf scratch the statements use."""
     used: set[str] = set()
     for s in stmts:
-        used |= buffers_of(s)
+        used |= uses(s)
     for b in scope.kernel.buffers:
         if b.name in used and b.queue is None and b.tier is Tier.UB:
             t = ctype(b.dtype)
@@ -117,16 +130,17 @@ class _Parts:
 
 def _vector_program(scope: Scope, parts: _Parts, name: str) -> None:
     """The AIV program as `name()` plus its phase methods."""
-    plan, methods = _plan(scope, scope.kernel.aiv)
+    uses = _Uses()
+    plan, methods = _plan(scope, scope.kernel.aiv, uses)
     body = Writer()
     inline = [s for node in _walk_plan(plan) if isinstance(node, Inline) for s in node.stmts]
-    _get_tbufs(scope, body, inline)
+    _get_tbufs(scope, body, inline, uses)
     _emit_plan(plan, scope, body, Method(scope, body))
     with parts.methods.block(f"__aicore__ inline void {name}()"):
         parts.methods.extend(body)
     parts.methods("")
     for md in methods:
-        _method(md, scope, parts.methods)
+        _method(md, scope, parts.methods, uses)
 
 
 def _buffers(scope: Scope, parts: _Parts, depth_const: int) -> None:

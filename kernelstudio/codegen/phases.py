@@ -12,6 +12,7 @@ tile loop, say) keeps its `LocalTensor` as a class member instead of a method lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..tileir.expr import Bin, Const, Expr, Load, free_vars
@@ -113,7 +114,9 @@ def buffers_of(s: Stmt) -> set[str]:
         return {s.buf}
     out = {r.buf for r in regions_of(s) if not r.gm}
     for e in exprs_of(s):
-        _loads(e, out)
+        t = type(e)
+        if t is Bin or t is Load:
+            _loads(e, out)
     return out
 
 
@@ -222,14 +225,15 @@ def _walk(plan: Plan):
             yield node
 
 
-def bound_members(plan: Plan, queued: set[str]) -> set[str]:
-    """Queue buffers whose LocalTensor must outlive one method (bound in one, used in another)."""
+def bound_members(plan: Plan, queued: set[str], uses: Callable[[Stmt], set[str]] = buffers_of) -> set[str]:
+    """Queue buffers whose LocalTensor must outlive one method (bound in one, used in another). `uses`: the
+    buffers of a statement (`buffers_of`, or a cache of its answers; they are not changed)."""
     members: set[str] = set()
     seen: set[int] = set()  # ids of the methods looked at (each name is one MethodDef object)
     for node in _walk(plan):
         if isinstance(node, Inline):
             for s in node.stmts:
-                members |= buffers_of(s) & queued
+                members |= uses(s) & queued
         elif isinstance(node, Call) and id(node.method) not in seen:
             seen.add(id(node.method))
             bound: set[str] = set()
@@ -237,5 +241,5 @@ def bound_members(plan: Plan, queued: set[str]) -> set[str]:
                 if isinstance(s, (Alloc, DeQue)):
                     bound.add(s.buf)
                 else:
-                    members |= (buffers_of(s) & queued) - bound
+                    members |= (uses(s) & queued) - bound
     return members

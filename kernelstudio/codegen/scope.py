@@ -137,14 +137,27 @@ class Scope:
 
     def expr(self, e: Expr) -> str:
         """C++ text of an index expression (tiling constants read from class members)."""
+        t = type(e)
+        if t is Const:
+            return str(e.value)
+        if t is Var:
+            return self.var(e.name)
         text = self._texts.get(e)
         if text is None:
-            text = to_c(simplify(e), self.var, lambda b, i: f"{self.tensor_name(b)}.GetValue({i})")
-            if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
-                text = text[1:-1]
-            if not has_load(e):  # a Load prints the LocalTensor bound where it is read
-                self._texts[e] = text
+            text = self._print(simplify(e), e)
         return text
+
+    def _print(self, folded: Expr, key: Expr) -> str:
+        """The text of `folded` (`key` simplified), kept for `key` unless it reads a buffer."""
+        text = to_c(folded, self.var, self._load)
+        if text.startswith("(") and text.endswith(")") and _balanced(text[1:-1]):
+            text = text[1:-1]
+        if not has_load(key):  # a Load prints the LocalTensor bound where it is read
+            self._texts[key] = text
+        return text
+
+    def _load(self, buf: str, index: str) -> str:
+        return f"{self.tensor_name(buf)}.GetValue({index})"
 
     def static(self, e: Expr) -> int | None:
         return static_value(e, self.static_env)
@@ -207,14 +220,20 @@ class Scope:
     def at(self, r: Region, extra: Expr = ZERO) -> str:
         """`xGm[offset]` / `xLocal[offset]` for the region start (plus `extra` elements)."""
         base = self.gm_name(r.buf) if r.gm else self.tensor_name(r.buf)
-        off = simplify(Bin("+", r.offset, extra))
-        if off == Const(0):
+        off = r.offset
+        if type(extra) is not Const or extra.value != 0:
+            off = Bin("+", off, extra)
+        off = simplify(off)
+        t = type(off)
+        if t is Const and off.value == 0:
             return base
         if r.gm and self.wide:  # every variable widened first, so products cannot wrap at 2^31
-            text = to_c(off, lambda v: f"static_cast<int64_t>({self.var(v)})",
-                        lambda b, i: f"{self.tensor_name(b)}.GetValue({i})")
+            text = to_c(off, lambda v: f"static_cast<int64_t>({self.var(v)})", self._load)
             return f"{base}[{text}]"
-        return f"{base}[{self.expr(off)}]"
+        if t is Const or t is Var:
+            return f"{base}[{self.expr(off)}]"
+        text = self._texts.get(off)  # `off` is folded already (folding it again changes nothing)
+        return f"{base}[{self._print(off, off) if text is None else text}]"
 
     def is_ub(self, r: Region) -> bool:
         return not r.gm and self.buffer(r.buf).tier is Tier.UB

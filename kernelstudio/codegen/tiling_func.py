@@ -51,9 +51,19 @@ def io_params(prog: Program, k: Kernel) -> tuple[list[str], list[str]]:
     """The kernel's GM parameters it only reads (the operator's inputs) and those it writes (its outputs),
     each in parameter order. An unfused program's intermediate is an output of the kernel that writes it
     and an input of the ones that read it."""
+    for p, kk, (ins, outs) in _IO:
+        if p is prog and kk is k:
+            return list(ins), list(outs)
     written = {s.dst.buf for s in walk(k.aic + k.aiv) if isinstance(s, Copy) and s.dst.gm}
     params = kernel_params(prog, k)
-    return [p for p in params if p not in written], [p for p in params if p in written]
+    ins, outs = [p for p in params if p not in written], [p for p in params if p in written]
+    _IO[:] = [*_IO[-3:], (prog, k, (ins, outs))]
+    return list(ins), list(outs)
+
+
+# [(program, kernel, (inputs, outputs))]: TilingFunc and the launcher of one kernel ask in turn (each held, so
+# `is` cannot meet a new object at a reused address)
+_IO: list[tuple[Program, Kernel, tuple[list[str], list[str]]]] = []
 
 
 def workspace_bytes(prog: Program, k: Kernel) -> int:

@@ -72,8 +72,10 @@ class Writer:
         self.level = level
 
     def __call__(self, *lines: str) -> None:
+        pad = INDENT * self.level
+        add = self.lines.append
         for line in lines:
-            self.lines.append(f"{INDENT * self.level}{line}" if line else "")
+            add(f"{pad}{line}" if line else "")
 
     @contextmanager
     def block(self, head: str, tail: str = "}") -> Iterator[None]:
