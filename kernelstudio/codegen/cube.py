@@ -202,6 +202,13 @@ def cube_tiling(scope: Scope) -> dict[str, int]:
     return dict(f["tiling"])
 
 
+def _traced(r: Region, fed: dict[str, Region]) -> Region:
+    """The GM region an operand was copied from, through the on-chip buffers that carried it."""
+    while not r.gm:
+        r = fed[r.buf]
+    return r
+
+
 def _cube_tiling(scope: Scope) -> dict[str, int]:
     k = scope.kernel
     t = scope.tiling
@@ -391,15 +398,9 @@ class CubePart:
     def _iterate_all(self, fix: Copy, absorbed: tuple[Stmt, ...], w: Writer) -> None:
         """One C tile: point the Matmul object at this tile's A, B and C and run it."""
         sc, ops = self.scope, self.ops
-        env: dict[str, Expr] = {}
-        for s in walk(absorbed):
-            if isinstance(s, Let):
-                env[s.var] = s.value
-            elif isinstance(s, Loop):
-                env[s.var] = s.start
-        a_off = subst(self._region_of(absorbed, "a").offset, env)
-        b_off = self._b_at(subst(self._region_of(absorbed, "b").offset, env))
-        mm = self._mmad(absorbed)
+        env, mm, fed = self._scan(absorbed)
+        a_off = subst(_traced(mm.a, fed).offset, env)
+        b_off = self._b_at(subst(_traced(mm.b, fed).offset, env))
         m_, n_ = subst(mm.m, env), subst(mm.n, env)
         k_total = sc.var("K") if "K" in sc.tiling else str(self.tiling["Ka"])
         stride = sc.static(fix.dst.stride)
@@ -428,16 +429,11 @@ class CubePart:
         sc, ops = self.scope, self.ops
         stmts = (*absorbed, loop)
         fix = next(s for s in walk(loop.body) if isinstance(s, Copy) and s.dst.gm)
-        env: dict[str, Expr] = {}
-        for s in walk(stmts):
-            if isinstance(s, Let):
-                env[s.var] = s.value
-            elif isinstance(s, Loop):
-                env[s.var] = s.start
+        env, mm, fed = self._scan(stmts)
         for v in ("gm0", "gmlen", "gn0", "gnlen", "mlen"):  # the group's extent: C++ variables already
             env.pop(v, None)
-        a_off = subst(self._region_of(stmts, "a").offset, env)
-        b_off = self._b_at(subst(self._region_of(stmts, "b").offset, env))
+        a_off = subst(_traced(mm.a, fed).offset, env)
+        b_off = self._b_at(subst(_traced(mm.b, fed).offset, env))
         if sc.static(fix.dst.stride) != (self.org[4] if self.org is not None else self.tiling["N"]):
             raise UnsupportedError(f"kernel {sc.kernel.name}: a group of C tiles writes rows {fix.dst.stride} "
                                    f"elements apart; the Matmul writes a group into rows of N={self.tiling['N']}")
@@ -460,19 +456,22 @@ class CubePart:
             return off
         return E.mul(off, self.scope.prog.tensor(self.ops.b.buf).shape[0])
 
-    def _mmad(self, absorbed: tuple[Stmt, ...]) -> Mmad:
-        for s in walk(absorbed):
-            if isinstance(s, Mmad):
-                return s
-        raise UnsupportedError(f"kernel {self.scope.kernel.name}: a FixPipe copy with no Mmad before it")
-
-    def _region_of(self, absorbed: tuple[Stmt, ...], which: str) -> Region:
-        mm = self._mmad(absorbed)
+    def _scan(self, absorbed: tuple[Stmt, ...]) -> tuple[dict[str, Expr], Mmad, dict[str, Region]]:
+        """One walk of a C tile's statements: each Let's value and loop's start (the tile's k = 0), the first
+        Mmad, and the region each on-chip buffer was last filled from."""
+        env: dict[str, Expr] = {}
         fed: dict[str, Region] = {}
+        mm: Mmad | None = None
         for s in walk(absorbed):
-            if isinstance(s, Copy) and not s.dst.gm:
-                fed[s.dst.buf] = s.src
-        r = mm.a if which == "a" else mm.b
-        while not r.gm:
-            r = fed[r.buf]
-        return r
+            if isinstance(s, Let):
+                env[s.var] = s.value
+            elif isinstance(s, Loop):
+                env[s.var] = s.start
+            elif isinstance(s, Copy):
+                if not s.dst.gm:
+                    fed[s.dst.buf] = s.src
+            elif mm is None and isinstance(s, Mmad):
+                mm = s
+        if mm is None:
+            raise UnsupportedError(f"kernel {self.scope.kernel.name}: a FixPipe copy with no Mmad before it")
+        return env, mm, fed

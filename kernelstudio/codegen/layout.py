@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from ..core.dtypes import block_elems, itemsize
 from ..core.errors import UnsupportedError
 from ..tileir.expr import Const, E, Var
+from ..tileir.memo import KernelMemo
 from ..tileir.program import Kernel, Program, QuePos, TopK, VecOp, walk
 from ..tileir.scratch import TRANSPOSE_BLOCK, statement_scratch, topk_inner, topk_tmp_bytes
 from .scope import Scope
@@ -185,9 +186,12 @@ class TopkSpec:
     largest: bool = True
 
 
+_TOPKS = KernelMemo()  # a vector program's TopK statements (the kernel source, header and TilingFunc ask)
+
+
 def topk_spec(prog: Program, k: Kernel) -> TopkSpec | None:
     """The TopK shape of `k`'s vector program, or None when it has no TopK."""
-    tops = [s for s in walk(k.aiv) if isinstance(s, TopK)]
+    tops = _TOPKS.get((k.aiv,), lambda: [s for s in walk(k.aiv) if isinstance(s, TopK)])
     if not tops:
         return None
     scope = Scope(prog, k)

@@ -423,6 +423,8 @@ def _render(stmts: tuple, m: Method, work: str, names: dict[str, str]) -> None:
 
 
 def _rename(e: Expr, names: dict[str, str]) -> Expr:
+    if not names:  # no loop of the expansion renamed yet: `e` as it is
+        return e
     if isinstance(e, Var):
         return Var(names.get(e.name, e.name))
     if isinstance(e, Bin):
