@@ -77,7 +77,8 @@ def _facts(prog: Program, kernel: Kernel) -> tuple:
 
 
 def _find_facts(prog: Program, k: Kernel) -> tuple:
-    """(tiling, runtime rows, static env, Let values, buffers by name, tiling field names, member names, wide)."""
+    """(tiling, runtime rows, static env, Let values, buffers by name, tiling field names, member names, wide,
+    every buffer's LocalTensor name)."""
     tiling = dict(k.tiling)
     runtime = runtime_rows(prog)
     # what the code may fold into literals: every tiling value but those it reads at run time
@@ -96,8 +97,9 @@ def _find_facts(prog: Program, k: Kernel) -> tuple:
             n, v = next(iter(over.items()))
             raise UnsupportedError(f"{where}; its tiling value {n} = {v:,} does not fit the 32-bit tiling fields; "
                                    "reshape the tensor so no dimension passes 2^31 - 1, or split it into launches")
+    local_names = frozenset(members[b.name][1] if b.name in members else camel(b.name) + "Local" for b in k.buffers)
     return (tiling, runtime, static_env, _let_values(k), {b.name: b for b in k.buffers}, fields, members,
-            bool(big))
+            bool(big), local_names)
 
 
 @dataclass
@@ -114,7 +116,7 @@ class Scope:
 
     def __post_init__(self) -> None:
         (self.tiling, self.runtime, self.static_env, self._lets, self._buffers, self._fields, self._members,
-         self.wide) = _facts(self.prog, self.kernel)
+         self.wide, self._local_names) = _facts(self.prog, self.kernel)
         self._texts: dict[Expr, str] = {}  # expr() answers: equal expressions print alike in one scope
 
     @property
@@ -215,19 +217,24 @@ class Scope:
 
     def local_tensor_names(self) -> set[str]:
         """Every buffer's LocalTensor name (a method's fresh locals keep clear of them)."""
+        if not self.locals_:  # the names the kernel's members give (found once per kernel)
+            return set(self._local_names)
         return {self.tensor_name(b.name) for b in self.kernel.buffers}
 
     def at(self, r: Region, extra: Expr = ZERO) -> str:
         """`xGm[offset]` / `xLocal[offset]` for the region start (plus `extra` elements)."""
-        base = self.gm_name(r.buf) if r.gm else self.tensor_name(r.buf)
-        off = r.offset
+        return self.at_offset(r.buf, r.gm, r.offset, extra)
+
+    def at_offset(self, buf: str, gm: bool, off: Expr, extra: Expr = ZERO) -> str:
+        """`at` of a region of `buf` (GM or not) that starts at `off`."""
+        base = self.gm_name(buf) if gm else self.tensor_name(buf)
         if type(extra) is not Const or extra.value != 0:
             off = Bin("+", off, extra)
         off = simplify(off)
         t = type(off)
         if t is Const and off.value == 0:
             return base
-        if r.gm and self.wide:  # every variable widened first, so products cannot wrap at 2^31
+        if gm and self.wide:  # every variable widened first, so products cannot wrap at 2^31
             text = to_c(off, lambda v: f"static_cast<int64_t>({self.var(v)})", self._load)
             return f"{base}[{text}]"
         if t is Const or t is Var:

@@ -441,7 +441,7 @@ def _operand(r: Region, m: Method, work: str, names: dict[str, str]) -> str:
     if r.buf == WORK:
         text = m.scope.expr(off)
         return work if text == "0" else f"{work}[{text}]"
-    return m.scope.at(Region(r.buf, off, r.rows, r.cols, r.stride, r.gm))
+    return m.scope.at_offset(r.buf, r.gm, off)
 
 
 def _call(c: VecCall, m: Method, work: str, names: dict[str, str]) -> str:
