@@ -39,6 +39,7 @@ Semantics of each instruction are in its docstring; `pipe_of` says which pipe ru
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -526,3 +527,32 @@ def walk(stmts: tuple[Stmt, ...]):
                 break
         else:
             stack.pop()
+
+
+def _slot_init(cls: type) -> None:
+    """Give frozen slotted dataclass `cls` an __init__ equal to the generated one (same parameters and
+    defaults) that sets each slot through the slot's own setter: the generated one goes through
+    object.__setattr__ field by field, and lowering builds hundreds of statements and regions per kernel."""
+    params, body, ns = [], [], {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.kw_only or f.default_factory is not dataclasses.MISSING:
+            return  # not the simple case: keep the generated __init__
+        if f.default is dataclasses.MISSING:
+            params.append(f.name)
+        else:
+            ns[f"_d_{f.name}"] = f.default
+            params.append(f"{f.name}=_d_{f.name}")
+        ns[f"_s_{f.name}"] = cls.__dict__[f.name].__set__
+        body.append(f"    _s_{f.name}(self, {f.name})")
+    exec(f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body or ["    pass"]) + "\n", ns)  # noqa: S102
+    init = ns["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = init  # type: ignore[misc]
+
+
+for _cls in list(globals().values()):
+    if (isinstance(_cls, type) and _cls.__module__ == __name__ and dataclasses.is_dataclass(_cls)
+            and _cls.__dataclass_params__.frozen and "__slots__" in _cls.__dict__  # type: ignore[attr-defined]
+            and "__post_init__" not in _cls.__dict__):
+        _slot_init(_cls)
+del _cls
