@@ -353,7 +353,14 @@ class CubePart:
 
     # ---- the program ---------------------------------------------------------------------------
     def _feeds_cube(self, s: Stmt) -> bool:
-        """Statements the Matmul object performs itself."""
+        """Statements the Matmul object performs itself (each statement's answer found once)."""
+        seen = self.__dict__.setdefault("_fed", {})  # id -> (the statement, held; its answer)
+        hit = seen.get(id(s))
+        if hit is None or hit[0] is not s:
+            hit = seen[id(s)] = (s, self._find_feeds_cube(s))
+        return hit[1]
+
+    def _find_feeds_cube(self, s: Stmt) -> bool:
         if isinstance(s, (Alloc, EnQue, DeQue, Free)):
             return s.buf in self.cube_bufs
         if isinstance(s, (Mmad, Img2Col)):
