@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..tileir.expr import Bin, Const, Expr, Load, free_vars
+from ..tileir.expr import Bin, Const, Expr, Load, Var, free_vars
 from ..tileir.program import (
     Alloc,
     Copy,
@@ -112,12 +112,25 @@ def buffers_of(s: Stmt) -> set[str]:
     """Buffers a statement reads or writes (queue operations included)."""
     if isinstance(s, QUEUE_OPS):
         return {s.buf}
-    out = {r.buf for r in regions_of(s) if not r.gm}
-    for e in exprs_of(s):
-        t = type(e)
-        if t is Bin or t is Load:
+    f = _REGIONS_OF.get(type(s))
+    if f is None:
+        return set()
+    out: set[str] = set()
+    for r in f(s):
+        if not r.gm:
+            out.add(r.buf)
+        for e in (r.offset, r.rows, r.cols, r.stride):
+            t = type(e)
+            if t is Bin or t is Load:  # only these can read a buffer
+                _loads(e, out)
+    if type(s) in _MORE_EXPRS:
+        for e in exprs_of(s)[4 * len(f(s)):]:
             _loads(e, out)
     return out
+
+
+_MORE_EXPRS = (Mmad, Img2Col, TopK, MrgSort)  # statements with index expressions beyond their regions'
+
 
 
 def _kind(piece: list[Stmt]) -> str | None:
@@ -168,7 +181,11 @@ class _Planner:
             params: dict[str, None] = {}
             for s in piece:
                 for e in exprs_of(s):
-                    if type(e) is not Const:
+                    t = type(e)
+                    if t is Var:
+                        if e.name not in self.skip:
+                            params[e.name] = None
+                    elif t is not Const:
                         for v in sorted(free_vars(e)):
                             if v not in self.skip:
                                 params[v] = None
