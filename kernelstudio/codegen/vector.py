@@ -192,8 +192,7 @@ class _Rows:
     """Writes the body once for the whole region, or once per row in a loop when rows are strided."""
 
     def __init__(self, m: Method, dst: Region, srcs: tuple[Region, ...]):
-        kinds = [_kind(s, dst) for s in srcs]
-        self.m, self.dst, self.srcs, self.kinds = m, dst, srcs, kinds
+        self.m, self.dst, self.srcs = m, dst, srcs
         self.looped = looped(dst, srcs)
         self.row = m.fresh("row") if self.looped else ""
 

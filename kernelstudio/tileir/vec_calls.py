@@ -86,20 +86,23 @@ class Expansion:
 def kind(src: Region, dst: Region) -> str:
     """How a source relates to dst: "full", "row" (one row reused), "col" (one value per row), or
     "scalar" (one value for the whole tile)."""
-    src_col = _is_one(src.cols)
-    one_row = _is_one(src.rows) and not _is_one(dst.rows)
-    one_col = src_col and not _is_one(dst.cols)
-    if one_row and src_col:
-        return "scalar"
-    return "row" if one_row else "col" if one_col else "full"
-
-
-def _is_one(e: Expr) -> bool:
-    return type(e) is Const and e.value == 1
+    c = src.cols
+    src_col = type(c) is Const and c.value == 1
+    r = src.rows
+    if type(r) is Const and r.value == 1:
+        d = dst.rows
+        if not (type(d) is Const and d.value == 1):  # one row for many
+            return "scalar" if src_col else "row"
+    if src_col:
+        d = dst.cols
+        if not (type(d) is Const and d.value == 1):  # one column for many
+            return "col"
+    return "full"
 
 
 def contiguous(r: Region) -> bool:
-    return _is_one(r.rows) or r.stride is r.cols or r.stride == r.cols
+    rows = r.rows
+    return (type(rows) is Const and rows.value == 1) or r.stride is r.cols or r.stride == r.cols
 
 
 def looped(dst: Region, srcs: tuple[Region, ...]) -> bool:
