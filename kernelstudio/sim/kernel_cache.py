@@ -94,6 +94,18 @@ class Compiled:
     classes: dict[tuple, list] = field(default_factory=dict)  # block classes per placement and shortcuts
     runs: OrderedDict[tuple, Any] = field(default_factory=OrderedDict)  # run key -> the kernel's run
     _placed: dict[tuple[int, int], list[StaticInstr]] = field(default_factory=dict)
+    _prices: dict[int, tuple[Any, dict[int, dict]]] = field(default_factory=dict)
+
+    def fixed_prices(self, profile: Any) -> dict[int, dict]:
+        """Per own sid of an instruction that is not a GM move, its price table on `profile` ((sizes) -> (cycles,
+        bytes, flops)), shared by every Pricer of the kernel's runs: only a GM move's price reads the L2 hit
+        ratios and memory shares (costs.py). Keyed by the profile object, kept with its tables (a profile hashes
+        by value, slowly)."""
+        hit = self._prices.get(id(profile))
+        if hit is None or hit[0] is not profile:
+            hit = self._prices[id(profile)] = (profile, {s.sid: {} for s in self.statics
+                                                         if not (s.kind == "copy" and s.tensor)})
+        return hit[1]
 
     def placed(self, base: int, kidx: int) -> list[StaticInstr]:
         """The static instructions as kernel `kidx` of a program whose earlier kernels hold `base` of them."""

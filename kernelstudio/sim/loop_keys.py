@@ -73,10 +73,18 @@ def cost_exprs(s: Stmt) -> tuple[Expr, ...]:
     return f(s) if f is not None else ()
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}  # per statement type: its fields among _REGIONS, in that order
+
+
 def _exprs_all(s: Stmt) -> list[Expr]:
     """All expressions of a statement (for Load detection)."""
     out = list(cost_exprs(s))
-    for name in _REGIONS:
+    t = type(s)
+    names = _FIELDS.get(t)
+    if names is None:
+        fields = getattr(t, "__dataclass_fields__", None)
+        names = _FIELDS[t] = _REGIONS if fields is None else tuple(n for n in _REGIONS if n in fields)
+    for name in names:
         r = getattr(s, name, None)
         if type(r) is Region:
             out += [r.offset, r.rows, r.cols, r.stride]
@@ -112,7 +120,7 @@ def analyse_loop(loop: Loop, memo: dict[int, tuple] | None = None) -> tuple[bool
             lets.append((s.var, compile_expr(s.value)))
             if free_vars(s.value) & dep:
                 dep.add(s.var)
-    keys: list[Expr] = []
+    keys: dict[Expr, None] = {}  # in order of first use (a dict: Expr hashes are kept, == walks the tree)
     keyable = True
 
     def visit(stmts: tuple[Stmt, ...], inner: set[str], top: bool) -> None:
@@ -128,7 +136,7 @@ def analyse_loop(loop: Loop, memo: dict[int, tuple] | None = None) -> tuple[bool
                         if fv & inner:
                             keyable = False
                         elif e not in keys:
-                            keys.append(e)
+                            keys[e] = None
             if t is Loop:
                 visit(s.body, inner | {s.var} | _bound(s.body), False)
             elif t is If:

@@ -133,10 +133,16 @@ def _block_keys(kernel: Kernel, sides: dict[str, CoreProgram], profile, shortcut
     first: dict[tuple, int] = {}
     walks = [(fingerprinter(sides[side]), sub) for side, sub, _ in layout] \
         if shortcuts and kernel.block_dim > 1 else []
+    env = _env(kernel, 0, 0)  # each walk copies it
     for b in range(kernel.block_dim):
         key: object = ("u", b)
         if walks:  # one block has no other to share its simulation with
-            fps = tuple(walk(_env(kernel, b, sub)) for walk, sub in walks)
+            env["blk"] = b
+            prints = []
+            for walk, sub in walks:
+                env["sub"] = sub
+                prints.append(walk(env))
+            fps = tuple(prints)
             if all(f is not None for f in fps):
                 key = first.setdefault(fps, b)
         keys.append(key)
@@ -367,7 +373,7 @@ def _own_run(c: kernel_cache.Compiled, base: int, kernel: Kernel, rep_of: list[i
     own_waves = tuple(sorted((w, tuple((sid - base, v) for sid, v in d)) for w, d in wave_key.items()))
 
     def run() -> _Own:
-        pricers = _Pricers(profile, c.statics, dict(zip(c.moves, own_hits, strict=True)))
+        pricers = _Pricers(profile, c.statics, dict(zip(c.moves, own_hits, strict=True)), c.fixed_prices(profile))
         wk = dict(own_waves)
         ks = _simulate_kernel(kernel, c.sides, rep_of, lambda b: pricers.get(wk.get(waves[b], ())), profile,
                               shortcuts, c.outer_ids, c.inner_ids)
@@ -399,15 +405,21 @@ def _shares(sims: list[_Own], own: list[tuple[kernel_cache.Compiled, int]], memo
 
 
 class _Pricers:
-    """One Pricer per distinct set of shares (blocks of waves with equal shares reuse its tables)."""
+    """One Pricer per distinct set of shares (blocks of waves with equal shares reuse its tables); the prices of
+    the instructions that are not GM moves (`fixed`: sid -> table) are shared by every Pricer of the kernel."""
 
-    def __init__(self, profile, statics: list[StaticInstr], hits: dict[int, float]) -> None:
+    def __init__(self, profile, statics: list[StaticInstr], hits: dict[int, float],
+                 fixed: dict[int, dict]) -> None:
         self.args = (profile, statics, hits)
+        self.fixed = fixed
         self.made: dict[tuple, Pricer] = {}
 
     def get(self, shares: tuple[tuple[int, float], ...]) -> Pricer:
         if shares not in self.made:
-            self.made[shares] = Pricer(*self.args, dict(shares))
+            p = self.made[shares] = Pricer(*self.args, dict(shares))
+            tables = p.tables
+            for sid, table in self.fixed.items():
+                tables[sid] = table
         return self.made[shares]
 
 

@@ -34,14 +34,21 @@ def kernel_shares(ks, lut: np.ndarray) -> tuple[dict[tuple[int, int], float], di
         groups[key] = groups.get(key, 0) + 1
     nwaves = max(ks.waves, default=0) + 1
     gm_rows = {}
+    present: set[int] = set()  # the memories some move with a duration is on
     for rep, (_, arrays, _, _) in ks.sim.items():
         parts = [a[lut[a[:, 3].astype(np.int64)] > 0] for a in arrays if len(a)]
-        gm_rows[rep] = np.concatenate(parts) if parts else np.empty((0, len(EVENT_COLUMNS)))
+        a = np.concatenate(parts) if parts else np.empty((0, len(EVENT_COLUMNS)))
+        code = lut[a[:, 3].astype(np.int64)]
+        timed = a[:, 1] > a[:, 0]
+        present.update(np.unique(code[timed]).tolist())
+        gm_rows[rep] = (a, code, timed)
     for kind in (1, 2, 3):
+        if kind not in present:
+            continue
         ss, ee, ids, ws = [], [], [], []
         for (rep, start, wave), count in groups.items():
-            a = gm_rows[rep]
-            m = (lut[a[:, 3].astype(np.int64)] == kind) & (a[:, 1] > a[:, 0])
+            a, code, timed = gm_rows[rep]
+            m = (code == kind) & timed
             if m.any():
                 ss.append(a[m, 0] + start)
                 ee.append(a[m, 1] + start)
