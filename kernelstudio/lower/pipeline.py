@@ -8,6 +8,7 @@ what every decision did to the IR.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
@@ -50,7 +51,8 @@ class _Ctx:
         self.kernels: dict[str, FusedKernel] = {ident(k.name): k for k in schedule.kernels}
         self.tiles: dict[str, dict] = {}  # auto/user tiles decided by split_loop, applied in stages
         self.emitted: dict[tuple[str, KernelConfig], tuple[Kernel, GmTensor | tuple[GmTensor, ...] | None]] = {}
-        self.kernel_keys: dict[str, tuple] = {}  # `_kernel_key` per kernel name: the same for every config
+        self.gm: tuple | None = None  # `_gm_tensors`, made by the first `_emit`
+        self.kernel_keys: dict[str, int] = {}  # `_kernel_id` per kernel name: the same for every config
         self._user: dict[str, dict] = {}
 
     def user(self, name: str) -> dict:
@@ -217,34 +219,51 @@ def _emit_full(ctx: _Ctx, name: str, cfg: KernelConfig) -> tuple[Kernel, GmTenso
     """The kernel (and workspace) for one config, emitted once per lower() (plan_memory and the final
     program ask for the same one), and kept across lower() calls."""
     key = (name, cfg)
-    if key not in ctx.emitted:
+    hit = ctx.emitted.get(key)  # (each dict use of a key hashes the whole config again: one use per case)
+    if hit is not None:
+        return hit
+    kid = ctx.kernel_keys.get(name)
+    if kid is None:
+        kid = ctx.kernel_keys[name] = _kernel_id(_kernel_key(ctx.kernels[name], ctx.names))
+    gkey = (kid, cfg)
+    hit = _EMITTED.pop(gkey, None)  # taken out and put back last: the most recently used
+    if hit is None:
         fk = ctx.kernels[name]
-        kkey = ctx.kernel_keys.get(name)
-        if kkey is None:
-            kkey = ctx.kernel_keys[name] = _kernel_key(fk, ctx.names)
-        gkey = (name, kkey, cfg)
-        hit = _EMITTED.get(gkey)
-        if hit is None:
-            if fk.family == "attention":
-                k, ws = lower_attention_kernel(fk, ctx.names, cfg)
-            elif fk.root is not None and fk.root.op is Op.GROUPED_MATMUL:
-                k, ws = lower_grouped_kernel(fk, ctx.names, cfg)
-            elif fk.root is not None:
-                k, ws = lower_cube_kernel(fk, ctx.names, cfg)
-            elif lowered_apart(fk):  # a long sort returns its workspaces with it (lower/sort_merge.py)
-                made = lower_layout_kernel(fk, ctx.names, cfg)
-                k, ws = made if isinstance(made, tuple) else (made, None)
-            elif is_axis_reduce(fk):
-                k, ws = lower_axis_reduce(fk, ctx.names, cfg), None
-            else:
-                k, ws = lower_vector_kernel(fk, ctx.names, cfg), None
-            hit = _EMITTED[gkey] = dataclasses.replace(k, does=k.does or describe(fk.nodes)), ws
-            if len(_EMITTED) > _EMITTED_MAX:
-                _EMITTED.popitem(last=False)
+        if fk.family == "attention":
+            k, ws = lower_attention_kernel(fk, ctx.names, cfg)
+        elif fk.root is not None and fk.root.op is Op.GROUPED_MATMUL:
+            k, ws = lower_grouped_kernel(fk, ctx.names, cfg)
+        elif fk.root is not None:
+            k, ws = lower_cube_kernel(fk, ctx.names, cfg)
+        elif lowered_apart(fk):  # a long sort returns its workspaces with it (lower/sort_merge.py)
+            made = lower_layout_kernel(fk, ctx.names, cfg)
+            k, ws = made if isinstance(made, tuple) else (made, None)
+        elif is_axis_reduce(fk):
+            k, ws = lower_axis_reduce(fk, ctx.names, cfg), None
         else:
-            _EMITTED.move_to_end(gkey)
-        ctx.emitted[key] = hit
-    return ctx.emitted[key]
+            k, ws = lower_vector_kernel(fk, ctx.names, cfg), None
+        hit = (k if k.does else dataclasses.replace(k, does=describe(fk.nodes))), ws
+        if len(_EMITTED) >= _EMITTED_MAX:
+            _EMITTED.popitem(last=False)
+    _EMITTED[gkey] = ctx.emitted[key] = hit
+    return hit
+
+
+# `_kernel_key`s seen lately, each numbered once (numbers are never reused): the kernel caches key by the number,
+# so a lookup hashes the long key once per lower() and kernel, not once per config
+_KERNEL_IDS: OrderedDict[tuple, int] = OrderedDict()
+_KERNEL_IDS_MAX = 256
+_next_kernel_id = itertools.count()
+
+
+def _kernel_id(kkey: tuple) -> int:
+    kid = _KERNEL_IDS.pop(kkey, None)
+    if kid is None:
+        kid = next(_next_kernel_id)
+        if len(_KERNEL_IDS) >= _KERNEL_IDS_MAX:
+            _KERNEL_IDS.popitem(last=False)
+    _KERNEL_IDS[kkey] = kid
+    return kid
 
 
 class _KernelKey:
@@ -292,25 +311,33 @@ def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
 
 
 def _emit(ctx: _Ctx, cfgs: Configs) -> Program:
-    g = ctx.schedule.graph
-    tensors: dict[str, GmTensor] = {}
-    for p in g.placeholders:
-        tensors[ctx.names[p]] = GmTensor(ctx.names[p], p.shape, p.dtype, "input", str(p.attr("format", "ND")))
+    if ctx.gm is None:
+        ctx.gm = _gm_tensors(ctx)
+    inputs, outputs, order, outs = ctx.gm
+    tensors = dict(inputs)
     kernels: list[Kernel] = []
-    for name, fk in ctx.kernels.items():
+    for name in ctx.kernels:
         k, ws = _emit_full(ctx, name, cfgs[name])
-        for o in fk.outputs:
-            if ctx.names[o] in tensors:  # updated in place: the input tensor it names
-                continue
-            role = "output" if o in g.outputs else "intermediate"
-            tensors[ctx.names[o]] = GmTensor(ctx.names[o], o.shape, o.dtype, role)
+        for t in outputs[name]:
+            if t.name not in tensors:  # else updated in place: the input tensor it names
+                tensors[t.name] = t
         for w in ws if isinstance(ws, tuple) else (ws,):
             if w is not None:
                 tensors[w.name] = w
         kernels.append(k)
-    outs = tuple(ctx.names[o] for o in g.outputs)
-    return Program(ctx.name, ctx.profile.name, tuple(tensors.values()), tuple(kernels),
-                   tuple(ctx.names[p] for p in g.placeholders), outs, fused=ctx.schedule.fuse)
+    return Program(ctx.name, ctx.profile.name, tuple(tensors.values()), tuple(kernels), order, outs,
+                   fused=ctx.schedule.fuse)
+
+
+def _gm_tensors(ctx: _Ctx) -> tuple[dict[str, GmTensor], dict[str, list[GmTensor]], tuple[str, ...], tuple[str, ...]]:
+    """What `_emit` puts in every program of a lower() whatever the configs: the inputs' GM tensors, each
+    kernel's output tensors (in order), the input and output names."""
+    g = ctx.schedule.graph
+    inputs = {ctx.names[p]: GmTensor(ctx.names[p], p.shape, p.dtype, "input", str(p.attr("format", "ND")))
+              for p in g.placeholders}
+    outputs = {name: [GmTensor(ctx.names[o], o.shape, o.dtype, "output" if o in g.outputs else "intermediate")
+                      for o in fk.outputs] for name, fk in ctx.kernels.items()}
+    return (inputs, outputs, tuple(ctx.names[p] for p in g.placeholders), tuple(ctx.names[o] for o in g.outputs))
 
 
 _DESCRIBED: dict[tuple, str] = {}  # (nodes, words) -> describe(...): every emitted kernel asks it of its nodes
