@@ -106,7 +106,8 @@ def _comment(s: Stmt) -> str:
 
 def _copy(s: Copy, tx: _Text) -> str:
     tag = "  nd2nz" if s.nd2nz else ""
-    return f"{_pipe(s, tx)} {tx.region(s.dst)} <- {tx.region(s.src)}{tag}{_comment(s)}"
+    c = f"    # {s.comment}" if s.comment else ""
+    return f"{_pipe(s, tx)} {tx.region(s.dst)} <- {tx.region(s.src)}{tag}{c}"
 
 
 def _mmad(s: Mmad, tx: _Text) -> str:
@@ -123,10 +124,12 @@ def _img2col(s: Img2Col, tx: _Text) -> str:
 
 
 def _vecop(s: VecOp, tx: _Text) -> str:
-    args = ", ".join([tx.region(x) for x in s.srcs])
+    rt = tx.region
+    args = ", ".join([rt(x) for x in s.srcs])
     if s.scalar is not None:
         args = f"{args}, {s.scalar:g}" if args else f"{s.scalar:g}"
-    return f"V    {tx.region(s.dst)} = {s.op}({args}){_comment(s)}"
+    c = f"    # {s.comment}" if s.comment else ""
+    return f"V    {rt(s.dst)} = {s.op}({args}){c}"
 
 
 def _reduce(s: Reduce, tx: _Text) -> str:
@@ -192,11 +195,19 @@ def instr_text(s: Stmt, tiers: dict[str, Tier]) -> str:
     return fn(s, _Text(tiers))
 
 
+_QUEUE_OP = {Alloc: "alloc", EnQue: "enque", DeQue: "deque", Free: "free"}  # `_queue_op`'s names
+
+
 def _body(stmts: tuple[Stmt, ...], tx: _Text, indent: int, out: list[str]) -> None:
     pad = "  " * indent
     ex = tx.expr
+    queue = f"{pad}S    "
     for s in stmts:
         t = type(s)
+        op = _QUEUE_OP.get(t)  # the most frequent lines, printed here without a call
+        if op is not None:
+            out.append(f"{queue}{op} {s.buf}")
+            continue
         fn = _INSTR.get(t)
         if fn is not None:
             out.append(pad + fn(s, tx))
