@@ -123,6 +123,7 @@ class Studio(LiveControls, W.VBox):
             fig._config = {**fig._config, "responsive": True}  # to their cell's width (labextension/src/fit.ts)
         self.pass_pick = W.Dropdown(description="IR after", layout=W.Layout(width="auto"))  # a pass, or an analysis
         self.pass_view = W.HTML()
+        self._picking = False  # the pass list is being redrawn, not picked from by the user
         self.file_pick = W.ToggleButtons(style={"button_width": "auto"})
         self.code_view = W.HTML()
         self.tabs = W.Tab(children=[
@@ -341,13 +342,20 @@ class Studio(LiveControls, W.VBox):
         names = [f"{p['name']} (+{p['added']} -{p['removed']})" if p["kind"] == "pass" else
                  f"{p['name']} (analysis)" for p in self._passes]  # short: the Studio may be narrow
         options = list(zip(names, range(len(names)), strict=True))
-        if list(self.pass_pick.options) != options:
-            self.pass_pick.options = options
         last_pass = max(i for i, p in enumerate(self._passes) if p["kind"] == "pass")
-        self.pass_pick.value = keep if isinstance(keep, int) and keep < len(names) else last_pass
+        self._picking = True  # the picker's own moves below do not each print a pass: one print, at the end
+        try:
+            with self.pass_pick.hold_sync():  # the new list and the pick in one message to the front end
+                if list(self.pass_pick.options) != options:
+                    self.pass_pick.options = options
+                self.pass_pick.value = keep if isinstance(keep, int) and keep < len(names) else last_pass
+        finally:
+            self._picking = False
         self._show_pass()
 
     def _show_pass(self) -> None:
+        if self._picking:
+            return
         i = self.pass_pick.value
         if isinstance(i, int) and 0 <= i < len(getattr(self, "_passes", [])):
             self.pass_view.value = R.diff_html(self._passes[i]["diff"])

@@ -73,10 +73,15 @@ class MoeConfig:
 
 def moe_config(out: object) -> MoeConfig:
     """The MoeConfig of an output `moe(...)` returned."""
-    cfg = _CONFIGS.get(getattr(out, "node", out))
+    cfg = find_moe_config(out)
     if cfg is None:
         raise InputError(f"moe_config: {out!r} is not the output of ks.ops.moe(...); pass what moe returned")
     return cfg
+
+
+def find_moe_config(out: object) -> MoeConfig | None:
+    """The MoeConfig of an output `moe(...)` returned, or None for any other tensor or node (no error)."""
+    return _CONFIGS.get(getattr(out, "node", out))
 
 
 def moe(*, tokens: int, hidden: int, intermediate: int, experts: int, top_k: int, groups: int = 1,

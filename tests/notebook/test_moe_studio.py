@@ -44,6 +44,19 @@ def test_the_load_is_the_reports_and_the_cost_is_against_the_balanced_block(one_
     assert V.moe_data(uniform)["cost"] == 1.0  # balanced already: its own time, nothing built
 
 
+def test_find_moe_config_is_the_blocks_config_and_none_for_other_tensors():
+    from kernelstudio.core.errors import InputError
+    from kernelstudio.ops.moe import find_moe_config, moe_config
+
+    out = ks.ops.moe(**_SIZE, imbalance="zipf")
+    assert find_moe_config(out) is moe_config(out) and find_moe_config(out.node) is moe_config(out)
+    assert find_moe_config(out).imbalance == "zipf"
+    x = ks.placeholder((64, 256), "float16", name="x")
+    assert find_moe_config(x) is None  # no error: the Studio asks this of every design
+    with pytest.raises(InputError, match="is not the output of ks.ops.moe"):
+        moe_config(x)
+
+
 def test_other_designs_show_no_load_and_no_imbalance_card():
     d = ks.build(mla_prolog_lite(), "ascend910b2", compare=False)
     data = V.studio_data(d, passes=False)

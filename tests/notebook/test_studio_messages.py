@@ -75,3 +75,25 @@ def test_the_timeline_of_a_simulation_shown_before_is_kept(designs):
     assert again is first
     assert again == V.timeline_data(d.sim, unfused=d.unfused_sim, gaps=V.idle_gaps(d.sim, cores=None))
     assert V.sight_data(designs[1])["timeline"] is not first
+
+
+def test_a_move_with_the_passes_tab_open_prints_the_picked_pass_once(sent, monkeypatch):
+    ses = StudioSession("mla_prolog_lite", MLA_CELL)
+    ses.rebuild()
+    st = S.Studio(ses)
+    st._later = lambda: None
+    st.tabs.selected_index = st.tabs.titles.index("Passes")
+    printed = []
+    monkeypatch.setattr(S.R, "diff_html", lambda diff: printed.append(diff) or f"{len(printed)}")
+    for m in (32, 64):
+        printed.clear()
+        sent.clear()
+        st._knob_widgets["tile_m"].value = m
+        picked = st._passes[st.pass_pick.value]
+        assert picked["kind"] == "pass" and st.pass_pick.value == max(
+            i for i, p in enumerate(st._passes) if p["kind"] == "pass")  # the last pass, as before the move
+        assert printed == [picked["diff"]]  # the pass picked, printed once (not each pick the list's redraw makes)
+        assert st.pass_view.value == "1"
+        assert len([w for w, _ in sent if w is st.pass_pick]) <= 1  # its new list and pick in one message
+    st.pass_pick.value = 0  # a pick by the user prints that pass
+    assert printed[-1] == st._passes[0]["diff"] and st.pass_view.value == str(len(printed))

@@ -280,3 +280,31 @@ def test_code_diff_lines_counts_changed_lines_only() -> None:
     # k.cpp: +"--j;", -"d" +"D"; gone.h: -2; new.h: +1
     assert code_diff_lines(old, new) == (3, 3)
     assert code_diff_lines(new, new) == (0, 0)
+
+
+def test_code_diff_lines_are_the_unified_diffs_plus_and_minus_lines() -> None:
+    """The counts are those of the + and - lines of a unified diff of the part between the lines both files keep at
+    the top and the bottom: many lines repeated (the matcher junks popular lines from 200 on) and few."""
+    import difflib
+    import random
+
+    from kernelstudio.notebook.views import code_diff_lines
+
+    def unified(a: list[str], b: list[str]) -> tuple[int, int]:
+        head = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        tail = next((i for i, (x, y) in enumerate(zip(a[::-1][:len(a) - head], b[::-1][:len(b) - head]))
+                     if x != y), min(len(a), len(b)) - head)
+        lines = list(difflib.unified_diff(a[head:len(a) - tail], b[head:len(b) - tail], n=0, lineterm=""))[2:]
+        return sum(x.startswith("+") for x in lines), sum(x.startswith("-") for x in lines)
+
+    rnd = random.Random(7)
+    for n in (0, 3, 40, 199, 200, 450):
+        for words in (2, 6, 50):
+            a = [f"line {rnd.randrange(words)}" for _ in range(n)]
+            b = list(a)
+            for _ in range(rnd.randrange(1, 12)):
+                at = rnd.randrange(len(b) + 1)
+                b[at:at + rnd.randrange(4)] = [f"line {rnd.randrange(words)}" for _ in range(rnd.randrange(4))]
+            if a == b:
+                continue
+            assert code_diff_lines({"k.cpp": "\n".join(a)}, {"k.cpp": "\n".join(b)}) == unified(a, b), (n, words)

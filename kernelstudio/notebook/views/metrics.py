@@ -67,11 +67,14 @@ def code_diff_lines(old: dict[str, str], new: dict[str, str]) -> tuple[int, int]
         while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
             tail += 1
         a, b = a[head:len(a) - tail], b[head:len(b) - tail]
-        for line in list(difflib.unified_diff(a, b, n=0, lineterm=""))[2:]:  # past the ---/+++ header
-            if line.startswith("+"):
-                added += 1
-            elif line.startswith("-"):
-                removed += 1
+        if not a or not b:  # only lines added, or only removed: nothing to match
+            added, removed = added + len(b), removed + len(a)
+            continue
+        # the lines a unified diff marks + and -: those of the matcher's non-equal runs (no diff text built)
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+            if tag != "equal":
+                added += j2 - j1
+                removed += i2 - i1
     return added, removed
 
 
