@@ -35,11 +35,13 @@ REST_S = 0.25  # the hidden tabs are redrawn once the controls have rested this 
 
 
 def _toggle_look(w: W.ToggleButton, name: str) -> None:
-    """On reads as on at a glance: a filled, checked "name: on"; off is a plain "name: off"."""
-    w.description = f"{name}: {'on' if w.value else 'off'}"
-    w.icon = "check-square-o" if w.value else "square-o"
-    w.button_style = "info" if w.value else ""
-    w.tooltip = f"knob {name} is {'on' if w.value else 'off'}; click to turn it {'off' if w.value else 'on'}"
+    """On reads as on at a glance: a filled, checked "name: on"; off is a plain "name: off" (its look in one message
+    to the front end)."""
+    with w.hold_sync():
+        w.description = f"{name}: {'on' if w.value else 'off'}"
+        w.icon = "check-square-o" if w.value else "square-o"
+        w.button_style = "info" if w.value else ""
+        w.tooltip = f"knob {name} is {'on' if w.value else 'off'}; click to turn it {'off' if w.value else 'on'}"
 
 
 def _control(k: Knob, value: Any) -> W.Widget:

@@ -50,6 +50,14 @@ def new_timeline_figure() -> Any:
     return fig
 
 
+US_DIGITS = 6  # a bar's start and length are sent to the browser to 1e-6 us: a cycle (0.5 to 1 ns) is 500 to 1000 of
+# those, so no zoom shows the difference, and a move's update is about half as long as with every float's 17 digits
+
+
+def _us(t: float) -> float:
+    return round(t, US_DIGITS)
+
+
 def visible_lanes(tl: dict[str, Any], show_launch: bool) -> list[int]:
     """The fused lanes drawn, top to bottom: the host's launch lane only with `show_launch`."""
     return [i for i, lane in enumerate(tl["lanes"]) if show_launch or not lane["host"]]
@@ -79,21 +87,21 @@ def update_timeline(fig: Any, tl: dict[str, Any], *, show_launch: bool = False, 
     idle = [g for g in tl.get("idle", []) if g["lane"] in pos]
     ub = un["bars"] if un else []
     traces = {  # plotly paths; only those that changed since the last update are sent (render.base)
-        0: {"y": [pos[b["lane"][i]] for i in keep], "base": [b["start"][i] for i in keep],
-            "x": [b["end"][i] - b["start"][i] for i in keep], "width": [0.8] * len(keep),
+        0: {"y": [pos[b["lane"][i]] for i in keep], "base": [_us(b["start"][i]) for i in keep],
+            "x": [_us(b["end"][i] - b["start"][i]) for i in keep], "width": 0.8,
             "marker.color": [b["color"][i] for i in keep], "hovertext": [b["text"][i] for i in keep],
             "marker.pattern.shape": [WAIT_PATTERN if b["wait"][i] else "" for i in keep],
             "marker.pattern.fillmode": "overlay", "marker.pattern.fgcolor": "#ffffff",
             "marker.pattern.solidity": 0.45},
-        2: {"y": [pos[g["lane"]] for g in idle], "base": [g["start"] for g in idle],
-            "x": [g["end"] - g["start"] for g in idle], "hovertext": [g["text"] for g in idle],
-            "marker.color": [IDLE] * len(idle), "width": [0.35] * len(idle)},
-        3: {"y": [x["row"] for x in st["bars"]], "base": [x["start"] for x in st["bars"]],
-            "x": [x["end"] - x["start"] for x in st["bars"]], "hovertext": [x["text"] for x in st["bars"]],
-            "marker.color": [x["color"] for x in st["bars"]], "width": [0.8] * len(st["bars"])},
-        1: {"y": [x["lane"] for x in ub], "base": [x["start"] for x in ub], "x": [x["end"] - x["start"] for x in ub],
-            "marker.color": [x["color"] for x in ub], "hovertext": [x["text"] for x in ub],
-            "width": [0.7] * len(ub)},
+        2: {"y": [pos[g["lane"]] for g in idle], "base": [_us(g["start"]) for g in idle],
+            "x": [_us(g["end"] - g["start"]) for g in idle], "hovertext": [g["text"] for g in idle],
+            "marker.color": IDLE, "width": 0.35},
+        3: {"y": [x["row"] for x in st["bars"]], "base": [_us(x["start"]) for x in st["bars"]],
+            "x": [_us(x["end"] - x["start"]) for x in st["bars"]], "hovertext": [x["text"] for x in st["bars"]],
+            "marker.color": [x["color"] for x in st["bars"]], "width": 0.8},
+        1: {"y": [x["lane"] for x in ub], "base": [_us(x["start"]) for x in ub],
+            "x": [_us(x["end"] - x["start"]) for x in ub], "marker.color": [x["color"] for x in ub],
+            "hovertext": [x["text"] for x in ub], "width": 0.7},
     }
     layout: dict[str, Any] = {"height": height, "yaxis.domain": top, "yaxis.tickvals": list(range(nf)),
                               "yaxis.ticktext": ticks, "yaxis.range": [nf - 0.5, -0.5], "xaxis.visible": bool(nf),
