@@ -309,3 +309,16 @@ def test_a_long_kernel_name_in_a_capacity_row_ends_in_an_ellipsis_and_is_whole_i
     text = capacity_html([bar])
     assert "attention_o\u2026 UB</span>" in text and 'title="attention_out UB"' in text
     assert "matmul_1 UB</span>" in capacity_html([{**bar, "kernel": "matmul_1"}])
+
+
+def test_a_pass_diff_is_one_escaped_span_per_line_coloured_by_kind():
+    from kernelstudio.notebook.render import diff_html
+
+    diff = [(" ", "kernel k"), (" ", "  a <- b & c"), ("-", 'x = "1"'), ("+", "y = '2'"), ("+", "two\nlines"),
+            (" ", "")]
+    body = re.search(r"<pre[^>]*>(.*)</pre>", diff_html(diff), re.S).group(1)
+    spans = re.findall(r'<span style="display:block; background:([^;]+);">(.) (.*?)</span>', body, re.S)
+    assert spans == [("transparent", " ", "kernel k"), ("transparent", " ", "  a &lt;- b &amp; c"),
+                     ("#ffe3e3", "-", "x = &quot;1&quot;"), ("#d3f9d8", "+", "y = &#x27;2&#x27;"),
+                     ("#d3f9d8", "+", "two\nlines"), ("transparent", " ", "")]
+    assert body.count("<span") == len(diff) and diff_html([]).count("<span") == 0

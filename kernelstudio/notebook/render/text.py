@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import re
+from itertools import groupby
+from operator import itemgetter
 
 from .base import MONO as _MONO
 
@@ -15,11 +17,22 @@ def code_html(highlighted: str) -> str:
             f'{_MONO}">{highlighted}</div>')
 
 
+_DIFF_OPEN = {k: f'<span style="display:block; background:{c};">{k} '
+              for k, c in (("+", "#d3f9d8"), ("-", "#ffe3e3"), (" ", "transparent"))}
+_DIFF_NEXT = {k: "</span>" + v for k, v in _DIFF_OPEN.items()}  # a line's end and the next line's start
+
+
 def diff_html(diff: list[tuple[str, str]]) -> str:
     """A pass's IR with added lines green and removed lines red."""
-    colors = {"+": "#d3f9d8", "-": "#ffe3e3", " ": "transparent"}
-    lines = "".join(f'<span style="display:block; background:{colors[k]};">{k} {html.escape(t)}</span>'
-                    for k, t in diff)
+    parts = []
+    for k, run in groupby(diff, key=itemgetter(0)):  # a run of lines of one kind: escaped and wrapped at once
+        texts = [t for _, t in run]
+        text = "\n".join(texts)
+        if text.count("\n") == len(texts) - 1:  # no line breaks inside a line (as printed)
+            parts.append(_DIFF_OPEN[k] + html.escape(text).replace("\n", _DIFF_NEXT[k]) + "</span>")
+        else:
+            parts.extend(_DIFF_OPEN[k] + html.escape(t) + "</span>" for t in texts)
+    lines = "".join(parts)
     return (f'<div class="ks-pass" style="max-height:560px; overflow:auto;"><pre style="margin:0; '
             f'line-height:1.35; {_MONO}">{lines}</pre></div>')
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 __all__ = ["FAMILY_COLORS", "HIGHLIGHT", "IDLE", "LANE_COLORS", "LANE_ORDER", "LAUNCH_GAP", "PONG", "TIER_COLORS",
            "WAIT_PATTERN", "shade"]
 
@@ -24,6 +26,7 @@ TIER_COLORS = {"GM": "#495057", "L2": "#868e96", "L1": "#2b8a3e", "L0A": "#e8590
                "L0C": "#ae3ec9", "WS": "#868e96", "UB": "#1c7ed6"}
 
 
+@functools.lru_cache(maxsize=256)  # a few colours and amounts, asked for by every segment of every capacity bar
 def shade(color: str, lighten: float) -> str:
     """`color` mixed with white by `lighten` (0 = unchanged, 1 = white)."""
     r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
