@@ -291,8 +291,8 @@ def test_code_diff_lines_are_the_unified_diffs_plus_and_minus_lines() -> None:
     from kernelstudio.notebook.views import code_diff_lines
 
     def unified(a: list[str], b: list[str]) -> tuple[int, int]:
-        head = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        tail = next((i for i, (x, y) in enumerate(zip(a[::-1][:len(a) - head], b[::-1][:len(b) - head]))
+        head = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        tail = next((i for i, (x, y) in enumerate(zip(a[::-1][:len(a) - head], b[::-1][:len(b) - head], strict=False))
                      if x != y), min(len(a), len(b)) - head)
         lines = list(difflib.unified_diff(a[head:len(a) - tail], b[head:len(b) - tail], n=0, lineterm=""))[2:]
         return sum(x.startswith("+") for x in lines), sum(x.startswith("-") for x in lines)
