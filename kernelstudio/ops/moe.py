@@ -31,7 +31,7 @@ from ..core import dtypes as _dt
 from ..core.errors import InputError
 from .moe_load import IMBALANCES, check_routing, expert_loads, route_tokens
 
-__all__ = ["MoeConfig", "moe", "moe_inputs", "moe_config", "STAGES"]
+__all__ = ["MoeConfig", "moe", "moe_inputs", "moe_config", "find_moe_config", "STAGES"]
 
 GATINGS = ("sigmoid", "softmax")
 # the block's stages, in order, and the prefixes of the graph names that mark each (a kernel belongs to the
