@@ -77,7 +77,8 @@ def _facts(prog: Program, kernel: Kernel) -> tuple:
 
 
 def _find_facts(prog: Program, k: Kernel) -> tuple:
-    """(tiling, runtime rows, static env, Let values, buffers by name, tiling field names, member names, wide,
+    """(tiling, runtime rows, static env, None (the Let values, found when asked), buffers by name, tiling field
+    names, member names, wide,
     every buffer's LocalTensor name)."""
     tiling = dict(k.tiling)
     runtime = runtime_rows(prog)
@@ -98,7 +99,7 @@ def _find_facts(prog: Program, k: Kernel) -> tuple:
             raise UnsupportedError(f"{where}; its tiling value {n} = {v:,} does not fit the 32-bit tiling fields; "
                                    "reshape the tensor so no dimension passes 2^31 - 1, or split it into launches")
     local_names = frozenset(members[b.name][1] if b.name in members else camel(b.name) + "Local" for b in k.buffers)
-    return (tiling, runtime, static_env, _let_values(k), {b.name: b for b in k.buffers}, fields, members,
+    return (tiling, runtime, static_env, None, {b.name: b for b in k.buffers}, fields, members,
             bool(big), local_names)
 
 
@@ -173,6 +174,8 @@ class Scope:
         if is_multiple(e, n, self.static_env):
             return True
         if type(e) is Var:
+            if self._lets is None:  # found when first read: most kernels' checks never reach a Let
+                self._lets = _let_values(self.kernel)
             values = self._lets.get(e.name)
             return bool(values) and e.name not in seen and all(
                 self._multiple(v, n, seen | {e.name}) for v in values)
