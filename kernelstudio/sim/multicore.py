@@ -276,19 +276,26 @@ def _materialize(ks: _KernelSim, profile, outer_ids: np.ndarray,
             bounds_cache[k] = top_loop_bounds(ks.sides[side], _env(kernel, b, sub))
         return bounds_cache[k]
 
+    globalized: dict[tuple[int, int], np.ndarray] = {}  # (rep, core of the block): its rows, why codes global
+
     for b in range(kernel.block_dim):
         rep = ks.rep_of[b]
         start = ks.starts[b]
-        for (side, sub, core), arr in zip(cores_of(b % groups), ks.sim[rep][1], strict=True):
+        for j, ((side, sub, core), arr) in enumerate(zip(cores_of(b % groups), ks.sim[rep][1], strict=True)):
             if not len(arr):
                 continue
-            a = arr.copy()
+            if why_text is not None:  # the why column is the same in every block a class's rows are copied to
+                g = globalized.get((rep, j))
+                if g is None:
+                    if side not in luts:
+                        luts[side] = _why_lut(ks.sides[side], why_text)
+                    g = globalized[(rep, j)] = arr.copy()
+                    _globalize_why(g, luts[side])
+                a = g.copy()
+            else:
+                a = arr.copy()
             a[:, 0] += start
             a[:, 1] += start
-            if why_text is not None:
-                if side not in luts:
-                    luts[side] = _why_lut(ks.sides[side], why_text)
-                _globalize_why(a, luts[side])
             if rep != b:
                 _remap_tiles(a, bounds(side, rep, sub), bounds(side, b, sub), outer_ids)
             rows.append(a)
