@@ -13,7 +13,9 @@ are drawn); then the first visits through the widget the same way.
 
 The moves cycle through six knob settings, so after the first six a move returns to values the Studio has
 shown (the session keeps the designs it built lately, and lower() the kernels it emitted). The "first visit"
-lines move through 54 settings of all four knobs once each (those that do not fit skipped), cold caches.
+lines move through the settings of all four knobs once each (those that do not fit skipped), each line in a
+fresh process that has built only the cell's default setting and one warm-up move (both left out of the
+measured moves): no memo of the compiler, the simulator or the views has seen a measured setting before.
 
 The last lines time the same moves phase by phase (the cell re-run, lower, simulate, codegen), so a
 move's time can be read against the compiler's own share of it, and the first visits phase by phase with
@@ -64,17 +66,35 @@ def run(n: int = 36, passes: bool = False) -> list[float]:
     return times
 
 
-def first_visits(passes: bool) -> list[float]:
-    """ms per move to knob values the session has not built before (GRID once each; refused ones skipped)."""
-    import importlib
+WARM = {"tile_m": 64, "tile_n": 128, "tile_k": 32, "double_buffer": False}  # a fresh process's warm-up move
 
-    importlib.import_module("kernelstudio.lower.pipeline")._EMITTED.clear()
-    importlib.import_module("kernelstudio.tileir.printer")._TEXT.clear()
+
+def _fresh(fn, *args):
+    """`fn(*args)` in a new (spawned) process: none of this process's memos, its result sent back."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    with cf.ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as ex:
+        return ex.submit(fn, *args).result()
+
+
+def _unseen(ses: StudioSession) -> list[dict]:
+    """GRID without the settings `ses` has built: the cell's default and WARM, the move it is left at."""
+    built = [dict(ses.values), WARM]
+    ses.rebuild(WARM)
+    return [g for g in GRID if g not in built]
+
+
+def first_visits(passes: bool) -> list[float]:
+    """ms per move to knob values the process has not built before (refused ones skipped); run in `_fresh`."""
     ses = StudioSession("mla_prolog_lite", MLA_CELL)
-    prev = ses.rebuild()
-    files = dict(prev.code.files)
-    times = []
-    for values in GRID:
+    ses.rebuild()
+    views.studio_data(ses.design, passes=passes)  # the first call's own costs (imports, first lambdas)
+    grid = _unseen(ses)
+    prev = ses.design
+    data = views.studio_data(prev, passes=passes)
+    files, times = data["files"], []
+    for values in grid:
         t0 = time.perf_counter()
         try:
             d = ses.rebuild(values)
@@ -88,35 +108,38 @@ def first_visits(passes: bool) -> list[float]:
 
 def widget(n: int = 36, tab: str = "Passes", first: bool = False) -> tuple[list[float], list[float]]:
     """ms per move through the Studio widget with `tab` open: to the views in sight drawn, to every tab drawn.
-    `first`: the first visits' settings (GRID once each, cold memos, refused settings skipped), else MOVES."""
-    import importlib
-
-    if first:
-        importlib.import_module("kernelstudio.lower.pipeline")._EMITTED.clear()
-        importlib.import_module("kernelstudio.tileir.printer")._TEXT.clear()
+    `first`: the settings the process has not built (GRID, refused ones skipped; run in `_fresh`), else MOVES."""
     ses = StudioSession("mla_prolog_lite", MLA_CELL)
     ses.rebuild()
     st = Studio(ses)
     st.tabs.selected_index = st.tabs.titles.index(tab)
     st._later = lambda: None  # the hidden tabs: drawn below, timed apart
+    todo = [MOVES[i % len(MOVES)] for i in range(n + 6)]  # six moves warm up
+    if first:
+        todo = _unseen(ses)
+        move(st, WARM)  # the Studio's own first-call costs
+        st._settle()
     sight, every = [], []
-    warm = 0 if first else 6  # six moves warm up
-    for i in range(len(GRID) if first else n + warm):
-        values = GRID[i] if first else MOVES[i % len(MOVES)]
+    for i, values in enumerate(todo):
         t0 = time.perf_counter()
-        for name, v in values.items():  # as a user moves them: the observers only count the moves
-            st._hold = True
-            st._knob_widgets[name].value = v
-            st._hold = False
-        st._seq += 1
-        st._flush()
+        move(st, values)
         t1 = time.perf_counter()
         st._settle()
         t2 = time.perf_counter()
-        if i >= warm and st.error is None:
+        if (first or i >= 6) and st.error is None:
             sight.append((t1 - t0) * 1e3)
             every.append((t2 - t0) * 1e3)
     return sight, every
+
+
+def move(st: Studio, values: dict) -> None:
+    """Set the knobs as a user moves them (the observers only count the moves), then redraw the views in sight."""
+    for name, v in values.items():
+        st._hold = True
+        st._knob_widgets[name].value = v
+        st._hold = False
+    st._seq += 1
+    st._flush()
 
 
 def phases(n: int = 36, target: str = "ascend910b2") -> dict[str, list[float]]:
@@ -139,16 +162,15 @@ def phases(n: int = 36, target: str = "ascend910b2") -> dict[str, list[float]]:
 
 
 def first_visit_phases(target: str = "ascend910b2") -> dict[str, list[float]]:
-    """ms per phase of each first visit (GRID once each, cold memos, refused settings skipped): the cell re-run,
-    lower, simulate, codegen, the Passes tab's data (every pass's program printed and diffed), idle gaps and
+    """ms per phase of each first visit (run in `_fresh`; refused settings skipped): the cell re-run, lower,
+    simulate, codegen, the Passes tab's data (every pass's program printed and diffed), idle gaps and
     timeline."""
-    import importlib
-
-    importlib.import_module("kernelstudio.lower.pipeline")._EMITTED.clear()
-    importlib.import_module("kernelstudio.tileir.printer")._TEXT.clear()
+    ses = StudioSession("mla_prolog_lite", MLA_CELL)
+    ses.rebuild()
+    views.studio_data(ses.design, passes=True)  # the first call's own costs
     keys = ("cell", "lower", "simulate", "codegen", "passes", "idle+timeline")
     out: dict[str, list[float]] = {k: [] for k in keys}
-    for values in GRID:
+    for values in _unseen(ses):
         t = [time.perf_counter()]
         try:
             with planning_target(target):
@@ -178,14 +200,14 @@ def main() -> None:
               f"p95 {_percentile(t, 0.95):.1f} ms (n={len(t)}; goal median <= 25 ms, p95 <= 50 ms"
               + ("; <= 10 ms median with the Passes tab open)" if passes else ")"))
     for passes, label in ((False, "every view's data"), (True, "... with the Passes tab open")):
-        t = first_visits(passes)
+        t = _fresh(first_visits, passes)
         print(f"first visits (knob values not built before) -> {label}: median {statistics.median(t):.1f} ms, "
               f"p95 {_percentile(t, 0.95):.1f} ms (n={len(t)})")
     sight, every = widget()
     print(f"knob move -> the Studio widget redrawn (Python side, Passes tab open), MlaProlog-lite: views in sight "
           f"median {statistics.median(sight):.1f} ms, p95 {_percentile(sight, 0.95):.1f} ms; every tab median "
           f"{statistics.median(every):.1f} ms, p95 {_percentile(every, 0.95):.1f} ms (n={len(sight)})")
-    sight, every = widget(first=True)
+    sight, every = _fresh(widget, 36, "Passes", True)
     print(f"first visits -> the Studio widget redrawn (Python side, Passes tab open): views in sight median "
           f"{statistics.median(sight):.1f} ms, p95 {_percentile(sight, 0.95):.1f} ms; every tab median "
           f"{statistics.median(every):.1f} ms, p95 {_percentile(every, 0.95):.1f} ms (n={len(sight)})")
@@ -194,7 +216,7 @@ def main() -> None:
     core = statistics.median([a + b + c for a, b, c in zip(ph["lower"], ph["simulate"], ph["codegen"], strict=True)])
     print("the same moves by phase, median ms: " + ", ".join(f"{k} {v:.1f}" for k, v in med.items())
           + f"; lower + simulate + codegen {core:.1f}")
-    fp = first_visit_phases()
+    fp = _fresh(first_visit_phases)
     print("first visits by phase, median ms: " + ", ".join(f"{k} {statistics.median(v):.1f}" for k, v in fp.items())
           + f" (n={len(fp['cell'])})")
 
