@@ -322,3 +322,5 @@ def test_a_pass_diff_is_one_escaped_span_per_line_coloured_by_kind():
                      ("#ffe3e3", "-", "x = &quot;1&quot;"), ("#d3f9d8", "+", "y = &#x27;2&#x27;"),
                      ("#d3f9d8", "+", "two\nlines"), ("transparent", " ", "")]
     assert body.count("<span") == len(diff) and diff_html([]).count("<span") == 0
+    pre = re.search(r"<pre style=\"([^\"]*)\"", diff_html(diff)).group(1)
+    assert "white-space:pre;" in pre and "min-width:100%" in pre  # long lines scroll, never wrap

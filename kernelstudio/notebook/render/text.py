@@ -33,8 +33,11 @@ def diff_html(diff: list[tuple[str, str]]) -> str:
         else:
             parts.extend(_DIFF_OPEN[k] + html.escape(t) + "</span>" for t in texts)
     lines = "".join(parts)
+    # long IR lines scroll sideways rather than wrap (a wrapped line reads as two); the marked lines' colour
+    # spans the widest line
     return (f'<div class="ks-pass" style="max-height:560px; overflow:auto;"><pre style="margin:0; '
-            f'line-height:1.35; {_MONO}">{lines}</pre></div>')
+            f'display:inline-block; min-width:100%; box-sizing:border-box; white-space:pre; line-height:1.35; '
+            f'{_MONO}">{lines}</pre></div>')
 
 
 def dag_html(svg: str, zoom: float | None = None) -> str:
