@@ -507,21 +507,8 @@ class _Checker:
             op = _PY.get(e.op)
             if op is None:
                 self.fail(f"has operator {e.op!r} in {field}: not one of + - * // % min max", s)
-            a, b = e.a, e.b  # the common leaves inline (a valid Const, a bound Var), as `expr` answers them
-            t = type(a)
-            if t is Const and type(a.value) is int and INT64_MIN <= a.value <= INT64_MAX:
-                a = a.value
-            elif t is Var and (n := self.bound.get(a.name)) is not None:
-                a = self.tiling.get(a.name) if n == 1 else None
-            else:
-                a = self.expr(a, s, field)
-            t = type(b)
-            if t is Const and type(b.value) is int and INT64_MIN <= b.value <= INT64_MAX:
-                b = b.value
-            elif t is Var and (n := self.bound.get(b.name)) is not None:
-                b = self.tiling.get(b.name) if n == 1 else None
-            else:
-                b = self.expr(b, s, field)
+            a = self.expr(e.a, s, field)
+            b = self.expr(e.b, s, field)
             if a is None or b is None:
                 return None
             try:
