@@ -164,15 +164,14 @@ _EXPR = frozenset({Var, Const, Bin, Load})
 
 # The builders below fold exactly as `_fold` does, each written out for its operator: lowering builds
 # thousands of index expressions per kernel, and this is where they are made.
+def _pair(a: Expr | int | str, b: Expr | int | str) -> tuple[Expr, Expr]:
+    """Both operands as expressions (an int is a Const, without as_expr's checks)."""
+    return (Const(a) if type(a) is int else a if type(a) in _EXPR else as_expr(a),
+            Const(b) if type(b) is int else b if type(b) in _EXPR else as_expr(b))
+
+
 def _add(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) is int:
-        a = Const(a)
-    elif type(a) not in _EXPR:
-        a = as_expr(a)
-    if type(b) is int:
-        b = Const(b)
-    elif type(b) not in _EXPR:
-        b = as_expr(b)
+    a, b = _pair(a, b)
     if type(a) is Const:
         if type(b) is Const:
             return Const(a.value + b.value)
@@ -184,14 +183,7 @@ def _add(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _sub(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) is int:
-        a = Const(a)
-    elif type(a) not in _EXPR:
-        a = as_expr(a)
-    if type(b) is int:
-        b = Const(b)
-    elif type(b) not in _EXPR:
-        b = as_expr(b)
+    a, b = _pair(a, b)
     if type(b) is Const:
         if type(a) is Const:
             return Const(a.value - b.value)
@@ -201,14 +193,7 @@ def _sub(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _mul(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) is int:
-        a = Const(a)
-    elif type(a) not in _EXPR:
-        a = as_expr(a)
-    if type(b) is int:
-        b = Const(b)
-    elif type(b) not in _EXPR:
-        b = as_expr(b)
+    a, b = _pair(a, b)
     ca = type(a) is Const
     cb = type(b) is Const
     if ca and cb:
@@ -223,14 +208,7 @@ def _mul(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _div(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) is int:
-        a = Const(a)
-    elif type(a) not in _EXPR:
-        a = as_expr(a)
-    if type(b) is int:
-        b = Const(b)
-    elif type(b) not in _EXPR:
-        b = as_expr(b)
+    a, b = _pair(a, b)
     if type(b) is Const:
         if type(a) is Const:
             return Const(a.value // b.value)
@@ -240,28 +218,14 @@ def _div(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _mod(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) is int:
-        a = Const(a)
-    elif type(a) not in _EXPR:
-        a = as_expr(a)
-    if type(b) is int:
-        b = Const(b)
-    elif type(b) not in _EXPR:
-        b = as_expr(b)
+    a, b = _pair(a, b)
     if type(a) is Const and type(b) is Const:
         return Const(a.value % b.value)
     return Bin("%", a, b)
 
 
 def _min(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) is int:
-        a = Const(a)
-    elif type(a) not in _EXPR:
-        a = as_expr(a)
-    if type(b) is int:
-        b = Const(b)
-    elif type(b) not in _EXPR:
-        b = as_expr(b)
+    a, b = _pair(a, b)
     if type(a) is Const and type(b) is Const:
         return Const(min(a.value, b.value))
     if a is b or (type(a) is type(b) and a == b):  # expressions of two classes are never equal
@@ -270,14 +234,7 @@ def _min(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _max(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    if type(a) is int:
-        a = Const(a)
-    elif type(a) not in _EXPR:
-        a = as_expr(a)
-    if type(b) is int:
-        b = Const(b)
-    elif type(b) not in _EXPR:
-        b = as_expr(b)
+    a, b = _pair(a, b)
     if type(a) is Const and type(b) is Const:
         return Const(max(a.value, b.value))
     if a is b or (type(a) is type(b) and a == b):  # expressions of two classes are never equal
