@@ -225,21 +225,20 @@ def _mod(a: Expr | int | str, b: Expr | int | str) -> Expr:
 
 
 def _min(a: Expr | int | str, b: Expr | int | str) -> Expr:
-    a, b = _pair(a, b)
-    if type(a) is Const and type(b) is Const:
-        return Const(min(a.value, b.value))
-    if a is b or (type(a) is type(b) and a == b):  # expressions of two classes are never equal
-        return a
-    return Bin("min", a, b)
+    return _extreme("min", min, a, b)
 
 
 def _max(a: Expr | int | str, b: Expr | int | str) -> Expr:
+    return _extreme("max", max, a, b)
+
+
+def _extreme(op: str, fn: Callable[[int, int], int], a: Expr | int | str, b: Expr | int | str) -> Expr:
     a, b = _pair(a, b)
     if type(a) is Const and type(b) is Const:
-        return Const(max(a.value, b.value))
+        return Const(fn(a.value, b.value))
     if a is b or (type(a) is type(b) and a == b):  # expressions of two classes are never equal
         return a
-    return Bin("max", a, b)
+    return Bin(op, a, b)
 
 
 class E:
