@@ -266,28 +266,7 @@ def _kernel_id(kkey: tuple) -> int:
     return kid
 
 
-class _KernelKey:
-    """`_kernel_key`'s tuple with its hash computed once: every emit of the kernel (each probe's config) looks
-    it up in the emitted kernels, and the tuple holds every node of the kernel."""
-
-    __slots__ = ("parts", "_hash")
-
-    def __init__(self, parts: tuple):
-        self.parts, self._hash = parts, hash(parts)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        return type(other) is _KernelKey and self._hash == other._hash and self.parts == other.parts
-
-    def __repr__(self) -> str:
-        return f"_KernelKey({self.parts!r})"
-
-
-def _kernel_key(fk: FusedKernel, names: dict[Node, str]) -> _KernelKey:
+def _kernel_key(fk: FusedKernel, names: dict[Node, str]) -> tuple:
     """What lowering reads of a fused kernel, by name: every node it holds or reads (op, shape, dtype,
     attributes, inputs, composite numbered within the kernel), its space, views and boundary. Equal for the
     same kernel of a cell run again (new Node objects and composite ids)."""
@@ -298,10 +277,10 @@ def _kernel_key(fk: FusedKernel, names: dict[Node, str]) -> _KernelKey:
         comp = (m.composite.name, comps.setdefault(m.composite.uid, len(comps))) if m.composite else None
         nodes.append((names[m], m.op, m.shape, m.dtype, m.attrs, comp,
                       tuple(names[i] for i in m.inputs) if m in members else ()))
-    return _KernelKey((fk.name, fk.family, fk.space, fk.row_dims, fk.sync_all, fk.notes,
-                       names[fk.root] if fk.root is not None else None, tuple(names[n] for n in fk.inputs),
-                       tuple(names[n] for n in fk.outputs), tuple((names[n], v) for n, v in fk.views),
-                       tuple((names[n], r.name) for n, r in fk.reasons), tuple(nodes)))
+    return (fk.name, fk.family, fk.space, fk.row_dims, fk.sync_all, fk.notes,
+            names[fk.root] if fk.root is not None else None, tuple(names[n] for n in fk.inputs),
+            tuple(names[n] for n in fk.outputs), tuple((names[n], v) for n, v in fk.views),
+            tuple((names[n], r.name) for n, r in fk.reasons), tuple(nodes))
 
 
 def _emit_one(ctx: _Ctx, name: str) -> Callable[[KernelConfig], Kernel]:
